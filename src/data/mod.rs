@@ -1,0 +1,304 @@
+//! Borrowed views of the input: one row (dense slice or sparse CSR row) and a whole matrix.
+//! Nothing here copies or allocates; a matrix is validated once, up front, so the learning loop
+//! can trust every index.
+
+use crate::error::CwError;
+
+/// A sparse index type as found in SciPy CSR matrices.
+pub trait SparseIndex: Copy + Send + Sync {
+    /// The index as `usize`; `None` when negative or too large.
+    fn checked(self) -> Option<usize>;
+    /// The index as `usize`, for indices already validated.
+    fn get(self) -> usize;
+}
+
+macro_rules! sparse_index {
+    ($($t:ty),*) => {$(
+        impl SparseIndex for $t {
+            #[inline(always)]
+            fn checked(self) -> Option<usize> {
+                usize::try_from(self).ok()
+            }
+            #[inline(always)]
+            fn get(self) -> usize {
+                self as usize
+            }
+        }
+    )*};
+}
+sparse_index!(i32, i64, u32, usize);
+
+/// One example's features. Sparse indices must be in range (see [`Matrix::validate`]); they may
+/// be unsorted but must not repeat.
+#[derive(Clone, Copy, Debug)]
+pub enum Row<'a> {
+    Dense(&'a [f64]),
+    Sparse32(&'a [i32], &'a [f64]),
+    Sparse64(&'a [i64], &'a [f64]),
+}
+
+impl Row<'_> {
+    /// Calls `f(j, x_j)` for every stored entry.
+    #[inline(always)]
+    pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
+        match *self {
+            Row::Dense(values) => values.iter().enumerate().for_each(|(j, &x)| f(j, x)),
+            Row::Sparse32(indices, values) => sparse_for_each(indices, values, f),
+            Row::Sparse64(indices, values) => sparse_for_each(indices, values, f),
+        }
+    }
+
+    /// Checks that every index is below `n_features` and every value finite.
+    pub fn validate(&self, n_features: usize) -> Result<(), CwError> {
+        match *self {
+            Row::Dense(values) => {
+                check_len(values.len(), n_features)?;
+                check_finite(values)
+            }
+            Row::Sparse32(indices, values) => check_sparse(indices, values, n_features),
+            Row::Sparse64(indices, values) => check_sparse(indices, values, n_features),
+        }
+    }
+}
+
+#[inline(always)]
+fn sparse_for_each<I: SparseIndex>(indices: &[I], values: &[f64], mut f: impl FnMut(usize, f64)) {
+    for (&j, &x) in indices.iter().zip(values) {
+        f(j.get(), x);
+    }
+}
+
+fn check_len(len: usize, n_features: usize) -> Result<(), CwError> {
+    if len == n_features {
+        Ok(())
+    } else {
+        Err(CwError::InvalidInput(format!(
+            "X has {len} features, but the model is expecting {n_features} features as input"
+        )))
+    }
+}
+
+fn check_finite(values: &[f64]) -> Result<(), CwError> {
+    if values.iter().all(|x| x.is_finite()) {
+        Ok(())
+    } else {
+        Err(CwError::InvalidInput(
+            "Input X contains NaN or infinity".into(),
+        ))
+    }
+}
+
+fn check_sparse<I: SparseIndex>(
+    indices: &[I],
+    values: &[f64],
+    n_features: usize,
+) -> Result<(), CwError> {
+    if indices.len() != values.len() {
+        return Err(CwError::InvalidInput(format!(
+            "sparse row has {} indices but {} values",
+            indices.len(),
+            values.len()
+        )));
+    }
+    if let Some(bad) = indices
+        .iter()
+        .find(|j| j.checked().is_none_or(|j| j >= n_features))
+    {
+        let bad = bad
+            .checked()
+            .map_or_else(|| "negative".to_string(), |j| j.to_string());
+        return Err(CwError::InvalidInput(format!(
+            "sparse column index {bad} is out of range for {n_features} features"
+        )));
+    }
+    check_finite(values)
+}
+
+/// A batch of rows: a C-ordered dense matrix or a CSR matrix.
+#[derive(Clone, Copy, Debug)]
+pub enum Matrix<'a> {
+    Dense {
+        values: &'a [f64],
+        n_rows: usize,
+        n_cols: usize,
+    },
+    Csr32 {
+        values: &'a [f64],
+        indices: &'a [i32],
+        indptr: &'a [i32],
+        n_cols: usize,
+    },
+    Csr64 {
+        values: &'a [f64],
+        indices: &'a [i64],
+        indptr: &'a [i64],
+        n_cols: usize,
+    },
+}
+
+impl<'a> Matrix<'a> {
+    pub fn n_rows(&self) -> usize {
+        match *self {
+            Matrix::Dense { n_rows, .. } => n_rows,
+            Matrix::Csr32 { indptr, .. } => indptr.len().saturating_sub(1),
+            Matrix::Csr64 { indptr, .. } => indptr.len().saturating_sub(1),
+        }
+    }
+
+    pub fn n_cols(&self) -> usize {
+        match *self {
+            Matrix::Dense { n_cols, .. }
+            | Matrix::Csr32 { n_cols, .. }
+            | Matrix::Csr64 { n_cols, .. } => n_cols,
+        }
+    }
+
+    /// Row `i`; the matrix must have been validated and `i < n_rows()`.
+    #[inline(always)]
+    pub fn row(&self, i: usize) -> Row<'a> {
+        match *self {
+            Matrix::Dense { values, n_cols, .. } => {
+                Row::Dense(&values[i * n_cols..(i + 1) * n_cols])
+            }
+            Matrix::Csr32 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => {
+                let (start, end) = (indptr[i].get(), indptr[i + 1].get());
+                Row::Sparse32(&indices[start..end], &values[start..end])
+            }
+            Matrix::Csr64 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => {
+                let (start, end) = (indptr[i].get(), indptr[i + 1].get());
+                Row::Sparse64(&indices[start..end], &values[start..end])
+            }
+        }
+    }
+
+    /// Checks shapes, CSR structure, index ranges and finiteness, and that the matrix has
+    /// `n_features` columns. After this, [`Matrix::row`] cannot go out of bounds.
+    pub fn validate(&self, n_features: usize) -> Result<(), CwError> {
+        check_len(self.n_cols(), n_features)?;
+        match *self {
+            Matrix::Dense {
+                values,
+                n_rows,
+                n_cols,
+            } => {
+                if n_rows.checked_mul(n_cols) != Some(values.len()) {
+                    return Err(CwError::InvalidInput(format!(
+                        "dense buffer of {} values does not hold {n_rows}×{n_cols}",
+                        values.len()
+                    )));
+                }
+                check_finite(values)
+            }
+            Matrix::Csr32 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => check_csr(values, indices, indptr, n_features),
+            Matrix::Csr64 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => check_csr(values, indices, indptr, n_features),
+        }
+    }
+}
+
+fn check_csr<I: SparseIndex>(
+    values: &[f64],
+    indices: &[I],
+    indptr: &[I],
+    n_features: usize,
+) -> Result<(), CwError> {
+    let bad_indptr = || CwError::InvalidInput("CSR indptr is inconsistent with its data".into());
+    if indptr.is_empty() || indptr[0].checked() != Some(0) {
+        return Err(bad_indptr());
+    }
+    let mut previous = 0;
+    for p in &indptr[1..] {
+        let p = p.checked().ok_or_else(bad_indptr)?;
+        if p < previous {
+            return Err(bad_indptr());
+        }
+        previous = p;
+    }
+    if previous != values.len() {
+        return Err(bad_indptr());
+    }
+    check_sparse(indices, values, n_features)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn validate_catches_malformed_csr() {
+        let values = [1.0, 2.0];
+        let good = Matrix::Csr32 {
+            values: &values,
+            indices: &[0, 2],
+            indptr: &[0, 1, 2],
+            n_cols: 3,
+        };
+        assert!(good.validate(3).is_ok());
+        assert!(good.validate(4).is_err());
+        let out_of_range = Matrix::Csr32 {
+            values: &values,
+            indices: &[0, 3],
+            indptr: &[0, 1, 2],
+            n_cols: 3,
+        };
+        assert!(out_of_range.validate(3).is_err());
+        let negative = Matrix::Csr32 {
+            values: &values,
+            indices: &[-1, 0],
+            indptr: &[0, 1, 2],
+            n_cols: 3,
+        };
+        assert!(negative.validate(3).is_err());
+        let decreasing = Matrix::Csr32 {
+            values: &values,
+            indices: &[0, 1],
+            indptr: &[0, 2, 1],
+            n_cols: 3,
+        };
+        assert!(decreasing.validate(3).is_err());
+        let short = Matrix::Csr32 {
+            values: &values,
+            indices: &[0, 1],
+            indptr: &[0, 1],
+            n_cols: 3,
+        };
+        assert!(short.validate(3).is_err());
+        let nan = [1.0, f64::NAN];
+        let with_nan = Matrix::Csr32 {
+            values: &nan,
+            indices: &[0, 1],
+            indptr: &[0, 1, 2],
+            n_cols: 3,
+        };
+        assert!(with_nan.validate(3).is_err());
+    }
+
+    #[test]
+    fn dense_and_sparse_rows_agree() {
+        let dense = [0.0, 1.5, 0.0, -2.0];
+        let mut a = vec![0.0; 4];
+        Row::Dense(&dense).for_each(|j, x| a[j] += x);
+        let mut b = vec![0.0; 4];
+        Row::Sparse64(&[3, 1], &[-2.0, 1.5]).for_each(|j, x| b[j] += x);
+        assert_eq!(a, b);
+    }
+}

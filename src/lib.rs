@@ -1,0 +1,20 @@
+//! cwrs: confidence-weighted online learning.
+//!
+//! Every rule of the family is a scalar function `(m, v, ‖x‖²) -> (α, c)` ([`rules`]); every
+//! covariance form knows how to compute `v = xᵀΣx` and apply a precision increment
+//! ([`covariance`]); a [`Learner`] combines one of each. See DESIGN.md for the math.
+
+pub mod covariance;
+pub mod data;
+pub mod error;
+pub mod learner;
+pub mod rules;
+
+#[cfg(feature = "python")]
+mod python;
+
+pub use covariance::CovarianceKind;
+pub use data::{Matrix, Row};
+pub use error::CwError;
+pub use learner::Learner;
+pub use rules::Rule;

@@ -1,0 +1,1 @@
+//! PyO3 bindings (in progress).
