@@ -1,0 +1,140 @@
+"""Input checks and conversions shared by every estimator.
+
+The Rust core re-checks everything it relies on (shapes, indices, finiteness) before it touches a
+model; this module turns Python inputs into the zero-copy layouts the core borrows and gives the
+errors scikit-learn users expect.
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+
+import numpy as np
+
+
+class NotFittedError(ValueError, AttributeError):
+    """Raised when a method that needs a fitted model is called before `fit`/`partial_fit`."""
+
+
+class DataConversionWarning(UserWarning):
+    """Raised when the input had to be reshaped (e.g. a column-vector y)."""
+
+
+def is_sparse(X) -> bool:
+    """True for SciPy sparse matrices and arrays (without importing SciPy if it is not in use)."""
+    sparse = sys.modules.get("scipy.sparse")
+    return sparse is not None and sparse.issparse(X)
+
+
+def _check_shape(shape, min_samples=1) -> None:
+    if len(shape) != 2:
+        raise ValueError(
+            f"Expected 2D array, got {len(shape)}D array instead. Reshape your data either using "
+            "array.reshape(-1, 1) if your data has a single feature or array.reshape(1, -1) if "
+            "it contains a single sample."
+        )
+    if shape[0] < min_samples:
+        raise ValueError(
+            f"Found array with {shape[0]} sample(s) (shape={shape}) while a minimum of "
+            f"{min_samples} is required."
+        )
+    if shape[1] < 1:
+        raise ValueError(
+            f"Found array with 0 feature(s) (shape={shape}) while a minimum of 1 is required."
+        )
+
+
+def _as_float64(array) -> np.ndarray:
+    if np.iscomplexobj(array):
+        raise ValueError("Complex data not supported")
+    array = np.asarray(array)
+    if array.dtype.kind not in "biuf":
+        # Object arrays of numbers convert; anything else raises numpy's TypeError.
+        array = array.astype(np.float64)
+    return array
+
+
+def check_X(X):
+    """Returns `(matrix, n_rows, n_cols)` where `matrix` is what `BinaryModel` takes: a
+    C-contiguous float64 array, or a CSR tuple `(data, indices, indptr, n_cols)` in canonical form
+    (sorted, duplicates summed) with one integer type for indices and indptr.
+    """
+    if is_sparse(X):
+        X = X.tocsr()  # no copy for CSR; CSC, COO, ... are converted
+        _check_shape(X.shape)
+        if not X.has_canonical_format:
+            X = X.copy()
+            X.sum_duplicates()
+        data = np.ascontiguousarray(_as_float64(X.data), dtype=np.float64)
+        index_type = (
+            np.int32 if X.indices.dtype == np.int32 and X.indptr.dtype == np.int32 else np.int64
+        )
+        indices = np.ascontiguousarray(X.indices, dtype=index_type)
+        indptr = np.ascontiguousarray(X.indptr, dtype=index_type)
+        return (data, indices, indptr, X.shape[1]), X.shape[0], X.shape[1]
+    if X is None:
+        raise ValueError("Expected 2D array, got None")
+    X = _as_float64(X)
+    _check_shape(X.shape)
+    X = np.ascontiguousarray(X, dtype=np.float64)
+    return X, X.shape[0], X.shape[1]
+
+
+def column_or_1d(y, name="y") -> np.ndarray:
+    """`y` as a 1-D array; a column vector is accepted with a warning, as in scikit-learn."""
+    y = np.asarray(y)
+    if y.ndim == 2 and y.shape[1] == 1:
+        warnings.warn(
+            "A column-vector y was passed when a 1d array was expected. Please change the "
+            "shape of y to (n_samples,), for example using ravel().",
+            DataConversionWarning,
+            stacklevel=3,
+        )
+        return y.ravel()
+    if y.ndim != 1:
+        raise ValueError(f"{name} should be a 1d array, got an array of shape {y.shape} instead.")
+    return y
+
+
+def check_labels(y, n_rows: int) -> np.ndarray:
+    """Class labels as a 1-D array of length `n_rows`: any hashable values, but not
+    continuous targets."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = column_or_1d(y)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
+    if y.dtype.kind == "c":
+        raise ValueError("Complex data not supported")
+    if y.dtype.kind == "f":
+        if not np.isfinite(y).all():
+            kind = "NaN" if np.isnan(y).any() else "infinity"
+            raise ValueError(f"Input y contains {kind}.")
+        if np.any(y != np.round(y)):
+            raise ValueError("Unknown label type: continuous. Classifiers need discrete labels.")
+    return y
+
+
+def check_sample_weight(sample_weight, n_rows: int):
+    """Sample weights as repetition counts (uint32), or None for all ones.
+
+    A weight k presents the row k times in succession (0 skips it), so weights must be
+    non-negative integers: an online learner has no order-free meaning for fractional weights.
+    """
+    if sample_weight is None:
+        return None
+    w = np.asarray(sample_weight)
+    if w.ndim == 0:
+        w = np.full(n_rows, w)
+    if w.shape != (n_rows,):
+        raise ValueError(
+            f"sample_weight.shape == {w.shape}, expected {(n_rows,)} (one weight per row)"
+        )
+    w = _as_float64(w).astype(np.float64, copy=False)
+    if not np.isfinite(w).all() or (w < 0).any() or np.any(w != np.round(w)) or (w > 2**32 - 1).any():
+        raise ValueError(
+            "sample_weight must hold non-negative integers: a weight k presents the row k "
+            "times in succession"
+        )
+    return w.astype(np.uint32)
