@@ -14,7 +14,7 @@ import numpy as np
 
 from ._cwrs import BinaryModel
 from ._validation import (
-    NotFittedError,
+    not_fitted_error,
     check_labels,
     check_sample_weight,
     check_X,
@@ -107,7 +107,7 @@ class BinaryClassifier:
         try:
             return self._model
         except AttributeError:
-            raise NotFittedError(
+            raise not_fitted_error(
                 f"This {type(self).__name__} instance is not fitted yet. Call 'fit' or "
                 "'partial_fit' with appropriate arguments before using this estimator."
             ) from None
@@ -139,6 +139,8 @@ class BinaryClassifier:
         classes = _binary_classes(y)
         signed = self._signed_labels(y, classes)
         repeats = check_sample_weight(sample_weight, n_rows)
+        if repeats is not None and not repeats.any():
+            raise ValueError("sample_weight is all zero: fit would learn nothing")
         n_iter = self.n_iter
         if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
             raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
@@ -191,7 +193,8 @@ class BinaryClassifier:
 
     def predict(self, X):
         """The label of the mean weight vector's side: `classes_[1]` where μ·x > 0."""
-        return self.classes_[(self.decision_function(X) > 0).astype(np.intp)]
+        positive = self.decision_function(X) > 0
+        return self.classes_[positive.astype(np.intp)]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""

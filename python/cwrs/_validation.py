@@ -7,6 +7,7 @@ errors scikit-learn users expect.
 
 from __future__ import annotations
 
+import functools
 import sys
 import warnings
 
@@ -15,6 +16,20 @@ import numpy as np
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a method that needs a fitted model is called before `fit`/`partial_fit`."""
+
+
+@functools.cache
+def _not_fitted_error_class():
+    """`NotFittedError`, also a subclass of scikit-learn's when scikit-learn is in use, so that
+    code catching either catches it (without importing scikit-learn ourselves)."""
+    sklearn_exceptions = sys.modules.get("sklearn.exceptions")
+    if sklearn_exceptions is None:
+        return NotFittedError
+    return type("NotFittedError", (NotFittedError, sklearn_exceptions.NotFittedError), {})
+
+
+def not_fitted_error(message: str) -> NotFittedError:
+    return _not_fitted_error_class()(message)
 
 
 class DataConversionWarning(UserWarning):
@@ -46,9 +61,9 @@ def _check_shape(shape, min_samples=1) -> None:
 
 
 def _as_float64(array) -> np.ndarray:
-    if np.iscomplexobj(array):
-        raise ValueError("Complex data not supported")
     array = np.asarray(array)
+    if array.dtype.kind == "c":
+        raise ValueError("Complex data not supported")
     if array.dtype.kind not in "biuf":
         # Object arrays of numbers convert; anything else raises numpy's TypeError.
         array = array.astype(np.float64)

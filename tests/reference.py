@@ -1,0 +1,518 @@
+"""An independent, slow, obviously-correct reference for cwrs, written from DESIGN §2.
+
+Nothing here is derived from the Rust code.  Every rule of the DESIGN §2 table is a pure scalar
+function ``(m, v, norm2, **hyper_params) -> None | (alpha, c)`` written with the textbook formula
+exactly as printed in the table, and ``RefLearner`` applies them with the one template
+
+    mu    <- mu + alpha * y * Sigma x          (Sigma before the update)
+    Sigma <- Sigma - beta (Sigma x)(Sigma x)^T,  beta = c / (1 + c v)        (covariance="full")
+    Sigma_j <- Sigma_j / (1 + c Sigma_j x_j^2)                               (covariance="diag")
+    Sigma = I fixed, v = ||x||^2                                             (first-order rules)
+
+Numerics.  The scalar formulas are evaluated in 60-digit decimal arithmetic on the (exact) float
+inputs and rounded once to float64, so the reference value of (alpha, c) is the correctly rounded
+value of the printed formula even where the printed formula cancels catastrophically in float64
+(e.g. ExactCW's u, CW's gamma near the boundary).  The vector algebra is plain float64 NumPy (with
+``math.fsum`` for the dot products).
+
+Boundary rounds.  A rule fires on a strict/non-strict comparison of the float margin with a
+threshold.  When the exact value is within the test tolerance (1e-9, relative to the natural error
+scale of the quantities involved) of a threshold, two correct implementations may legitimately
+decide differently (e.g. PA/CW/ExactCW place a repeated row exactly on the boundary; SOP fed
+``x, x`` with opposite labels ends with mu == 0 up to rounding).  ``RefLearner.learn`` therefore
+accepts an optional ``hint=(mistake, updated)`` from the implementation under test and follows it
+*only* in such ambiguous rounds (counted in ``n_ambiguous``); everywhere else the reference decides
+on its own and a disagreement is a failure.
+"""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal, localcontext
+from fractions import Fraction
+from statistics import NormalDist
+
+import numpy as np
+
+PREC = 60
+TOL = 1e-9  # ambiguity band, same as the comparison tolerance of the tests
+
+FIRST_ORDER = ("Perceptron", "PA", "PA1", "PA2")
+SECOND_ORDER = ("SOP", "CW", "ExactCW", "AROW", "NAROW", "SCW1", "SCW2", "NHERD")
+ALL_RULES = FIRST_ORDER + SECOND_ORDER
+
+# DESIGN §1 defaults.
+DEFAULTS = {
+    "Perceptron": {},
+    "PA": {},
+    "PA1": {"C": 1.0},
+    "PA2": {"C": 1.0},
+    "SOP": {},
+    "CW": {"eta": 0.7},
+    "ExactCW": {"eta": 0.7},
+    "AROW": {"r": 1.0},
+    "NAROW": {"b": 1.0},
+    "SCW1": {"C": 1.0, "eta": 0.75},
+    "SCW2": {"C": 1.0, "eta": 0.9},
+    "NHERD": {"C": 1.0},
+}
+
+
+def phi_of(eta: float) -> float:
+    """φ = Φ⁻¹(eta), the standard normal quantile."""
+    return NormalDist().inv_cdf(eta)
+
+
+def _D(x) -> Decimal:
+    return Decimal(float(x))  # exact conversion of a double
+
+
+_ZERO = Decimal(0)
+_ONE = Decimal(1)
+_TWO = Decimal(2)
+_FOUR = Decimal(4)
+_HALF = Decimal("0.5")
+_QUARTER = Decimal("0.25")
+
+
+def _sqrt(z: Decimal) -> Decimal:
+    # Only reached with z >= 0 mathematically; guard the rounding of exact zeros.
+    return z.sqrt() if z > 0 else _ZERO
+
+
+# --------------------------------------------------------------------------------------------
+# The rules: each is (fires(m, v, n2, p) -> bool, coef(m, v, n2, p) -> (alpha, c)), all Decimal.
+# coef() is only evaluated where the rule fires, or (for a boundary round that follows the
+# implementation under test) just beyond it; alpha is clipped at 0 there for rules whose alpha is
+# positive whenever they fire (all but NAROW), which changes nothing inside the firing region.
+# --------------------------------------------------------------------------------------------
+
+
+def _perceptron_fires(m, v, n2, p):
+    return m <= 0
+
+
+def _perceptron_coef(m, v, n2, p):
+    return _ONE, _ZERO
+
+
+def _pa_fires(m, v, n2, p):
+    return m < 1
+
+
+def _pa_coef(m, v, n2, p):
+    loss = max(_ZERO, _ONE - m)
+    return loss / n2, _ZERO
+
+
+def _pa1_coef(m, v, n2, p):
+    loss = max(_ZERO, _ONE - m)
+    return min(p["C"], loss / n2), _ZERO
+
+
+def _pa2_coef(m, v, n2, p):
+    loss = max(_ZERO, _ONE - m)
+    return loss / (n2 + _ONE / (_TWO * p["C"])), _ZERO
+
+
+def _sop_fires(m, v, n2, p):
+    return m <= 0
+
+
+def _sop_coef(m, v, n2, p):
+    return max(_ZERO, _ONE - m) / (_ONE + v), _ONE
+
+
+def _cw_fires(m, v, n2, p):
+    return m < p["phi"] * v
+
+
+def _cw_coef(m, v, n2, p):
+    phi = p["phi"]
+    b = _ONE + _TWO * phi * m
+    gamma = (-b + _sqrt(b * b - 8 * phi * (m - phi * v))) / (_FOUR * phi * v)
+    gamma = max(_ZERO, gamma)
+    return gamma, _TWO * gamma * phi
+
+
+def _stdev_fires(m, v, n2, p):  # ExactCW, SCW1, SCW2
+    return m < p["phi"] * _sqrt(v)
+
+
+def _stdev_c(alpha, v, phi):
+    """c = αφ/√u,  u = ¼(−αvφ + √(α²v²φ² + 4v))²  (ExactCW / SCW)."""
+    u = _QUARTER * (-alpha * v * phi + _sqrt(alpha * alpha * v * v * phi * phi + _FOUR * v)) ** 2
+    return alpha * phi / _sqrt(u)
+
+
+def _exactcw_alpha(m, v, phi):
+    psi = _ONE + phi * phi / _TWO
+    zeta = _ONE + phi * phi
+    num = -m * psi + _sqrt(m * m * phi**4 / _FOUR + v * phi * phi * zeta)
+    return max(_ZERO, num / (v * zeta))
+
+
+def _exactcw_coef(m, v, n2, p):
+    alpha = _exactcw_alpha(m, v, p["phi"])
+    return alpha, _stdev_c(alpha, v, p["phi"])
+
+
+def _scw1_coef(m, v, n2, p):
+    alpha = min(p["C"], _exactcw_alpha(m, v, p["phi"]))
+    return alpha, _stdev_c(alpha, v, p["phi"])
+
+
+def _scw2_coef(m, v, n2, p):
+    phi, C = p["phi"], p["C"]
+    n = v + _ONE / (_TWO * C)
+    gamma = phi * _sqrt(phi * phi * m * m * v * v + _FOUR * n * v * (n + v * phi * phi))
+    alpha = (-(_TWO * m * n + phi * phi * m * v) + gamma) / (_TWO * (n * n + n * v * phi * phi))
+    alpha = max(_ZERO, alpha)
+    return alpha, _stdev_c(alpha, v, phi)
+
+
+def _arow_fires(m, v, n2, p):
+    return m < 1
+
+
+def _arow_coef(m, v, n2, p):
+    return max(_ZERO, _ONE - m) / (v + p["r"]), _ONE / p["r"]
+
+
+def _narow_rt(v, p):
+    """r_t = v/(b·v − 1) if b·v > 1, else None meaning r_t = ∞."""
+    bv = p["b"] * v
+    return v / (bv - _ONE) if bv > 1 else None
+
+
+def _narow_fires(m, v, n2, p):
+    rt = _narow_rt(v, p)
+    if rt is None:
+        return m < 1
+    return m * rt / (rt + v) < 1
+
+
+def _narow_coef(m, v, n2, p):
+    rt = _narow_rt(v, p)
+    if rt is None:
+        return _ONE, _ZERO
+    return (rt - m) / (rt + v), _ONE / rt  # alpha may be <= 0 here: it is the paper's update
+
+
+def _nherd_fires(m, v, n2, p):
+    return m < 1
+
+
+def _nherd_coef(m, v, n2, p):
+    C = p["C"]
+    return max(_ZERO, _ONE - m) / (v + _ONE / C), _TWO * C + C * C * v
+
+
+_RULE_TABLE = {
+    "Perceptron": (_perceptron_fires, _perceptron_coef),
+    "PA": (_pa_fires, _pa_coef),
+    "PA1": (_pa_fires, _pa1_coef),
+    "PA2": (_pa_fires, _pa2_coef),
+    "SOP": (_sop_fires, _sop_coef),
+    "CW": (_cw_fires, _cw_coef),
+    "ExactCW": (_stdev_fires, _exactcw_coef),
+    "AROW": (_arow_fires, _arow_coef),
+    "NAROW": (_narow_fires, _narow_coef),
+    "SCW1": (_stdev_fires, _scw1_coef),
+    "SCW2": (_stdev_fires, _scw2_coef),
+    "NHERD": (_nherd_fires, _nherd_coef),
+}
+
+# Rules whose alpha carries a max(0, ·): alpha <= 0 means "no update".
+_MAX_ZERO_RULES = ("ExactCW", "SCW1", "SCW2")
+
+
+def _params_dec(rule, params):
+    p = dict(DEFAULTS[rule])
+    p.update(params or {})
+    unknown = set(p) - set(DEFAULTS[rule])
+    if unknown:
+        raise TypeError(f"{rule}: unknown hyper-parameters {sorted(unknown)}")
+    out = {k: _D(val) for k, val in p.items()}
+    if "eta" in p:
+        out["phi"] = _D(phi_of(p["eta"]))
+    return out
+
+
+def _evaluate(rule, m, v, norm2, params, force=None):
+    """Returns None or (alpha, c) as floats.
+
+    force=None: the rule as tabled.  force=True: the coefficients even if the rule would not fire
+    (boundary round where the implementation under test fired).
+    """
+    fires, coef = _RULE_TABLE[rule]
+    with localcontext() as ctx:
+        ctx.prec = PREC
+        p = _params_dec(rule, params)
+        md, vd, nd = _D(m), _D(v), _D(norm2)
+        if force is None:
+            if not fires(md, vd, nd, p):
+                return None
+            alpha, c = coef(md, vd, nd, p)
+            if rule in _MAX_ZERO_RULES and alpha <= 0:
+                return None
+        else:
+            alpha, c = coef(md, vd, nd, p)
+        return float(alpha), float(c)
+
+
+def rule_update(rule, m, v, norm2, **params):
+    """(alpha, c) or None for ``rule`` at margin m, variance v, squared norm norm2."""
+    return _evaluate(rule, m, v, norm2, params)
+
+
+def _make_rule_fn(name):
+    def fn(m, v, norm2, **params):
+        return _evaluate(name, m, v, norm2, params)
+
+    fn.__name__ = name.lower()
+    fn.__doc__ = f"DESIGN §2 rule {name}: (m, v, ‖x‖², hyper-parameters) -> None | (α, c)."
+    return fn
+
+
+perceptron = _make_rule_fn("Perceptron")
+pa = _make_rule_fn("PA")
+pa1 = _make_rule_fn("PA1")
+pa2 = _make_rule_fn("PA2")
+sop = _make_rule_fn("SOP")
+cw = _make_rule_fn("CW")
+exact_cw = _make_rule_fn("ExactCW")
+arow = _make_rule_fn("AROW")
+narow = _make_rule_fn("NAROW")
+scw1 = _make_rule_fn("SCW1")
+scw2 = _make_rule_fn("SCW2")
+nherd = _make_rule_fn("NHERD")
+
+RULES = {
+    "Perceptron": perceptron,
+    "PA": pa,
+    "PA1": pa1,
+    "PA2": pa2,
+    "SOP": sop,
+    "CW": cw,
+    "ExactCW": exact_cw,
+    "AROW": arow,
+    "NAROW": narow,
+    "SCW1": scw1,
+    "SCW2": scw2,
+    "NHERD": nherd,
+}
+
+
+# --------------------------------------------------------------------------------------------
+# The learner
+# --------------------------------------------------------------------------------------------
+
+
+class RefLearner:
+    """rule × covariance, homogeneous model (no intercept), labels y in {-1, +1}.
+
+    Attributes: mu (d,), Sigma ((d, d) full, (d,) diag, None for identity), n_updates,
+    n_mistakes, n_ambiguous, rounds (a list of per-round dicts: x, y, m, v, mistake, updated,
+    alpha, c, ambiguous).
+    """
+
+    def __init__(self, rule, params=None, covariance=None, d=1, a=1.0):
+        if rule not in _RULE_TABLE:
+            raise ValueError(f"unknown rule {rule!r}")
+        if rule in FIRST_ORDER:
+            if covariance not in (None, "identity"):
+                raise ValueError(f"{rule} is first-order: covariance must be 'identity'")
+            covariance = "identity"
+        else:
+            if covariance not in ("diag", "full"):
+                raise ValueError(f"{rule}: covariance must be 'diag' or 'full'")
+        self.rule = rule
+        self.params = dict(params or {})
+        _params_dec(rule, self.params)  # validate names
+        self.covariance = covariance
+        self.d = int(d)
+        self.a = float(a) if covariance != "identity" else 1.0
+        self.mu = np.zeros(self.d)
+        if covariance == "full":
+            self.Sigma = self.a * np.eye(self.d)
+        elif covariance == "diag":
+            self.Sigma = np.full(self.d, self.a)
+        else:
+            self.Sigma = None
+        self.n_updates = 0
+        self.n_mistakes = 0
+        self.n_ambiguous = 0
+        self.rounds = []
+        # Accumulated |Δμ| per coordinate: the scale of the rounding error in mu.
+        self._moved = np.zeros(self.d)
+
+    # ---- queries -----------------------------------------------------------------------
+    def decision(self, x):
+        x = np.asarray(x, dtype=float)
+        return math.fsum((self.mu * x).tolist())
+
+    def sigma_x(self, x):
+        x = np.asarray(x, dtype=float)
+        if self.covariance == "full":
+            return self.Sigma @ x
+        if self.covariance == "diag":
+            return self.Sigma * x
+        return x.copy()
+
+    def variance(self, x):
+        x = np.asarray(x, dtype=float)
+        if self.covariance == "full":
+            return math.fsum((np.outer(x, x) * self.Sigma).ravel().tolist())
+        if self.covariance == "diag":
+            return math.fsum((self.Sigma * x * x).tolist())
+        return math.fsum((x * x).tolist())
+
+    def precision(self):
+        """The accumulated precision I/a + Σ c_t x_t x_tᵀ (full: (d,d); diag: its diagonal
+        increments, i.e. 1/a + Σ c_t x_tj²), from the per-round record, in float64."""
+        if self.covariance == "identity":
+            raise ValueError("first-order rules have no precision")
+        if self.covariance == "full":
+            P = np.eye(self.d) / self.a
+            for r in self.rounds:
+                if r["updated"]:
+                    P = P + r["c"] * np.outer(r["x"], r["x"])
+            return P
+        P = np.full(self.d, 1.0 / self.a)
+        for r in self.rounds:
+            if r["updated"]:
+                P = P + r["c"] * r["x"] * r["x"]
+        return P
+
+    def exact_precision(self):
+        """Same as precision() but accumulated exactly, as a list of lists of Fractions (full)
+        or a list of Fractions (diag)."""
+        d = self.d
+        if self.covariance == "full":
+            P = [[Fraction(1) / Fraction(self.a) if i == j else Fraction(0) for j in range(d)]
+                 for i in range(d)]
+            for r in self.rounds:
+                if r["updated"] and r["c"] != 0.0:
+                    c = Fraction(r["c"])
+                    xs = [Fraction(float(v)) for v in r["x"]]
+                    for i in range(d):
+                        if xs[i]:
+                            for j in range(d):
+                                if xs[j]:
+                                    P[i][j] += c * xs[i] * xs[j]
+            return P
+        if self.covariance == "diag":
+            P = [Fraction(1) / Fraction(self.a) for _ in range(d)]
+            for r in self.rounds:
+                if r["updated"] and r["c"] != 0.0:
+                    c = Fraction(r["c"])
+                    for j, v in enumerate(r["x"]):
+                        if v:
+                            P[j] += c * Fraction(float(v)) ** 2
+            return P
+        raise ValueError("first-order rules have no precision")
+
+    # ---- learning ----------------------------------------------------------------------
+    def _would_update(self, m, v, n2):
+        return _evaluate(self.rule, m, v, n2, self.params) is not None
+
+    def learn(self, x, y, hint=None):
+        """One round on (x, y), y in {-1, +1}.  hint=(mistake, updated) from the implementation
+        under test is followed only in rounds whose decision lies within the tolerance band."""
+        x = np.array(x, dtype=float).ravel()
+        if x.shape != (self.d,):
+            raise ValueError("wrong number of features")
+        y = 1.0 if float(y) > 0 else -1.0
+        m = y * self.decision(x)
+        rec = {"x": x, "y": y, "m": m, "v": None, "mistake": m <= 0, "updated": False,
+               "alpha": 0.0, "c": 0.0, "ambiguous": False}
+
+        if not np.any(x):  # all-zero row: a clean no-op, still a mistake (m = 0)
+            self.n_mistakes += 1
+            self.rounds.append(rec)
+            return rec
+
+        v = self.variance(x)
+        n2 = math.fsum((x * x).tolist())
+        rec["v"] = v
+        if not v > 0:
+            raise FloatingPointError(f"reference: non-positive variance {v} for a non-zero row")
+        ax = np.abs(x)
+        m_err = TOL * math.fsum(((np.abs(self.mu) + self._moved) * ax).tolist())
+        v_err = TOL * self.a * math.fsum(ax.tolist()) ** 2
+
+        ambiguous = False
+        mistake = m <= 0
+        if m_err > 0 and abs(m) <= m_err:
+            ambiguous = True
+            if hint is not None:
+                mistake = bool(hint[0])
+
+        upd = _evaluate(self.rule, m, v, n2, self.params)
+        fired = upd is not None
+        corners = {fired}
+        for dm in (-m_err, m_err):
+            for vv in (max(v - v_err, 0.5 * v), v + v_err):
+                corners.add(self._would_update(m + dm, vv, n2))
+        if len(corners) > 1:
+            ambiguous = True
+            if hint is not None and bool(hint[1]) != fired:
+                fired = bool(hint[1])
+                upd = _evaluate(self.rule, m, v, n2, self.params, force=True) if fired else None
+
+        if mistake:
+            self.n_mistakes += 1
+        rec["mistake"] = mistake
+        rec["ambiguous"] = ambiguous
+        if ambiguous:
+            self.n_ambiguous += 1
+
+        if fired:
+            alpha, c = upd
+            sx = self.sigma_x(x)
+            step = (alpha * y) * sx
+            self.mu = self.mu + step
+            self._moved = self._moved + np.abs(step)
+            if self.covariance == "full":
+                beta = c / (1.0 + c * v)
+                self.Sigma = self.Sigma - beta * np.outer(sx, sx)
+            elif self.covariance == "diag":
+                self.Sigma = self.Sigma / (1.0 + c * self.Sigma * x * x)
+            self.n_updates += 1
+            rec.update(updated=True, alpha=alpha, c=c)
+        self.rounds.append(rec)
+        return rec
+
+    def fit_stream(self, X, y):
+        for xi, yi in zip(np.asarray(X, dtype=float), np.asarray(y)):
+            self.learn(xi, yi)
+        return self
+
+
+# --------------------------------------------------------------------------------------------
+# Exact linear algebra helpers (for Sherman–Morrison checks)
+# --------------------------------------------------------------------------------------------
+
+
+def exact_inverse(A):
+    """Exact inverse of a square matrix given as floats or Fractions (Gauss–Jordan over Q)."""
+    n = len(A)
+    M = [[Fraction(A[i][j]) if not isinstance(A[i][j], Fraction) else A[i][j] for j in range(n)]
+         + [Fraction(int(i == j)) for j in range(n)] for i in range(n)]
+    for col in range(n):
+        piv = next((r for r in range(col, n) if M[r][col] != 0), None)
+        if piv is None:
+            raise ZeroDivisionError("singular matrix")
+        M[col], M[piv] = M[piv], M[col]
+        pv = M[col][col]
+        M[col] = [e / pv for e in M[col]]
+        for r in range(n):
+            if r != col and M[r][col] != 0:
+                f = M[r][col]
+                M[r] = [a - f * b for a, b in zip(M[r], M[col])]
+    return [row[n:] for row in M]
+
+
+def to_float_matrix(F):
+    return np.array([[float(e) for e in row] for row in F], dtype=float)
