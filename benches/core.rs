@@ -1,1 +1,86 @@
-fn main() {}
+//! Criterion benches of the core: time per example of the learners on synthetic streams.
+//!
+//! `cargo bench` runs them; `cargo bench -- diag` selects a group.
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cwrs::{CovarianceKind, Learner, Matrix, Rule};
+use std::hint::black_box;
+
+/// xorshift64: a deterministic stream with no dependency.
+struct Xorshift(u64);
+
+impl Xorshift {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn uniform(&mut self) -> f64 {
+        (self.next() >> 11) as f64 / (1u64 << 53) as f64
+    }
+}
+
+/// A text-like sparse stream: `nnz` random features per row out of `d`, labels from a sparse
+/// linear teacher.
+fn sparse_stream(n: usize, d: usize, nnz: usize) -> (Vec<f64>, Vec<i64>, Vec<i64>, Vec<f64>) {
+    let mut rng = Xorshift(0x9E37_79B9_7F4A_7C15);
+    let (mut values, mut indices, mut indptr, mut y) = (vec![], vec![], vec![0i64], vec![]);
+    for _ in 0..n {
+        let mut row: Vec<i64> = (0..nnz).map(|_| (rng.next() % d as u64) as i64).collect();
+        row.sort_unstable();
+        row.dedup();
+        let score: f64 = row.iter().map(|&j| if j % 7 == 0 { 1.0 } else { -0.1 }).sum();
+        y.push(if score > 0.0 { 1.0 } else { -1.0 });
+        values.extend(row.iter().map(|_| 1.0));
+        indices.extend(row);
+        indptr.push(indices.len() as i64);
+    }
+    (values, indices, indptr, y)
+}
+
+fn dense_stream(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
+    let mut rng = Xorshift(42);
+    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform() * 2.0 - 1.0).collect();
+    let y = (0..n).map(|i| if x[i * d] + 0.3 * x[i * d + 1] > 0.0 { 1.0 } else { -1.0 }).collect();
+    (x, y)
+}
+
+fn diagonal_sparse(c: &mut Criterion) {
+    let (n, d, nnz) = (10_000, 1 << 20, 100);
+    let (values, indices, indptr, y) = sparse_stream(n, d, nnz);
+    let x = Matrix::Csr64 { values: &values, indices: &indices, indptr: &indptr, n_cols: d };
+    let mut group = c.benchmark_group("diag_sparse_2^20_nnz100");
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(20);
+    for name in ["AROW", "SCW1", "PA1"] {
+        let rule = Rule::from_name(name, &[]).unwrap();
+        let kind = if rule.is_second_order() { CovarianceKind::Diagonal } else { CovarianceKind::Identity };
+        let mut model = Learner::new(rule, kind, d, true, 1.0).unwrap();
+        group.bench_function(name, |b| {
+            b.iter(|| model.partial_fit(black_box(&x), &y, None, None).unwrap())
+        });
+    }
+    group.finish();
+}
+
+fn full_dense(c: &mut Criterion) {
+    let mut group = c.benchmark_group("full_arow_dense");
+    group.sample_size(10);
+    for d in [100, 300, 1000] {
+        let n = (2_000_000 / (d * d)).max(20);
+        let (values, y) = dense_stream(n, d);
+        let x = Matrix::Dense { values: &values, n_rows: n, n_cols: d };
+        group.throughput(Throughput::Elements(n as u64));
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
+        group.bench_with_input(BenchmarkId::from_parameter(d), &d, |b, _| {
+            b.iter(|| model.partial_fit(black_box(&x), &y, None, None).unwrap())
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, diagonal_sparse, full_dense);
+criterion_main!(benches);

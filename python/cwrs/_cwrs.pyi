@@ -1,0 +1,60 @@
+"""Type stubs of the native module (the PyO3 bindings of the Rust core)."""
+
+from typing import Optional, Tuple, Union
+
+import numpy as np
+import numpy.typing as npt
+
+Float64Array = npt.NDArray[np.float64]
+CsrArgs = Union[
+    Tuple[Float64Array, npt.NDArray[np.int32], npt.NDArray[np.int32], int],
+    Tuple[Float64Array, npt.NDArray[np.int64], npt.NDArray[np.int64], int],
+]
+MatrixArg = Union[Float64Array, CsrArgs]
+State = Tuple[str, list, str, int, bool, Float64Array, Float64Array, int, int]
+
+RULE_NAMES: list[str]
+
+def normal_quantile(p: float) -> float: ...
+
+class BinaryModel:
+    def __init__(
+        self,
+        rule: str,
+        params: list[tuple[str, float]],
+        covariance: str,
+        n_features: int,
+        fit_intercept: bool,
+        a: float,
+    ) -> None: ...
+    @staticmethod
+    def from_state(
+        rule: str,
+        params: list[tuple[str, float]],
+        covariance: str,
+        n_features: int,
+        fit_intercept: bool,
+        mean: Float64Array,
+        covariance_values: Float64Array,
+        n_updates: int,
+        n_mistakes: int,
+    ) -> BinaryModel: ...
+    def state(self) -> State: ...
+    def partial_fit(
+        self,
+        x: MatrixArg,
+        y: Float64Array,
+        repeats: Optional[npt.NDArray[np.uint32]] = None,
+        order: Optional[npt.NDArray[np.int64]] = None,
+    ) -> None: ...
+    def decision_function(self, x: MatrixArg) -> Float64Array: ...
+    def variance(self, x: MatrixArg) -> Float64Array: ...
+    def positive_probability(self, x: MatrixArg) -> Float64Array: ...
+    @property
+    def mean(self) -> Float64Array: ...
+    @property
+    def covariance(self) -> Float64Array: ...
+    @property
+    def n_updates(self) -> int: ...
+    @property
+    def n_mistakes(self) -> int: ...
