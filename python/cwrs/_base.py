@@ -112,15 +112,18 @@ class BinaryClassifier:
                 "'partial_fit' with appropriate arguments before using this estimator."
             ) from None
 
-    def _check_X_for(self, X):
-        """X validated against the fitted number of features."""
-        self._fitted_model()
-        matrix, _, n_features = check_X(X)
+    def _check_n_features(self, n_features):
         if n_features != self.n_features_in_:
             raise ValueError(
                 f"X has {n_features} features, but {type(self).__name__} is expecting "
                 f"{self.n_features_in_} features as input."
             )
+
+    def _check_X_for(self, X):
+        """X validated against the fitted number of features."""
+        self._fitted_model()
+        matrix, _, n_features = check_X(X)
+        self._check_n_features(n_features)
         return matrix
 
     def _signed_labels(self, y, classes):
@@ -178,7 +181,7 @@ class BinaryClassifier:
                     f"classes={np.unique(classes)!r} is not the same as on the first call to "
                     f"partial_fit, classes_={known!r}."
                 )
-            matrix = self._check_X_for(X)
+            self._check_n_features(n_features)
             model = self._model
         signed = self._signed_labels(y, known)
         model.partial_fit(matrix, signed, check_sample_weight(sample_weight, n_rows))
