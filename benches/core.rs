@@ -31,7 +31,10 @@ fn sparse_stream(n: usize, d: usize, nnz: usize) -> (Vec<f64>, Vec<i64>, Vec<i64
         let mut row: Vec<i64> = (0..nnz).map(|_| (rng.next() % d as u64) as i64).collect();
         row.sort_unstable();
         row.dedup();
-        let score: f64 = row.iter().map(|&j| if j % 7 == 0 { 1.0 } else { -0.1 }).sum();
+        let score: f64 = row
+            .iter()
+            .map(|&j| if j % 7 == 0 { 1.0 } else { -0.1 })
+            .sum();
         y.push(if score > 0.0 { 1.0 } else { -1.0 });
         values.extend(row.iter().map(|_| 1.0));
         indices.extend(row);
@@ -43,20 +46,37 @@ fn sparse_stream(n: usize, d: usize, nnz: usize) -> (Vec<f64>, Vec<i64>, Vec<i64
 fn dense_stream(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Xorshift(42);
     let x: Vec<f64> = (0..n * d).map(|_| rng.uniform() * 2.0 - 1.0).collect();
-    let y = (0..n).map(|i| if x[i * d] + 0.3 * x[i * d + 1] > 0.0 { 1.0 } else { -1.0 }).collect();
+    let y = (0..n)
+        .map(|i| {
+            if x[i * d] + 0.3 * x[i * d + 1] > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
     (x, y)
 }
 
 fn diagonal_sparse(c: &mut Criterion) {
     let (n, d, nnz) = (10_000, 1 << 20, 100);
     let (values, indices, indptr, y) = sparse_stream(n, d, nnz);
-    let x = Matrix::Csr64 { values: &values, indices: &indices, indptr: &indptr, n_cols: d };
+    let x = Matrix::Csr64 {
+        values: &values,
+        indices: &indices,
+        indptr: &indptr,
+        n_cols: d,
+    };
     let mut group = c.benchmark_group("diag_sparse_2^20_nnz100");
     group.throughput(Throughput::Elements(n as u64));
     group.sample_size(20);
     for name in ["AROW", "SCW1", "PA1"] {
         let rule = Rule::from_name(name, &[]).unwrap();
-        let kind = if rule.is_second_order() { CovarianceKind::Diagonal } else { CovarianceKind::Identity };
+        let kind = if rule.is_second_order() {
+            CovarianceKind::Diagonal
+        } else {
+            CovarianceKind::Identity
+        };
         let mut model = Learner::new(rule, kind, d, true, 1.0).unwrap();
         group.bench_function(name, |b| {
             b.iter(|| model.partial_fit(black_box(&x), &y, None, None).unwrap())
@@ -71,7 +91,11 @@ fn full_dense(c: &mut Criterion) {
     for d in [100, 300, 1000] {
         let n = (2_000_000 / (d * d)).max(20);
         let (values, y) = dense_stream(n, d);
-        let x = Matrix::Dense { values: &values, n_rows: n, n_cols: d };
+        let x = Matrix::Dense {
+            values: &values,
+            n_rows: n,
+            n_cols: d,
+        };
         group.throughput(Throughput::Elements(n as u64));
         let rule = Rule::from_name("AROW", &[]).unwrap();
         let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();

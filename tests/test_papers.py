@@ -208,10 +208,10 @@ def test_cw_stdev_weight_distribution_after_50_rounds():
 # is worse than CW-diag ("as has been observed previously for noisy data"). Unlike the paper's
 # figure, AROW-diag is not better than CW-diag here: cwrs's diagonal form is the diagonal of the
 # *precision* update (DESIGN §2, CW-Stdev §3.3), which shrinks each variance as if its feature were
-# alone; projecting the *covariance* update onto its diagonal instead (the AROW authors' choice,
-# footnote 2 / [6]) gives 8.6% (vs 19.3% for the precision form and 16.7% for CW-diag) on a 20-run
-# pilot. Nothing below asserts on AROW-diag vs
-# CW-diag.
+# alone; projecting the *covariance* update onto its diagonal instead, Σ_jj ← Σ_jj − β·(Σ_jj·x_j)²
+# with AROW's β = 1/(v + r) (the other common reading of "projecting onto the set of diagonal
+# matrices", AROW footnote 2), gives 8.6% (vs 19.3% for the precision form and 16.7% for CW-diag)
+# in a 20-run pilot. Nothing below asserts on AROW-diag vs CW-diag.
 
 CHECKPOINTS = (250, 500, 1000, 2000, 3000, 5000)
 
@@ -268,5 +268,5 @@ def test_arow_noise_full_vs_diag(arow_noise_curves):
     # "the full version outperforms the diagonal version" (measured 2.3% vs 19.8%)
     assert final["AROW-full"] < 0.5 * final["AROW-diag"]
     # "CW-full performs worse than CW-diagonal" (measured 22.3% vs 18.1%; standard errors of the
-    # two means ~0.7% and ~0.9%)
+    # two means ~0.7% and ~0.6%)
     assert final["CW-full"] > final["CW-diag"]
