@@ -254,7 +254,7 @@ class ConfidenceWeightedClassifier(BinaryClassifier):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
         model = self._fitted_model()
         values, dim, d = model.covariance, model.mean.shape[0], self.n_features_in_
-        if values.shape[0] == dim:
+        if model.covariance_kind == "diag":
             return values[:d]
         return values.reshape(dim, dim)[:d, :d]
 

@@ -251,6 +251,12 @@ impl BinaryModel {
         PyArray1::from_slice(py, self.learner.covariance())
     }
 
+    /// "identity", "diag" or "full".
+    #[getter]
+    fn covariance_kind(&self) -> &'static str {
+        self.learner.covariance_kind().name()
+    }
+
     #[getter]
     fn n_updates(&self) -> u64 {
         self.learner.n_updates()
