@@ -10,8 +10,8 @@ Confidence-Weighted Learning" (NIPS 2008, `shared/papers/cw-stdev-exact-convex-n
 The stored text of that paper says "standard deviation 1" for the informative pair, but a long axis
 needs two different deviations; the NAROW paper (`narow-nips2010.txt`, §6), which repeats the same
 construction "for completeness", gives "standard deviation 1 and 10". We follow that: the pair is
-(u, v) rotated by 45° with u ~ N(0, 10²) along the long axis and v ~ N(0, 1) across it, and the label
-is sign(v), so the true separator is w* ∝ (−1, 1, 0, …, 0). N(0, 2) is read as variance 2 (the usual
+(u, v) rotated by 45° with u ~ N(0, 10²) along the long axis and v ~ N(0, 1) across it, and the
+label is sign(v), so the true separator is w* ∝ (−1, 1, 0, …, 0). N(0, 2) is read as variance 2 (the usual
 N(mean, variance)); the main assertions are also checked with the other reading (standard deviation
 2), and hold with the same margins.
 
@@ -33,12 +33,13 @@ import pytest
 import cwrs
 
 # Full-covariance second-order learners, with the hyper-parameters used in (a). The CW-Stdev paper
-# tuned every algorithm's parameters ("All algorithm parameters were tuned over 1,000 runs"). We keep
-# the defaults wherever they are already close to the best of a small grid (measured on seeds
-# 100..119, disjoint from the test seeds 0..99); the exception is NHERD, whose aggressiveness C
-# multiplies v = xᵀΣx in its precision step c = 2C + C²v: with ‖x‖² ≈ 137 here the default C = 1
-# collapses Σ far too fast. Grid (mean mistakes, seeds 100..119): C=1e-3: 139, 3e-3: 112,
-# 0.01: 94, 0.02: 88, 0.03: 87, 0.05: 88, 0.1: 91, 1: 148, 10: 226. We use C = 0.03.
+# tuned every algorithm's parameters ("All algorithm parameters were tuned over 1,000 runs"). The
+# defaults already show the paper's gap with a wide margin for all but NHERD, so we keep them
+# (tuning only widens the gap: e.g. ExactCW makes 48 mistakes at eta=0.95 vs 82 at the default 0.7).
+# NHERD's aggressiveness C multiplies v = xᵀΣx in its precision step c = 2C + C²v, and with ‖x‖² ≈ 137 here
+# the default C = 1 collapses Σ far too fast. Grid (mean mistakes, tuning seeds 100..119, disjoint
+# from the test seeds 0..99): C=1e-3: 141, 3e-3: 112, 0.01: 94, 0.02: 88, 0.03: 87, 0.05: 88,
+# 0.1: 94, 0.3: 112, 1: 145, 10: 224. We use the grid's best, C = 0.03.
 SECOND_ORDER_FULL = {
     "SOP": {},
     "CW": {},
@@ -97,9 +98,9 @@ def one_pass(name, X, y, **params):
 #   NHERD (C=0.03)         86.1 ±  9.9  0.51    95.8 ± 10.9  0.49
 #   NHERD (default C=1)   140.2 ± 28.8  0.83   165.3 ± 33.2  0.85
 #
-# Worst ratio of a mean over any block of 10 seeds: 0.56; worst single-seed ratio: 0.70 (NAROW). The paper
-# reports < 80 mistakes for every second-order learner and >= 129 for the first-order ones (with
-# tuned parameters); the shape — a gap of 2x or more — is the same here.
+# Worst ratio of a mean over any block of 10 seeds: 0.56; worst single-seed ratio: 0.70 (NAROW).
+# The paper reports < 80 mistakes for every second-order learner and >= 129 for the first-order ones
+# (with tuned parameters); the shape — a gap of 2x or more — is the same here.
 #
 # For the record, the diagonal forms (defaults, variance-2 noise, 20 seeds) are *not* better than
 # the first-order learners on this rotated problem (SOP 254, CW 136, ExactCW 150, AROW 381,
@@ -154,6 +155,25 @@ def test_cw_stdev_nherd_default_still_beats_the_perceptron(cw_stdev_mistakes):
     assert ratio < 0.8
 
 
+# The paper's "CW-Var makes more mistakes than CW-Stdev: 8% more in the diagonal case and 17% more
+# in the full" holds here only with tuned confidences: at the common default eta=0.7 CW-Stdev is the
+# weaker one (81 vs 54 mistakes), plausibly because its constraint φ·√v is looser than CW-Var's φ·v
+# when v > 1.
+# Grid on the tuning seeds 100..119 (full): CW-Var is best at eta=0.7 (50.8; 0.6: 56.2, 0.8: 53.6,
+# 0.9: 57.4), CW-Stdev at eta=0.95 (47.7; 0.9: 50.5, 0.97: 49.1, 0.99: 52.2). On the test seeds
+# 0..99 with those values: CW-Var 53.6, CW-Stdev 48.9 (ratio 1.095; paired difference
+# 4.7 ± 0.5); sd-2 noise: 58.2 vs 53.6 (1.086); every block of 10 seeds has ratio >= 1.019.
+# Diagonal: both best at eta=0.7 and level (148.3 vs 151.5), so nothing is asserted there.
+@pytest.mark.parametrize("noise_sd", [NOISE_VAR2, NOISE_SD2], ids=["noise-var2", "noise-sd2"])
+def test_cw_stdev_tuned_beats_cw_var_full(noise_sd):
+    var, stdev = [], []
+    for seed in range(N_REPS):
+        X, y = rotated_gaussian(1000, np.random.default_rng(seed), noise_sd)
+        var.append(one_pass("CW", X, y, eta=0.7).n_mistakes_)
+        stdev.append(one_pass("ExactCW", X, y, eta=0.95).n_mistakes_)
+    assert np.mean(var) > 1.03 * np.mean(stdev), (np.mean(var), np.mean(stdev))
+
+
 @pytest.mark.parametrize("covariance", ["full", "diag"])
 def test_cw_stdev_mistakes_do_not_depend_on_a(covariance):
     # CW-Stdev, Lemma 3: initialised with Σ1 = aI instead of I, every quantity scales as
@@ -204,8 +224,8 @@ def test_cw_stdev_weight_distribution_after_50_rounds():
 #   AROW diag    43.5   39.8   34.6   28.6   24.7   19.8   [6.4 .. 73.7]
 #
 # As in the paper, AROW-full improves steadily while CW-full stalls around 20% (each flipped label
-# forces CW to satisfy its hard constraint on a wrong example), AROW-full beats AROW-diag, and CW-full
-# is worse than CW-diag ("as has been observed previously for noisy data"). Unlike the paper's
+# forces CW to satisfy its hard constraint on a wrong example), AROW-full beats AROW-diag, and
+# CW-full is worse than CW-diag ("as has been observed previously for noisy data"). Unlike the paper's
 # figure, AROW-diag is not better than CW-diag here: cwrs's diagonal form is the diagonal of the
 # *precision* update (DESIGN §2, CW-Stdev §3.3), which shrinks each variance as if its feature were
 # alone; projecting the *covariance* update onto its diagonal instead, Σ_jj ← Σ_jj − β·(Σ_jj·x_j)²

@@ -28,8 +28,8 @@ macro_rules! sparse_index {
 }
 sparse_index!(i32, i64, u32, usize);
 
-/// One example's features. Sparse indices must be in range (see [`Matrix::validate`]); they may
-/// be unsorted but must not repeat.
+/// One example's features. Sparse indices must be in range and strictly increasing (canonical
+/// CSR: sorted, no duplicates); [`Row::validate`] and [`Matrix::validate`] check it.
 #[derive(Clone, Copy, Debug)]
 pub enum Row<'a> {
     Dense(&'a [f64]),
@@ -95,23 +95,38 @@ fn check_sparse<I: SparseIndex>(
 ) -> Result<(), CwError> {
     if indices.len() != values.len() {
         return Err(CwError::InvalidInput(format!(
-            "sparse row has {} indices but {} values",
+            "sparse data has {} indices but {} values",
             indices.len(),
             values.len()
         )));
     }
-    if let Some(bad) = indices
-        .iter()
-        .find(|j| j.checked().is_none_or(|j| j >= n_features))
-    {
-        let bad = bad
-            .checked()
-            .map_or_else(|| "negative".to_string(), |j| j.to_string());
-        return Err(CwError::InvalidInput(format!(
-            "sparse column index {bad} is out of range for {n_features} features"
-        )));
-    }
+    check_indices(indices, n_features)?;
     check_finite(values)
+}
+
+/// The column indices of one row: each in `0..n_features`, strictly increasing (a repeated
+/// index would be learned as two features and give a wrong variance).
+fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(), CwError> {
+    let mut next_allowed = 0;
+    for j in indices {
+        match j.checked() {
+            Some(j) if j >= next_allowed && j < n_features => next_allowed = j + 1,
+            Some(j) if j < n_features => {
+                return Err(CwError::InvalidInput(format!(
+                    "sparse column indices must be sorted without duplicates within a row; \
+                     found {j} after {}",
+                    next_allowed - 1
+                )))
+            }
+            other => {
+                let shown = other.map_or_else(|| "negative".to_string(), |j| j.to_string());
+                return Err(CwError::InvalidInput(format!(
+                    "sparse column index {shown} is out of range for {n_features} features"
+                )));
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A batch of rows: a C-ordered dense matrix or a CSR matrix.
@@ -233,10 +248,13 @@ fn check_csr<I: SparseIndex>(
         }
         previous = p;
     }
-    if previous != values.len() {
+    if previous != values.len() || indices.len() != values.len() {
         return Err(bad_indptr());
     }
-    check_sparse(indices, values, n_features)
+    for row in indptr.windows(2) {
+        check_indices(&indices[row[0].get()..row[1].get()], n_features)?;
+    }
+    check_finite(values)
 }
 
 #[cfg(test)]
@@ -275,6 +293,27 @@ mod tests {
             n_cols: 3,
         };
         assert!(decreasing.validate(3).is_err());
+        let unsorted = Matrix::Csr32 {
+            values: &values,
+            indices: &[2, 0],
+            indptr: &[0, 2, 2],
+            n_cols: 3,
+        };
+        assert!(unsorted.validate(3).is_err());
+        let repeated = Matrix::Csr32 {
+            values: &values,
+            indices: &[1, 1],
+            indptr: &[0, 2, 2],
+            n_cols: 3,
+        };
+        assert!(repeated.validate(3).is_err());
+        let across_rows = Matrix::Csr32 {
+            values: &values,
+            indices: &[2, 0],
+            indptr: &[0, 1, 2],
+            n_cols: 3,
+        };
+        assert!(across_rows.validate(3).is_ok());
         let short = Matrix::Csr32 {
             values: &values,
             indices: &[0, 1],
@@ -298,7 +337,7 @@ mod tests {
         let mut a = vec![0.0; 4];
         Row::Dense(&dense).for_each(|j, x| a[j] += x);
         let mut b = vec![0.0; 4];
-        Row::Sparse64(&[3, 1], &[-2.0, 1.5]).for_each(|j, x| b[j] += x);
+        Row::Sparse64(&[1, 3], &[1.5, -2.0]).for_each(|j, x| b[j] += x);
         assert_eq!(a, b);
     }
 }
