@@ -3,7 +3,7 @@
 //! `cargo bench` runs them; `cargo bench -- diag` selects a group.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cwrs::{CovarianceKind, Learner, Matrix, Rule};
+use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
 use std::hint::black_box;
 
 /// xorshift64: a deterministic stream with no dependency.
@@ -79,7 +79,11 @@ fn diagonal_sparse(c: &mut Criterion) {
         };
         let mut model = Learner::new(rule, kind, d, true, 1.0).unwrap();
         group.bench_function(name, |b| {
-            b.iter(|| model.partial_fit(black_box(&x), &y, None, None).unwrap())
+            b.iter(|| {
+                model
+                    .partial_fit(black_box(&x), &y, Presentation::default())
+                    .unwrap()
+            })
         });
     }
     group.finish();
@@ -100,7 +104,11 @@ fn full_dense(c: &mut Criterion) {
         let rule = Rule::from_name("AROW", &[]).unwrap();
         let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
         group.bench_with_input(BenchmarkId::from_parameter(d), &d, |b, _| {
-            b.iter(|| model.partial_fit(black_box(&x), &y, None, None).unwrap())
+            b.iter(|| {
+                model
+                    .partial_fit(black_box(&x), &y, Presentation::default())
+                    .unwrap()
+            })
         });
     }
     group.finish();

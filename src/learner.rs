@@ -1,52 +1,47 @@
-//! A binary learner: one rule × one covariance form, with the mean vector and the counters.
+//! A binary learner: one rule × one covariance form, with the counters.
 
-use crate::covariance::{Covariance, CovarianceKind};
-use crate::data::{Matrix, Row};
+use crate::covariance::CovarianceKind;
+use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
+use crate::gaussian::Gaussian;
 use crate::rules::{normal_cdf, Rule};
-
-/// A row as the model sees it: the user's features, plus the constant bias feature 1 at index
-/// `n_features` when the model fits an intercept.
-#[derive(Clone, Copy, Debug)]
-pub struct Features<'a> {
-    row: Row<'a>,
-    bias: Option<usize>,
-}
-
-impl Features<'_> {
-    #[inline(always)]
-    pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
-        self.row.for_each(&mut f);
-        if let Some(j) = self.bias {
-            f(j, 1.0);
-        }
-    }
-
-    #[inline]
-    pub fn dot(&self, w: &[f64]) -> f64 {
-        let mut s = 0.0;
-        self.for_each(|j, x| s += w[j] * x);
-        s
-    }
-
-    #[inline]
-    pub fn squared_norm(&self) -> f64 {
-        let mut s = 0.0;
-        self.for_each(|_, x| s += x * x);
-        s
-    }
-}
 
 /// The state of a binary learner; labels are ±1.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Learner {
     rule: Rule,
-    covariance: Covariance,
-    mean: Vec<f64>,
-    n_features: usize,
-    fit_intercept: bool,
+    shape: Shape,
+    model: Gaussian,
     n_updates: u64,
     n_mistakes: u64,
+}
+
+/// Checks that a rule and a covariance form fit together: first-order rules keep Σ = I,
+/// second-order rules learn a diagonal or full Σ.
+pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
+    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
+        return Ok(());
+    }
+    let expected = if rule.is_second_order() {
+        "\"diag\" or \"full\""
+    } else {
+        "identity"
+    };
+    Err(CwError::InvalidParameter(format!(
+        "{rule:?} needs a {expected} covariance, got {:?}",
+        kind.name()
+    )))
+}
+
+/// Checks the initial variance a > 0.
+pub(crate) fn check_initial_variance(a: f64) -> Result<(), CwError> {
+    if a.is_finite() && a > 0.0 {
+        Ok(())
+    } else {
+        Err(CwError::InvalidParameter(format!(
+            "a must be a positive finite number, got {a}"
+        )))
+    }
 }
 
 impl Learner {
@@ -58,18 +53,13 @@ impl Learner {
         fit_intercept: bool,
         a: f64,
     ) -> Result<Learner, CwError> {
-        if !(a.is_finite() && a > 0.0) {
-            return Err(CwError::InvalidParameter(format!(
-                "a must be a positive finite number, got {a}"
-            )));
-        }
-        let dim = Self::check_shape(rule, kind, n_features, fit_intercept)?;
+        check_initial_variance(a)?;
+        check_covariance(rule, kind)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
         Ok(Learner {
             rule,
-            covariance: Covariance::new(kind, dim, a),
-            mean: vec![0.0; dim],
-            n_features,
-            fit_intercept,
+            shape,
+            model: Gaussian::new(kind, shape.dim(), a),
             n_updates: 0,
             n_mistakes: 0,
         })
@@ -82,53 +72,20 @@ impl Learner {
         kind: CovarianceKind,
         n_features: usize,
         fit_intercept: bool,
-        mean: Vec<f64>,
-        covariance: Vec<f64>,
+        mean: &[f64],
+        covariance: &[f64],
         n_updates: u64,
         n_mistakes: u64,
     ) -> Result<Learner, CwError> {
-        let dim = Self::check_shape(rule, kind, n_features, fit_intercept)?;
-        if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
-            return Err(CwError::InvalidInput(format!(
-                "the mean must hold {dim} finite values, got {}",
-                mean.len()
-            )));
-        }
+        check_covariance(rule, kind)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
         Ok(Learner {
             rule,
-            covariance: Covariance::from_values(kind, dim, covariance)?,
-            mean,
-            n_features,
-            fit_intercept,
+            shape,
+            model: Gaussian::from_parts(kind, shape.dim(), mean, covariance)?,
             n_updates,
             n_mistakes,
         })
-    }
-
-    /// Checks that the rule and the covariance form fit together; returns the model dimension.
-    fn check_shape(
-        rule: Rule,
-        kind: CovarianceKind,
-        n_features: usize,
-        fit_intercept: bool,
-    ) -> Result<usize, CwError> {
-        if rule.is_second_order() == (kind == CovarianceKind::Identity) {
-            let expected = if rule.is_second_order() {
-                "\"diag\" or \"full\""
-            } else {
-                "identity"
-            };
-            return Err(CwError::InvalidParameter(format!(
-                "{rule:?} needs a {expected} covariance, got {:?}",
-                kind.name()
-            )));
-        }
-        if n_features == 0 {
-            return Err(CwError::InvalidInput(
-                "a model needs at least one feature".into(),
-            ));
-        }
-        Ok(n_features + usize::from(fit_intercept))
     }
 
     pub fn rule(&self) -> Rule {
@@ -136,26 +93,22 @@ impl Learner {
     }
 
     pub fn covariance_kind(&self) -> CovarianceKind {
-        self.covariance.kind()
+        self.model.kind()
     }
 
-    pub fn n_features(&self) -> usize {
-        self.n_features
-    }
-
-    pub fn fit_intercept(&self) -> bool {
-        self.fit_intercept
+    pub fn shape(&self) -> Shape {
+        self.shape
     }
 
     /// μ over the features, then the bias weight when the model fits an intercept.
     pub fn mean(&self) -> &[f64] {
-        &self.mean
+        self.model.mean()
     }
 
     /// The covariance values over the same coordinates as [`Learner::mean`]: empty for the
     /// identity, the variances for the diagonal form, Σ row-major for the full form.
     pub fn covariance(&self) -> &[f64] {
-        self.covariance.values()
+        self.model.covariance()
     }
 
     /// Rounds whose update changed the model.
@@ -168,44 +121,30 @@ impl Learner {
         self.n_mistakes
     }
 
-    #[inline]
-    fn features<'a>(&self, row: Row<'a>) -> Features<'a> {
-        Features {
-            row,
-            bias: self.fit_intercept.then_some(self.n_features),
-        }
-    }
-
     /// μ·x for one row (validated here).
     pub fn decision(&self, row: Row) -> Result<f64, CwError> {
-        row.validate(self.n_features)?;
-        Ok(self.features(row).dot(&self.mean))
+        row.validate(self.shape.n_features)?;
+        Ok(self.model.score(&self.shape.features(row)))
     }
 
     /// Learns one row with label `y` (±1); returns whether the model changed.
     pub fn learn(&mut self, row: Row, y: f64) -> Result<bool, CwError> {
-        row.validate(self.n_features)?;
+        row.validate(self.shape.n_features)?;
         check_labels(&[y])?;
         Ok(self.learn_valid(row, y))
     }
 
     #[inline]
     fn learn_valid(&mut self, row: Row, y: f64) -> bool {
-        let x = self.features(row);
-        let m = y * x.dot(&self.mean);
+        let x = self.shape.features(row);
+        let m = y * self.model.score(&x);
         if m <= 0.0 {
             self.n_mistakes += 1;
         }
-        let v = self.covariance.prepare(&x);
-        let norm2 = if self.covariance.kind() == CovarianceKind::Identity {
-            v
-        } else {
-            x.squared_norm()
-        };
-        match self.rule.step(m, v, norm2) {
+        let v = self.model.prepare(&x);
+        match self.rule.step(m, v, self.model.squared_norm(&x, v)) {
             Some(step) => {
-                self.covariance
-                    .update(&x, &mut self.mean, step.alpha * y, step.c, v);
+                self.model.update(&x, step.alpha * y, step.c, v);
                 self.n_updates += 1;
                 true
             }
@@ -213,93 +152,45 @@ impl Learner {
         }
     }
 
-    /// Learns the rows of `x` in order (or in `order`, a sequence of row indices, possibly with
-    /// repeats), row `i` presented `repeats[i]` times in a row when given. Everything is
+    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says. Everything is
     /// validated before the first update, so an error leaves the model untouched. The result is
     /// exactly that of calling [`Learner::learn`] row by row.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,
         y: &[f64],
-        repeats: Option<&[u32]>,
-        order: Option<&[usize]>,
+        presentation: Presentation,
     ) -> Result<(), CwError> {
-        x.validate(self.n_features)?;
-        let n = x.n_rows();
-        if y.len() != n {
-            return Err(CwError::InvalidInput(format!(
-                "X has {n} rows but y has {} labels",
-                y.len()
-            )));
-        }
+        presentation.check(x, self.shape.n_features, y.len())?;
         check_labels(y)?;
-        if let Some(repeats) = repeats {
-            if repeats.len() != n {
-                return Err(CwError::InvalidInput(format!(
-                    "X has {n} rows but sample_weight has {} values",
-                    repeats.len()
-                )));
-            }
-        }
-        if let Some(&bad) = order.and_then(|o| o.iter().find(|&&i| i >= n)) {
-            return Err(CwError::InvalidInput(format!(
-                "row index {bad} is out of range for {n} rows"
-            )));
-        }
-        let mut learn_row = |i: usize| {
-            let times = repeats.map_or(1, |r| r[i]);
-            for _ in 0..times {
-                self.learn_valid(x.row(i), y[i]);
-            }
-        };
-        match order {
-            Some(order) => order.iter().for_each(|&i| learn_row(i)),
-            None => (0..n).for_each(learn_row),
-        }
-        Ok(())
-    }
-
-    /// Fills `out` with one value per row of `x`, computed by `f` from the row's features.
-    fn map_rows(
-        &self,
-        x: &Matrix,
-        out: &mut [f64],
-        f: impl Fn(&Features) -> f64,
-    ) -> Result<(), CwError> {
-        x.validate(self.n_features)?;
-        if out.len() != x.n_rows() {
-            return Err(CwError::InvalidInput(format!(
-                "output holds {} values for {} rows",
-                out.len(),
-                x.n_rows()
-            )));
-        }
-        for (i, o) in out.iter_mut().enumerate() {
-            *o = f(&self.features(x.row(i)));
-        }
+        presentation.for_each(x.n_rows(), |i| {
+            self.learn_valid(x.row(i), y[i]);
+        });
         Ok(())
     }
 
     /// μ·x for every row.
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.map_rows(x, out, |f| f.dot(&self.mean))
+        self.shape
+            .fill_rows(x, out, 1, |f, o| o[0] = self.model.score(f))
     }
 
     /// xᵀΣx for every row.
     pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.map_rows(x, out, |f| self.covariance.variance(f))
+        self.shape
+            .fill_rows(x, out, 1, |f, o| o[0] = self.model.variance(f))
     }
 
     /// P(y = +1 | x) = Φ(μ·x / √(xᵀΣx)) under the Gaussian over weights; 1/2 when xᵀΣx = 0
     /// (an all-zero row without intercept). For the identity covariance this is Φ(μ·x/‖x‖).
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.map_rows(x, out, |f| {
-            let v = self.covariance.variance(f);
-            if v > 0.0 {
-                normal_cdf(f.dot(&self.mean) / v.sqrt())
+        self.shape.fill_rows(x, out, 1, |f, o| {
+            let v = self.model.variance(f);
+            o[0] = if v > 0.0 {
+                normal_cdf(self.model.score(f) / v.sqrt())
             } else {
                 0.5
-            }
+            };
         })
     }
 }
@@ -400,7 +291,9 @@ mod tests {
                     n_rows: n,
                     n_cols: d,
                 };
-                batch.partial_fit(&dense, &y, None, None).unwrap();
+                batch
+                    .partial_fit(&dense, &y, Presentation::default())
+                    .unwrap();
                 let mut single = learner(name, kind, true, d);
                 let (mut indices, mut values, mut indptr) = (vec![], vec![], vec![0i64]);
                 for i in 0..n {
@@ -423,7 +316,9 @@ mod tests {
                     indptr: &indptr,
                     n_cols: d,
                 };
-                sparse.partial_fit(&csr, &y, None, None).unwrap();
+                sparse
+                    .partial_fit(&csr, &y, Presentation::default())
+                    .unwrap();
                 assert_eq!(batch, sparse, "{name} {kind:?}");
                 assert!(batch.n_updates() > 0);
             }
@@ -440,20 +335,40 @@ mod tests {
             n_rows: 2,
             n_cols: 2,
         };
-        assert!(model.partial_fit(&dense, &[1.0, -1.0], None, None).is_err());
+        assert!(model
+            .partial_fit(&dense, &[1.0, -1.0], Presentation::default())
+            .is_err());
         let x = [1.0, 2.0, 3.0, 4.0];
         let dense = Matrix::Dense {
             values: &x,
             n_rows: 2,
             n_cols: 2,
         };
-        assert!(model.partial_fit(&dense, &[1.0, 0.0], None, None).is_err());
-        assert!(model.partial_fit(&dense, &[1.0], None, None).is_err());
         assert!(model
-            .partial_fit(&dense, &[1.0, 1.0], Some(&[1]), None)
+            .partial_fit(&dense, &[1.0, 0.0], Presentation::default())
             .is_err());
         assert!(model
-            .partial_fit(&dense, &[1.0, 1.0], None, Some(&[0, 2]))
+            .partial_fit(&dense, &[1.0], Presentation::default())
+            .is_err());
+        assert!(model
+            .partial_fit(
+                &dense,
+                &[1.0, 1.0],
+                Presentation {
+                    repeats: Some(&[1]),
+                    order: None
+                }
+            )
+            .is_err());
+        assert!(model
+            .partial_fit(
+                &dense,
+                &[1.0, 1.0],
+                Presentation {
+                    repeats: None,
+                    order: Some(&[0, 2])
+                }
+            )
             .is_err());
         assert_eq!(model, before);
     }

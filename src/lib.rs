@@ -7,6 +7,7 @@
 pub mod covariance;
 pub mod data;
 pub mod error;
+pub mod gaussian;
 pub mod learner;
 pub mod rules;
 
@@ -14,7 +15,7 @@ pub mod rules;
 mod python;
 
 pub use covariance::CovarianceKind;
-pub use data::{Matrix, Row};
+pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;
 pub use learner::Learner;
 pub use rules::Rule;

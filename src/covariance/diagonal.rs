@@ -1,4 +1,4 @@
-use crate::learner::Features;
+use crate::data::Features;
 
 /// Diagonal covariance: the diagonal of the precision update (CW-Stdev §3.3),
 /// Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).

@@ -1,4 +1,4 @@
-use crate::learner::Features;
+use crate::data::Features;
 
 /// Full covariance, a dense symmetric d×d matrix (row-major), updated by Sherman–Morrison:
 /// Σ ← Σ − β·(Σx)(Σx)ᵀ with β = c / (1 + c·v).

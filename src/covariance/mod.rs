@@ -7,8 +7,8 @@ mod full;
 pub use diagonal::Diagonal;
 pub use full::Full;
 
+use crate::data::Features;
 use crate::error::CwError;
-use crate::learner::Features;
 
 /// Which covariance a learner keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

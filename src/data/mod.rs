@@ -257,6 +257,143 @@ fn check_csr<I: SparseIndex>(
     check_finite(values)
 }
 
+/// The model's coordinates: the user's `n_features` features, then the constant bias feature 1
+/// when the model fits an intercept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Shape {
+    pub n_features: usize,
+    pub fit_intercept: bool,
+}
+
+impl Shape {
+    pub fn new(n_features: usize, fit_intercept: bool) -> Result<Shape, CwError> {
+        if n_features == 0 {
+            return Err(CwError::InvalidInput(
+                "a model needs at least one feature".into(),
+            ));
+        }
+        Ok(Shape {
+            n_features,
+            fit_intercept,
+        })
+    }
+
+    /// The number of weights: features plus the bias.
+    pub fn dim(&self) -> usize {
+        self.n_features + usize::from(self.fit_intercept)
+    }
+
+    #[inline]
+    pub fn features<'a>(&self, row: Row<'a>) -> Features<'a> {
+        Features {
+            row,
+            bias: self.fit_intercept.then_some(self.n_features),
+        }
+    }
+
+    /// Fills `out` (`width` values per row of `x`) by calling `f` on each row's features.
+    pub fn fill_rows(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        width: usize,
+        mut f: impl FnMut(&Features, &mut [f64]),
+    ) -> Result<(), CwError> {
+        x.validate(self.n_features)?;
+        if out.len() != x.n_rows() * width {
+            return Err(CwError::InvalidInput(format!(
+                "output holds {} values for {} rows of {width}",
+                out.len(),
+                x.n_rows()
+            )));
+        }
+        for (i, o) in out.chunks_exact_mut(width.max(1)).enumerate() {
+            f(&self.features(x.row(i)), o);
+        }
+        Ok(())
+    }
+}
+
+/// A row as the model sees it: the user's features plus the bias feature, if any.
+#[derive(Clone, Copy, Debug)]
+pub struct Features<'a> {
+    row: Row<'a>,
+    bias: Option<usize>,
+}
+
+impl Features<'_> {
+    #[inline(always)]
+    pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
+        self.row.for_each(&mut f);
+        if let Some(j) = self.bias {
+            f(j, 1.0);
+        }
+    }
+
+    #[inline]
+    pub fn dot(&self, w: &[f64]) -> f64 {
+        let mut s = 0.0;
+        self.for_each(|j, x| s += w[j] * x);
+        s
+    }
+
+    #[inline]
+    pub fn squared_norm(&self) -> f64 {
+        let mut s = 0.0;
+        self.for_each(|_, x| s += x * x);
+        s
+    }
+}
+
+/// How a batch is presented: row `i` `repeats[i]` times in succession (once when `None`), rows
+/// taken in `order` (a sequence of row indices, repeats allowed) or else `0..n`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Presentation<'a> {
+    pub repeats: Option<&'a [u32]>,
+    pub order: Option<&'a [usize]>,
+}
+
+impl Presentation<'_> {
+    /// Checks `x` (against `n_features`), the number of labels and the presentation, so that
+    /// learning can then run without any failure.
+    pub fn check(&self, x: &Matrix, n_features: usize, n_labels: usize) -> Result<(), CwError> {
+        x.validate(n_features)?;
+        let n = x.n_rows();
+        if n_labels != n {
+            return Err(CwError::InvalidInput(format!(
+                "X has {n} rows but y has {n_labels} values"
+            )));
+        }
+        if let Some(repeats) = self.repeats {
+            if repeats.len() != n {
+                return Err(CwError::InvalidInput(format!(
+                    "X has {n} rows but sample_weight has {} values",
+                    repeats.len()
+                )));
+            }
+        }
+        if let Some(&bad) = self.order.and_then(|o| o.iter().find(|&&i| i >= n)) {
+            return Err(CwError::InvalidInput(format!(
+                "row index {bad} is out of range for {n} rows"
+            )));
+        }
+        Ok(())
+    }
+
+    /// Calls `f(i)` once per presentation of row `i` of an `n`-row batch.
+    pub fn for_each(&self, n: usize, mut f: impl FnMut(usize)) {
+        let mut present = |i: usize| {
+            for _ in 0..self.repeats.map_or(1, |r| r[i]) {
+                f(i);
+            }
+        };
+        match self.order {
+            Some(order) => order.iter().for_each(|&i| present(i)),
+            None => (0..n).for_each(present),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

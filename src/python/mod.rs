@@ -6,7 +6,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use crate::covariance::CovarianceKind;
-use crate::data::Matrix;
+use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
 use crate::learner::Learner;
 use crate::rules::Rule;
@@ -147,8 +147,8 @@ impl BinaryModel {
             CovarianceKind::from_name(covariance)?,
             n_features,
             fit_intercept,
-            slice(&mean)?.to_vec(),
-            slice(&covariance_values)?.to_vec(),
+            slice(&mean)?,
+            slice(&covariance_values)?,
             n_updates,
             n_mistakes,
         )?;
@@ -180,8 +180,8 @@ impl BinaryModel {
             self.rule_name.clone(),
             self.params.clone(),
             l.covariance_kind().name(),
-            l.n_features(),
-            l.fit_intercept(),
+            l.shape().n_features,
+            l.shape().fit_intercept,
             PyArray1::from_slice(py, l.mean()),
             PyArray1::from_slice(py, l.covariance()),
             l.n_updates(),
@@ -220,7 +220,11 @@ impl BinaryModel {
             None => None,
         };
         let learner = &mut self.learner;
-        py.detach(|| learner.partial_fit(&view, y, repeats, order.as_deref()))?;
+        let presentation = Presentation {
+            repeats,
+            order: order.as_deref(),
+        };
+        py.detach(|| learner.partial_fit(&view, y, presentation))?;
         Ok(())
     }
 
