@@ -9,6 +9,8 @@ pub mod data;
 pub mod error;
 pub mod gaussian;
 pub mod learner;
+pub mod multiclass;
+pub mod regression;
 pub mod rules;
 
 #[cfg(feature = "python")]

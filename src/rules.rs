@@ -203,6 +203,108 @@ impl Rule {
     }
 }
 
+/// A regression rule: the same template with a signed step, μ ← μ + α·Σx, on the residual
+/// e = y − μ·x.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RegressionRule {
+    /// AROW with the squared loss = recursive least squares (AROW paper §3): always
+    /// α = e/(v + r), c = 1/r. With Σ₀ = a·I this is exact Bayesian linear regression with
+    /// prior N(0, a·I) and noise variance r.
+    AROW { r: f64 },
+    /// ε-insensitive Passive-Aggressive regression (Crammer et al. 2006), ℓ = max(0, |e| − ε):
+    /// α = sign(e)·ℓ/‖x‖².
+    PA { epsilon: f64 },
+    /// PA-I: α = sign(e)·min(C, ℓ/‖x‖²).
+    PA1 { epsilon: f64, c: f64 },
+    /// PA-II: α = sign(e)·ℓ/(‖x‖² + 1/(2C)).
+    PA2 { epsilon: f64, c: f64 },
+}
+
+/// Regression rule names.
+pub const REGRESSION_RULE_NAMES: [&str; 4] = ["AROW", "PA", "PA1", "PA2"];
+
+fn non_negative(name: &str, value: f64) -> Result<f64, CwError> {
+    if value.is_finite() && value >= 0.0 {
+        Ok(value)
+    } else {
+        Err(CwError::InvalidParameter(format!(
+            "{name} must be a non-negative finite number, got {value}"
+        )))
+    }
+}
+
+impl RegressionRule {
+    /// Builds a regression rule from its name and hyper-parameters (`r`; `epsilon`, `C`).
+    pub fn from_name(name: &str, params: &[(&str, f64)]) -> Result<RegressionRule, CwError> {
+        let (allowed, mut values): (&[&str], Vec<f64>) = match name {
+            "AROW" => (&["r"], vec![1.0]),
+            "PA" => (&["epsilon"], vec![0.1]),
+            "PA1" | "PA2" => (&["epsilon", "C"], vec![0.1, 1.0]),
+            _ => {
+                return Err(CwError::InvalidParameter(format!(
+                    "unknown regression rule {name:?}; expected one of {REGRESSION_RULE_NAMES:?}"
+                )))
+            }
+        };
+        for &(key, value) in params {
+            match allowed.iter().position(|&k| k == key) {
+                Some(i) => values[i] = value,
+                None => {
+                    return Err(CwError::InvalidParameter(format!(
+                        "{name} regression has no hyper-parameter {key:?}; it takes {allowed:?}"
+                    )))
+                }
+            }
+        }
+        Ok(match name {
+            "AROW" => RegressionRule::AROW {
+                r: positive("r", values[0])?,
+            },
+            "PA" => RegressionRule::PA {
+                epsilon: non_negative("epsilon", values[0])?,
+            },
+            "PA1" => RegressionRule::PA1 {
+                epsilon: non_negative("epsilon", values[0])?,
+                c: positive("C", values[1])?,
+            },
+            _ => RegressionRule::PA2 {
+                epsilon: non_negative("epsilon", values[0])?,
+                c: positive("C", values[1])?,
+            },
+        })
+    }
+
+    pub fn is_second_order(&self) -> bool {
+        matches!(self, RegressionRule::AROW { .. })
+    }
+
+    /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.
+    /// An all-zero row never updates.
+    pub fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        if norm2 <= 0.0 || v <= 0.0 {
+            return None;
+        }
+        let loss = |epsilon: f64| Some(e.abs() - epsilon).filter(|&l| l > 0.0);
+        let first_order = |alpha: f64| Step {
+            alpha: alpha.copysign(e),
+            c: 0.0,
+        };
+        match *self {
+            RegressionRule::AROW { r } => Some(Step {
+                alpha: e / (v + r),
+                c: 1.0 / r,
+            }),
+            RegressionRule::PA { epsilon } => loss(epsilon).map(|l| first_order(l / norm2)),
+            RegressionRule::PA1 { epsilon, c } => {
+                loss(epsilon).map(|l| first_order(c.min(l / norm2)))
+            }
+            RegressionRule::PA2 { epsilon, c } => {
+                loss(epsilon).map(|l| first_order(l / (norm2 + 0.5 / c)))
+            }
+        }
+    }
+}
+
 /// CW (variance form): γ = [−(1+2φm) + √((1+2φm)² − 8φ(m − φv))] / (4φv), for m < φv.
 /// When 1+2φm ≥ 0 the numerator is rationalised to avoid cancellation.
 fn cw_variance_alpha(m: f64, v: f64, phi: f64) -> f64 {

@@ -2,9 +2,11 @@
 
 Binary learners Perceptron, PA, PA1, PA2 (first order) and SOP, CW, ExactCW, AROW, NAROW, SCW1,
 SCW2, NHERD (second order, `covariance="diag"` or `"full"`), each a scikit-learn-style estimator
-with `partial_fit` for streams.
+with `partial_fit` for streams, for two classes or many (`multi_class="max-score"|"ovr"`).
+Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, PA2Regressor.
 """
 
+from ._base import Classifier, Regressor
 from ._classifiers import (
     AROW,
     CLASSIFIERS,
@@ -20,14 +22,22 @@ from ._classifiers import (
     ExactCW,
     Perceptron,
 )
+from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
 from ._validation import DataConversionWarning, NotFittedError
 
 __version__ = "0.1.0"
 
 __all__ = [
     "AROW",
+    "AROWRegressor",
+    "PA1Regressor",
+    "PA2Regressor",
+    "PARegressor",
+    "REGRESSORS",
     "CLASSIFIERS",
     "CW",
+    "Classifier",
+    "Regressor",
     "NAROW",
     "NHERD",
     "PA",

@@ -1,8 +1,7 @@
-"""The scikit-learn-style estimator machinery shared by every binary learner.
+"""The scikit-learn-style estimator machinery shared by every learner.
 
 Duck-typed: scikit-learn is not needed at run time. The math lives in the Rust core
-(`cwrs._cwrs.BinaryModel`); this layer validates, maps labels to ±1 and exposes fitted
-attributes.
+(`cwrs._cwrs`); this layer validates, encodes labels and exposes fitted attributes.
 """
 
 from __future__ import annotations
@@ -12,21 +11,22 @@ import numbers
 
 import numpy as np
 
-from ._cwrs import BinaryModel
+from . import _cwrs
 from ._validation import (
-    not_fitted_error,
     check_labels,
     check_sample_weight,
+    check_targets,
     check_X,
     column_or_1d,
+    not_fitted_error,
 )
 
 
-class BinaryClassifier:
-    """Base of all binary online linear classifiers.
+class Estimator:
+    """Base of all learners: parameters, pickling, fitting passes and the fitted model.
 
-    Subclasses set `_rule` (the Rust rule name) and `_rule_params` (the hyper-parameters the rule
-    takes) and define `__init__` with their keyword hyper-parameters.
+    Subclasses set `_rule` (the Rust rule name), `_rule_params` (the hyper-parameters the rule
+    takes) and `_second_order`, and define `__init__` with their keyword hyper-parameters.
     """
 
     _rule: str
@@ -66,32 +66,25 @@ class BinaryClassifier:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(multi_class=False),
-            input_tags=InputTags(sparse=True),
-        )
-
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_model")
 
     def __getstate__(self):
         state = self.__dict__.copy()
         if "_model" in state:
-            state["_model"] = state["_model"].state()
+            model = state["_model"]
+            state["_model"] = (type(model).__name__, model.state())
         return state
 
     def __setstate__(self, state):
         if "_model" in state:
-            state["_model"] = BinaryModel.from_state(*state["_model"])
+            kind, model_state = state["_model"]
+            state["_model"] = getattr(_cwrs, kind).from_state(*model_state)
         self.__dict__.update(state)
 
     # ----------------------------------------------------------------- model construction
-    def _new_model(self, n_features):
+    def _model_args(self):
+        """(rule params, covariance form, a, fit_intercept) for the native model."""
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
             raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
         params = [(name, _as_float(name, getattr(self, name))) for name in self._rule_params]
@@ -101,7 +94,7 @@ class BinaryClassifier:
                 raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
         else:
             covariance, a = "identity", 1.0
-        return BinaryModel(self._rule, params, covariance, n_features, bool(self.fit_intercept), a)
+        return params, covariance, a, bool(self.fit_intercept)
 
     def _fitted_model(self):
         try:
@@ -126,28 +119,14 @@ class BinaryClassifier:
         self._check_n_features(n_features)
         return matrix
 
-    def _signed_labels(self, y, classes):
-        positive = y == classes[1]
-        if not (positive | (y == classes[0])).all():
-            unknown = [label for label in np.unique(y) if label not in set(classes.tolist())]
-            raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
-        return np.where(positive, 1.0, -1.0)
-
-    # ----------------------------------------------------------------- learning
-    def fit(self, X, y, sample_weight=None):
-        """Forgets any previous state and learns `n_iter` passes over the rows of X in order
-        (or in a fresh random order per pass when `shuffle=True`)."""
-        matrix, n_rows, n_features = check_X(X)
-        y = check_labels(y, n_rows)
-        classes = _binary_classes(y)
-        signed = self._signed_labels(y, classes)
+    def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
+        """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`)."""
         repeats = check_sample_weight(sample_weight, n_rows)
         if repeats is not None and not repeats.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
         n_iter = self.n_iter
         if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
             raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
-        model = self._new_model(n_features)
         rng = None
         if self.shuffle:
             rng = (
@@ -157,14 +136,77 @@ class BinaryClassifier:
             )
         for _ in range(n_iter):
             order = None if rng is None else rng.permutation(n_rows).astype(np.int64)
-            model.partial_fit(matrix, signed, repeats, order)
+            model.partial_fit(matrix, targets, repeats, order)
+
+    def _weights(self):
+        """The fitted means as rows × (n_features + bias)."""
+        model = self._fitted_model()
+        return model.means if isinstance(model, _cwrs.MulticlassModel) else model.mean[None, :]
+
+    @property
+    def n_updates_(self):
+        """Rounds whose update changed the model, over everything seen."""
+        return self._fitted_model().n_updates
+
+
+class Classifier(Estimator):
+    """Base of all online linear classifiers: binary, or multiclass by `multi_class`.
+
+    With two classes the model is the binary learner of the papers (labels ±1, `classes_[1]`
+    positive); with more it keeps one Gaussian per class (`multi_class="max-score"`, the
+    single-constraint update of DESIGN §4, or `"ovr"`, one binary problem per class).
+    """
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(multi_class=True),
+            input_tags=InputTags(sparse=True),
+        )
+
+    def _new_model(self, n_classes, n_features):
+        params, covariance, a, fit_intercept = self._model_args()
+        if n_classes == 2:
+            return _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
+        if not isinstance(self.multi_class, str):
+            raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
+        return _cwrs.MulticlassModel(
+            self._rule, params, self.multi_class, covariance, n_classes, n_features,
+            fit_intercept, a,
+        )
+
+    def _targets(self, model, y, classes):
+        """Labels as the native model takes them: ±1 (binary) or class indices."""
+        index = np.searchsorted(classes, y)
+        known = index < classes.shape[0]
+        known[known] = classes[index[known]] == y[known]
+        if not known.all():
+            unknown = np.unique(y[~known]).tolist()
+            raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
+        if isinstance(model, _cwrs.BinaryModel):
+            return np.where(index == 1, 1.0, -1.0)
+        return index.astype(np.int64)
+
+    # ----------------------------------------------------------------- learning
+    def fit(self, X, y, sample_weight=None):
+        """Forgets any previous state and learns `n_iter` passes over the rows of X in order
+        (or in a fresh random order per pass when `shuffle=True`)."""
+        matrix, n_rows, n_features = check_X(X)
+        y = check_labels(y, n_rows)
+        classes = _classes(y)
+        model = self._new_model(classes.shape[0], n_features)
+        targets = self._targets(model, y, classes)
+        self._fit_passes(model, matrix, targets, sample_weight, n_rows)
         self._model, self.classes_, self.n_features_in_ = model, classes, n_features
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns the rows of X once, in order, continuing from the current state.
 
-        `classes` (the two labels) is required on the first call.
+        `classes` (every label the stream will hold) is required on the first call.
         """
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
@@ -172,8 +214,8 @@ class BinaryClassifier:
         if first_call:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
-            known = _binary_classes(column_or_1d(classes, "classes"))
-            model = self._new_model(n_features)
+            known = _classes(column_or_1d(classes, "classes"))
+            model = self._new_model(known.shape[0], n_features)
         else:
             known = self.classes_
             if classes is not None and not np.array_equal(np.unique(classes), known):
@@ -183,21 +225,23 @@ class BinaryClassifier:
                 )
             self._check_n_features(n_features)
             model = self._model
-        signed = self._signed_labels(y, known)
-        model.partial_fit(matrix, signed, check_sample_weight(sample_weight, n_rows))
+        targets = self._targets(model, y, known)
+        model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
         if first_call:
             self._model, self.classes_, self.n_features_in_ = model, known, n_features
         return self
 
     # ----------------------------------------------------------------- prediction
     def decision_function(self, X):
-        """The mean margin μ·x (+ intercept) for each row: positive means `classes_[1]`."""
+        """Scores of the mean weights: μ·x (+ intercept), shape (n,) for two classes (positive
+        means `classes_[1]`), else μ_k·x per class, shape (n, n_classes)."""
         return self._fitted_model().decision_function(self._check_X_for(X))
 
     def predict(self, X):
-        """The label of the mean weight vector's side: `classes_[1]` where μ·x > 0."""
-        positive = self.decision_function(X) > 0
-        return self.classes_[positive.astype(np.intp)]
+        """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
+        scores = self.decision_function(X)
+        best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
+        return self.classes_[best]
 
     def score(self, X, y, sample_weight=None):
         """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
@@ -207,41 +251,48 @@ class BinaryClassifier:
     # ----------------------------------------------------------------- fitted attributes
     @property
     def coef_(self):
-        """Mean weight vector, shape (1, n_features)."""
-        return self._fitted_model().mean[None, : self.n_features_in_]
+        """Mean weight vectors, shape (1, n_features) for two classes, else
+        (n_classes, n_features)."""
+        return self._weights()[:, : self.n_features_in_]
 
     @property
     def intercept_(self):
-        """Bias weight, shape (1,); 0 when `fit_intercept=False`."""
-        bias = self._fitted_model().mean[self.n_features_in_ :]
-        return bias if bias.shape[0] else np.zeros(1)
-
-    @property
-    def n_updates_(self):
-        """Rounds whose update changed the model, over everything seen."""
-        return self._fitted_model().n_updates
+        """Bias weights, shape (1,) or (n_classes,); 0 when `fit_intercept=False`."""
+        weights = self._weights()
+        if weights.shape[1] > self.n_features_in_:
+            return weights[:, self.n_features_in_]
+        return np.zeros(weights.shape[0])
 
     @property
     def n_mistakes_(self):
-        """Rounds with y·f(x) ≤ 0 before learning, over everything seen."""
+        """Rounds whose label did not score strictly best before learning (binary: y·f ≤ 0),
+        over everything seen."""
         return self._fitted_model().n_mistakes
 
 
-class ConfidenceWeightedClassifier(BinaryClassifier):
-    """Base of the second-order learners: a Gaussian N(μ, Σ) over weight vectors."""
+class ConfidenceWeightedClassifier(Classifier):
+    """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
 
     _second_order = True
 
     def predict_proba(self, X):
-        """P(y | x) under the Gaussian over weights: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)).
+        """Class probabilities under the Gaussian over weights.
 
-        This is the probability that a weight vector drawn from N(μ, Σ) puts x on the positive
-        side. It has the sign of `decision_function` (> 1/2 exactly where μ·x > 0), but it is not
-        a monotone function of it across rows: a row whose margin is uncertain (large xᵀΣx) gets
-        a probability closer to 1/2.
+        Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)), the probability that a weight
+        vector drawn from N(μ, Σ) puts x on the positive side. It has the sign of
+        `decision_function` (> 1/2 exactly where μ·x > 0), but it is not a monotone function of
+        it across rows: a row whose margin is uncertain (large xᵀΣx) gets a probability closer
+        to 1/2. More classes: the probability that class k scores highest when the class
+        scores are independent Gaussians N(μ_k·x, σ²) with the common variance σ² the mean of
+        the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
+        the classes exactly as `decision_function` does.
         """
-        positive = self._fitted_model().positive_probability(self._check_X_for(X))
-        return np.column_stack([1.0 - positive, positive])
+        model = self._fitted_model()
+        matrix = self._check_X_for(X)
+        if isinstance(model, _cwrs.BinaryModel):
+            positive = model.positive_probability(matrix)
+            return np.column_stack([1.0 - positive, positive])
+        return model.probabilities(matrix)
 
     def predict_log_proba(self, X):
         """Logarithm of `predict_proba`."""
@@ -250,26 +301,123 @@ class ConfidenceWeightedClassifier(BinaryClassifier):
 
     @property
     def covariance_(self):
+        """The covariance over the features (the bias coordinate left out). Two classes: shape
+        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
+        classes: one such covariance per class, stacked on a first axis."""
+        model = self._fitted_model()
+        if isinstance(model, _cwrs.BinaryModel):
+            return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
+        return _feature_block(model.covariances, model, self.n_features_in_)
+
+
+class Regressor(Estimator):
+    """Base of the online linear regressors."""
+
+    def __sklearn_tags__(self):
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="regressor",
+            target_tags=TargetTags(required=True),
+            regressor_tags=RegressorTags(),
+            input_tags=InputTags(sparse=True),
+        )
+
+    def _new_model(self, n_features):
+        params, covariance, a, fit_intercept = self._model_args()
+        return _cwrs.RegressionModel(
+            self._rule, params, covariance, n_features, fit_intercept, a
+        )
+
+    def fit(self, X, y, sample_weight=None):
+        """Forgets any previous state and learns `n_iter` passes over the rows of X in order
+        (or in a fresh random order per pass when `shuffle=True`)."""
+        matrix, n_rows, n_features = check_X(X)
+        y = check_targets(y, n_rows)
+        model = self._new_model(n_features)
+        self._fit_passes(model, matrix, y, sample_weight, n_rows)
+        self._model, self.n_features_in_ = model, n_features
+        return self
+
+    def partial_fit(self, X, y, sample_weight=None):
+        """Learns the rows of X once, in order, continuing from the current state."""
+        matrix, n_rows, n_features = check_X(X)
+        y = check_targets(y, n_rows)
+        first_call = not hasattr(self, "_model")
+        if first_call:
+            model = self._new_model(n_features)
+        else:
+            self._check_n_features(n_features)
+            model = self._model
+        model.partial_fit(matrix, y, check_sample_weight(sample_weight, n_rows))
+        if first_call:
+            self._model, self.n_features_in_ = model, n_features
+        return self
+
+    def predict(self, X):
+        """The mean prediction μ·x (+ intercept)."""
+        return self._fitted_model().predict(self._check_X_for(X))
+
+    def score(self, X, y, sample_weight=None):
+        """Coefficient of determination R² of `predict(X)` against y."""
+        y = column_or_1d(y).astype(np.float64)
+        residual = np.average((y - self.predict(X)) ** 2, weights=sample_weight)
+        spread = np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight)
+        if spread == 0:
+            return 1.0 if residual == 0 else 0.0
+        return float(1.0 - residual / spread)
+
+    @property
+    def coef_(self):
+        """Mean weight vector, shape (n_features,)."""
+        return self._fitted_model().mean[: self.n_features_in_]
+
+    @property
+    def intercept_(self):
+        """Bias weight, shape (1,); 0 when `fit_intercept=False`."""
+        bias = self._fitted_model().mean[self.n_features_in_ :]
+        return bias if bias.shape[0] else np.zeros(1)
+
+
+class ConfidenceWeightedRegressor(Regressor):
+    """Base of the second-order regressors: a Gaussian N(μ, Σ) over weight vectors."""
+
+    _second_order = True
+
+    def predict(self, X, return_std=False):
+        """The mean prediction μ·x; with `return_std=True` also the predictive standard
+        deviation √(xᵀΣx + r): the spread of the weights' prediction plus the noise variance r
+        of the model (exact for AROW regression, which is Bayesian linear regression with prior
+        N(0, a·I) and noise variance r)."""
+        model = self._fitted_model()
+        matrix = self._check_X_for(X)
+        mean = model.predict(matrix)
+        if not return_std:
+            return mean
+        return mean, np.sqrt(model.variance(matrix) + _as_float("r", self.r))
+
+    @property
+    def covariance_(self):
         """The covariance over the features (the bias coordinate left out): shape
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
         model = self._fitted_model()
-        values, dim, d = model.covariance, model.mean.shape[0], self.n_features_in_
-        if model.covariance_kind == "diag":
-            return values[:d]
-        return values.reshape(dim, dim)[:d, :d]
+        return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
 
 
-def _binary_classes(y):
+def _feature_block(covariances, model, n_features):
+    """Per-row covariance values (as the native model stores them) restricted to the features."""
+    if model.covariance_kind == "diag":
+        return covariances[:, :n_features]
+    dim = int(round(np.sqrt(covariances.shape[1])))
+    return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
+
+
+def _classes(y):
     classes = np.unique(y)
     if classes.shape[0] < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present (got one class: "
             f"{classes.tolist()}); it needs two classes."
-        )
-    if classes.shape[0] > 2:
-        raise ValueError(
-            "Only binary classification is supported. The type of the target is multiclass "
-            f"({classes.shape[0]} classes)."
         )
     return classes
 

@@ -21,14 +21,19 @@ shuffle : bool, default=False
     Present the rows of each `fit` pass in a fresh random order.
 random_state : int, RandomState, Generator or None
     Seed of the shuffling.
+multi_class : {"max-score", "ovr"}, default="max-score"
+    With more than two classes: "max-score" keeps one Gaussian per class and, on each example,
+    applies the binary rule to the margin between the true class and the highest-scoring wrong
+    class s, with m = μ_y·x − μ_s·x and v = xᵀΣ_y x + xᵀΣ_s x (DESIGN §4); "ovr" learns one
+    binary problem per class. Two classes always use the binary learner.
 """
 
 from __future__ import annotations
 
-from ._base import BinaryClassifier, ConfidenceWeightedClassifier
+from ._base import Classifier, ConfidenceWeightedClassifier
 
 
-class Perceptron(BinaryClassifier):
+class Perceptron(Classifier):
     """The Perceptron (Rosenblatt, 1958).
 
     Update on a mistake (m ≤ 0): μ ← μ + y·x.
@@ -36,14 +41,15 @@ class Perceptron(BinaryClassifier):
 
     _rule = "Perceptron"
 
-    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None):
+    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None, multi_class="max-score"):
         self.fit_intercept = fit_intercept
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
-class PA(BinaryClassifier):
+class PA(Classifier):
     """Passive-Aggressive (Crammer, Dekel, Keshet, Shalev-Shwartz, Singer, JMLR 2006).
 
     When m < 1: μ ← μ + α·y·x with α = (1 − m)/‖x‖² (the smallest step reaching margin 1).
@@ -51,14 +57,15 @@ class PA(BinaryClassifier):
 
     _rule = "PA"
 
-    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None):
+    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None, multi_class="max-score"):
         self.fit_intercept = fit_intercept
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
-class PA1(BinaryClassifier):
+class PA1(Classifier):
     """PA-I (Crammer et al., JMLR 2006): PA with the step capped at C.
 
     When m < 1: α = min(C, (1 − m)/‖x‖²).
@@ -73,16 +80,18 @@ class PA1(BinaryClassifier):
     _rule_params = ("C",)
 
     def __init__(
-        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None
+        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None,
+        multi_class="max-score",
     ):
         self.C = C
         self.fit_intercept = fit_intercept
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
-class PA2(BinaryClassifier):
+class PA2(Classifier):
     """PA-II (Crammer et al., JMLR 2006): PA with a squared slack penalty.
 
     When m < 1: α = (1 − m)/(‖x‖² + 1/(2C)).
@@ -97,13 +106,15 @@ class PA2(BinaryClassifier):
     _rule_params = ("C",)
 
     def __init__(
-        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None
+        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None,
+        multi_class="max-score",
     ):
         self.C = C
         self.fit_intercept = fit_intercept
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class SOP(ConfidenceWeightedClassifier):
@@ -130,6 +141,7 @@ class SOP(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.a = a
         self.covariance = covariance
@@ -137,6 +149,7 @@ class SOP(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class CW(ConfidenceWeightedClassifier):
@@ -166,6 +179,7 @@ class CW(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.eta = eta
         self.a = a
@@ -174,6 +188,7 @@ class CW(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class ExactCW(ConfidenceWeightedClassifier):
@@ -204,6 +219,7 @@ class ExactCW(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.eta = eta
         self.a = a
@@ -212,6 +228,7 @@ class ExactCW(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class AROW(ConfidenceWeightedClassifier):
@@ -241,6 +258,7 @@ class AROW(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.r = r
         self.a = a
@@ -249,6 +267,7 @@ class AROW(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class NAROW(ConfidenceWeightedClassifier):
@@ -281,6 +300,7 @@ class NAROW(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.b = b
         self.a = a
@@ -289,6 +309,7 @@ class NAROW(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class SCW1(ConfidenceWeightedClassifier):
@@ -321,6 +342,7 @@ class SCW1(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.C = C
         self.eta = eta
@@ -330,6 +352,7 @@ class SCW1(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class SCW2(ConfidenceWeightedClassifier):
@@ -363,6 +386,7 @@ class SCW2(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.C = C
         self.eta = eta
@@ -372,6 +396,7 @@ class SCW2(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 class NHERD(ConfidenceWeightedClassifier):
@@ -401,6 +426,7 @@ class NHERD(ConfidenceWeightedClassifier):
         n_iter=1,
         shuffle=False,
         random_state=None,
+        multi_class="max-score",
     ):
         self.C = C
         self.a = a
@@ -409,6 +435,7 @@ class NHERD(ConfidenceWeightedClassifier):
         self.n_iter = n_iter
         self.shuffle = shuffle
         self.random_state = random_state
+        self.multi_class = multi_class
 
 
 CLASSIFIERS = (Perceptron, PA, PA1, PA2, SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD)

@@ -131,6 +131,20 @@ def check_labels(y, n_rows: int) -> np.ndarray:
     return y
 
 
+def check_targets(y, n_rows: int) -> np.ndarray:
+    """Regression targets as a finite 1-D float64 array of length `n_rows`."""
+    if y is None:
+        raise ValueError("requires y to be passed, but the target y is None")
+    y = column_or_1d(y)
+    if y.shape[0] != n_rows:
+        raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} values")
+    y = np.ascontiguousarray(_as_float64(y), dtype=np.float64)
+    if not np.isfinite(y).all():
+        kind = "NaN" if np.isnan(y).any() else "infinity"
+        raise ValueError(f"Input y contains {kind}.")
+    return y
+
+
 def check_sample_weight(sample_weight, n_rows: int):
     """Sample weights as repetition counts (uint32), or None for all ones.
 

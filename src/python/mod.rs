@@ -1,15 +1,18 @@
 //! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core.
 //! No math lives here; validation errors of the core become `ValueError`.
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
 use crate::learner::Learner;
-use crate::rules::Rule;
+use crate::multiclass::{MulticlassLearner, Strategy};
+use crate::regression::Regressor;
+use crate::rules::{RegressionRule, Rule};
 
 impl From<CwError> for PyErr {
     fn from(err: CwError) -> PyErr {
@@ -65,41 +68,79 @@ impl MatrixArg<'_> {
     }
 }
 
+fn named(params: &[(String, f64)]) -> Vec<(&str, f64)> {
+    params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
+fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> PyResult<&'a [T]> {
+    array
+        .as_slice()
+        .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// Non-negative integers (row indices or class indices) as `usize`.
+fn indices(array: &PyReadonlyArray1<i64>, what: &str) -> PyResult<Vec<usize>> {
+    array
+        .as_array()
+        .iter()
+        .map(|&i| usize::try_from(i))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err(format!("{what} holds a negative index")))
+}
+
+/// The optional `repeats` and `order` arguments of every `partial_fit`.
+struct PresentationArgs<'py> {
+    repeats: Option<PyReadonlyArray1<'py, u32>>,
+    order: Option<Vec<usize>>,
+}
+
+impl<'py> PresentationArgs<'py> {
+    fn new(
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<Self> {
+        let order = order
+            .as_ref()
+            .map(|o| indices(o, "row order"))
+            .transpose()?;
+        Ok(PresentationArgs { repeats, order })
+    }
+
+    fn view(&self) -> PyResult<Presentation<'_>> {
+        Ok(Presentation {
+            repeats: self.repeats.as_ref().map(slice).transpose()?,
+            order: self.order.as_deref(),
+        })
+    }
+}
+
+/// Runs `f` over the rows of `x` with the GIL released; returns `width` values per row, as a
+/// 1-D array when `width` is `None`, else as rows × width.
+fn fill_rows<'py>(
+    py: Python<'py>,
+    x: &MatrixArg,
+    width: Option<usize>,
+    f: impl FnOnce(&Matrix, &mut [f64]) -> Result<(), CwError> + Send,
+) -> PyResult<Bound<'py, PyAny>> {
+    let view = x.view()?;
+    let n_rows = view.n_rows();
+    let out = py.detach(|| {
+        let mut out = vec![0.0; n_rows * width.unwrap_or(1)];
+        f(&view, &mut out).map(|()| out)
+    })?;
+    let array = PyArray1::from_vec(py, out);
+    Ok(match width {
+        None => array.into_any(),
+        Some(width) => array.reshape([n_rows, width])?.into_any(),
+    })
+}
+
 /// A binary learner (labels ±1). The Python estimators in `cwrs` wrap it.
 #[pyclass(module = "cwrs._cwrs")]
 struct BinaryModel {
     learner: Learner,
     rule_name: String,
     params: Vec<(String, f64)>,
-}
-
-fn build_rule(rule: &str, params: &[(String, f64)]) -> Result<Rule, CwError> {
-    let params: Vec<(&str, f64)> = params.iter().map(|(k, v)| (k.as_str(), *v)).collect();
-    Rule::from_name(rule, &params)
-}
-
-fn slice<'a>(array: &'a PyReadonlyArray1<f64>) -> PyResult<&'a [f64]> {
-    array
-        .as_slice()
-        .map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-impl BinaryModel {
-    /// Runs `f` over the rows of `x` with the GIL released and returns its one value per row.
-    fn map_rows(
-        &self,
-        py: Python<'_>,
-        x: MatrixArg,
-        f: fn(&Learner, &Matrix, &mut [f64]) -> Result<(), CwError>,
-    ) -> PyResult<Py<PyArray1<f64>>> {
-        let view = x.view()?;
-        let learner = &self.learner;
-        let out = py.detach(|| {
-            let mut out = vec![0.0; view.n_rows()];
-            f(learner, &view, &mut out).map(|()| out)
-        })?;
-        Ok(PyArray1::from_vec(py, out).unbind())
-    }
 }
 
 #[pymethods]
@@ -115,7 +156,7 @@ impl BinaryModel {
         a: f64,
     ) -> PyResult<Self> {
         let learner = Learner::new(
-            build_rule(rule, &params)?,
+            Rule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
             fit_intercept,
@@ -143,7 +184,7 @@ impl BinaryModel {
         n_mistakes: u64,
     ) -> PyResult<Self> {
         let learner = Learner::from_state(
-            build_rule(rule, &params)?,
+            Rule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
             fit_intercept,
@@ -160,23 +201,9 @@ impl BinaryModel {
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
-    #[allow(clippy::type_complexity)]
-    fn state<'py>(
-        &self,
-        py: Python<'py>,
-    ) -> (
-        String,
-        Vec<(String, f64)>,
-        &'static str,
-        usize,
-        bool,
-        Bound<'py, PyArray1<f64>>,
-        Bound<'py, PyArray1<f64>>,
-        u64,
-        u64,
-    ) {
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let l = &self.learner;
-        (
+        let state = (
             self.rule_name.clone(),
             self.params.clone(),
             l.covariance_kind().name(),
@@ -186,61 +213,53 @@ impl BinaryModel {
             PyArray1::from_slice(py, l.covariance()),
             l.n_updates(),
             l.n_mistakes(),
-        )
+        );
+        state.into_pyobject(py)
     }
 
     /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given).
     /// Everything is validated before the first update.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
-    fn partial_fit(
+    fn partial_fit<'py>(
         &mut self,
-        py: Python<'_>,
-        x: MatrixArg,
-        y: PyReadonlyArray1<f64>,
-        repeats: Option<PyReadonlyArray1<u32>>,
-        order: Option<PyReadonlyArray1<i64>>,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        y: PyReadonlyArray1<'py, f64>,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<()> {
-        let view = x.view()?;
-        let y = slice(&y)?;
-        let repeats = match &repeats {
-            Some(r) => Some(
-                r.as_slice()
-                    .map_err(|e| PyValueError::new_err(e.to_string()))?,
-            ),
-            None => None,
-        };
-        let order: Option<Vec<usize>> = match &order {
-            Some(o) => Some(
-                o.as_array()
-                    .iter()
-                    .map(|&i| usize::try_from(i))
-                    .collect::<Result<_, _>>()
-                    .map_err(|_| PyValueError::new_err("row order holds a negative index"))?,
-            ),
-            None => None,
-        };
+        let (view, y) = (x.view()?, slice(&y)?);
+        let presentation = PresentationArgs::new(repeats, order)?;
+        let presentation = presentation.view()?;
         let learner = &mut self.learner;
-        let presentation = Presentation {
-            repeats,
-            order: order.as_deref(),
-        };
-        py.detach(|| learner.partial_fit(&view, y, presentation))?;
-        Ok(())
+        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
     }
 
     /// μ·x for every row.
-    fn decision_function(&self, py: Python<'_>, x: MatrixArg) -> PyResult<Py<PyArray1<f64>>> {
-        self.map_rows(py, x, Learner::decision_function)
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| {
+            self.learner.decision_function(m, out)
+        })
     }
 
     /// xᵀΣx for every row.
-    fn variance(&self, py: Python<'_>, x: MatrixArg) -> PyResult<Py<PyArray1<f64>>> {
-        self.map_rows(py, x, Learner::variances)
+    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
     }
 
     /// Φ(μ·x / √(xᵀΣx)) for every row.
-    fn positive_probability(&self, py: Python<'_>, x: MatrixArg) -> PyResult<Py<PyArray1<f64>>> {
-        self.map_rows(py, x, Learner::positive_probability)
+    fn positive_probability<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| {
+            self.learner.positive_probability(m, out)
+        })
     }
 
     /// μ over the features, then the bias weight when the model fits an intercept.
@@ -272,6 +291,311 @@ impl BinaryModel {
     }
 }
 
+/// A multiclass learner over class indices 0..n_classes (max-score or one-vs-rest).
+#[pyclass(module = "cwrs._cwrs")]
+struct MulticlassModel {
+    learner: MulticlassLearner,
+    rule_name: String,
+    params: Vec<(String, f64)>,
+}
+
+#[pymethods]
+impl MulticlassModel {
+    #[new]
+    #[pyo3(signature = (rule, params, strategy, covariance, n_classes, n_features, fit_intercept, a))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        strategy: &str,
+        covariance: &str,
+        n_classes: usize,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+    ) -> PyResult<Self> {
+        let learner = MulticlassLearner::new(
+            Rule::from_name(rule, &named(&params))?,
+            Strategy::from_name(strategy)?,
+            CovarianceKind::from_name(covariance)?,
+            n_classes,
+            n_features,
+            fit_intercept,
+            a,
+        )?;
+        Ok(MulticlassModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+        })
+    }
+
+    /// Rebuilds a model from the tuple returned by `state()`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_state(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        strategy: &str,
+        covariance: &str,
+        n_classes: usize,
+        n_features: usize,
+        fit_intercept: bool,
+        means: PyReadonlyArray1<f64>,
+        covariances: PyReadonlyArray1<f64>,
+        n_updates: u64,
+        n_mistakes: u64,
+    ) -> PyResult<Self> {
+        let learner = MulticlassLearner::from_state(
+            Rule::from_name(rule, &named(&params))?,
+            Strategy::from_name(strategy)?,
+            CovarianceKind::from_name(covariance)?,
+            n_classes,
+            n_features,
+            fit_intercept,
+            slice(&means)?,
+            slice(&covariances)?,
+            n_updates,
+            n_mistakes,
+        )?;
+        Ok(MulticlassModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+        })
+    }
+
+    /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let l = &self.learner;
+        let state = (
+            self.rule_name.clone(),
+            self.params.clone(),
+            l.strategy().name(),
+            l.covariance_kind().name(),
+            l.n_classes(),
+            l.shape().n_features,
+            l.shape().fit_intercept,
+            PyArray1::from_vec(py, l.means()),
+            PyArray1::from_vec(py, l.covariances()),
+            l.n_updates(),
+            l.n_mistakes(),
+        );
+        state.into_pyobject(py)
+    }
+
+    /// Learns the rows of `x` with class indices `labels`.
+    #[pyo3(signature = (x, labels, repeats=None, order=None))]
+    fn partial_fit<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        labels: PyReadonlyArray1<'py, i64>,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<()> {
+        let (view, labels) = (x.view()?, indices(&labels, "labels")?);
+        let presentation = PresentationArgs::new(repeats, order)?;
+        let presentation = presentation.view()?;
+        let learner = &mut self.learner;
+        Ok(py.detach(|| learner.partial_fit(&view, &labels, presentation))?)
+    }
+
+    /// μ_k·x for every row and class (rows × classes).
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| {
+            self.learner.decision_function(m, out)
+        })
+    }
+
+    /// xᵀΣ_k x for every row and class.
+    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| self.learner.variances(m, out))
+    }
+
+    /// P(class k has the highest score) under the per-class Gaussians over weights.
+    fn probabilities<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| self.learner.probabilities(m, out))
+    }
+
+    /// The class means, classes × (features + bias).
+    #[getter]
+    fn means<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let rows = [self.learner.n_classes(), self.learner.shape().dim()];
+        Ok(PyArray1::from_vec(py, self.learner.means())
+            .reshape(rows)?
+            .into_any())
+    }
+
+    /// The class covariance values, one row per class (empty, variances, or Σ row-major).
+    #[getter]
+    fn covariances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let values = self.learner.covariances();
+        let rows = [
+            self.learner.n_classes(),
+            values.len() / self.learner.n_classes(),
+        ];
+        Ok(PyArray1::from_vec(py, values).reshape(rows)?.into_any())
+    }
+
+    /// "identity", "diag" or "full".
+    #[getter]
+    fn covariance_kind(&self) -> &'static str {
+        self.learner.covariance_kind().name()
+    }
+
+    #[getter]
+    fn n_updates(&self) -> u64 {
+        self.learner.n_updates()
+    }
+
+    #[getter]
+    fn n_mistakes(&self) -> u64 {
+        self.learner.n_mistakes()
+    }
+}
+
+/// An online linear regressor (AROW = recursive least squares, or ε-insensitive PA).
+#[pyclass(module = "cwrs._cwrs")]
+struct RegressionModel {
+    learner: Regressor,
+    rule_name: String,
+    params: Vec<(String, f64)>,
+}
+
+#[pymethods]
+impl RegressionModel {
+    #[new]
+    #[pyo3(signature = (rule, params, covariance, n_features, fit_intercept, a))]
+    fn new(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        covariance: &str,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+    ) -> PyResult<Self> {
+        let learner = Regressor::new(
+            RegressionRule::from_name(rule, &named(&params))?,
+            CovarianceKind::from_name(covariance)?,
+            n_features,
+            fit_intercept,
+            a,
+        )?;
+        Ok(RegressionModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+        })
+    }
+
+    /// Rebuilds a model from the tuple returned by `state()`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_state(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        covariance: &str,
+        n_features: usize,
+        fit_intercept: bool,
+        mean: PyReadonlyArray1<f64>,
+        covariance_values: PyReadonlyArray1<f64>,
+        n_updates: u64,
+    ) -> PyResult<Self> {
+        let learner = Regressor::from_state(
+            RegressionRule::from_name(rule, &named(&params))?,
+            CovarianceKind::from_name(covariance)?,
+            n_features,
+            fit_intercept,
+            slice(&mean)?,
+            slice(&covariance_values)?,
+            n_updates,
+        )?;
+        Ok(RegressionModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+        })
+    }
+
+    /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let l = &self.learner;
+        let state = (
+            self.rule_name.clone(),
+            self.params.clone(),
+            l.covariance_kind().name(),
+            l.shape().n_features,
+            l.shape().fit_intercept,
+            PyArray1::from_slice(py, l.mean()),
+            PyArray1::from_slice(py, l.covariance()),
+            l.n_updates(),
+        );
+        state.into_pyobject(py)
+    }
+
+    /// Learns the rows of `x` with targets `y`.
+    #[pyo3(signature = (x, y, repeats=None, order=None))]
+    fn partial_fit<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        y: PyReadonlyArray1<'py, f64>,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<()> {
+        let (view, y) = (x.view()?, slice(&y)?);
+        let presentation = PresentationArgs::new(repeats, order)?;
+        let presentation = presentation.view()?;
+        let learner = &mut self.learner;
+        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+    }
+
+    /// μ·x for every row.
+    fn predict<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| self.learner.predict(m, out))
+    }
+
+    /// xᵀΣx for every row.
+    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
+    }
+
+    /// μ over the features, then the bias weight when the model fits an intercept.
+    #[getter]
+    fn mean<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.learner.mean())
+    }
+
+    /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
+    #[getter]
+    fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.learner.covariance())
+    }
+
+    /// "identity", "diag" or "full".
+    #[getter]
+    fn covariance_kind(&self) -> &'static str {
+        self.learner.covariance_kind().name()
+    }
+
+    #[getter]
+    fn n_updates(&self) -> u64 {
+        self.learner.n_updates()
+    }
+}
+
 /// Standard normal quantile Φ⁻¹(p), as used for the rules' φ = Φ⁻¹(η).
 #[pyfunction]
 fn normal_quantile(p: f64) -> PyResult<f64> {
@@ -287,6 +611,8 @@ fn normal_quantile(p: f64) -> PyResult<f64> {
 #[pymodule]
 fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BinaryModel>()?;
+    m.add_class::<MulticlassModel>()?;
+    m.add_class::<RegressionModel>()?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
