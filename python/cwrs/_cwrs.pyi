@@ -60,3 +60,91 @@ class BinaryModel:
     def n_updates(self) -> int: ...
     @property
     def n_mistakes(self) -> int: ...
+
+class MulticlassModel:
+    def __init__(
+        self,
+        rule: str,
+        params: list[tuple[str, float]],
+        strategy: str,
+        covariance: str,
+        n_classes: int,
+        n_features: int,
+        fit_intercept: bool,
+        a: float,
+    ) -> None: ...
+    @staticmethod
+    def from_state(
+        rule: str,
+        params: list[tuple[str, float]],
+        strategy: str,
+        covariance: str,
+        n_classes: int,
+        n_features: int,
+        fit_intercept: bool,
+        means: Float64Array,
+        covariances: Float64Array,
+        n_updates: int,
+        n_mistakes: int,
+    ) -> MulticlassModel: ...
+    def state(self) -> tuple: ...
+    def partial_fit(
+        self,
+        x: MatrixArg,
+        labels: npt.NDArray[np.int64],
+        repeats: Optional[npt.NDArray[np.uint32]] = None,
+        order: Optional[npt.NDArray[np.int64]] = None,
+    ) -> None: ...
+    def decision_function(self, x: MatrixArg) -> Float64Array: ...
+    def variance(self, x: MatrixArg) -> Float64Array: ...
+    def probabilities(self, x: MatrixArg) -> Float64Array: ...
+    @property
+    def means(self) -> Float64Array: ...
+    @property
+    def covariances(self) -> Float64Array: ...
+    @property
+    def covariance_kind(self) -> str: ...
+    @property
+    def n_updates(self) -> int: ...
+    @property
+    def n_mistakes(self) -> int: ...
+
+class RegressionModel:
+    def __init__(
+        self,
+        rule: str,
+        params: list[tuple[str, float]],
+        covariance: str,
+        n_features: int,
+        fit_intercept: bool,
+        a: float,
+    ) -> None: ...
+    @staticmethod
+    def from_state(
+        rule: str,
+        params: list[tuple[str, float]],
+        covariance: str,
+        n_features: int,
+        fit_intercept: bool,
+        mean: Float64Array,
+        covariance_values: Float64Array,
+        n_updates: int,
+    ) -> RegressionModel: ...
+    def state(self) -> tuple: ...
+    def partial_fit(
+        self,
+        x: MatrixArg,
+        y: Float64Array,
+        repeats: Optional[npt.NDArray[np.uint32]] = None,
+        order: Optional[npt.NDArray[np.int64]] = None,
+    ) -> None: ...
+    def predict(self, x: MatrixArg) -> Float64Array: ...
+    def variance(self, x: MatrixArg) -> Float64Array: ...
+    @property
+    def mean(self) -> Float64Array: ...
+    @property
+    def covariance(self) -> Float64Array: ...
+    @property
+    def covariance_kind(self) -> str: ...
+    @property
+    def n_updates(self) -> int: ...
