@@ -8,6 +8,7 @@ pub mod covariance;
 pub mod data;
 pub mod error;
 pub mod gaussian;
+pub mod kernel;
 pub mod learner;
 pub mod multiclass;
 pub mod regression;

@@ -12,6 +12,7 @@ import numbers
 import numpy as np
 
 from . import _cwrs
+from ._kernel import KERNELS, RandomFourierFeatures, check_budget, check_degree, resolve_gamma
 from ._validation import (
     check_labels,
     check_sample_weight,
@@ -20,6 +21,14 @@ from ._validation import (
     column_or_1d,
     not_fitted_error,
 )
+
+
+def store_params(estimator, params):
+    """Stores `__init__`'s keyword arguments as attributes, unvalidated (scikit-learn's rule:
+    validation happens in `fit`)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
 
 
 class Estimator:
@@ -32,6 +41,8 @@ class Estimator:
     _rule: str
     _rule_params: tuple = ()
     _second_order = False
+    # A map applied to rows before the model sees them (random Fourier features), if any.
+    _feature_map = None
 
     # ----------------------------------------------------------------- scikit-learn plumbing
     @classmethod
@@ -113,11 +124,11 @@ class Estimator:
             )
 
     def _check_X_for(self, X):
-        """X validated against the fitted number of features."""
+        """X validated against the fitted number of features, as the model sees it."""
         self._fitted_model()
-        matrix, _, n_features = check_X(X)
+        matrix, n_rows, n_features = check_X(X)
         self._check_n_features(n_features)
-        return matrix
+        return _mapped(matrix, n_rows, self._feature_map)
 
     def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
         """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`)."""
@@ -138,10 +149,6 @@ class Estimator:
             order = None if rng is None else rng.permutation(n_rows).astype(np.int64)
             model.partial_fit(matrix, targets, repeats, order)
 
-    def _weights(self):
-        """The fitted means as rows × (n_features + bias)."""
-        model = self._fitted_model()
-        return model.means if isinstance(model, _cwrs.MulticlassModel) else model.mean[None, :]
 
     @property
     def n_updates_(self):
@@ -168,15 +175,47 @@ class Classifier(Estimator):
         )
 
     def _new_model(self, n_classes, n_features):
+        """The native model for `n_classes` and the feature map in front of it (or None)."""
         params, covariance, a, fit_intercept = self._model_args()
+        feature_map = None
+        if self.kernel_approximation is not None:
+            if self.kernel_approximation != "rff":
+                raise ValueError(
+                    f'kernel_approximation must be None or "rff", got {self.kernel_approximation!r}'
+                )
+            if self.kernel is not None:
+                raise ValueError("set either kernel or kernel_approximation, not both")
+            gamma = resolve_gamma(self.gamma, n_features)
+            feature_map = RandomFourierFeatures(
+                gamma, self.n_components, n_features, self.random_state
+            )
+            n_features = self.n_components
+        elif self.kernel is not None:
+            if self.kernel not in KERNELS:
+                raise ValueError(
+                    f"kernel must be None or one of {KERNELS}, got {self.kernel!r}"
+                )
+            if n_classes != 2:
+                raise ValueError(
+                    f"kernel learners support two classes, got {n_classes}; use "
+                    'kernel_approximation="rff" for more'
+                )
+            model = _cwrs.KernelModel(
+                self._rule, params, self.kernel, resolve_gamma(self.gamma, n_features),
+                check_degree(self.degree), _as_float("coef0", self.coef0), n_features,
+                fit_intercept, a, check_budget(self.budget),
+            )
+            return model, None
         if n_classes == 2:
-            return _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
+            model = _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
+            return model, feature_map
         if not isinstance(self.multi_class, str):
             raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
-        return _cwrs.MulticlassModel(
+        model = _cwrs.MulticlassModel(
             self._rule, params, self.multi_class, covariance, n_classes, n_features,
             fit_intercept, a,
         )
+        return model, feature_map
 
     def _targets(self, model, y, classes):
         """Labels as the native model takes them: ±1 (binary) or class indices."""
@@ -186,9 +225,9 @@ class Classifier(Estimator):
         if not known.all():
             unknown = np.unique(y[~known]).tolist()
             raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
-        if isinstance(model, _cwrs.BinaryModel):
-            return np.where(index == 1, 1.0, -1.0)
-        return index.astype(np.int64)
+        if isinstance(model, _cwrs.MulticlassModel):
+            return index.astype(np.int64)
+        return np.where(index == 1, 1.0, -1.0)
 
     # ----------------------------------------------------------------- learning
     def fit(self, X, y, sample_weight=None):
@@ -197,10 +236,13 @@ class Classifier(Estimator):
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
         classes = _classes(y)
-        model = self._new_model(classes.shape[0], n_features)
+        model, feature_map = self._new_model(classes.shape[0], n_features)
         targets = self._targets(model, y, classes)
+        matrix = _mapped(matrix, n_rows, feature_map)
         self._fit_passes(model, matrix, targets, sample_weight, n_rows)
-        self._model, self.classes_, self.n_features_in_ = model, classes, n_features
+        self._model, self._feature_map = model, feature_map
+        self.classes_, self.n_features_in_ = classes, n_features
+        self._sparse_input = isinstance(matrix, tuple)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
@@ -215,7 +257,7 @@ class Classifier(Estimator):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             known = _classes(column_or_1d(classes, "classes"))
-            model = self._new_model(known.shape[0], n_features)
+            model, feature_map = self._new_model(known.shape[0], n_features)
         else:
             known = self.classes_
             if classes is not None and not np.array_equal(np.unique(classes), known):
@@ -224,11 +266,14 @@ class Classifier(Estimator):
                     f"partial_fit, classes_={known!r}."
                 )
             self._check_n_features(n_features)
-            model = self._model
+            model, feature_map = self._model, self._feature_map
         targets = self._targets(model, y, known)
+        matrix = _mapped(matrix, n_rows, feature_map)
         model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
         if first_call:
-            self._model, self.classes_, self.n_features_in_ = model, known, n_features
+            self._model, self._feature_map = model, feature_map
+            self.classes_, self.n_features_in_ = known, n_features
+            self._sparse_input = isinstance(matrix, tuple)
         return self
 
     # ----------------------------------------------------------------- prediction
@@ -249,19 +294,68 @@ class Classifier(Estimator):
         return float(np.average(correct, weights=sample_weight))
 
     # ----------------------------------------------------------------- fitted attributes
+    def _weights(self):
+        """The fitted means as rows × (model features + bias)."""
+        model = self._fitted_model()
+        if isinstance(model, _cwrs.MulticlassModel):
+            return model.means
+        if isinstance(model, _cwrs.KernelModel):
+            if self.kernel != "linear":
+                raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
+            weights = model.dual_coef @ self.support_vectors_
+            bias = [model.dual_coef.sum()] if self.fit_intercept else []
+            return np.concatenate([np.ravel(weights), bias])[None, :]
+        return model.mean[None, :]
+
+    def _n_weights(self):
+        """Number of feature weights (random features with kernel_approximation)."""
+        return self.n_components if self._feature_map is not None else self.n_features_in_
+
     @property
     def coef_(self):
         """Mean weight vectors, shape (1, n_features) for two classes, else
-        (n_classes, n_features)."""
-        return self._weights()[:, : self.n_features_in_]
+        (n_classes, n_features) (over the random features with kernel_approximation)."""
+        return self._weights()[:, : self._n_weights()]
 
     @property
     def intercept_(self):
         """Bias weights, shape (1,) or (n_classes,); 0 when `fit_intercept=False`."""
         weights = self._weights()
-        if weights.shape[1] > self.n_features_in_:
-            return weights[:, self.n_features_in_]
+        if weights.shape[1] > self._n_weights():
+            return weights[:, self._n_weights()]
         return np.zeros(weights.shape[0])
+
+    def _kernel_model(self):
+        model = self._fitted_model()
+        if not isinstance(model, _cwrs.KernelModel):
+            raise AttributeError("only kernel learners (kernel=...) have a support set")
+        return model
+
+    @property
+    def n_support_(self):
+        """Number of support rows of a kernel learner."""
+        return self._kernel_model().n_support
+
+    @property
+    def support_vectors_(self):
+        """The support rows of a kernel learner: a CSR matrix if it was fitted on sparse input,
+        else a dense array, shape (n_support_, n_features)."""
+        data, indices, indptr = self._kernel_model().support_vectors()
+        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
+        shape = (indptr.shape[0] - 1, self.n_features_in_)
+        if self._sparse_input:
+            import scipy.sparse
+
+            return scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)
+        dense = np.zeros(shape)
+        rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
+        dense[rows, indices] = data
+        return dense
+
+    @property
+    def dual_coef_(self):
+        """Mean coefficients ν of a kernel learner, one per support row: μ = Σ_p ν_p φ(x_p)."""
+        return self._kernel_model().dual_coef
 
     @property
     def n_mistakes_(self):
@@ -289,10 +383,10 @@ class ConfidenceWeightedClassifier(Classifier):
         """
         model = self._fitted_model()
         matrix = self._check_X_for(X)
-        if isinstance(model, _cwrs.BinaryModel):
-            positive = model.positive_probability(matrix)
-            return np.column_stack([1.0 - positive, positive])
-        return model.probabilities(matrix)
+        if isinstance(model, _cwrs.MulticlassModel):
+            return model.probabilities(matrix)
+        positive = model.positive_probability(matrix)
+        return np.column_stack([1.0 - positive, positive])
 
     def predict_log_proba(self, X):
         """Logarithm of `predict_proba`."""
@@ -305,9 +399,11 @@ class ConfidenceWeightedClassifier(Classifier):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
         classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
+        if isinstance(model, _cwrs.KernelModel):
+            raise AttributeError("a kernel learner keeps its covariance in the dual form")
         if isinstance(model, _cwrs.BinaryModel):
-            return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
-        return _feature_block(model.covariances, model, self.n_features_in_)
+            return _feature_block(model.covariance[None, :], model, self._n_weights())[0]
+        return _feature_block(model.covariances, model, self._n_weights())
 
 
 class Regressor(Estimator):
@@ -402,6 +498,11 @@ class ConfidenceWeightedRegressor(Regressor):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
         model = self._fitted_model()
         return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
+
+
+def _mapped(matrix, n_rows, feature_map):
+    """The rows as the model sees them: through the feature map, if any."""
+    return matrix if feature_map is None else feature_map.transform(matrix, n_rows)
 
 
 def _feature_block(covariances, model, n_features):

@@ -26,11 +26,34 @@ multi_class : {"max-score", "ovr"}, default="max-score"
     applies the binary rule to the margin between the true class and the highest-scoring wrong
     class s, with m = μ_y·x − μ_s·x and v = xᵀΣ_y x + xᵀΣ_s x (DESIGN §4); "ovr" learns one
     binary problem per class. Two classes always use the binary learner.
+kernel : {None, "linear", "rbf", "poly"} or callable, default=None
+    Learn in the dual form in a reproducing-kernel Hilbert space (the representer theorem of the
+    AROW and CW-Stdev papers): μ = Σ_p ν_p φ(x_p) and Σ = a·I + Σ_pq Π_pq φ(x_p)φ(x_q)ᵀ over the
+    support rows x_p, the rows on which the rule fired. Kernels follow scikit-learn: linear x·z,
+    rbf exp(−γ‖x − z‖²), poly (γ·x·z + coef0)^degree; a callable k(X, Z) returns the matrix of
+    kernel values. The dual covariance is always full (`covariance` is ignored), and with
+    `fit_intercept` the kernel gains a constant 1 (the bias feature). Two classes only.
+gamma : float or None, default=None
+    Kernel scale for "rbf", "poly" and the RFF approximation; None means 1 / n_features.
+degree, coef0 : int, float, default=3, 1.0
+    Parameters of the "poly" kernel.
+budget : int or None, default=None
+    Cap on the number of support rows. When an update would exceed it, the support row whose
+    mean term ν_p·φ(x_p) has the smallest norm |ν_p|·√k(x_p, x_p) is removed: the single removal
+    that moves the mean least. Its precision term c_p·φ(x_p)φ(x_p)ᵀ is removed exactly (a Schur
+    complement of Π), so the covariance stays positive definite. Memory O(budget²), time per
+    example O(budget·nnz + budget²).
+kernel_approximation : {None, "rff"}, default=None
+    "rff" maps rows to `n_components` random Fourier features of the RBF kernel (seeded by
+    `random_state`) and learns the primal (diag or full) model on them: constant cost per example
+    on streams of any length. `coef_` is then over the random features.
+n_components : int, default=100
+    Number of random Fourier features.
 """
 
 from __future__ import annotations
 
-from ._base import Classifier, ConfidenceWeightedClassifier
+from ._base import Classifier, ConfidenceWeightedClassifier, store_params
 
 
 class Perceptron(Classifier):
@@ -41,12 +64,23 @@ class Perceptron(Classifier):
 
     _rule = "Perceptron"
 
-    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None, multi_class="max-score"):
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+    def __init__(
+        self,
+        *,
+        fit_intercept=True,
+        n_iter=1,
+        shuffle=False,
+        random_state=None,
+        multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
+    ):
+        store_params(self, locals())
 
 
 class PA(Classifier):
@@ -57,12 +91,23 @@ class PA(Classifier):
 
     _rule = "PA"
 
-    def __init__(self, *, fit_intercept=True, n_iter=1, shuffle=False, random_state=None, multi_class="max-score"):
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+    def __init__(
+        self,
+        *,
+        fit_intercept=True,
+        n_iter=1,
+        shuffle=False,
+        random_state=None,
+        multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
+    ):
+        store_params(self, locals())
 
 
 class PA1(Classifier):
@@ -80,15 +125,23 @@ class PA1(Classifier):
     _rule_params = ("C",)
 
     def __init__(
-        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None,
+        self,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        n_iter=1,
+        shuffle=False,
+        random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.C = C
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class PA2(Classifier):
@@ -106,15 +159,23 @@ class PA2(Classifier):
     _rule_params = ("C",)
 
     def __init__(
-        self, *, C=1.0, fit_intercept=True, n_iter=1, shuffle=False, random_state=None,
+        self,
+        *,
+        C=1.0,
+        fit_intercept=True,
+        n_iter=1,
+        shuffle=False,
+        random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.C = C
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class SOP(ConfidenceWeightedClassifier):
@@ -125,8 +186,8 @@ class SOP(ConfidenceWeightedClassifier):
     Parameters
     ----------
     a : float, default=1.0
-        Initial variance, Σ₀ = a·I. This is the inverse of the paper's regulariser: the paper's
-        A₀ = a'·I corresponds to a = 1/a'.
+        Initial variance, Σ₀ = a·I. This is the inverse of the paper"s regulariser: the paper"s
+        A₀ = a"·I corresponds to a = 1/a".
     covariance : {"diag", "full"}, default="diag"
     """
 
@@ -142,14 +203,15 @@ class SOP(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class CW(ConfidenceWeightedClassifier):
@@ -180,15 +242,15 @@ class CW(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.eta = eta
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class ExactCW(ConfidenceWeightedClassifier):
@@ -220,15 +282,15 @@ class ExactCW(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.eta = eta
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class AROW(ConfidenceWeightedClassifier):
@@ -259,15 +321,15 @@ class AROW(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.r = r
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class NAROW(ConfidenceWeightedClassifier):
@@ -275,8 +337,8 @@ class NAROW(ConfidenceWeightedClassifier):
     states it.
 
     With r_t = v/(b·v − 1) when b·v > 1 (else r_t = ∞): update when m·r_t/(r_t + v) < 1 with
-    α = (r_t − m)/(r_t + v), c = 1/r_t (α = 1, c = 0 when r_t = ∞). This is the paper's
-    look-ahead prediction rewritten in μ; it is not AROW's step with a variable r.
+    α = (r_t − m)/(r_t + v), c = 1/r_t (α = 1, c = 0 when r_t = ∞). This is the paper"s
+    look-ahead prediction rewritten in μ; it is not AROW"s step with a variable r.
 
     Parameters
     ----------
@@ -301,15 +363,15 @@ class NAROW(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.b = b
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class SCW1(ConfidenceWeightedClassifier):
@@ -329,7 +391,7 @@ class SCW1(ConfidenceWeightedClassifier):
     """
 
     _rule = "SCW1"
-    _rule_params = ("C", "eta")
+    _rule_params = ("C", "eta",)
 
     def __init__(
         self,
@@ -343,16 +405,15 @@ class SCW1(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.C = C
-        self.eta = eta
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class SCW2(ConfidenceWeightedClassifier):
@@ -373,7 +434,7 @@ class SCW2(ConfidenceWeightedClassifier):
     """
 
     _rule = "SCW2"
-    _rule_params = ("C", "eta")
+    _rule_params = ("C", "eta",)
 
     def __init__(
         self,
@@ -387,16 +448,15 @@ class SCW2(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.C = C
-        self.eta = eta
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 class NHERD(ConfidenceWeightedClassifier):
@@ -427,15 +487,15 @@ class NHERD(ConfidenceWeightedClassifier):
         shuffle=False,
         random_state=None,
         multi_class="max-score",
+        kernel=None,
+        gamma=None,
+        degree=3,
+        coef0=1.0,
+        budget=None,
+        kernel_approximation=None,
+        n_components=100,
     ):
-        self.C = C
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
-        self.multi_class = multi_class
+        store_params(self, locals())
 
 
 CLASSIFIERS = (Perceptron, PA, PA1, PA2, SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD)

@@ -15,7 +15,7 @@ for the classifiers.
 
 from __future__ import annotations
 
-from ._base import ConfidenceWeightedRegressor, Regressor
+from ._base import ConfidenceWeightedRegressor, Regressor, store_params
 
 
 class AROWRegressor(ConfidenceWeightedRegressor):
@@ -48,13 +48,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         shuffle=False,
         random_state=None,
     ):
-        self.r = r
-        self.a = a
-        self.covariance = covariance
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
 
 class PARegressor(Regressor):
@@ -74,11 +68,7 @@ class PARegressor(Regressor):
     def __init__(
         self, *, epsilon=0.1, fit_intercept=True, n_iter=1, shuffle=False, random_state=None
     ):
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
 
 class PA1Regressor(Regressor):
@@ -106,12 +96,7 @@ class PA1Regressor(Regressor):
         shuffle=False,
         random_state=None,
     ):
-        self.C = C
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
 
 class PA2Regressor(Regressor):
@@ -138,12 +123,7 @@ class PA2Regressor(Regressor):
         shuffle=False,
         random_state=None,
     ):
-        self.C = C
-        self.epsilon = epsilon
-        self.fit_intercept = fit_intercept
-        self.n_iter = n_iter
-        self.shuffle = shuffle
-        self.random_state = random_state
+        store_params(self, locals())
 
 
 REGRESSORS = (AROWRegressor, PARegressor, PA1Regressor, PA2Regressor)

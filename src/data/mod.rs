@@ -48,6 +48,38 @@ impl Row<'_> {
         }
     }
 
+    /// x·s for a sparse vector `s` with sorted indices (gather for dense rows, merge for sparse).
+    pub fn dot_sparse(&self, indices: &[u32], values: &[f64]) -> f64 {
+        match *self {
+            Row::Dense(x) => indices
+                .iter()
+                .zip(values)
+                .map(|(&j, &v)| v * x[j as usize])
+                .sum(),
+            Row::Sparse32(xi, xv) => merge_dot(xi, xv, indices, values),
+            Row::Sparse64(xi, xv) => merge_dot(xi, xv, indices, values),
+        }
+    }
+
+    /// The non-zero entries as sorted (index, value) vectors: a compact copy of the row.
+    pub fn to_sparse(&self) -> (Vec<u32>, Vec<f64>) {
+        let (mut indices, mut values) = (Vec::new(), Vec::new());
+        self.for_each(|j, x| {
+            if x != 0.0 {
+                indices.push(j as u32);
+                values.push(x);
+            }
+        });
+        (indices, values)
+    }
+
+    /// ‖x‖².
+    pub fn squared_norm(&self) -> f64 {
+        let mut s = 0.0;
+        self.for_each(|_, x| s += x * x);
+        s
+    }
+
     /// Checks that every index is below `n_features` and every value finite.
     pub fn validate(&self, n_features: usize) -> Result<(), CwError> {
         match *self {
@@ -66,6 +98,24 @@ fn sparse_for_each<I: SparseIndex>(indices: &[I], values: &[f64], mut f: impl Fn
     for (&j, &x) in indices.iter().zip(values) {
         f(j.get(), x);
     }
+}
+
+/// Σ x_j s_j over the indices both sorted vectors hold.
+fn merge_dot<I: SparseIndex>(xi: &[I], xv: &[f64], si: &[u32], sv: &[f64]) -> f64 {
+    let (mut p, mut q, mut sum) = (0, 0, 0.0);
+    while p < xi.len() && q < si.len() {
+        let (a, b) = (xi[p].get(), si[q] as usize);
+        if a == b {
+            sum += xv[p] * sv[q];
+            p += 1;
+            q += 1;
+        } else if a < b {
+            p += 1;
+        } else {
+            q += 1;
+        }
+    }
+    sum
 }
 
 fn check_len(len: usize, n_features: usize) -> Result<(), CwError> {

@@ -9,6 +9,7 @@ use pyo3::types::PyTuple;
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
+use crate::kernel::{DualLearner, Kernel};
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
@@ -596,6 +597,226 @@ impl RegressionModel {
     }
 }
 
+/// A binary learner in the dual (kernel) form, with an optional budget on the support set.
+#[pyclass(module = "cwrs._cwrs")]
+struct KernelModel {
+    learner: DualLearner,
+    rule_name: String,
+    params: Vec<(String, f64)>,
+    kernel_name: String,
+    kernel_params: (f64, u32, f64),
+}
+
+impl KernelModel {
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        kernel: &str,
+        gamma: f64,
+        degree: u32,
+        coef0: f64,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+        budget: Option<usize>,
+    ) -> PyResult<Self> {
+        let learner = DualLearner::new(
+            Rule::from_name(rule, &named(&params))?,
+            Kernel::from_name(kernel, gamma, degree, coef0)?,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        )?;
+        Ok(KernelModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+            kernel_name: kernel.to_string(),
+            kernel_params: (gamma, degree, coef0),
+        })
+    }
+}
+
+#[pymethods]
+impl KernelModel {
+    #[new]
+    #[pyo3(signature = (rule, params, kernel, gamma, degree, coef0, n_features, fit_intercept, a, budget))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        kernel: &str,
+        gamma: f64,
+        degree: u32,
+        coef0: f64,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+        budget: Option<usize>,
+    ) -> PyResult<Self> {
+        Self::build(
+            rule,
+            params,
+            kernel,
+            gamma,
+            degree,
+            coef0,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        )
+    }
+
+    /// Rebuilds a model from the tuple returned by `state()`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_state(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        kernel: &str,
+        kernel_params: (f64, u32, f64),
+        shape: (usize, bool, f64, Option<usize>),
+        support: (
+            PyReadonlyArray1<f64>,
+            PyReadonlyArray1<u32>,
+            PyReadonlyArray1<u64>,
+        ),
+        nu: PyReadonlyArray1<f64>,
+        pi: PyReadonlyArray1<f64>,
+        counters: (u64, u64),
+    ) -> PyResult<Self> {
+        let (gamma, degree, coef0) = kernel_params;
+        let (n_features, fit_intercept, a, budget) = shape;
+        let (n_updates, n_mistakes) = counters;
+        let mut model = Self::build(
+            rule,
+            params,
+            kernel,
+            gamma,
+            degree,
+            coef0,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        )?;
+        let fresh = model.learner.clone();
+        model.learner = DualLearner::from_state(
+            fresh,
+            slice(&support.0)?,
+            slice(&support.1)?,
+            slice(&support.2)?,
+            slice(&nu)?,
+            slice(&pi)?,
+            n_updates,
+            n_mistakes,
+        )?;
+        Ok(model)
+    }
+
+    /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let l = &self.learner;
+        let (values, indices, indptr) = l.support_vectors();
+        let support = (
+            PyArray1::from_vec(py, values),
+            PyArray1::from_vec(py, indices),
+            PyArray1::from_vec(py, indptr),
+        );
+        let state = (
+            self.rule_name.clone(),
+            self.params.clone(),
+            self.kernel_name.clone(),
+            self.kernel_params,
+            (l.n_features(), l.fit_intercept(), l.a(), l.budget()),
+            support,
+            PyArray1::from_slice(py, l.dual_coef()),
+            PyArray1::from_slice(py, l.dual_covariance()),
+            (l.n_updates(), l.n_mistakes()),
+        );
+        state.into_pyobject(py)
+    }
+
+    /// Learns the rows of `x` with labels `y` (±1).
+    #[pyo3(signature = (x, y, repeats=None, order=None))]
+    fn partial_fit<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        y: PyReadonlyArray1<'py, f64>,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<()> {
+        let (view, y) = (x.view()?, slice(&y)?);
+        let presentation = PresentationArgs::new(repeats, order)?;
+        let presentation = presentation.view()?;
+        let learner = &mut self.learner;
+        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+    }
+
+    /// μ·φ(x) for every row.
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| {
+            self.learner.decision_function(m, out)
+        })
+    }
+
+    /// φ(x)ᵀΣφ(x) for every row.
+    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
+    }
+
+    /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row.
+    fn positive_probability<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        fill_rows(py, &x, None, |m, out| {
+            self.learner.positive_probability(m, out)
+        })
+    }
+
+    /// The support rows as CSR arrays (data, indices, indptr).
+    fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let (values, indices, indptr) = self.learner.support_vectors();
+        (
+            PyArray1::from_vec(py, values),
+            PyArray1::from_vec(py, indices),
+            PyArray1::from_vec(py, indptr),
+        )
+            .into_pyobject(py)
+    }
+
+    /// ν, one coefficient per support row.
+    #[getter]
+    fn dual_coef<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+        PyArray1::from_slice(py, self.learner.dual_coef())
+    }
+
+    #[getter]
+    fn n_support(&self) -> usize {
+        self.learner.n_support()
+    }
+
+    #[getter]
+    fn n_updates(&self) -> u64 {
+        self.learner.n_updates()
+    }
+
+    #[getter]
+    fn n_mistakes(&self) -> u64 {
+        self.learner.n_mistakes()
+    }
+}
+
 /// Standard normal quantile Φ⁻¹(p), as used for the rules' φ = Φ⁻¹(η).
 #[pyfunction]
 fn normal_quantile(p: f64) -> PyResult<f64> {
@@ -613,6 +834,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BinaryModel>()?;
     m.add_class::<MulticlassModel>()?;
     m.add_class::<RegressionModel>()?;
+    m.add_class::<KernelModel>()?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
