@@ -357,8 +357,9 @@ impl DualLearner {
     }
 
     /// Budget maintenance: removes the support row whose mean term ν_p·φ(x_p) has the smallest
-    /// RKHS norm |ν_p|·√k(x_p, x_p), i.e. the row whose removal moves the mean least on its own,
-    /// and removes its precision term c_p·φ(x_p)φ(x_p)ᵀ exactly.
+    /// RKHS norm |ν_p|·√k(x_p, x_p), removes its precision term c_p·φ(x_p)φ(x_p)ᵀ exactly, and
+    /// projects its mean term onto the remaining rows (without the projection, the mean error
+    /// of each removal feeds larger and larger steps and the learner diverges on small budgets).
     ///
     /// Why exactly: Σ⁻¹ = I/a + Σ_p c_p φ(x_p)φ(x_p)ᵀ, so by Woodbury Π = −a²(C⁻¹ + aK)⁻¹ with K
     /// the support Gram matrix. Dropping p deletes row and column p of C⁻¹ + aK, whose inverse
@@ -370,8 +371,8 @@ impl DualLearner {
             .min_by(|&p, &q| weight(p).total_cmp(&weight(q)))
             .expect("the support set is over budget, so not empty");
         let n = self.support.len();
-        self.support.remove(victim);
-        self.nu.remove(victim);
+        let removed = self.support.remove(victim);
+        let removed_nu = self.nu.remove(victim);
         if self.pi.is_empty() {
             return;
         }
@@ -399,6 +400,25 @@ impl DualLearner {
             }
         }
         self.pi = shrunk;
+        // Project the removed mean term onto the remaining supports, regularised by their
+        // precision terms: u = argmin ‖Φu − ν_p φ(x_p)‖² + uᵀC⁻¹u / a = a·ν_p·M'⁻¹k_p with
+        // M' = C'⁻¹ + aK', i.e. u = −ν_p·Π'k_p / a (Π' = −a²M'⁻¹ from the step above).
+        let k_removed: Vec<f64> = self
+            .support
+            .iter()
+            .map(|s| {
+                let dot = dot_sorted(&removed.indices, &removed.values, &s.indices, &s.values);
+                self.kernel_value(dot, removed.norm2, s.norm2)
+            })
+            .collect();
+        for (p, nu) in self.nu.iter_mut().enumerate() {
+            let pk: f64 = self.pi[p * m..(p + 1) * m]
+                .iter()
+                .zip(&k_removed)
+                .map(|(a, b)| a * b)
+                .sum();
+            *nu -= removed_nu * pk / self.a;
+        }
     }
 
     /// Learns the rows of `x` with labels `y` (±1) as `presentation` says; validated first.
@@ -483,6 +503,23 @@ impl DualLearner {
             };
         })
     }
+}
+
+/// x·z for two sparse vectors with sorted indices.
+fn dot_sorted(xi: &[u32], xv: &[f64], zi: &[u32], zv: &[f64]) -> f64 {
+    let (mut p, mut q, mut sum) = (0, 0, 0.0);
+    while p < xi.len() && q < zi.len() {
+        match xi[p].cmp(&zi[q]) {
+            std::cmp::Ordering::Equal => {
+                sum += xv[p] * zv[q];
+                p += 1;
+                q += 1;
+            }
+            std::cmp::Ordering::Less => p += 1,
+            std::cmp::Ordering::Greater => q += 1,
+        }
+    }
+    sum
 }
 
 #[cfg(test)]

@@ -39,10 +39,11 @@ degree, coef0 : int, float, default=3, 1.0
     Parameters of the "poly" kernel.
 budget : int or None, default=None
     Cap on the number of support rows. When an update would exceed it, the support row whose
-    mean term ν_p·φ(x_p) has the smallest norm |ν_p|·√k(x_p, x_p) is removed: the single removal
-    that moves the mean least. Its precision term c_p·φ(x_p)φ(x_p)ᵀ is removed exactly (a Schur
-    complement of Π), so the covariance stays positive definite. Memory O(budget²), time per
-    example O(budget·nnz + budget²).
+    mean term ν_p·φ(x_p) has the smallest norm |ν_p|·√k(x_p, x_p) is removed. Its precision term
+    c_p·φ(x_p)φ(x_p)ᵀ is removed exactly (a Schur complement of Π), so the covariance stays
+    positive definite, and its mean term is projected onto the remaining support rows (a ridge
+    projection weighted by their precision terms), so the mean moves as little as the remaining
+    rows allow. Memory O(budget²), time per example O(budget·nnz + budget²).
 kernel_approximation : {None, "rff"}, default=None
     "rff" maps rows to `n_components` random Fourier features of the RBF kernel (seeded by
     `random_state`) and learns the primal (diag or full) model on them: constant cost per example
