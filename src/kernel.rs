@@ -13,7 +13,7 @@
 use crate::data::{Matrix, Presentation, Row};
 use crate::error::CwError;
 use crate::learner::check_initial_variance;
-use crate::rules::{normal_cdf, Rule};
+use crate::rules::{margin_probability, Rule};
 
 /// A positive-definite kernel, as in scikit-learn's pairwise kernels.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -76,20 +76,52 @@ impl Kernel {
     }
 }
 
-/// A stored support row: its non-zeros, ‖x‖² and k(x, x) (with the bias term).
+/// A stored support row: its non-zeros and ‖x‖².
 #[derive(Clone, Debug, PartialEq)]
 struct Support {
     indices: Vec<u32>,
     values: Vec<f64>,
     norm2: f64,
-    self_kernel: f64,
 }
 
-/// The dual state of a binary learner with a built-in kernel.
+/// A symmetric |S|×|S| matrix over the support rows, row-major, that grows by one row and
+/// column per added support and shrinks by one per removal.
+type Square = Vec<f64>;
+
+/// Appends a row and column (`column`, then `corner`) to the n×n matrix `m`.
+fn grow(m: &Square, n: usize, column: &[f64], corner: f64) -> Square {
+    let mut grown = Vec::with_capacity((n + 1) * (n + 1));
+    for p in 0..n {
+        grown.extend_from_slice(&m[p * n..(p + 1) * n]);
+        grown.push(column[p]);
+    }
+    grown.extend_from_slice(column);
+    grown.push(corner);
+    grown
+}
+
+/// Deletes row and column `victim` of the n×n matrix `m`.
+fn shrink(m: &Square, n: usize, victim: usize) -> Square {
+    (0..n)
+        .filter(|&p| p != victim)
+        .flat_map(|p| {
+            (0..n)
+                .filter(move |&q| q != victim)
+                .map(move |q| m[p * n + q])
+        })
+        .collect()
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// The dual state of a binary learner. Kernel values come from a built-in [`Kernel`], or, when
+/// the kernel is `None`, from the caller ([`DualLearner::learn_precomputed`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DualLearner {
     rule: Rule,
-    kernel: Kernel,
+    kernel: Option<Kernel>,
     n_features: usize,
     fit_intercept: bool,
     /// Initial variance (1 for the first-order rules, whose Σ = I).
@@ -97,8 +129,10 @@ pub struct DualLearner {
     budget: Option<usize>,
     support: Vec<Support>,
     nu: Vec<f64>,
-    /// Π, |S|×|S| row-major (empty for first-order rules).
-    pi: Vec<f64>,
+    /// Π (empty for first-order rules).
+    pi: Square,
+    /// The Gram matrix of the support rows (with the bias term), for budget maintenance.
+    gram: Square,
     n_updates: u64,
     n_mistakes: u64,
     /// k_S(x) and Πk of the current row.
@@ -106,11 +140,26 @@ pub struct DualLearner {
     pk: Vec<f64>,
 }
 
+/// The state that [`DualLearner::from_state`] restores.
+#[derive(Clone, Copy, Debug)]
+pub struct DualState<'a> {
+    /// The support rows as CSR: values, column indices, row offsets.
+    pub values: &'a [f64],
+    pub indices: &'a [u32],
+    pub indptr: &'a [u64],
+    pub nu: &'a [f64],
+    pub pi: &'a [f64],
+    pub gram: &'a [f64],
+    pub n_updates: u64,
+    pub n_mistakes: u64,
+}
+
 impl DualLearner {
-    /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1).
+    /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1). With `kernel`
+    /// `None` the caller supplies the kernel values.
     pub fn new(
         rule: Rule,
-        kernel: Kernel,
+        kernel: Option<Kernel>,
         n_features: usize,
         fit_intercept: bool,
         a: f64,
@@ -137,6 +186,7 @@ impl DualLearner {
             support: Vec::new(),
             nu: Vec::new(),
             pi: Vec::new(),
+            gram: Vec::new(),
             n_updates: 0,
             n_mistakes: 0,
             k: Vec::new(),
@@ -144,75 +194,60 @@ impl DualLearner {
         })
     }
 
-    /// Rebuilds a learner from its state: the support rows as CSR (`values`, `indices`,
-    /// `indptr`), ν and Π (as the accessors below give them) and the counters.
-    #[allow(clippy::too_many_arguments)]
-    pub fn from_state(
-        mut fresh: DualLearner,
-        values: &[f64],
-        indices: &[u32],
-        indptr: &[u64],
-        nu: &[f64],
-        pi: &[f64],
-        n_updates: u64,
-        n_mistakes: u64,
-    ) -> Result<DualLearner, CwError> {
-        let n = indptr.len().saturating_sub(1);
-        let expected_pi = if fresh.rule.is_second_order() {
+    /// Restores the state of `self` (a fresh learner with the same settings) from `state`, as
+    /// the accessors below give it.
+    pub fn with_state(mut self, state: DualState) -> Result<DualLearner, CwError> {
+        let n = state.indptr.len().saturating_sub(1);
+        let bad = |what: &str| CwError::InvalidInput(format!("inconsistent kernel state: {what}"));
+        let expected_pi = if self.rule.is_second_order() {
             n * n
         } else {
             0
         };
-        let bad = |what: &str| CwError::InvalidInput(format!("inconsistent kernel state: {what}"));
-        if nu.len() != n || pi.len() != expected_pi {
-            return Err(bad("ν and Π do not match the support set"));
+        if state.nu.len() != n || state.pi.len() != expected_pi || state.gram.len() != n * n {
+            return Err(bad("ν, Π and the Gram matrix do not match the support set"));
         }
-        if nu.iter().chain(pi).chain(values).any(|v| !v.is_finite()) {
+        let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
+        if !(finite(state.nu) && finite(state.pi) && finite(state.gram)) {
             return Err(bad("non-finite coefficients"));
         }
-        let offsets = indptr
+        let offsets = state
+            .indptr
             .iter()
-            .map(|&p| usize::try_from(p))
-            .collect::<Result<Vec<_>, _>>();
-        let offsets = offsets.map_err(|_| bad("indptr"))?;
-        let csr_indices: Vec<i64> = indices.iter().map(|&j| i64::from(j)).collect();
-        let csr_indptr: Vec<i64> = offsets.iter().map(|&p| p as i64).collect();
+            .map(|&p| i64::try_from(p))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|_| bad("indptr"))?;
+        let indices: Vec<i64> = state.indices.iter().map(|&j| i64::from(j)).collect();
+        let matrix = Matrix::Csr64 {
+            values: state.values,
+            indices: &indices,
+            indptr: &offsets,
+            n_cols: self.n_features,
+        };
         if n > 0 {
-            Matrix::Csr64 {
-                values,
-                indices: &csr_indices,
-                indptr: &csr_indptr,
-                n_cols: fresh.n_features,
-            }
-            .validate(fresh.n_features)?;
+            matrix.validate(self.n_features)?;
         }
-        for (p, window) in offsets.windows(2).enumerate() {
-            let (indices, values) = (
-                &indices[window[0]..window[1]],
-                &values[window[0]..window[1]],
-            );
-            let row = Row::Sparse64(&csr_indices[window[0]..window[1]], values);
-            let norm2 = row.squared_norm();
-            let self_kernel = fresh.kernel_value(norm2, norm2, norm2);
-            fresh.support.push(Support {
-                indices: indices.to_vec(),
-                values: values.to_vec(),
-                norm2,
-                self_kernel,
+        for p in 0..n {
+            let (start, end) = (offsets[p] as usize, offsets[p + 1] as usize);
+            self.support.push(Support {
+                indices: state.indices[start..end].to_vec(),
+                values: state.values[start..end].to_vec(),
+                norm2: matrix.row(p).squared_norm(),
             });
-            fresh.nu.push(nu[p]);
         }
-        fresh.pi = pi.to_vec();
-        fresh.n_updates = n_updates;
-        fresh.n_mistakes = n_mistakes;
-        Ok(fresh)
+        self.nu = state.nu.to_vec();
+        self.pi = state.pi.to_vec();
+        self.gram = state.gram.to_vec();
+        self.n_updates = state.n_updates;
+        self.n_mistakes = state.n_mistakes;
+        Ok(self)
     }
 
     pub fn rule(&self) -> Rule {
         self.rule
     }
 
-    pub fn kernel(&self) -> Kernel {
+    pub fn kernel(&self) -> Option<Kernel> {
         self.kernel
     }
 
@@ -258,6 +293,11 @@ impl DualLearner {
         &self.pi
     }
 
+    /// The Gram matrix of the support rows (with the bias term), |S|×|S| row-major.
+    pub fn gram(&self) -> &[f64] {
+        &self.gram
+    }
+
     pub fn n_updates(&self) -> u64 {
         self.n_updates
     }
@@ -266,54 +306,67 @@ impl DualLearner {
         self.n_mistakes
     }
 
-    /// k(x, z) + 1 when the model has a bias (the bias is a constant feature 1).
-    #[inline]
-    fn kernel_value(&self, dot: f64, xx: f64, zz: f64) -> f64 {
-        self.kernel.eval(dot, xx, zz) + if self.fit_intercept { 1.0 } else { 0.0 }
+    fn bias(&self) -> f64 {
+        if self.fit_intercept {
+            1.0
+        } else {
+            0.0
+        }
     }
 
-    /// Fills `self.k` with k_S(x) and returns (κ = k(x, x), ‖x‖²).
-    fn kernel_row(&mut self, row: &Row) -> (f64, f64) {
+    fn built_in(&self) -> Result<Kernel, CwError> {
+        self.kernel.ok_or_else(|| {
+            CwError::InvalidInput(
+                "this model's kernel values must be supplied by the caller".into(),
+            )
+        })
+    }
+
+    /// Fills `k` with k_S(x) (+ bias) for a built-in kernel and returns (κ, ‖x‖²).
+    fn kernel_row(&self, kernel: Kernel, row: &Row, k: &mut Vec<f64>) -> (f64, f64) {
         let xx = row.squared_norm();
-        self.k.clear();
-        for s in &self.support {
-            let dot = row.dot_sparse(&s.indices, &s.values);
-            let value =
-                self.kernel.eval(dot, xx, s.norm2) + if self.fit_intercept { 1.0 } else { 0.0 };
-            self.k.push(value);
-        }
-        (self.kernel_value(xx, xx, xx), xx)
+        k.clear();
+        k.extend(self.support.iter().map(|s| {
+            kernel.eval(row.dot_sparse(&s.indices, &s.values), xx, s.norm2) + self.bias()
+        }));
+        (kernel.eval(xx, xx, xx) + self.bias(), xx)
     }
 
-    /// Πk into `self.pk`, and v = a·κ + kᵀΠk.
-    fn variance_of_kernel_row(&mut self, kappa: f64) -> f64 {
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias.
+    fn moments_of(&self, k: &[f64], kappa: f64) -> (f64, f64) {
         let n = self.support.len();
-        self.pk.clear();
-        if self.pi.is_empty() {
-            self.pk.resize(n, 0.0);
-            return self.a * kappa;
+        let mut v = self.a * kappa;
+        if !self.pi.is_empty() {
+            v += k
+                .iter()
+                .enumerate()
+                .map(|(p, &kp)| kp * dot(&self.pi[p * n..(p + 1) * n], k))
+                .sum::<f64>();
         }
-        for p in 0..n {
-            let row = &self.pi[p * n..(p + 1) * n];
-            self.pk
-                .push(row.iter().zip(&self.k).map(|(a, b)| a * b).sum());
-        }
-        self.a * kappa + self.k.iter().zip(&self.pk).map(|(a, b)| a * b).sum::<f64>()
+        (dot(k, &self.nu), v)
     }
 
-    fn learn_valid(&mut self, row: Row, y: f64) -> bool {
-        let (kappa, norm2) = self.kernel_row(&row);
-        let f: f64 = self.k.iter().zip(&self.nu).map(|(a, b)| a * b).sum();
-        let m = y * f;
+    /// One round on `row`, with `self.k` holding k_S(x) and `kappa` = k(x, x) (with the bias).
+    fn learn_kernel_row(&mut self, row: Row, kappa: f64, norm2: f64, y: f64) -> bool {
+        let n = self.support.len();
+        let m = y * dot(&self.k, &self.nu);
         if m <= 0.0 {
             self.n_mistakes += 1;
         }
-        let v = self.variance_of_kernel_row(kappa);
+        self.pk.clear();
+        let v = if self.pi.is_empty() {
+            self.pk.resize(n, 0.0);
+            self.a * kappa
+        } else {
+            for p in 0..n {
+                self.pk.push(dot(&self.pi[p * n..(p + 1) * n], &self.k));
+            }
+            self.a * kappa + dot(&self.k, &self.pk)
+        };
         let Some(step) = self.rule.step(m, v, kappa) else {
             return false;
         };
         // ν ← ν + αy·Πk, then x joins S with ν_x = αy·a.
-        let n = self.support.len();
         let ay = step.alpha * y;
         self.nu
             .iter_mut()
@@ -325,8 +378,8 @@ impl DualLearner {
             indices,
             values,
             norm2,
-            self_kernel: kappa,
         });
+        self.gram = grow(&self.gram, n, &self.k, kappa);
         if self.rule.is_second_order() {
             // Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a); h_i·h_j keeps Π exactly symmetric.
             let scale = (step.c / (1.0 + step.c * v)).sqrt();
@@ -336,18 +389,14 @@ impl DualLearner {
                 .chain(std::iter::once(&self.a))
                 .map(|g| g * scale)
                 .collect();
-            let mut grown = vec![0.0; (n + 1) * (n + 1)];
-            for p in 0..=n {
-                for q in 0..=n {
-                    let old = if p < n && q < n {
-                        self.pi[p * n + q]
-                    } else {
-                        0.0
-                    };
-                    grown[p * (n + 1) + q] = old - h[p] * h[q];
-                }
+            let mut pi = grow(&self.pi, n, &vec![0.0; n], 0.0);
+            for (p, &hp) in h.iter().enumerate() {
+                pi[p * (n + 1)..(p + 1) * (n + 1)]
+                    .iter_mut()
+                    .zip(&h)
+                    .for_each(|(x, &hq)| *x -= hp * hq);
             }
-            self.pi = grown;
+            self.pi = pi;
         }
         if self.budget.is_some_and(|b| self.support.len() > b) {
             self.remove_least_weighted();
@@ -361,108 +410,138 @@ impl DualLearner {
     /// projects its mean term onto the remaining rows (without the projection, the mean error
     /// of each removal feeds larger and larger steps and the learner diverges on small budgets).
     ///
-    /// Why exactly: Σ⁻¹ = I/a + Σ_p c_p φ(x_p)φ(x_p)ᵀ, so by Woodbury Π = −a²(C⁻¹ + aK)⁻¹ with K
+    /// Why exact: Σ⁻¹ = I/a + Σ_p c_p φ(x_p)φ(x_p)ᵀ, so by Woodbury Π = −a²(C⁻¹ + aK)⁻¹ with K
     /// the support Gram matrix. Dropping p deletes row and column p of C⁻¹ + aK, whose inverse
     /// follows from Π's by the Schur complement: Π' = Π₋ₚ₋ₚ − Π₋ₚ,ₚ Πₚ,₋ₚ / Πₚₚ. The precision
     /// stays ≥ I/a, so Σ stays positive definite (merely deleting Π's row and column would not).
+    /// The projection u = argmin ‖Φ'u − ν_p φ(x_p)‖² + uᵀC'⁻¹u / a = a·ν_p·(C'⁻¹ + aK')⁻¹k_p
+    /// = −ν_p·Π'k_p / a reuses Π'. First-order rules (Π = 0) drop the term without projection.
     fn remove_least_weighted(&mut self) {
-        let weight = |p: usize| self.nu[p].abs() * self.support[p].self_kernel.max(0.0).sqrt();
-        let victim = (0..self.support.len())
+        let n = self.support.len();
+        let weight = |p: usize| self.nu[p].abs() * self.gram[p * n + p].max(0.0).sqrt();
+        let victim = (0..n)
             .min_by(|&p, &q| weight(p).total_cmp(&weight(q)))
             .expect("the support set is over budget, so not empty");
-        let n = self.support.len();
-        let removed = self.support.remove(victim);
         let removed_nu = self.nu.remove(victim);
+        self.support.remove(victim);
+        let k_removed: Vec<f64> = (0..n)
+            .filter(|&q| q != victim)
+            .map(|q| self.gram[victim * n + q])
+            .collect();
+        self.gram = shrink(&self.gram, n, victim);
         if self.pi.is_empty() {
             return;
         }
-        let pi = &self.pi;
+        let (pi, m) = (&self.pi, n - 1);
         let pivot = pi[victim * n + victim];
-        let mut shrunk = Vec::with_capacity((n - 1) * (n - 1));
-        for p in (0..n).filter(|&p| p != victim) {
+        let mut shrunk = shrink(pi, n, victim);
+        if pivot != 0.0 {
             // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
-            let factor = if pivot != 0.0 {
-                pi[p * n + victim] / pivot
-            } else {
-                0.0
-            };
-            for q in (0..n).filter(|&q| q != victim) {
-                shrunk.push(pi[p * n + q] - factor * pi[victim * n + q]);
+            let column: Vec<f64> = (0..n)
+                .filter(|&q| q != victim)
+                .map(|q| pi[q * n + victim])
+                .collect();
+            for p in 0..m {
+                let factor = column[p] / pivot;
+                shrunk[p * m..(p + 1) * m]
+                    .iter_mut()
+                    .zip(&column)
+                    .for_each(|(x, &c)| *x -= factor * c);
+            }
+            // Keep Π exactly symmetric despite rounding in the elimination.
+            for p in 0..m {
+                for q in p + 1..m {
+                    let mean = 0.5 * (shrunk[p * m + q] + shrunk[q * m + p]);
+                    shrunk[p * m + q] = mean;
+                    shrunk[q * m + p] = mean;
+                }
             }
         }
-        // Keep Π exactly symmetric despite rounding in the elimination.
-        let m = n - 1;
-        for p in 0..m {
-            for q in p + 1..m {
-                let mean = 0.5 * (shrunk[p * m + q] + shrunk[q * m + p]);
-                shrunk[p * m + q] = mean;
-                shrunk[q * m + p] = mean;
-            }
+        for (p, nu) in self.nu.iter_mut().enumerate() {
+            *nu -= removed_nu * dot(&shrunk[p * m..(p + 1) * m], &k_removed) / self.a;
         }
         self.pi = shrunk;
-        // Project the removed mean term onto the remaining supports, regularised by their
-        // precision terms: u = argmin ‖Φu − ν_p φ(x_p)‖² + uᵀC⁻¹u / a = a·ν_p·M'⁻¹k_p with
-        // M' = C'⁻¹ + aK', i.e. u = −ν_p·Π'k_p / a (Π' = −a²M'⁻¹ from the step above).
-        let k_removed: Vec<f64> = self
-            .support
-            .iter()
-            .map(|s| {
-                let dot = dot_sorted(&removed.indices, &removed.values, &s.indices, &s.values);
-                self.kernel_value(dot, removed.norm2, s.norm2)
-            })
-            .collect();
-        for (p, nu) in self.nu.iter_mut().enumerate() {
-            let pk: f64 = self.pi[p * m..(p + 1) * m]
-                .iter()
-                .zip(&k_removed)
-                .map(|(a, b)| a * b)
-                .sum();
-            *nu -= removed_nu * pk / self.a;
+    }
+
+    fn check_labels(y: &[f64]) -> Result<(), CwError> {
+        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
+            Some(bad) => Err(CwError::InvalidInput(format!(
+                "labels must be -1 or +1, got {bad}"
+            ))),
+            None => Ok(()),
         }
     }
 
-    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says; validated first.
+    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says, with the built-in
+    /// kernel; validated first, so an error leaves the model untouched.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,
         y: &[f64],
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        let kernel = self.built_in()?;
         presentation.check(x, self.n_features, y.len())?;
-        if let Some(bad) = y.iter().find(|&&t| t != 1.0 && t != -1.0) {
-            return Err(CwError::InvalidInput(format!(
-                "labels must be -1 or +1, got {bad}"
-            )));
-        }
+        Self::check_labels(y)?;
+        let mut k = std::mem::take(&mut self.k);
         presentation.for_each(x.n_rows(), |i| {
-            self.learn_valid(x.row(i), y[i]);
+            let row = x.row(i);
+            let (kappa, norm2) = self.kernel_row(kernel, &row, &mut k);
+            std::mem::swap(&mut self.k, &mut k);
+            self.learn_kernel_row(row, kappa, norm2, y[i]);
+            std::mem::swap(&mut self.k, &mut k);
         });
+        self.k = k;
         Ok(())
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) for every row, into `scores` and `variances`.
-    fn moments(&self, x: &Matrix, mut each: impl FnMut(usize, f64, f64)) -> Result<(), CwError> {
+    /// Learns one row with label `y` from caller-supplied kernel values: `k[p]` = k(x, x_p) for
+    /// every support row (in the order of [`DualLearner::support_vectors`]) and `kappa` =
+    /// k(x, x), without the bias (added here). Returns whether the model changed.
+    pub fn learn_precomputed(
+        &mut self,
+        row: Row,
+        k: &[f64],
+        kappa: f64,
+        y: f64,
+    ) -> Result<bool, CwError> {
+        row.validate(self.n_features)?;
+        Self::check_labels(&[y])?;
+        self.check_kernel_values(k, &[kappa], 1)?;
+        self.k.clear();
+        let bias = self.bias();
+        self.k.extend(k.iter().map(|v| v + bias));
+        Ok(self.learn_kernel_row(row, kappa + bias, row.squared_norm(), y))
+    }
+
+    fn check_kernel_values(&self, k: &[f64], kappas: &[f64], n_rows: usize) -> Result<(), CwError> {
+        if k.len() != n_rows * self.support.len() || kappas.len() != n_rows {
+            return Err(CwError::InvalidInput(format!(
+                "expected kernel values of {n_rows} row(s) against {} support rows",
+                self.support.len()
+            )));
+        }
+        if k.iter().chain(kappas).all(|v| v.is_finite()) {
+            Ok(())
+        } else {
+            Err(CwError::InvalidInput(
+                "kernel values contain NaN or infinity".into(),
+            ))
+        }
+    }
+
+    /// Calls `each(i, μ·φ(x_i), φ(x_i)ᵀΣφ(x_i))` for every row, with the built-in kernel.
+    pub fn moments(
+        &self,
+        x: &Matrix,
+        mut each: impl FnMut(usize, f64, f64),
+    ) -> Result<(), CwError> {
+        let kernel = self.built_in()?;
         x.validate(self.n_features)?;
-        let n = self.support.len();
-        let mut k = vec![0.0; n];
+        let mut k = Vec::with_capacity(self.support.len());
         for i in 0..x.n_rows() {
-            let row = x.row(i);
-            let xx = row.squared_norm();
-            for (kp, s) in k.iter_mut().zip(&self.support) {
-                *kp = self.kernel_value(row.dot_sparse(&s.indices, &s.values), xx, s.norm2);
-            }
-            let score: f64 = k.iter().zip(&self.nu).map(|(a, b)| a * b).sum();
-            let mut v = self.a * self.kernel_value(xx, xx, xx);
-            if !self.pi.is_empty() {
-                for (p, &kp) in k.iter().enumerate() {
-                    let dot: f64 = self.pi[p * n..(p + 1) * n]
-                        .iter()
-                        .zip(&k)
-                        .map(|(a, b)| a * b)
-                        .sum();
-                    v += kp * dot;
-                }
-            }
+            let (kappa, _) = self.kernel_row(kernel, &x.row(i), &mut k);
+            let (score, v) = self.moments_of(&k, kappa);
             each(i, score, v);
         }
         Ok(())
@@ -492,34 +571,31 @@ impl DualLearner {
         self.moments(x, |i, _, v| out[i] = v)
     }
 
-    /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row (1/2 where the variance is 0).
+    /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row.
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         Self::check_out(x, out)?;
-        self.moments(x, |i, score, v| {
-            out[i] = if v > 0.0 {
-                normal_cdf(score / v.sqrt())
-            } else {
-                0.5
-            };
-        })
+        self.moments(x, |i, score, v| out[i] = margin_probability(score, v))
     }
-}
 
-/// x·z for two sparse vectors with sorted indices.
-fn dot_sorted(xi: &[u32], xv: &[f64], zi: &[u32], zv: &[f64]) -> f64 {
-    let (mut p, mut q, mut sum) = (0, 0, 0.0);
-    while p < xi.len() && q < zi.len() {
-        match xi[p].cmp(&zi[q]) {
-            std::cmp::Ordering::Equal => {
-                sum += xv[p] * zv[q];
-                p += 1;
-                q += 1;
-            }
-            std::cmp::Ordering::Less => p += 1,
-            std::cmp::Ordering::Greater => q += 1,
+    /// As [`DualLearner::moments`] from caller-supplied kernel values: `k` is rows × support
+    /// rows, `kappas` one k(x, x) per row, both without the bias.
+    pub fn moments_precomputed(
+        &self,
+        k: &[f64],
+        kappas: &[f64],
+        mut each: impl FnMut(usize, f64, f64),
+    ) -> Result<(), CwError> {
+        self.check_kernel_values(k, kappas, kappas.len())?;
+        let (n, bias) = (self.support.len(), self.bias());
+        let mut row = Vec::with_capacity(n);
+        for (i, &kappa) in kappas.iter().enumerate() {
+            row.clear();
+            row.extend(k[i * n..(i + 1) * n].iter().map(|v| v + bias));
+            let (score, v) = self.moments_of(&row, kappa + bias);
+            each(i, score, v);
         }
+        Ok(())
     }
-    sum
 }
 
 #[cfg(test)]
@@ -566,7 +642,8 @@ mod tests {
                 CovarianceKind::Identity
             };
             let mut primal = Learner::new(rule, kind, d, true, 0.7).unwrap();
-            let mut dual = DualLearner::new(rule, Kernel::Linear, d, true, 0.7, None).unwrap();
+            let mut dual =
+                DualLearner::new(rule, Some(Kernel::Linear), d, true, 0.7, None).unwrap();
             let (mut fp, mut fd) = (vec![0.0; 1], vec![0.0; 1]);
             for i in 0..n {
                 let one = Matrix::Dense {
@@ -612,7 +689,7 @@ mod tests {
         };
         let rule = Rule::from_name("AROW", &[]).unwrap();
         let kernel = Kernel::Rbf { gamma: 1.0 };
-        let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(15)).unwrap();
+        let mut model = DualLearner::new(rule, Some(kernel), d, true, 1.0, Some(15)).unwrap();
         model.partial_fit(&m, &y, Presentation::default()).unwrap();
         let mut v = vec![0.0; n];
         model.variances(&m, &mut v).unwrap();
@@ -637,7 +714,7 @@ mod tests {
             n_cols: d,
         };
         let rule = Rule::from_name("AROW", &[("r", r)]).unwrap();
-        let mut model = DualLearner::new(rule, Kernel::Linear, d, false, a, Some(6)).unwrap();
+        let mut model = DualLearner::new(rule, Some(Kernel::Linear), d, false, a, Some(6)).unwrap();
         model.partial_fit(&m, &y, Presentation::default()).unwrap();
         assert!(model.n_updates() > 6);
         let (values, indices, indptr) = model.support_vectors();
@@ -680,7 +757,7 @@ mod tests {
         };
         let rule = Rule::from_name("AROW", &[]).unwrap();
         let kernel = Kernel::Rbf { gamma: 0.5 };
-        let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(20)).unwrap();
+        let mut model = DualLearner::new(rule, Some(kernel), d, true, 1.0, Some(20)).unwrap();
         model.partial_fit(&m, &y, Presentation::default()).unwrap();
         assert_eq!(model.n_support(), 20);
         assert_eq!(model.dual_covariance().len(), 400);

@@ -4,7 +4,7 @@ use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
 use crate::gaussian::Gaussian;
-use crate::rules::{normal_cdf, Rule};
+use crate::rules::{margin_probability, Rule};
 
 /// The state of a binary learner; labels are ±1.
 #[derive(Clone, Debug, PartialEq)]
@@ -185,12 +185,7 @@ impl Learner {
     /// (an all-zero row without intercept). For the identity covariance this is Φ(μ·x/‖x‖).
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.shape.fill_rows(x, out, 1, |f, o| {
-            let v = self.model.variance(f);
-            o[0] = if v > 0.0 {
-                normal_cdf(self.model.score(f) / v.sqrt())
-            } else {
-                0.5
-            };
+            o[0] = margin_probability(self.model.score(f), self.model.variance(f));
         })
     }
 }

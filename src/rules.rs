@@ -363,6 +363,16 @@ fn exact_cw_step(alpha: f64, v: f64, phi: f64) -> Option<Step> {
     })
 }
 
+/// P(y = +1 | x) = Φ(μ·x / √v) under the Gaussian over weights, with v = xᵀΣx; 1/2 when
+/// v = 0 (an all-zero row without intercept).
+pub fn margin_probability(score: f64, v: f64) -> f64 {
+    if v > 0.0 {
+        normal_cdf(score / v.sqrt())
+    } else {
+        0.5
+    }
+}
+
 /// Standard normal CDF Φ(z).
 pub fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)

@@ -167,3 +167,45 @@ def test_kernel_parameter_errors():
         model.coef_
     with pytest.raises(AttributeError):
         model.covariance_
+
+
+def rbf_callable(A, B, gamma=2.0):
+    """A user-defined RBF kernel on dense or sparse rows."""
+    A = A.toarray() if sp.issparse(A) else A
+    B = B.toarray() if sp.issparse(B) else B
+    squared = (A**2).sum(1)[:, None] + (B**2).sum(1)[None, :] - 2 * A @ B.T
+    return np.exp(-gamma * np.maximum(squared, 0.0))
+
+
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_callable_kernel_equals_the_built_in_kernel(sparse):
+    X, y = circles(n=300)
+    Xin = sp.csr_matrix(X) if sparse else X
+    built_in = cwrs.AROW(kernel="rbf", gamma=2.0, budget=30).fit(Xin, y)
+    custom = cwrs.AROW(kernel=rbf_callable, budget=30).fit(Xin, y)
+    assert custom.n_mistakes_ == built_in.n_mistakes_
+    assert custom.n_support_ == built_in.n_support_ == 30
+    np.testing.assert_allclose(
+        custom.decision_function(Xin), built_in.decision_function(Xin), rtol=1e-10, atol=1e-12
+    )
+    np.testing.assert_allclose(custom.predict_proba(Xin), built_in.predict_proba(Xin), atol=1e-12)
+    copy = pickle.loads(pickle.dumps(custom))
+    assert np.array_equal(copy.decision_function(Xin), custom.decision_function(Xin))
+
+
+def test_a_failing_callable_kernel_leaves_the_model_unchanged():
+    X, y = circles(n=100)
+    calls = {"n": 0}
+
+    def flaky(A, B):
+        calls["n"] += 1
+        if calls["n"] > 40:
+            raise RuntimeError("kernel service down")
+        return rbf_callable(A, B)
+
+    model = cwrs.AROW(kernel=flaky).partial_fit(X[:10], y[:10], classes=[-1, 1])
+    before = (model.dual_coef_.copy(), model.n_updates_, model.n_mistakes_)
+    with pytest.raises(RuntimeError, match="kernel service down"):
+        model.partial_fit(X[10:], y[10:])
+    assert np.array_equal(model.dual_coef_, before[0])
+    assert (model.n_updates_, model.n_mistakes_) == before[1:]

@@ -12,7 +12,14 @@ import numbers
 import numpy as np
 
 from . import _cwrs
-from ._kernel import KERNELS, RandomFourierFeatures, check_budget, check_degree, resolve_gamma
+from ._kernel import (
+    KERNELS,
+    CallableKernelModel,
+    RandomFourierFeatures,
+    check_budget,
+    check_degree,
+    resolve_gamma,
+)
 from ._validation import (
     check_labels,
     check_sample_weight,
@@ -90,7 +97,10 @@ class Estimator:
     def __setstate__(self, state):
         if "_model" in state:
             kind, model_state = state["_model"]
-            state["_model"] = getattr(_cwrs, kind).from_state(*model_state)
+            model_class = (
+                CallableKernelModel if kind == "CallableKernelModel" else getattr(_cwrs, kind)
+            )
+            state["_model"] = model_class.from_state(*model_state)
         self.__dict__.update(state)
 
     # ----------------------------------------------------------------- model construction
@@ -174,8 +184,9 @@ class Classifier(Estimator):
             input_tags=InputTags(sparse=True),
         )
 
-    def _new_model(self, n_classes, n_features):
-        """The native model for `n_classes` and the feature map in front of it (or None)."""
+    def _new_model(self, n_classes, n_features, sparse):
+        """The native model for `n_classes` and the feature map in front of it (or None);
+        `sparse` tells whether the training input is sparse."""
         params, covariance, a, fit_intercept = self._model_args()
         feature_map = None
         if self.kernel_approximation is not None:
@@ -191,20 +202,27 @@ class Classifier(Estimator):
             )
             n_features = self.n_components
         elif self.kernel is not None:
-            if self.kernel not in KERNELS:
+            built_in = isinstance(self.kernel, str)
+            if not (built_in and self.kernel in KERNELS or callable(self.kernel)):
                 raise ValueError(
-                    f"kernel must be None or one of {KERNELS}, got {self.kernel!r}"
+                    f"kernel must be None, a callable or one of {KERNELS}, got {self.kernel!r}"
                 )
             if n_classes != 2:
                 raise ValueError(
                     f"kernel learners support two classes, got {n_classes}; use "
                     'kernel_approximation="rff" for more'
                 )
-            model = _cwrs.KernelModel(
-                self._rule, params, self.kernel, resolve_gamma(self.gamma, n_features),
-                check_degree(self.degree), _as_float("coef0", self.coef0), n_features,
-                fit_intercept, a, check_budget(self.budget),
+            kernel_params = (
+                resolve_gamma(self.gamma, n_features),
+                check_degree(self.degree),
+                _as_float("coef0", self.coef0),
             )
+            model = _cwrs.KernelModel(
+                self._rule, params, self.kernel if built_in else None, kernel_params,
+                n_features, fit_intercept, a, check_budget(self.budget),
+            )
+            if not built_in:
+                model = CallableKernelModel(model, self.kernel, sparse)
             return model, None
         if n_classes == 2:
             model = _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
@@ -236,7 +254,7 @@ class Classifier(Estimator):
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
         classes = _classes(y)
-        model, feature_map = self._new_model(classes.shape[0], n_features)
+        model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes)
         matrix = _mapped(matrix, n_rows, feature_map)
         self._fit_passes(model, matrix, targets, sample_weight, n_rows)
@@ -257,7 +275,9 @@ class Classifier(Estimator):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             known = _classes(column_or_1d(classes, "classes"))
-            model, feature_map = self._new_model(known.shape[0], n_features)
+            model, feature_map = self._new_model(
+                known.shape[0], n_features, isinstance(matrix, tuple)
+            )
         else:
             known = self.classes_
             if classes is not None and not np.array_equal(np.unique(classes), known):
@@ -299,7 +319,7 @@ class Classifier(Estimator):
         model = self._fitted_model()
         if isinstance(model, _cwrs.MulticlassModel):
             return model.means
-        if isinstance(model, _cwrs.KernelModel):
+        if isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
             if self.kernel != "linear":
                 raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
             weights = model.dual_coef @ self.support_vectors_
@@ -327,7 +347,7 @@ class Classifier(Estimator):
 
     def _kernel_model(self):
         model = self._fitted_model()
-        if not isinstance(model, _cwrs.KernelModel):
+        if not isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
             raise AttributeError("only kernel learners (kernel=...) have a support set")
         return model
 
@@ -399,7 +419,7 @@ class ConfidenceWeightedClassifier(Classifier):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
         classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
-        if isinstance(model, _cwrs.KernelModel):
+        if isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
         if isinstance(model, _cwrs.BinaryModel):
             return _feature_block(model.covariance[None, :], model, self._n_weights())[0]

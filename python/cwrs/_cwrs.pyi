@@ -148,3 +148,59 @@ class RegressionModel:
     def covariance_kind(self) -> str: ...
     @property
     def n_updates(self) -> int: ...
+
+class KernelModel:
+    def __init__(
+        self,
+        rule: str,
+        params: list[tuple[str, float]],
+        kernel: Optional[str],
+        kernel_params: tuple[float, int, float],
+        n_features: int,
+        fit_intercept: bool,
+        a: float,
+        budget: Optional[int],
+    ) -> None: ...
+    @staticmethod
+    def from_state(
+        rule: str,
+        params: list[tuple[str, float]],
+        kernel: Optional[str],
+        kernel_params: tuple[float, int, float],
+        shape: tuple[int, bool, float, Optional[int]],
+        support: tuple[Float64Array, npt.NDArray[np.uint32], npt.NDArray[np.uint64]],
+        coefficients: tuple[Float64Array, Float64Array, Float64Array],
+        counters: tuple[int, int],
+    ) -> KernelModel: ...
+    def state(self) -> tuple: ...
+    def partial_fit(
+        self,
+        x: MatrixArg,
+        y: Float64Array,
+        repeats: Optional[npt.NDArray[np.uint32]] = None,
+        order: Optional[npt.NDArray[np.int64]] = None,
+    ) -> None: ...
+    def learn_precomputed(self, x: MatrixArg, k: Float64Array, kappa: float, y: float) -> bool: ...
+    def check_input(self, x: MatrixArg) -> None: ...
+    def decision_function(self, x: MatrixArg) -> Float64Array: ...
+    def variance(self, x: MatrixArg) -> Float64Array: ...
+    def positive_probability(self, x: MatrixArg) -> Float64Array: ...
+    def moments(
+        self,
+        x: Optional[MatrixArg] = None,
+        k: Optional[Float64Array] = None,
+        kappas: Optional[Float64Array] = None,
+    ) -> tuple[Float64Array, Float64Array]: ...
+    def support_vectors(
+        self,
+    ) -> tuple[Float64Array, npt.NDArray[np.uint32], npt.NDArray[np.uint64]]: ...
+    @property
+    def dual_coef(self) -> Float64Array: ...
+    @property
+    def n_support(self) -> int: ...
+    @property
+    def n_updates(self) -> int: ...
+    @property
+    def n_mistakes(self) -> int: ...
+
+def margin_probabilities(scores: Float64Array, variances: Float64Array) -> Float64Array: ...

@@ -62,3 +62,132 @@ class RandomFourierFeatures:
         projection = np.asarray(matrix @ self.weights)
         scale = np.sqrt(2.0 / self.weights.shape[1])
         return np.ascontiguousarray(scale * np.cos(projection + self.offsets))
+
+
+class CallableKernelModel:
+    """A dual model whose kernel is a Python callable `kernel(X, Z) -> (len(X), len(Z))` array.
+
+    It wraps the native `KernelModel` (which holds all the math and the support set) and feeds
+    it kernel values row by row, so it has the native models' interface. Slower than the built-in
+    kernels: one call of the callable per row.
+    """
+
+    def __init__(self, native, kernel, sparse):
+        self.native = native
+        self.kernel = kernel
+        self.sparse = sparse
+
+    # ------------------------------------------------------------------ persistence
+    def state(self):
+        return (self.native.state(), self.kernel, self.sparse)
+
+    @classmethod
+    def from_state(cls, native_state, kernel, sparse):
+        from ._cwrs import KernelModel
+
+        return cls(KernelModel.from_state(*native_state), kernel, sparse)
+
+    # ------------------------------------------------------------------ kernel values
+    def _rows(self, matrix, n_rows):
+        """The rows in the form the callable takes: a dense array or a CSR matrix."""
+        if isinstance(matrix, tuple):
+            import scipy.sparse
+
+            data, indices, indptr, n_cols = matrix
+            return scipy.sparse.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
+        return matrix
+
+    def _support(self, n_features):
+        data, indices, indptr = self.native.support_vectors()
+        shape = (indptr.shape[0] - 1, n_features)
+        if self.sparse:
+            import scipy.sparse
+
+            return scipy.sparse.csr_matrix(
+                (data, indices.astype(np.int64), indptr.astype(np.int64)), shape=shape
+            )
+        dense = np.zeros(shape)
+        dense[np.repeat(np.arange(shape[0]), np.diff(indptr).astype(np.int64)), indices] = data
+        return dense
+
+    def _values(self, rows, support):
+        """k(rows, support) (n × |S|, C order) and k(x, x) per row."""
+        n = rows.shape[0]
+        k = np.zeros((n, support.shape[0]))
+        if support.shape[0]:
+            k = np.asarray(self.kernel(rows, support), dtype=np.float64).reshape(n, -1)
+        kappas = np.array([float(np.asarray(self.kernel(rows[i : i + 1], rows[i : i + 1]))
+                                 .reshape(-1)[0]) for i in range(n)])
+        return np.ascontiguousarray(k), kappas
+
+    # ------------------------------------------------------------------ the native interface
+    def partial_fit(self, matrix, y, repeats=None, order=None):
+        self.native.check_input(matrix)
+        n_rows = y.shape[0]
+        rows = self._rows(matrix, n_rows)
+        n_features = rows.shape[1]
+        sequence = np.arange(n_rows) if order is None else order
+        if repeats is not None:
+            sequence = np.repeat(sequence, repeats[sequence])
+        snapshot = self.native.state()
+        try:
+            support = self._support(n_features)
+            for i in sequence:
+                row = rows[i : i + 1]
+                k, kappas = self._values(row, support)
+                one = row if not isinstance(matrix, tuple) else _csr_tuple(row)
+                if self.native.learn_precomputed(one, k[0], kappas[0], float(y[i])):
+                    support = self._support(n_features)
+        except BaseException:
+            from ._cwrs import KernelModel
+
+            self.native = KernelModel.from_state(*snapshot)
+            raise
+
+    def _moments(self, matrix):
+        self.native.check_input(matrix)
+        n_rows = matrix[2].shape[0] - 1 if isinstance(matrix, tuple) else matrix.shape[0]
+        rows = self._rows(matrix, n_rows)
+        k, kappas = self._values(rows, self._support(rows.shape[1]))
+        return self.native.moments(k=k.ravel(), kappas=kappas)
+
+    def decision_function(self, matrix):
+        return self._moments(matrix)[0]
+
+    def variance(self, matrix):
+        return self._moments(matrix)[1]
+
+    def positive_probability(self, matrix):
+        from ._cwrs import margin_probabilities
+
+        return margin_probabilities(*self._moments(matrix))
+
+    def support_vectors(self):
+        return self.native.support_vectors()
+
+    @property
+    def dual_coef(self):
+        return self.native.dual_coef
+
+    @property
+    def n_support(self):
+        return self.native.n_support
+
+    @property
+    def n_updates(self):
+        return self.native.n_updates
+
+    @property
+    def n_mistakes(self):
+        return self.native.n_mistakes
+
+
+def _csr_tuple(row):
+    """A one-row CSR matrix as the native models take it."""
+    index_type = np.int32 if row.indices.dtype == np.int32 else np.int64
+    return (
+        np.ascontiguousarray(row.data, dtype=np.float64),
+        np.ascontiguousarray(row.indices, dtype=index_type),
+        np.ascontiguousarray(row.indptr, dtype=index_type),
+        row.shape[1],
+    )

@@ -9,11 +9,13 @@ use pyo3::types::PyTuple;
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
-use crate::kernel::{DualLearner, Kernel};
+use crate::kernel::{DualLearner, DualState, Kernel};
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
-use crate::rules::{RegressionRule, Rule};
+use crate::rules::{margin_probability, RegressionRule, Rule};
+
+type Float64Array = PyArray1<f64>;
 
 impl From<CwError> for PyErr {
     fn from(err: CwError) -> PyErr {
@@ -598,32 +600,38 @@ impl RegressionModel {
 }
 
 /// A binary learner in the dual (kernel) form, with an optional budget on the support set.
+/// `kernel=None` means the caller supplies kernel values (a Python callable kernel).
 #[pyclass(module = "cwrs._cwrs")]
 struct KernelModel {
     learner: DualLearner,
     rule_name: String,
     params: Vec<(String, f64)>,
-    kernel_name: String,
+    kernel_name: Option<String>,
     kernel_params: (f64, u32, f64),
 }
 
+#[pymethods]
 impl KernelModel {
+    #[new]
+    #[pyo3(signature = (rule, params, kernel, kernel_params, n_features, fit_intercept, a, budget))]
     #[allow(clippy::too_many_arguments)]
-    fn build(
+    fn new(
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: &str,
-        gamma: f64,
-        degree: u32,
-        coef0: f64,
+        kernel: Option<&str>,
+        kernel_params: (f64, u32, f64),
         n_features: usize,
         fit_intercept: bool,
         a: f64,
         budget: Option<usize>,
     ) -> PyResult<Self> {
+        let (gamma, degree, coef0) = kernel_params;
+        let built_in = kernel
+            .map(|name| Kernel::from_name(name, gamma, degree, coef0))
+            .transpose()?;
         let learner = DualLearner::new(
             Rule::from_name(rule, &named(&params))?,
-            Kernel::from_name(kernel, gamma, degree, coef0)?,
+            built_in,
             n_features,
             fit_intercept,
             a,
@@ -633,41 +641,9 @@ impl KernelModel {
             learner,
             rule_name: rule.to_string(),
             params,
-            kernel_name: kernel.to_string(),
-            kernel_params: (gamma, degree, coef0),
+            kernel_name: kernel.map(str::to_string),
+            kernel_params,
         })
-    }
-}
-
-#[pymethods]
-impl KernelModel {
-    #[new]
-    #[pyo3(signature = (rule, params, kernel, gamma, degree, coef0, n_features, fit_intercept, a, budget))]
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        rule: &str,
-        params: Vec<(String, f64)>,
-        kernel: &str,
-        gamma: f64,
-        degree: u32,
-        coef0: f64,
-        n_features: usize,
-        fit_intercept: bool,
-        a: f64,
-        budget: Option<usize>,
-    ) -> PyResult<Self> {
-        Self::build(
-            rule,
-            params,
-            kernel,
-            gamma,
-            degree,
-            coef0,
-            n_features,
-            fit_intercept,
-            a,
-            budget,
-        )
     }
 
     /// Rebuilds a model from the tuple returned by `state()`.
@@ -676,7 +652,7 @@ impl KernelModel {
     fn from_state(
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: &str,
+        kernel: Option<&str>,
         kernel_params: (f64, u32, f64),
         shape: (usize, bool, f64, Option<usize>),
         support: (
@@ -684,63 +660,59 @@ impl KernelModel {
             PyReadonlyArray1<u32>,
             PyReadonlyArray1<u64>,
         ),
-        nu: PyReadonlyArray1<f64>,
-        pi: PyReadonlyArray1<f64>,
+        coefficients: (
+            PyReadonlyArray1<f64>,
+            PyReadonlyArray1<f64>,
+            PyReadonlyArray1<f64>,
+        ),
         counters: (u64, u64),
     ) -> PyResult<Self> {
-        let (gamma, degree, coef0) = kernel_params;
         let (n_features, fit_intercept, a, budget) = shape;
-        let (n_updates, n_mistakes) = counters;
-        let mut model = Self::build(
+        let mut model = Self::new(
             rule,
             params,
             kernel,
-            gamma,
-            degree,
-            coef0,
+            kernel_params,
             n_features,
             fit_intercept,
             a,
             budget,
         )?;
-        let fresh = model.learner.clone();
-        model.learner = DualLearner::from_state(
-            fresh,
-            slice(&support.0)?,
-            slice(&support.1)?,
-            slice(&support.2)?,
-            slice(&nu)?,
-            slice(&pi)?,
-            n_updates,
-            n_mistakes,
-        )?;
+        let state = DualState {
+            values: slice(&support.0)?,
+            indices: slice(&support.1)?,
+            indptr: slice(&support.2)?,
+            nu: slice(&coefficients.0)?,
+            pi: slice(&coefficients.1)?,
+            gram: slice(&coefficients.2)?,
+            n_updates: counters.0,
+            n_mistakes: counters.1,
+        };
+        model.learner = model.learner.clone().with_state(state)?;
         Ok(model)
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let l = &self.learner;
-        let (values, indices, indptr) = l.support_vectors();
-        let support = (
-            PyArray1::from_vec(py, values),
-            PyArray1::from_vec(py, indices),
-            PyArray1::from_vec(py, indptr),
-        );
         let state = (
             self.rule_name.clone(),
             self.params.clone(),
             self.kernel_name.clone(),
             self.kernel_params,
             (l.n_features(), l.fit_intercept(), l.a(), l.budget()),
-            support,
-            PyArray1::from_slice(py, l.dual_coef()),
-            PyArray1::from_slice(py, l.dual_covariance()),
+            self.support_vectors(py)?,
+            (
+                PyArray1::from_slice(py, l.dual_coef()),
+                PyArray1::from_slice(py, l.dual_covariance()),
+                PyArray1::from_slice(py, l.gram()),
+            ),
             (l.n_updates(), l.n_mistakes()),
         );
         state.into_pyobject(py)
     }
 
-    /// Learns the rows of `x` with labels `y` (±1).
+    /// Learns the rows of `x` with labels `y` (±1), with the built-in kernel.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
         &mut self,
@@ -755,6 +727,32 @@ impl KernelModel {
         let presentation = presentation.view()?;
         let learner = &mut self.learner;
         Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+    }
+
+    /// Learns the single row `x` (a 1-row matrix) from caller-supplied kernel values `k`
+    /// (against every support row) and `kappa` = k(x, x).
+    fn learn_precomputed(
+        &mut self,
+        x: MatrixArg,
+        k: PyReadonlyArray1<f64>,
+        kappa: f64,
+        y: f64,
+    ) -> PyResult<bool> {
+        let view = x.view()?;
+        if view.n_rows() != 1 {
+            return Err(PyValueError::new_err(
+                "learn_precomputed takes exactly one row",
+            ));
+        }
+        view.validate(self.learner.n_features())?;
+        Ok(self
+            .learner
+            .learn_precomputed(view.row(0), slice(&k)?, kappa, y)?)
+    }
+
+    /// Checks `x` against the model (shape, indices, finiteness) without learning.
+    fn check_input(&self, x: MatrixArg) -> PyResult<()> {
+        Ok(x.view()?.validate(self.learner.n_features())?)
     }
 
     /// μ·φ(x) for every row.
@@ -782,6 +780,44 @@ impl KernelModel {
         fill_rows(py, &x, None, |m, out| {
             self.learner.positive_probability(m, out)
         })
+    }
+
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) per row: from the built-in kernel when `x` is given, else from
+    /// caller-supplied `k` (rows × support rows, row-major) and `kappas`.
+    #[pyo3(signature = (x=None, k=None, kappas=None))]
+    fn moments<'py>(
+        &self,
+        py: Python<'py>,
+        x: Option<MatrixArg<'py>>,
+        k: Option<PyReadonlyArray1<'py, f64>>,
+        kappas: Option<PyReadonlyArray1<'py, f64>>,
+    ) -> PyResult<(Bound<'py, Float64Array>, Bound<'py, Float64Array>)> {
+        let learner = &self.learner;
+        let (scores, variances) = match (x, k, kappas) {
+            (Some(x), None, None) => {
+                let view = x.view()?;
+                let n = view.n_rows();
+                py.detach(|| {
+                    let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
+                    learner
+                        .moments(&view, |i, s, v| (scores[i], variances[i]) = (s, v))
+                        .map(|()| (scores, variances))
+                })?
+            }
+            (None, Some(k), Some(kappas)) => {
+                let (k, kappas) = (slice(&k)?, slice(&kappas)?);
+                let n = kappas.len();
+                let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
+                learner
+                    .moments_precomputed(k, kappas, |i, s, v| (scores[i], variances[i]) = (s, v))?;
+                (scores, variances)
+            }
+            _ => return Err(PyValueError::new_err("pass either x, or both k and kappas")),
+        };
+        Ok((
+            PyArray1::from_vec(py, scores),
+            PyArray1::from_vec(py, variances),
+        ))
     }
 
     /// The support rows as CSR arrays (data, indices, indptr).
@@ -829,6 +865,26 @@ fn normal_quantile(p: f64) -> PyResult<f64> {
     }
 }
 
+/// Φ(score / √v) per row (1/2 where v = 0): the Gaussian-margin probability.
+#[pyfunction]
+fn margin_probabilities<'py>(
+    py: Python<'py>,
+    scores: PyReadonlyArray1<'py, f64>,
+    variances: PyReadonlyArray1<'py, f64>,
+) -> PyResult<Bound<'py, Float64Array>> {
+    let (scores, variances) = (slice(&scores)?, slice(&variances)?);
+    if scores.len() != variances.len() {
+        return Err(PyValueError::new_err(
+            "scores and variances differ in length",
+        ));
+    }
+    let p = scores
+        .iter()
+        .zip(variances)
+        .map(|(&s, &v)| margin_probability(s, v));
+    Ok(PyArray1::from_iter(py, p))
+}
+
 #[pymodule]
 fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BinaryModel>()?;
@@ -836,6 +892,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<RegressionModel>()?;
     m.add_class::<KernelModel>()?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
+    m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }
