@@ -3,6 +3,7 @@
 //! `cargo bench` runs them; `cargo bench -- diag` selects a group.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cwrs::kernel::{DualLearner, Kernel};
 use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
 use std::hint::black_box;
 
@@ -114,5 +115,43 @@ fn full_dense(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, diagonal_sparse, full_dense);
+/// Kernel AROW (RBF) on 100-d rows with the support set full at `budget`: every update adds a
+/// row and removes one, O(budget·d + budget²).
+fn kernel_budget(c: &mut Criterion) {
+    let mut group = c.benchmark_group("kernel_arow_rbf_d100");
+    group.sample_size(10);
+    let d = 100;
+    for budget in [100, 1000, 5000] {
+        let warm = budget + 200;
+        let batch = (200_000 / budget).max(4);
+        let (values, y) = dense_stream(warm + batch, d);
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        let kernel = Some(Kernel::Rbf { gamma: 0.01 });
+        let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(budget)).unwrap();
+        let prefix = Matrix::Dense {
+            values: &values[..warm * d],
+            n_rows: warm,
+            n_cols: d,
+        };
+        model
+            .partial_fit(&prefix, &y[..warm], Presentation::default())
+            .unwrap();
+        let rows = Matrix::Dense {
+            values: &values[warm * d..],
+            n_rows: batch,
+            n_cols: d,
+        };
+        group.throughput(Throughput::Elements(batch as u64));
+        group.bench_with_input(BenchmarkId::from_parameter(budget), &budget, |b, _| {
+            b.iter(|| {
+                model
+                    .partial_fit(black_box(&rows), &y[warm..], Presentation::default())
+                    .unwrap()
+            })
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, diagonal_sparse, full_dense, kernel_budget);
 criterion_main!(benches);

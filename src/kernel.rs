@@ -84,32 +84,89 @@ struct Support {
     norm2: f64,
 }
 
-/// A symmetric |S|×|S| matrix over the support rows, row-major, that grows by one row and
-/// column per added support and shrinks by one per removal.
-type Square = Vec<f64>;
-
-/// Appends a row and column (`column`, then `corner`) to the n×n matrix `m`.
-fn grow(m: &Square, n: usize, column: &[f64], corner: f64) -> Square {
-    let mut grown = Vec::with_capacity((n + 1) * (n + 1));
-    for p in 0..n {
-        grown.extend_from_slice(&m[p * n..(p + 1) * n]);
-        grown.push(column[p]);
-    }
-    grown.extend_from_slice(column);
-    grown.push(corner);
-    grown
+/// A symmetric |S|×|S| matrix over the support rows, stored row-major with a spare capacity
+/// (the row stride), so adding a support row is amortised O(|S|) and removing one is O(|S|)
+/// (the last row and column move into the removed one's place, as `Vec::swap_remove` does).
+#[derive(Clone, Debug, Default)]
+struct Square {
+    data: Vec<f64>,
+    n: usize,
+    stride: usize,
 }
 
-/// Deletes row and column `victim` of the n×n matrix `m`.
-fn shrink(m: &Square, n: usize, victim: usize) -> Square {
-    (0..n)
-        .filter(|&p| p != victim)
-        .flat_map(|p| {
-            (0..n)
-                .filter(move |&q| q != victim)
-                .map(move |q| m[p * n + q])
-        })
-        .collect()
+impl PartialEq for Square {
+    fn eq(&self, other: &Self) -> bool {
+        self.n == other.n && (0..self.n).all(|p| self.row(p) == other.row(p))
+    }
+}
+
+impl Square {
+    fn from_dense(n: usize, values: &[f64]) -> Square {
+        Square {
+            data: values.to_vec(),
+            n,
+            stride: n,
+        }
+    }
+
+    fn to_dense(&self) -> Vec<f64> {
+        (0..self.n)
+            .flat_map(|p| self.row(p).iter().copied())
+            .collect()
+    }
+
+    fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+
+    #[inline]
+    fn row(&self, p: usize) -> &[f64] {
+        &self.data[p * self.stride..p * self.stride + self.n]
+    }
+
+    #[inline]
+    fn row_mut(&mut self, p: usize) -> &mut [f64] {
+        &mut self.data[p * self.stride..p * self.stride + self.n]
+    }
+
+    #[inline]
+    fn get(&self, p: usize, q: usize) -> f64 {
+        self.data[p * self.stride + q]
+    }
+
+    /// Appends a row and column: `column` (length n), then `corner`.
+    fn push(&mut self, column: &[f64], corner: f64) {
+        let n = self.n;
+        if n + 1 > self.stride {
+            let stride = (2 * self.stride).max(n + 1).max(8);
+            let mut data = vec![0.0; stride * stride];
+            for p in 0..n {
+                data[p * stride..p * stride + n].copy_from_slice(self.row(p));
+            }
+            (self.data, self.stride) = (data, stride);
+        }
+        let stride = self.stride;
+        for (p, &c) in column.iter().enumerate() {
+            self.data[p * stride + n] = c;
+        }
+        self.data[n * stride..n * stride + n].copy_from_slice(column);
+        self.data[n * stride + n] = corner;
+        self.n = n + 1;
+    }
+
+    /// Removes row and column `victim`, moving the last ones into their place.
+    fn swap_remove(&mut self, victim: usize) {
+        let (last, stride) = (self.n - 1, self.stride);
+        if victim != last {
+            for p in 0..self.n {
+                self.data[p * stride + victim] = self.data[p * stride + last];
+            }
+            self.data
+                .copy_within(last * stride..last * stride + self.n, victim * stride);
+            self.data[victim * stride + victim] = self.data[last * stride + last];
+        }
+        self.n = last;
+    }
 }
 
 fn dot(a: &[f64], b: &[f64]) -> f64 {
@@ -185,8 +242,8 @@ impl DualLearner {
             budget,
             support: Vec::new(),
             nu: Vec::new(),
-            pi: Vec::new(),
-            gram: Vec::new(),
+            pi: Square::default(),
+            gram: Square::default(),
             n_updates: 0,
             n_mistakes: 0,
             k: Vec::new(),
@@ -236,8 +293,10 @@ impl DualLearner {
             });
         }
         self.nu = state.nu.to_vec();
-        self.pi = state.pi.to_vec();
-        self.gram = state.gram.to_vec();
+        if !state.pi.is_empty() {
+            self.pi = Square::from_dense(n, state.pi);
+        }
+        self.gram = Square::from_dense(n, state.gram);
         self.n_updates = state.n_updates;
         self.n_mistakes = state.n_mistakes;
         Ok(self)
@@ -289,13 +348,13 @@ impl DualLearner {
     }
 
     /// Covariance coefficients Π, |S|×|S| row-major (empty for first-order rules).
-    pub fn dual_covariance(&self) -> &[f64] {
-        &self.pi
+    pub fn dual_covariance(&self) -> Vec<f64> {
+        self.pi.to_dense()
     }
 
     /// The Gram matrix of the support rows (with the bias term), |S|×|S| row-major.
-    pub fn gram(&self) -> &[f64] {
-        &self.gram
+    pub fn gram(&self) -> Vec<f64> {
+        self.gram.to_dense()
     }
 
     pub fn n_updates(&self) -> u64 {
@@ -334,13 +393,12 @@ impl DualLearner {
 
     /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias.
     fn moments_of(&self, k: &[f64], kappa: f64) -> (f64, f64) {
-        let n = self.support.len();
         let mut v = self.a * kappa;
         if !self.pi.is_empty() {
             v += k
                 .iter()
                 .enumerate()
-                .map(|(p, &kp)| kp * dot(&self.pi[p * n..(p + 1) * n], k))
+                .map(|(p, &kp)| kp * dot(self.pi.row(p), k))
                 .sum::<f64>();
         }
         (dot(k, &self.nu), v)
@@ -359,7 +417,7 @@ impl DualLearner {
             self.a * kappa
         } else {
             for p in 0..n {
-                self.pk.push(dot(&self.pi[p * n..(p + 1) * n], &self.k));
+                self.pk.push(dot(self.pi.row(p), &self.k));
             }
             self.a * kappa + dot(&self.k, &self.pk)
         };
@@ -379,24 +437,22 @@ impl DualLearner {
             values,
             norm2,
         });
-        self.gram = grow(&self.gram, n, &self.k, kappa);
+        self.gram.push(&self.k, kappa);
         if self.rule.is_second_order() {
             // Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a); h_i·h_j keeps Π exactly symmetric.
             let scale = (step.c / (1.0 + step.c * v)).sqrt();
-            let h: Vec<f64> = self
-                .pk
-                .iter()
-                .chain(std::iter::once(&self.a))
-                .map(|g| g * scale)
-                .collect();
-            let mut pi = grow(&self.pi, n, &vec![0.0; n], 0.0);
+            self.pk.iter_mut().for_each(|g| *g *= scale);
+            self.pk.push(self.a * scale);
+            self.k.fill(0.0);
+            self.pi.push(&self.k, 0.0);
+            let h = &self.pk;
             for (p, &hp) in h.iter().enumerate() {
-                pi[p * (n + 1)..(p + 1) * (n + 1)]
+                self.pi
+                    .row_mut(p)
                     .iter_mut()
-                    .zip(&h)
+                    .zip(h)
                     .for_each(|(x, &hq)| *x -= hp * hq);
             }
-            self.pi = pi;
         }
         if self.budget.is_some_and(|b| self.support.len() > b) {
             self.remove_least_weighted();
@@ -418,49 +474,44 @@ impl DualLearner {
     /// = −ν_p·Π'k_p / a reuses Π'. First-order rules (Π = 0) drop the term without projection.
     fn remove_least_weighted(&mut self) {
         let n = self.support.len();
-        let weight = |p: usize| self.nu[p].abs() * self.gram[p * n + p].max(0.0).sqrt();
+        let weight = |p: usize| self.nu[p].abs() * self.gram.get(p, p).max(0.0).sqrt();
         let victim = (0..n)
             .min_by(|&p, &q| weight(p).total_cmp(&weight(q)))
             .expect("the support set is over budget, so not empty");
-        let removed_nu = self.nu.remove(victim);
-        self.support.remove(victim);
-        let k_removed: Vec<f64> = (0..n)
-            .filter(|&q| q != victim)
-            .map(|q| self.gram[victim * n + q])
-            .collect();
-        self.gram = shrink(&self.gram, n, victim);
-        if self.pi.is_empty() {
-            return;
-        }
-        let (pi, m) = (&self.pi, n - 1);
-        let pivot = pi[victim * n + victim];
-        let mut shrunk = shrink(pi, n, victim);
-        if pivot != 0.0 {
+        if !self.pi.is_empty() {
+            let pivot = self.pi.get(victim, victim);
             // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
-            let column: Vec<f64> = (0..n)
-                .filter(|&q| q != victim)
-                .map(|q| pi[q * n + victim])
-                .collect();
-            for p in 0..m {
-                let factor = column[p] / pivot;
-                shrunk[p * m..(p + 1) * m]
-                    .iter_mut()
-                    .zip(&column)
-                    .for_each(|(x, &c)| *x -= factor * c);
-            }
-            // Keep Π exactly symmetric despite rounding in the elimination.
-            for p in 0..m {
-                for q in p + 1..m {
-                    let mean = 0.5 * (shrunk[p * m + q] + shrunk[q * m + p]);
-                    shrunk[p * m + q] = mean;
-                    shrunk[q * m + p] = mean;
+            if pivot != 0.0 {
+                let column: Vec<f64> = self.pi.row(victim).to_vec();
+                for (p, &cp) in column.iter().enumerate() {
+                    let factor = cp / pivot;
+                    self.pi
+                        .row_mut(p)
+                        .iter_mut()
+                        .zip(&column)
+                        .for_each(|(x, &c)| *x -= factor * c);
+                }
+                // Keep Π exactly symmetric despite rounding in the elimination.
+                for p in 0..n {
+                    for q in p + 1..n {
+                        let mean = 0.5 * (self.pi.get(p, q) + self.pi.get(q, p));
+                        self.pi.row_mut(p)[q] = mean;
+                        self.pi.row_mut(q)[p] = mean;
+                    }
                 }
             }
+            self.pi.swap_remove(victim);
         }
-        for (p, nu) in self.nu.iter_mut().enumerate() {
-            *nu -= removed_nu * dot(&shrunk[p * m..(p + 1) * m], &k_removed) / self.a;
+        let removed_nu = self.nu.swap_remove(victim);
+        self.support.swap_remove(victim);
+        let mut k_removed = self.gram.row(victim).to_vec();
+        k_removed.swap_remove(victim);
+        self.gram.swap_remove(victim);
+        if !self.pi.is_empty() {
+            for (p, nu) in self.nu.iter_mut().enumerate() {
+                *nu -= removed_nu * dot(self.pi.row(p), &k_removed) / self.a;
+            }
         }
-        self.pi = shrunk;
     }
 
     fn check_labels(y: &[f64]) -> Result<(), CwError> {

@@ -704,8 +704,8 @@ impl KernelModel {
             self.support_vectors(py)?,
             (
                 PyArray1::from_slice(py, l.dual_coef()),
-                PyArray1::from_slice(py, l.dual_covariance()),
-                PyArray1::from_slice(py, l.gram()),
+                PyArray1::from_vec(py, l.dual_covariance()),
+                PyArray1::from_vec(py, l.gram()),
             ),
             (l.n_updates(), l.n_mistakes()),
         );
