@@ -13,7 +13,8 @@
 use crate::data::{Matrix, Presentation, Row};
 use crate::error::CwError;
 use crate::learner::check_initial_variance;
-use crate::rules::{margin_probability, Rule};
+use crate::multiclass::ClassModel;
+use crate::rules::{margin_probability, sherman_morrison_factor, Rule};
 
 /// A positive-definite kernel, as in scikit-learn's pairwise kernels.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -173,31 +174,30 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// The dual state of a binary learner. Kernel values come from a built-in [`Kernel`], or, when
-/// the kernel is `None`, from the caller ([`DualLearner::learn_precomputed`]).
+/// The dual Gaussian of one linear model: the support rows S, the mean coefficients ν and the
+/// covariance coefficients Π (with the support Gram matrix, for budget maintenance). Kernel
+/// values come from a built-in [`Kernel`] or, when it is `None`, from the caller.
 #[derive(Clone, Debug, PartialEq)]
-pub struct DualLearner {
-    rule: Rule,
+pub struct DualGaussian {
     kernel: Option<Kernel>,
     n_features: usize,
     fit_intercept: bool,
-    /// Initial variance (1 for the first-order rules, whose Σ = I).
+    /// Whether Σ is learned (Π kept); first-order rules keep Σ = I (a = 1, Π = 0).
+    second_order: bool,
     a: f64,
     budget: Option<usize>,
     support: Vec<Support>,
     nu: Vec<f64>,
-    /// Π (empty for first-order rules).
     pi: Square,
-    /// The Gram matrix of the support rows (with the bias term), for budget maintenance.
     gram: Square,
-    n_updates: u64,
-    n_mistakes: u64,
-    /// k_S(x) and Πk of the current row.
+    /// The current row: k_S(x) and Πk (both with the bias), κ = k(x, x) and ‖x‖².
     k: Vec<f64>,
     pk: Vec<f64>,
+    kappa: f64,
+    norm2: f64,
 }
 
-/// The state that [`DualLearner::from_state`] restores.
+/// The state that [`DualGaussian::with_state`] restores, as the accessors give it.
 #[derive(Clone, Copy, Debug)]
 pub struct DualState<'a> {
     /// The support rows as CSR: values, column indices, row offsets.
@@ -207,21 +207,18 @@ pub struct DualState<'a> {
     pub nu: &'a [f64],
     pub pi: &'a [f64],
     pub gram: &'a [f64],
-    pub n_updates: u64,
-    pub n_mistakes: u64,
 }
 
-impl DualLearner {
-    /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1). With `kernel`
-    /// `None` the caller supplies the kernel values.
+impl DualGaussian {
+    /// S empty, Σ = a·I (a is ignored, Σ = I, for first-order rules). `budget` caps |S|.
     pub fn new(
-        rule: Rule,
         kernel: Option<Kernel>,
+        second_order: bool,
         n_features: usize,
         fit_intercept: bool,
         a: f64,
         budget: Option<usize>,
-    ) -> Result<DualLearner, CwError> {
+    ) -> Result<DualGaussian, CwError> {
         check_initial_variance(a)?;
         if n_features == 0 || n_features > u32::MAX as usize {
             return Err(CwError::InvalidInput(format!(
@@ -233,34 +230,30 @@ impl DualLearner {
                 "budget must be at least 1".into(),
             ));
         }
-        Ok(DualLearner {
-            rule,
+        Ok(DualGaussian {
             kernel,
             n_features,
             fit_intercept,
-            a: if rule.is_second_order() { a } else { 1.0 },
+            second_order,
+            a: if second_order { a } else { 1.0 },
             budget,
             support: Vec::new(),
             nu: Vec::new(),
             pi: Square::default(),
             gram: Square::default(),
-            n_updates: 0,
-            n_mistakes: 0,
             k: Vec::new(),
             pk: Vec::new(),
+            kappa: 0.0,
+            norm2: 0.0,
         })
     }
 
-    /// Restores the state of `self` (a fresh learner with the same settings) from `state`, as
-    /// the accessors below give it.
-    pub fn with_state(mut self, state: DualState) -> Result<DualLearner, CwError> {
+    /// Restores the support set and coefficients into `self`, a fresh Gaussian with the same
+    /// settings.
+    pub fn with_state(mut self, state: DualState) -> Result<DualGaussian, CwError> {
         let n = state.indptr.len().saturating_sub(1);
         let bad = |what: &str| CwError::InvalidInput(format!("inconsistent kernel state: {what}"));
-        let expected_pi = if self.rule.is_second_order() {
-            n * n
-        } else {
-            0
-        };
+        let expected_pi = if self.second_order { n * n } else { 0 };
         if state.nu.len() != n || state.pi.len() != expected_pi || state.gram.len() != n * n {
             return Err(bad("ν, Π and the Gram matrix do not match the support set"));
         }
@@ -293,17 +286,11 @@ impl DualLearner {
             });
         }
         self.nu = state.nu.to_vec();
-        if !state.pi.is_empty() {
+        if self.second_order {
             self.pi = Square::from_dense(n, state.pi);
         }
         self.gram = Square::from_dense(n, state.gram);
-        self.n_updates = state.n_updates;
-        self.n_mistakes = state.n_mistakes;
         Ok(self)
-    }
-
-    pub fn rule(&self) -> Rule {
-        self.rule
     }
 
     pub fn kernel(&self) -> Option<Kernel> {
@@ -357,14 +344,6 @@ impl DualLearner {
         self.gram.to_dense()
     }
 
-    pub fn n_updates(&self) -> u64 {
-        self.n_updates
-    }
-
-    pub fn n_mistakes(&self) -> u64 {
-        self.n_mistakes
-    }
-
     fn bias(&self) -> f64 {
         if self.fit_intercept {
             1.0
@@ -404,43 +383,62 @@ impl DualLearner {
         (dot(k, &self.nu), v)
     }
 
-    /// One round on `row`, with `self.k` holding k_S(x) and `kappa` = k(x, x) (with the bias).
-    fn learn_kernel_row(&mut self, row: Row, kappa: f64, norm2: f64, y: f64) -> bool {
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row with the built-in kernel (prediction path).
+    fn row_moments(&self, kernel: Kernel, row: &Row) -> (f64, f64) {
+        let mut k = Vec::with_capacity(self.support.len());
+        let (kappa, _) = self.kernel_row(kernel, row, &mut k);
+        self.moments_of(&k, kappa)
+    }
+
+    /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) and returns μ·φ(x).
+    fn load(&mut self, kernel: Kernel, row: &Row) -> f64 {
+        let mut k = std::mem::take(&mut self.k);
+        (self.kappa, self.norm2) = self.kernel_row(kernel, row, &mut k);
+        self.k = k;
+        dot(&self.k, &self.nu)
+    }
+
+    /// Learning path, caller-supplied values (without the bias): loads them, returns μ·φ(x).
+    fn load_precomputed(&mut self, row: &Row, k: &[f64], kappa: f64) -> f64 {
+        let bias = self.bias();
+        self.k.clear();
+        self.k.extend(k.iter().map(|v| v + bias));
+        (self.kappa, self.norm2) = (kappa + bias, row.squared_norm());
+        dot(&self.k, &self.nu)
+    }
+
+    /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update.
+    fn prepare(&mut self) -> (f64, f64) {
         let n = self.support.len();
-        let m = y * dot(&self.k, &self.nu);
-        if m <= 0.0 {
-            self.n_mistakes += 1;
-        }
         self.pk.clear();
-        let v = if self.pi.is_empty() {
+        if self.pi.is_empty() {
             self.pk.resize(n, 0.0);
-            self.a * kappa
-        } else {
-            for p in 0..n {
-                self.pk.push(dot(self.pi.row(p), &self.k));
-            }
-            self.a * kappa + dot(&self.k, &self.pk)
-        };
-        let Some(step) = self.rule.step(m, v, kappa) else {
-            return false;
-        };
-        // ν ← ν + αy·Πk, then x joins S with ν_x = αy·a.
-        let ay = step.alpha * y;
+            return (self.a * self.kappa, self.kappa);
+        }
+        for p in 0..n {
+            self.pk.push(dot(self.pi.row(p), &self.k));
+        }
+        (self.a * self.kappa + dot(&self.k, &self.pk), self.kappa)
+    }
+
+    /// The template step on the loaded, prepared row: ν ← ν + step·Πk, x joins S with
+    /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v).
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
         self.nu
             .iter_mut()
             .zip(&self.pk)
-            .for_each(|(nu, g)| *nu += ay * g);
-        self.nu.push(ay * self.a);
+            .for_each(|(nu, g)| *nu += step * g);
+        self.nu.push(step * self.a);
         let (indices, values) = row.to_sparse();
         self.support.push(Support {
             indices,
             values,
-            norm2,
+            norm2: self.norm2,
         });
-        self.gram.push(&self.k, kappa);
-        if self.rule.is_second_order() {
-            // Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a); h_i·h_j keeps Π exactly symmetric.
-            let scale = (step.c / (1.0 + step.c * v)).sqrt();
+        self.gram.push(&self.k, self.kappa);
+        if self.second_order {
+            // h_i·h_j keeps Π exactly symmetric.
+            let scale = sherman_morrison_factor(c, v).sqrt();
             self.pk.iter_mut().for_each(|g| *g *= scale);
             self.pk.push(self.a * scale);
             self.k.fill(0.0);
@@ -457,8 +455,6 @@ impl DualLearner {
         if self.budget.is_some_and(|b| self.support.len() > b) {
             self.remove_least_weighted();
         }
-        self.n_updates += 1;
-        true
     }
 
     /// Budget maintenance: removes the support row whose mean term ν_p·φ(x_p) has the smallest
@@ -514,57 +510,6 @@ impl DualLearner {
         }
     }
 
-    fn check_labels(y: &[f64]) -> Result<(), CwError> {
-        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
-            Some(bad) => Err(CwError::InvalidInput(format!(
-                "labels must be -1 or +1, got {bad}"
-            ))),
-            None => Ok(()),
-        }
-    }
-
-    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says, with the built-in
-    /// kernel; validated first, so an error leaves the model untouched.
-    pub fn partial_fit(
-        &mut self,
-        x: &Matrix,
-        y: &[f64],
-        presentation: Presentation,
-    ) -> Result<(), CwError> {
-        let kernel = self.built_in()?;
-        presentation.check(x, self.n_features, y.len())?;
-        Self::check_labels(y)?;
-        let mut k = std::mem::take(&mut self.k);
-        presentation.for_each(x.n_rows(), |i| {
-            let row = x.row(i);
-            let (kappa, norm2) = self.kernel_row(kernel, &row, &mut k);
-            std::mem::swap(&mut self.k, &mut k);
-            self.learn_kernel_row(row, kappa, norm2, y[i]);
-            std::mem::swap(&mut self.k, &mut k);
-        });
-        self.k = k;
-        Ok(())
-    }
-
-    /// Learns one row with label `y` from caller-supplied kernel values: `k[p]` = k(x, x_p) for
-    /// every support row (in the order of [`DualLearner::support_vectors`]) and `kappa` =
-    /// k(x, x), without the bias (added here). Returns whether the model changed.
-    pub fn learn_precomputed(
-        &mut self,
-        row: Row,
-        k: &[f64],
-        kappa: f64,
-        y: f64,
-    ) -> Result<bool, CwError> {
-        row.validate(self.n_features)?;
-        Self::check_labels(&[y])?;
-        self.check_kernel_values(k, &[kappa], 1)?;
-        self.k.clear();
-        let bias = self.bias();
-        self.k.extend(k.iter().map(|v| v + bias));
-        Ok(self.learn_kernel_row(row, kappa + bias, row.squared_norm(), y))
-    }
-
     fn check_kernel_values(&self, k: &[f64], kappas: &[f64], n_rows: usize) -> Result<(), CwError> {
         if k.len() != n_rows * self.support.len() || kappas.len() != n_rows {
             return Err(CwError::InvalidInput(format!(
@@ -589,46 +534,14 @@ impl DualLearner {
     ) -> Result<(), CwError> {
         let kernel = self.built_in()?;
         x.validate(self.n_features)?;
-        let mut k = Vec::with_capacity(self.support.len());
         for i in 0..x.n_rows() {
-            let (kappa, _) = self.kernel_row(kernel, &x.row(i), &mut k);
-            let (score, v) = self.moments_of(&k, kappa);
+            let (score, v) = self.row_moments(kernel, &x.row(i));
             each(i, score, v);
         }
         Ok(())
     }
 
-    fn check_out(x: &Matrix, out: &[f64]) -> Result<(), CwError> {
-        if out.len() == x.n_rows() {
-            Ok(())
-        } else {
-            Err(CwError::InvalidInput(format!(
-                "output holds {} values for {} rows",
-                out.len(),
-                x.n_rows()
-            )))
-        }
-    }
-
-    /// μ·φ(x) for every row.
-    pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        Self::check_out(x, out)?;
-        self.moments(x, |i, score, _| out[i] = score)
-    }
-
-    /// φ(x)ᵀΣφ(x) for every row.
-    pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        Self::check_out(x, out)?;
-        self.moments(x, |i, _, v| out[i] = v)
-    }
-
-    /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row.
-    pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        Self::check_out(x, out)?;
-        self.moments(x, |i, score, v| out[i] = margin_probability(score, v))
-    }
-
-    /// As [`DualLearner::moments`] from caller-supplied kernel values: `k` is rows × support
+    /// As [`DualGaussian::moments`] from caller-supplied kernel values: `k` is rows × support
     /// rows, `kappas` one k(x, x) per row, both without the bias.
     pub fn moments_precomputed(
         &self,
@@ -646,6 +559,193 @@ impl DualLearner {
             each(i, score, v);
         }
         Ok(())
+    }
+}
+
+impl ClassModel for DualGaussian {
+    fn check_learnable(&self) -> Result<(), CwError> {
+        self.built_in().map(|_| ())
+    }
+
+    fn learn_score(&mut self, row: &Row) -> f64 {
+        let kernel = self.kernel.expect("checked by check_learnable");
+        self.load(kernel, row)
+    }
+
+    fn prepare(&mut self, _row: &Row) -> (f64, f64) {
+        DualGaussian::prepare(self)
+    }
+
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
+        DualGaussian::update(self, row, step, c, v)
+    }
+
+    fn moments(&self, row: &Row) -> (f64, f64) {
+        match self.kernel {
+            Some(kernel) => self.row_moments(kernel, row),
+            None => (f64::NAN, f64::NAN),
+        }
+    }
+}
+
+/// A binary learner in the dual form; labels are ±1.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DualLearner {
+    rule: Rule,
+    model: DualGaussian,
+    n_updates: u64,
+    n_mistakes: u64,
+}
+
+impl DualLearner {
+    /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1). With `kernel`
+    /// `None` the caller supplies the kernel values.
+    pub fn new(
+        rule: Rule,
+        kernel: Option<Kernel>,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+        budget: Option<usize>,
+    ) -> Result<DualLearner, CwError> {
+        let model = DualGaussian::new(
+            kernel,
+            rule.is_second_order(),
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        )?;
+        Ok(DualLearner {
+            rule,
+            model,
+            n_updates: 0,
+            n_mistakes: 0,
+        })
+    }
+
+    /// A learner over a given dual Gaussian (fresh or restored), with zero counters.
+    pub fn from_gaussian(rule: Rule, model: DualGaussian) -> DualLearner {
+        DualLearner {
+            rule,
+            model,
+            n_updates: 0,
+            n_mistakes: 0,
+        }
+    }
+
+    /// Sets the counters (when restoring a state).
+    pub fn with_counters(mut self, n_updates: u64, n_mistakes: u64) -> DualLearner {
+        (self.n_updates, self.n_mistakes) = (n_updates, n_mistakes);
+        self
+    }
+
+    pub fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    /// The dual Gaussian: support rows and coefficients.
+    pub fn model(&self) -> &DualGaussian {
+        &self.model
+    }
+
+    pub fn n_updates(&self) -> u64 {
+        self.n_updates
+    }
+
+    pub fn n_mistakes(&self) -> u64 {
+        self.n_mistakes
+    }
+
+    /// One round on the loaded row with score `f`.
+    fn learn_loaded(&mut self, row: &Row, f: f64, y: f64) -> bool {
+        let m = y * f;
+        if m <= 0.0 {
+            self.n_mistakes += 1;
+        }
+        let (v, kappa) = self.model.prepare();
+        let Some(step) = self.rule.step(m, v, kappa) else {
+            return false;
+        };
+        self.model.update(row, step.alpha * y, step.c, v);
+        self.n_updates += 1;
+        true
+    }
+
+    fn check_labels(y: &[f64]) -> Result<(), CwError> {
+        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
+            Some(bad) => Err(CwError::InvalidInput(format!(
+                "labels must be -1 or +1, got {bad}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says, with the built-in
+    /// kernel; validated first, so an error leaves the model untouched.
+    pub fn partial_fit(
+        &mut self,
+        x: &Matrix,
+        y: &[f64],
+        presentation: Presentation,
+    ) -> Result<(), CwError> {
+        let kernel = self.model.built_in()?;
+        presentation.check(x, self.model.n_features, y.len())?;
+        Self::check_labels(y)?;
+        presentation.for_each(x.n_rows(), |i| {
+            let row = x.row(i);
+            let f = self.model.load(kernel, &row);
+            self.learn_loaded(&row, f, y[i]);
+        });
+        Ok(())
+    }
+
+    /// Learns one row with label `y` from caller-supplied kernel values: `k[p]` = k(x, x_p) for
+    /// every support row (in the order of [`DualGaussian::support_vectors`]) and `kappa` =
+    /// k(x, x), without the bias (added here). Returns whether the model changed.
+    pub fn learn_precomputed(
+        &mut self,
+        row: Row,
+        k: &[f64],
+        kappa: f64,
+        y: f64,
+    ) -> Result<bool, CwError> {
+        row.validate(self.model.n_features)?;
+        Self::check_labels(&[y])?;
+        self.model.check_kernel_values(k, &[kappa], 1)?;
+        let f = self.model.load_precomputed(&row, k, kappa);
+        Ok(self.learn_loaded(&row, f, y))
+    }
+
+    fn check_out(x: &Matrix, out: &[f64]) -> Result<(), CwError> {
+        if out.len() == x.n_rows() {
+            Ok(())
+        } else {
+            Err(CwError::InvalidInput(format!(
+                "output holds {} values for {} rows",
+                out.len(),
+                x.n_rows()
+            )))
+        }
+    }
+
+    /// μ·φ(x) for every row.
+    pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        Self::check_out(x, out)?;
+        self.model.moments(x, |i, score, _| out[i] = score)
+    }
+
+    /// φ(x)ᵀΣφ(x) for every row.
+    pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        Self::check_out(x, out)?;
+        self.model.moments(x, |i, _, v| out[i] = v)
+    }
+
+    /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row.
+    pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        Self::check_out(x, out)?;
+        self.model
+            .moments(x, |i, score, v| out[i] = margin_probability(score, v))
     }
 }
 
@@ -716,7 +816,11 @@ mod tests {
             }
             assert_eq!(primal.n_mistakes(), dual.n_mistakes(), "{name}");
             assert_eq!(primal.n_updates(), dual.n_updates(), "{name}");
-            assert_eq!(primal.n_updates(), dual.n_support() as u64, "{name}");
+            assert_eq!(
+                primal.n_updates(),
+                dual.model().n_support() as u64,
+                "{name}"
+            );
             let (mut vp, mut vd) = (vec![0.0; n], vec![0.0; n]);
             primal.variances(&m, &mut vp).unwrap();
             dual.variances(&m, &mut vd).unwrap();
@@ -768,7 +872,7 @@ mod tests {
         let mut model = DualLearner::new(rule, Some(Kernel::Linear), d, false, a, Some(6)).unwrap();
         model.partial_fit(&m, &y, Presentation::default()).unwrap();
         assert!(model.n_updates() > 6);
-        let (values, indices, indptr) = model.support_vectors();
+        let (values, indices, indptr) = model.model().support_vectors();
         let mut precision = [1.0 / a, 0.0, 0.0, 1.0 / a];
         for w in indptr.windows(2) {
             let mut row = [0.0; 2];
@@ -810,10 +914,10 @@ mod tests {
         let kernel = Kernel::Rbf { gamma: 0.5 };
         let mut model = DualLearner::new(rule, Some(kernel), d, true, 1.0, Some(20)).unwrap();
         model.partial_fit(&m, &y, Presentation::default()).unwrap();
-        assert_eq!(model.n_support(), 20);
-        assert_eq!(model.dual_covariance().len(), 400);
+        assert_eq!(model.model().n_support(), 20);
+        assert_eq!(model.model().dual_covariance().len(), 400);
         assert!(model.n_updates() > 20);
-        let pi = model.dual_covariance();
+        let pi = model.model().dual_covariance();
         for p in 0..20 {
             for q in 0..20 {
                 assert_eq!(pi[p * 20 + q], pi[q * 20 + p]);

@@ -10,7 +10,7 @@
 //! Prediction is the class of highest score μ_k·x (the first one on ties).
 
 use crate::covariance::CovarianceKind;
-use crate::data::{Features, Matrix, Presentation, Row, Shape};
+use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
 use crate::gaussian::Gaussian;
 use crate::learner::{check_covariance, check_initial_variance};
@@ -41,20 +41,77 @@ impl Strategy {
     }
 }
 
+/// One class's linear model as a multiclass learner drives it: the primal [`Linear`] model or
+/// the dual [`crate::kernel::DualGaussian`].
+pub trait ClassModel {
+    /// Whether the model can learn here (the dual form needs a built-in kernel).
+    fn check_learnable(&self) -> Result<(), CwError>;
+    /// Learning path: μ·x for `row`, keeping what [`ClassModel::prepare`] and
+    /// [`ClassModel::update`] need for this row.
+    fn learn_score(&mut self, row: &Row) -> f64;
+    /// (v, ‖x‖²) of the row last scored, as the rules see them.
+    fn prepare(&mut self, row: &Row) -> (f64, f64);
+    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ for the row last prepared, with its `v`.
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64);
+    /// (μ·x, xᵀΣx) on the prediction path.
+    fn moments(&self, row: &Row) -> (f64, f64);
+}
+
+/// A primal class model: a Gaussian over the features of `shape`.
 #[derive(Clone, Debug, PartialEq)]
-pub struct MulticlassLearner {
+pub struct Linear {
+    shape: Shape,
+    gaussian: Gaussian,
+}
+
+impl ClassModel for Linear {
+    fn check_learnable(&self) -> Result<(), CwError> {
+        Ok(())
+    }
+
+    fn learn_score(&mut self, row: &Row) -> f64 {
+        self.gaussian.score(&self.shape.features(*row))
+    }
+
+    fn prepare(&mut self, row: &Row) -> (f64, f64) {
+        let x = self.shape.features(*row);
+        let v = self.gaussian.prepare(&x);
+        (v, self.gaussian.squared_norm(&x, v))
+    }
+
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
+        self.gaussian.update(&self.shape.features(*row), step, c, v);
+    }
+
+    fn moments(&self, row: &Row) -> (f64, f64) {
+        let x = self.shape.features(*row);
+        (self.gaussian.score(&x), self.gaussian.variance(&x))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct MulticlassLearner<M = Linear> {
     rule: Rule,
     strategy: Strategy,
-    shape: Shape,
-    classes: Vec<Gaussian>,
+    n_features: usize,
+    classes: Vec<M>,
     n_updates: u64,
     n_mistakes: u64,
     /// μ_k·x of the current row.
     scores: Vec<f64>,
 }
 
-impl MulticlassLearner {
-    /// A fresh learner over `n_classes` ≥ 2 classes, each with μ = 0 and Σ = a·I.
+fn check_n_classes(n_classes: usize) -> Result<(), CwError> {
+    if n_classes < 2 {
+        return Err(CwError::InvalidInput(format!(
+            "a multiclass model needs at least 2 classes, got {n_classes}"
+        )));
+    }
+    Ok(())
+}
+
+impl MulticlassLearner<Linear> {
+    /// A fresh primal learner over `n_classes` ≥ 2 classes, each with μ = 0 and Σ = a·I.
     pub fn new(
         rule: Rule,
         strategy: Strategy,
@@ -65,9 +122,19 @@ impl MulticlassLearner {
         a: f64,
     ) -> Result<MulticlassLearner, CwError> {
         check_initial_variance(a)?;
-        let shape = Self::check(rule, kind, n_classes, n_features, fit_intercept)?;
-        let classes = vec![Gaussian::new(kind, shape.dim(), a); n_classes];
-        Ok(Self::assemble(rule, strategy, shape, classes, 0, 0))
+        check_covariance(rule, kind)?;
+        check_n_classes(n_classes)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
+        let class = Linear {
+            shape,
+            gaussian: Gaussian::new(kind, shape.dim(), a),
+        };
+        Ok(Self::with_classes(
+            rule,
+            strategy,
+            n_features,
+            vec![class; n_classes],
+        ))
     }
 
     /// Rebuilds a learner from its state: the class means and covariances concatenated in class
@@ -85,7 +152,9 @@ impl MulticlassLearner {
         n_updates: u64,
         n_mistakes: u64,
     ) -> Result<MulticlassLearner, CwError> {
-        let shape = Self::check(rule, kind, n_classes, n_features, fit_intercept)?;
+        check_covariance(rule, kind)?;
+        check_n_classes(n_classes)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
         let dim = shape.dim();
         if means.len() != n_classes * dim || covariances.len() % n_classes != 0 {
             return Err(CwError::InvalidInput(format!(
@@ -103,47 +172,65 @@ impl MulticlassLearner {
                     .chunks(per_class.max(1))
                     .chain(std::iter::repeat(&[][..])),
             )
-            .map(|(mean, cov)| Gaussian::from_parts(kind, dim, mean, cov))
+            .map(|(mean, cov)| {
+                Gaussian::from_parts(kind, dim, mean, cov)
+                    .map(|gaussian| Linear { shape, gaussian })
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self::assemble(
-            rule, strategy, shape, classes, n_updates, n_mistakes,
-        ))
+        let mut learner = Self::with_classes(rule, strategy, n_features, classes);
+        (learner.n_updates, learner.n_mistakes) = (n_updates, n_mistakes);
+        Ok(learner)
     }
 
-    fn check(
-        rule: Rule,
-        kind: CovarianceKind,
-        n_classes: usize,
-        n_features: usize,
-        fit_intercept: bool,
-    ) -> Result<Shape, CwError> {
-        check_covariance(rule, kind)?;
-        if n_classes < 2 {
-            return Err(CwError::InvalidInput(format!(
-                "a multiclass model needs at least 2 classes, got {n_classes}"
-            )));
-        }
-        Shape::new(n_features, fit_intercept)
+    pub fn covariance_kind(&self) -> CovarianceKind {
+        self.classes[0].gaussian.kind()
     }
 
-    fn assemble(
+    pub fn shape(&self) -> Shape {
+        self.classes[0].shape
+    }
+
+    /// The class means concatenated in class order, each over the features then the bias.
+    pub fn means(&self) -> Vec<f64> {
+        self.classes
+            .iter()
+            .flat_map(|c| c.gaussian.mean().iter().copied())
+            .collect()
+    }
+
+    /// The class covariance values concatenated in class order (see [`Gaussian::covariance`]).
+    pub fn covariances(&self) -> Vec<f64> {
+        self.classes
+            .iter()
+            .flat_map(|c| c.gaussian.covariance().iter().copied())
+            .collect()
+    }
+}
+
+impl<M: ClassModel> MulticlassLearner<M> {
+    /// A learner over the given class models (at least two, all over `n_features` features).
+    pub fn with_classes(
         rule: Rule,
         strategy: Strategy,
-        shape: Shape,
-        classes: Vec<Gaussian>,
-        n_updates: u64,
-        n_mistakes: u64,
-    ) -> MulticlassLearner {
+        n_features: usize,
+        classes: Vec<M>,
+    ) -> Self {
         let scores = vec![0.0; classes.len()];
         MulticlassLearner {
             rule,
             strategy,
-            shape,
+            n_features,
             classes,
-            n_updates,
-            n_mistakes,
+            n_updates: 0,
+            n_mistakes: 0,
             scores,
         }
+    }
+
+    /// Sets the counters (when restoring a state).
+    pub fn with_counters(mut self, n_updates: u64, n_mistakes: u64) -> Self {
+        (self.n_updates, self.n_mistakes) = (n_updates, n_mistakes);
+        self
     }
 
     pub fn rule(&self) -> Rule {
@@ -154,32 +241,13 @@ impl MulticlassLearner {
         self.strategy
     }
 
-    pub fn covariance_kind(&self) -> CovarianceKind {
-        self.classes[0].kind()
-    }
-
-    pub fn shape(&self) -> Shape {
-        self.shape
-    }
-
     pub fn n_classes(&self) -> usize {
         self.classes.len()
     }
 
-    /// The class means concatenated in class order, each over the features then the bias.
-    pub fn means(&self) -> Vec<f64> {
-        self.classes
-            .iter()
-            .flat_map(|g| g.mean().iter().copied())
-            .collect()
-    }
-
-    /// The class covariance values concatenated in class order (see [`Gaussian::covariance`]).
-    pub fn covariances(&self) -> Vec<f64> {
-        self.classes
-            .iter()
-            .flat_map(|g| g.covariance().iter().copied())
-            .collect()
+    /// The class models, in class order.
+    pub fn classes(&self) -> &[M] {
+        &self.classes
     }
 
     /// Rounds whose update changed the model.
@@ -194,12 +262,13 @@ impl MulticlassLearner {
 
     /// Learns one row of class `label`; returns whether the model changed.
     pub fn learn(&mut self, row: Row, label: usize) -> Result<bool, CwError> {
-        row.validate(self.shape.n_features)?;
+        row.validate(self.n_features)?;
         self.check_labels(&[label])?;
         Ok(self.learn_valid(row, label))
     }
 
     fn check_labels(&self, labels: &[usize]) -> Result<(), CwError> {
+        self.classes.iter().try_for_each(M::check_learnable)?;
         match labels.iter().find(|&&k| k >= self.classes.len()) {
             Some(bad) => Err(CwError::InvalidInput(format!(
                 "class index {bad} is out of range for {} classes",
@@ -210,48 +279,45 @@ impl MulticlassLearner {
     }
 
     fn learn_valid(&mut self, row: Row, label: usize) -> bool {
-        let x = self.shape.features(row);
-        for (score, class) in self.scores.iter_mut().zip(&self.classes) {
-            *score = class.score(&x);
+        for (score, class) in self.scores.iter_mut().zip(&mut self.classes) {
+            *score = class.learn_score(&row);
         }
         let rival = highest_other(&self.scores, label);
         if self.scores[label] - self.scores[rival] <= 0.0 {
             self.n_mistakes += 1;
         }
         let changed = match self.strategy {
-            Strategy::MaxScore => self.max_score_update(&x, label, rival),
-            Strategy::OneVsRest => self.one_vs_rest_update(&x, label),
+            Strategy::MaxScore => self.max_score_update(&row, label, rival),
+            Strategy::OneVsRest => self.one_vs_rest_update(&row, label),
         };
         self.n_updates += u64::from(changed);
         changed
     }
 
-    fn max_score_update(&mut self, x: &Features, label: usize, rival: usize) -> bool {
+    fn max_score_update(&mut self, row: &Row, label: usize, rival: usize) -> bool {
         let m = self.scores[label] - self.scores[rival];
-        let v_label = self.classes[label].prepare(x);
-        let v_rival = self.classes[rival].prepare(x);
-        let norm2 = self.classes[label].squared_norm(x, v_label)
-            + self.classes[rival].squared_norm(x, v_rival);
-        match self.rule.step(m, v_label + v_rival, norm2) {
+        let (v_label, norm2_label) = self.classes[label].prepare(row);
+        let (v_rival, norm2_rival) = self.classes[rival].prepare(row);
+        match self
+            .rule
+            .step(m, v_label + v_rival, norm2_label + norm2_rival)
+        {
             Some(step) => {
-                self.classes[label].update(x, step.alpha, step.c, v_label);
-                self.classes[rival].update(x, -step.alpha, step.c, v_rival);
+                self.classes[label].update(row, step.alpha, step.c, v_label);
+                self.classes[rival].update(row, -step.alpha, step.c, v_rival);
                 true
             }
             None => false,
         }
     }
 
-    fn one_vs_rest_update(&mut self, x: &Features, label: usize) -> bool {
+    fn one_vs_rest_update(&mut self, row: &Row, label: usize) -> bool {
         let mut changed = false;
         for (k, class) in self.classes.iter_mut().enumerate() {
             let y = if k == label { 1.0 } else { -1.0 };
-            let v = class.prepare(x);
-            if let Some(step) = self
-                .rule
-                .step(y * self.scores[k], v, class.squared_norm(x, v))
-            {
-                class.update(x, step.alpha * y, step.c, v);
+            let (v, norm2) = class.prepare(row);
+            if let Some(step) = self.rule.step(y * self.scores[k], v, norm2) {
+                class.update(row, step.alpha * y, step.c, v);
                 changed = true;
             }
         }
@@ -267,7 +333,7 @@ impl MulticlassLearner {
         labels: &[usize],
         presentation: Presentation,
     ) -> Result<(), CwError> {
-        presentation.check(x, self.shape.n_features, labels.len())?;
+        presentation.check(x, self.n_features, labels.len())?;
         self.check_labels(labels)?;
         presentation.for_each(x.n_rows(), |i| {
             self.learn_valid(x.row(i), labels[i]);
@@ -275,21 +341,44 @@ impl MulticlassLearner {
         Ok(())
     }
 
+    /// Fills `out` (rows × classes) by calling `f` with each row's per-class (μ_k·x, xᵀΣ_k x).
+    fn fill(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        mut f: impl FnMut(&[(f64, f64)], &mut [f64]),
+    ) -> Result<(), CwError> {
+        x.validate(self.n_features)?;
+        let n_classes = self.classes.len();
+        if out.len() != x.n_rows() * n_classes {
+            return Err(CwError::InvalidInput(format!(
+                "output holds {} values for {} rows of {n_classes}",
+                out.len(),
+                x.n_rows()
+            )));
+        }
+        let mut moments = vec![(0.0, 0.0); n_classes];
+        for (i, o) in out.chunks_exact_mut(n_classes).enumerate() {
+            let row = x.row(i);
+            for (m, class) in moments.iter_mut().zip(&self.classes) {
+                *m = class.moments(&row);
+            }
+            f(&moments, o);
+        }
+        Ok(())
+    }
+
     /// μ_k·x for every row and class: `out` is rows × classes, row-major.
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.shape.fill_rows(x, out, self.classes.len(), |f, o| {
-            for (score, class) in o.iter_mut().zip(&self.classes) {
-                *score = class.score(f);
-            }
+        self.fill(x, out, |moments, o| {
+            o.iter_mut().zip(moments).for_each(|(o, m)| *o = m.0);
         })
     }
 
     /// xᵀΣ_k x for every row and class (rows × classes).
     pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.shape.fill_rows(x, out, self.classes.len(), |f, o| {
-            for (v, class) in o.iter_mut().zip(&self.classes) {
-                *v = class.variance(f);
-            }
+        self.fill(x, out, |moments, o| {
+            o.iter_mut().zip(moments).for_each(|(o, m)| *o = m.1);
         })
     }
 
@@ -298,15 +387,14 @@ impl MulticlassLearner {
     /// classes' xᵀΣ_k x (rows × classes, each row summing to 1). The common variance makes the
     /// probabilities rank the classes exactly as their scores do; with two classes it is exact.
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        let n_classes = self.classes.len();
-        let mut means = vec![0.0; n_classes];
-        self.shape.fill_rows(x, out, n_classes, |f, o| {
-            let mut pooled = 0.0;
-            for (m, class) in means.iter_mut().zip(&self.classes) {
-                *m = class.score(f);
-                pooled += class.variance(f);
-            }
-            argmax_probabilities(&means, (pooled / n_classes as f64).sqrt(), o);
+        let mut means = vec![0.0; self.classes.len()];
+        self.fill(x, out, |moments, o| {
+            means
+                .iter_mut()
+                .zip(moments)
+                .for_each(|(mean, m)| *mean = m.0);
+            let pooled = moments.iter().map(|m| m.1).sum::<f64>() / moments.len() as f64;
+            argmax_probabilities(&means, pooled.sqrt(), o);
         })
     }
 }
@@ -462,6 +550,67 @@ mod tests {
         let mut out = [0.0; 3];
         argmax_probabilities(&[1.0, 1.0, 1.0], 0.5, &mut out);
         assert!(out.iter().all(|p| (p - 1.0 / 3.0).abs() < 1e-12), "{out:?}");
+    }
+
+    #[test]
+    fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
+        use crate::kernel::{DualGaussian, Kernel};
+        let mut seed = 0x9E37_79B9u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
+        };
+        let (n, d) = (60, 3);
+        let x: Vec<f64> = (0..n * d).map(|_| next()).collect();
+        let labels: Vec<usize> = (0..n)
+            .map(|i| ((x[i * d] + 1.0) * 1.5) as usize % 3)
+            .collect();
+        let m = Matrix::Dense {
+            values: &x,
+            n_rows: n,
+            n_cols: d,
+        };
+        for name in crate::rules::RULE_NAMES {
+            let rule = Rule::from_name(name, &[]).unwrap();
+            let kind = if rule.is_second_order() {
+                CovarianceKind::Full
+            } else {
+                CovarianceKind::Identity
+            };
+            for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
+                let mut primal =
+                    MulticlassLearner::new(rule, strategy, kind, 3, d, true, 0.9).unwrap();
+                let class = DualGaussian::new(
+                    Some(Kernel::Linear),
+                    rule.is_second_order(),
+                    d,
+                    true,
+                    0.9,
+                    None,
+                )
+                .unwrap();
+                let mut dual = MulticlassLearner::with_classes(rule, strategy, d, vec![class; 3]);
+                primal
+                    .partial_fit(&m, &labels, Presentation::default())
+                    .unwrap();
+                dual.partial_fit(&m, &labels, Presentation::default())
+                    .unwrap();
+                assert_eq!(
+                    primal.n_mistakes(),
+                    dual.n_mistakes(),
+                    "{name} {strategy:?}"
+                );
+                assert_eq!(primal.n_updates(), dual.n_updates(), "{name} {strategy:?}");
+                let (mut fp, mut fd) = (vec![0.0; 3 * n], vec![0.0; 3 * n]);
+                primal.probabilities(&m, &mut fp).unwrap();
+                dual.probabilities(&m, &mut fd).unwrap();
+                for (a, b) in fp.iter().zip(&fd) {
+                    assert!((a - b).abs() < 1e-9, "{name} {strategy:?}: {a} vs {b}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -155,6 +155,13 @@ impl Rule {
         if norm2 <= 0.0 || v <= 0.0 {
             return None;
         }
+        self.raw_step(m, v, norm2)
+            .filter(|step| step.alpha.is_finite())
+    }
+
+    /// The rule's formulas; [`Rule::step`] guards their domain and drops a non-finite step
+    /// (possible once a variance has collapsed to ~1e-300).
+    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
         let first_order = |alpha: f64| Some(Step { alpha, c: 0.0 });
         match *self {
             Rule::Perceptron => (m <= 0.0).then_some(Step { alpha: 1.0, c: 0.0 }),
@@ -361,6 +368,13 @@ fn exact_cw_step(alpha: f64, v: f64, phi: f64) -> Option<Step> {
         alpha,
         c: alpha * phi / sqrt_u,
     })
+}
+
+/// The Sherman–Morrison factor β = c / (1 + c·v) of Σ ← Σ − β·(Σx)(Σx)ᵀ, written as
+/// 1 / (1/c + v) so that it stays finite when c overflows to ∞ (ExactCW/SCW on long noisy
+/// streams: β → 1/v) and is 0 when c = 0.
+pub fn sherman_morrison_factor(c: f64, v: f64) -> f64 {
+    1.0 / (1.0 / c + v)
 }
 
 /// P(y = +1 | x) = Φ(μ·x / √v) under the Gaussian over weights, with v = xᵀΣx; 1/2 when

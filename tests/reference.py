@@ -9,11 +9,11 @@ exactly as printed in the table, and ``RefLearner`` applies them with the one te
     Sigma_j <- Sigma_j / (1 + c Sigma_j x_j^2)                               (covariance="diag")
     Sigma = I fixed, v = ||x||^2                                             (first-order rules)
 
-Numerics.  The scalar formulas are evaluated in 60-digit decimal arithmetic on the (exact) float
-inputs and rounded once to float64, so the reference value of (alpha, c) is the correctly rounded
-value of the printed formula even where the printed formula cancels catastrophically in float64
-(e.g. ExactCW's u, CW's gamma near the boundary).  The vector algebra is plain float64 NumPy (with
-``math.fsum`` for the dot products).
+Numerics.  The scalar formulas are evaluated in decimal arithmetic on the (exact) float inputs and
+rounded once to float64, at 60 digits and then at doubling precision until two successive
+precisions agree, so the reference (alpha, c) is the correctly rounded value of the printed formula
+even where it cancels catastrophically in float64 (ExactCW's u when α²vφ² ≫ 4, CW's γ near the
+boundary).  The vector algebra is plain float64 NumPy (``math.fsum`` for the dot products).
 
 Boundary rounds.  A rule fires on a strict/non-strict comparison of the float margin with a
 threshold.  When the exact value is within the test tolerance (1e-9, relative to the natural error
@@ -22,7 +22,19 @@ decide differently (e.g. PA/CW/ExactCW place a repeated row exactly on the bound
 ``x, x`` with opposite labels ends with mu == 0 up to rounding).  ``RefLearner.learn`` therefore
 accepts an optional ``hint=(mistake, updated)`` from the implementation under test and follows it
 *only* in such ambiguous rounds (counted in ``n_ambiguous``); everywhere else the reference decides
-on its own and a disagreement is a failure.
+on its own and a disagreement is a failure.  At the boundary the continuous rules' update is ~0,
+and the discontinuous ones (SOP, AROW, NHERD, NAROW) take the coefficients at the actual (m, v).
+
+Ill-conditioned rounds.  Each update records its ``amplification``: how much a 1e-12 perturbation
+of m and v (on their error scales) moves the new state, per unit.  It is O(1) for ordinary rounds;
+it explodes when Σ has collapsed (ExactCW/SCW with diagonal covariance on non-separable data: c
+grows like 1/v², Σ shrinks doubly exponentially, α ≈ |m|/v).  Past such a round (``ill_conditioned``,
+amplification > COND_LIMIT) no float64 implementation is determined to 1e-9, and the tests stop
+comparing there.
+
+Beyond DESIGN §2 (its limits, not its formulas): a non-zero row with Σx = 0 (Σ collapsed to 0 on
+the support of x) is a no-op like x = 0; a c that overflows float64 is applied as its limit
+(full β = 1/v, diag Σ_j = 0 where x_j ≠ 0); a mean step that overflows raises FloatingPointError.
 """
 
 from __future__ import annotations
@@ -36,6 +48,10 @@ import numpy as np
 
 PREC = 60
 TOL = 1e-9  # ambiguity band, same as the comparison tolerance of the tests
+# Conditioning: a round whose update amplifies a COND_DELTA-sized perturbation of (m, v) by more
+# than COND_LIMIT is ill-conditioned: float64 cannot determine its result to the tests' 1e-9.
+COND_DELTA = 1e-12
+COND_LIMIT = 100.0
 
 FIRST_ORDER = ("Perceptron", "PA", "PA1", "PA2")
 SECOND_ORDER = ("SOP", "CW", "ExactCW", "AROW", "NAROW", "SCW1", "SCW2", "NHERD")
@@ -227,7 +243,18 @@ _RULE_TABLE = {
 _MAX_ZERO_RULES = ("ExactCW", "SCW1", "SCW2")
 
 
+_PARAMS_CACHE = {}
+
+
 def _params_dec(rule, params):
+    key = (rule, tuple(sorted((params or {}).items())))
+    hit = _PARAMS_CACHE.get(key)
+    if hit is None:
+        hit = _PARAMS_CACHE[key] = _params_dec_uncached(rule, params)
+    return hit
+
+
+def _params_dec_uncached(rule, params):
     p = dict(DEFAULTS[rule])
     p.update(params or {})
     unknown = set(p) - set(DEFAULTS[rule])
@@ -239,15 +266,10 @@ def _params_dec(rule, params):
     return out
 
 
-def _evaluate(rule, m, v, norm2, params, force=None):
-    """Returns None or (alpha, c) as floats.
-
-    force=None: the rule as tabled.  force=True: the coefficients even if the rule would not fire
-    (boundary round where the implementation under test fired).
-    """
+def _evaluate_at(prec, rule, m, v, norm2, params, force):
     fires, coef = _RULE_TABLE[rule]
     with localcontext() as ctx:
-        ctx.prec = PREC
+        ctx.prec = prec
         p = _params_dec(rule, params)
         md, vd, nd = _D(m), _D(v), _D(norm2)
         if force is None:
@@ -259,6 +281,30 @@ def _evaluate(rule, m, v, norm2, params, force=None):
         else:
             alpha, c = coef(md, vd, nd, p)
         return float(alpha), float(c)
+
+
+def _evaluate(rule, m, v, norm2, params, force=None):
+    """Returns None or (alpha, c) as floats.
+
+    force=None: the rule as tabled.  force=True: the coefficients even if the rule would not fire
+    (boundary round where the implementation under test fired).
+
+    The printed formulas can cancel catastrophically (ExactCW's u when α²vφ² ≫ 4, CW's γ near the
+    boundary), so they are evaluated at increasing decimal precision until two successive
+    precisions give the same float64 result.
+    """
+    prec = PREC
+    prev = _UNSET = object()
+    while prec <= 20000:
+        try:
+            cur = _evaluate_at(prec, rule, m, v, norm2, params, force)
+        except ArithmeticError:  # e.g. u == 0 from complete cancellation: not enough digits
+            cur = ArithmeticError
+        if prev is not _UNSET and cur is not ArithmeticError and cur == prev:
+            return cur
+        prev = cur
+        prec *= 2
+    raise ArithmeticError(f"{rule}: formula did not converge at m={m!r}, v={v!r}")
 
 
 def rule_update(rule, m, v, norm2, **params):
@@ -343,6 +389,7 @@ class RefLearner:
         self.n_updates = 0
         self.n_mistakes = 0
         self.n_ambiguous = 0
+        self.ill_conditioned_at = None  # index of the first ill-conditioned round
         self.rounds = []
         # Accumulated |Δμ| per coordinate: the scale of the rounding error in mu.
         self._moved = np.zeros(self.d)
@@ -413,9 +460,51 @@ class RefLearner:
             return P
         raise ValueError("first-order rules have no precision")
 
+    # ---- conditioning ------------------------------------------------------------------
+    def _amplification(self, x, m, v, n2, alpha, c, sx):
+        """How much a perturbation of the round's inputs m and v of relative size COND_DELTA
+        (on their natural error scales, as for the ambiguity band) moves the new state, relative
+        to COND_DELTA.  About 1 for an ordinary round; huge when the update is ill-conditioned,
+        e.g. ExactCW/diag once Σ has collapsed (α ≈ |m|/v with v ~ 1e-26, c ~ α²)."""
+        ax = np.abs(x)
+        dm = COND_DELTA * math.fsum(((np.abs(self.mu) + self._moved) * ax).tolist())
+        # v relative: for diag/identity a sum of non-negative terms; for full the rank-one
+        # downdates keep xᵀΣx accurate relative to itself in practice (the Sherman–Morrison
+        # self-check in test_reference.py holds to ~1e-14·a even at cond(P) ~ 1e7).
+        dv = COND_DELTA * v
+        smax = float(np.abs(sx).max())
+        mu_scale = max(1.0, float(np.abs(self.mu).max()), float(self._moved.max()))
+        worst = 0.0
+        for mm in (m - dm, m + dm):
+            for vv in (max(v - dv, 0.5 * v), v + dv):
+                try:
+                    a2, c2 = _evaluate(self.rule, mm, vv, n2, self.params, force=True)
+                except ArithmeticError:
+                    return math.inf
+                eff = abs(a2 - alpha) * smax / mu_scale
+                if self.covariance == "full":
+                    b1 = c / (1.0 + c * v) if math.isfinite(c) else 1.0 / v
+                    b2 = c2 / (1.0 + c2 * vv) if math.isfinite(c2) else 1.0 / vv
+                    eff = max(eff, abs(b2 - b1) * smax * smax / self.a)
+                elif self.covariance == "diag":
+                    r = self.Sigma * x * x
+                    with np.errstate(all="ignore"):
+                        ratio = (1.0 + c * r) / (1.0 + c2 * r)
+                    ratio = ratio[np.isfinite(ratio)]
+                    if ratio.size:
+                        eff = max(eff, float(np.abs(ratio - 1.0).max()))
+                if not math.isfinite(eff):
+                    return math.inf
+                worst = max(worst, eff)
+        return worst / COND_DELTA
+
     # ---- learning ----------------------------------------------------------------------
     def _would_update(self, m, v, n2):
-        return _evaluate(self.rule, m, v, n2, self.params) is not None
+        # the firing condition alone: where a max(0, ·) rule fires its α is > 0 mathematically
+        fires, _ = _RULE_TABLE[self.rule]
+        with localcontext() as ctx:
+            ctx.prec = PREC
+            return bool(fires(_D(m), _D(v), _D(n2), _params_dec(self.rule, self.params)))
 
     def learn(self, x, y, hint=None):
         """One round on (x, y), y in {-1, +1}.  hint=(mistake, updated) from the implementation
@@ -426,7 +515,8 @@ class RefLearner:
         y = 1.0 if float(y) > 0 else -1.0
         m = y * self.decision(x)
         rec = {"x": x, "y": y, "m": m, "v": None, "mistake": m <= 0, "updated": False,
-               "alpha": 0.0, "c": 0.0, "ambiguous": False}
+               "alpha": 0.0, "c": 0.0, "ambiguous": False, "collapsed": False,
+               "ill_conditioned": False, "amplification": 0.0}
 
         if not np.any(x):  # all-zero row: a clean no-op, still a mistake (m = 0)
             self.n_mistakes += 1
@@ -436,11 +526,24 @@ class RefLearner:
         v = self.variance(x)
         n2 = math.fsum((x * x).tolist())
         rec["v"] = v
+        if not np.any(self.sigma_x(x)):
+            # Σx = 0: the covariance has collapsed to 0 on the support of x (reachable with
+            # ExactCW/diag, whose c grows like 1/v²).  Nothing can change: a no-op, as for x = 0.
+            # (DESIGN §2 is silent here; this is the limit of the update as Σx -> 0.)
+            self.n_mistakes += int(rec["mistake"])
+            rec["collapsed"] = True
+            self.rounds.append(rec)
+            return rec
         if not v > 0:
             raise FloatingPointError(f"reference: non-positive variance {v} for a non-zero row")
         ax = np.abs(x)
         m_err = TOL * math.fsum(((np.abs(self.mu) + self._moved) * ax).tolist())
-        v_err = TOL * self.a * math.fsum(ax.tolist()) ** 2
+        # v's error scale: relative for diag/identity (a sum of non-negative terms); for full,
+        # absolute on the scale of a·(Σ|x_j|)² (Σ's entries are built by subtracting terms ≤ a).
+        if self.covariance == "full":
+            v_err = TOL * self.a * math.fsum(ax.tolist()) ** 2
+        else:
+            v_err = TOL * v
 
         ambiguous = False
         mistake = m <= 0
@@ -471,14 +574,28 @@ class RefLearner:
         if fired:
             alpha, c = upd
             sx = self.sigma_x(x)
+            rec["amplification"] = self._amplification(x, m, v, n2, alpha, c, sx)
+            if rec["amplification"] > COND_LIMIT:
+                rec["ill_conditioned"] = True
+                self.ill_conditioned_at = (
+                    len(self.rounds) if self.ill_conditioned_at is None
+                    else self.ill_conditioned_at)
             step = (alpha * y) * sx
+            if not (np.all(np.isfinite(step)) and math.isfinite(alpha)):
+                raise FloatingPointError(f"reference: overflow in the mean step (alpha={alpha})")
             self.mu = self.mu + step
             self._moved = self._moved + np.abs(step)
             if self.covariance == "full":
-                beta = c / (1.0 + c * v)
+                # β = c/(1+cv); its limit 1/v if c overflowed to inf
+                beta = c / (1.0 + c * v) if math.isfinite(c) else 1.0 / v
                 self.Sigma = self.Sigma - beta * np.outer(sx, sx)
             elif self.covariance == "diag":
-                self.Sigma = self.Sigma / (1.0 + c * self.Sigma * x * x)
+                # Σ_j/(1 + cΣ_j x_j²) on the coordinates it can change (x_j ≠ 0, Σ_j ≠ 0);
+                # identical elsewhere, and free of inf·0 if c overflowed to inf.
+                S = self.Sigma.copy()
+                k = (x != 0) & (S != 0)
+                S[k] = S[k] / (1.0 + c * S[k] * x[k] * x[k])
+                self.Sigma = S
             self.n_updates += 1
             rec.update(updated=True, alpha=alpha, c=c)
         self.rounds.append(rec)

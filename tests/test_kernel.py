@@ -161,7 +161,7 @@ def test_kernel_parameter_errors():
         with pytest.raises(ValueError):
             cwrs.AROW(**bad).fit(X, y)
     with pytest.raises(ValueError, match="two classes"):
-        cwrs.AROW(kernel="rbf").fit(X, np.arange(50) % 3)
+        cwrs.AROW(kernel=rbf_callable).fit(X, np.arange(50) % 3)
     model = cwrs.AROW(kernel="rbf").fit(X, y)
     with pytest.raises(AttributeError):
         model.coef_
@@ -209,3 +209,35 @@ def test_a_failing_callable_kernel_leaves_the_model_unchanged():
         model.partial_fit(X[10:], y[10:])
     assert np.array_equal(model.dual_coef_, before[0])
     assert (model.n_updates_, model.n_mistakes_) == before[1:]
+
+
+@pytest.mark.parametrize("multi_class", ["max-score", "ovr"])
+def test_multiclass_kernel_learners(multi_class):
+    X, y = linear_stream(n=150, d=4, seed=2)
+    labels = np.digitize(X[:, 0] + 0.5 * X[:, 1], [-0.5, 0.5])  # three classes
+    primal = cwrs.SCW2(covariance="full", multi_class=multi_class).partial_fit(
+        X, labels, classes=[0, 1, 2]
+    )
+    dual = cwrs.SCW2(kernel="linear", multi_class=multi_class).partial_fit(
+        X, labels, classes=[0, 1, 2]
+    )
+    assert dual.n_mistakes_ == primal.n_mistakes_
+    np.testing.assert_allclose(
+        dual.decision_function(X), primal.decision_function(X), rtol=1e-8, atol=1e-9
+    )
+    np.testing.assert_allclose(dual.predict_proba(X), primal.predict_proba(X), atol=1e-9)
+    # A non-linear three-class problem: rings of radius 1, 2 and 3.
+    rng = np.random.default_rng(0)
+    ring = rng.integers(0, 3, size=900)
+    angle = rng.random(900) * 2 * np.pi
+    R = np.c_[(ring + 1) * np.cos(angle), (ring + 1) * np.sin(angle)] + rng.normal(0, 0.1, (900, 2))
+    linear = cwrs.AROW(multi_class=multi_class).partial_fit(R, ring, classes=[0, 1, 2])
+    kernel = cwrs.AROW(kernel="rbf", gamma=2.0, budget=60, multi_class=multi_class)
+    kernel.partial_fit(R, ring, classes=[0, 1, 2])
+    assert 1 - kernel.n_mistakes_ / 900 > 0.9 > 1 - linear.n_mistakes_ / 900 + 0.3
+    assert kernel.n_support_ <= 3 * 60
+    copy = pickle.loads(pickle.dumps(kernel))
+    assert np.array_equal(copy.predict_proba(R), kernel.predict_proba(R))
+    copy.partial_fit(R[:50], ring[:50])
+    kernel.partial_fit(R[:50], ring[:50])
+    assert np.array_equal(copy.decision_function(R), kernel.decision_function(R))

@@ -18,15 +18,17 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, note, settings
+from hypothesis import HealthCheck, given, note, reject, settings
 from hypothesis import strategies as st
 
 import cwrs  # noqa: F401  (fail loudly if the package is not built)
 from _cwtest_util import (
     CLASSES,
+    examples,
     RULE_FORM_IDS,
     RULE_FORMS,
     assert_close,
+    assert_covariance_close,
     hyper_params,
     make_estimator,
     prior_variance,
@@ -53,8 +55,18 @@ def _note(msg):
     except Exception:  # outside a hypothesis test
         pass
 
-SETTINGS = settings(max_examples=40, deadline=None,
+SETTINGS = settings(max_examples=examples(40), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
+
+
+def _learn_or_reject(ref, x, y, hint=None):
+    """ref.learn; a stream that drives the reference into float overflow (DESIGN §2 says nothing
+    about it) is not a usable example."""
+    try:
+        return ref.learn(x, y, hint=hint)
+    except (FloatingPointError, ArithmeticError) as e:
+        _note(f"reference overflow: {e}")
+        reject()
 
 
 def run_against_reference(rule, cov, params, a, X, y):
@@ -76,16 +88,22 @@ def run_against_reference(rule, cov, params, a, X, y):
         du, dm = est.n_updates_ - nu0, est.n_mistakes_ - nm0
         nu0, nm0 = est.n_updates_, est.n_mistakes_
         assert du in (0, 1) and dm in (0, 1), f"{ctx} round {t}: counters moved by {du}, {dm}"
-        rec = ref.learn(X[t], y[t], hint=(dm == 1, du == 1))
+        rec = _learn_or_reject(ref, X[t], y[t], hint=(dm == 1, du == 1))
         where = (f"{ctx} round {t}: x={X[t].tolist()} y={y[t]} m={rec['m']!r} v={rec['v']!r} "
                  f"ref updated={rec['updated']} mistake={rec['mistake']} "
                  f"alpha={rec['alpha']!r} c={rec['c']!r}")
         assert (est.n_updates_, est.n_mistakes_) == (ref.n_updates, ref.n_mistakes), (
             f"{where}: cwrs (n_updates_, n_mistakes_)={(est.n_updates_, est.n_mistakes_)} "
             f"reference={(ref.n_updates, ref.n_mistakes)}")
+        if rec["ill_conditioned"]:
+            # float64 cannot pin this round's update down to 1e-9 (see reference.py): the
+            # comparison of the state ends here.
+            _note(f"ill-conditioned round {t} (amplification {rec['amplification']:.3g}); "
+                  f"stream compared up to it")
+            return est, ref
         assert_close(np.asarray(est.coef_)[0], ref.mu, RTOL, 1.0, "coef_", where)
         if cov is not None:
-            assert_close(est.covariance_, ref.Sigma, RTOL, a, "covariance_", where)
+            assert_covariance_close(est.covariance_, ref.Sigma, cov, a, RTOL, "covariance_", where)
     _note(f"ambiguous rounds followed: {ref.n_ambiguous}")
 
     # final state
@@ -102,7 +120,7 @@ def run_against_reference(rule, cov, params, a, X, y):
     else:
         covar = np.asarray(est.covariance_)
         assert covar.shape == ((d, d) if cov == "full" else (d,)), f"{ctx} {covar.shape}"
-        assert_close(covar, ref.Sigma, RTOL, a, "final covariance_", ctx)
+        assert_covariance_close(covar, ref.Sigma, cov, a, RTOL, "final covariance_", ctx)
     # batch decision_function on the whole stream
     assert_close(est.decision_function(X), X @ ref.mu, RTOL,
                  max(1.0, float(np.abs(X * ref.mu).sum(axis=1).max())), "decision_function(X)",
@@ -121,7 +139,7 @@ def test_matches_reference(rule, cov, data):
 
 
 @pytest.mark.parametrize(("rule", "cov"), RULE_FORMS, ids=RULE_FORM_IDS)
-@settings(max_examples=10, deadline=None)
+@settings(max_examples=examples(10), deadline=None)
 @given(stream=streams())
 def test_default_hyper_parameters_match_reference(rule, cov, stream):
     """Estimators built with no hyper-parameters behave as the DESIGN defaults."""
@@ -138,11 +156,14 @@ def test_default_hyper_parameters_match_reference(rule, cov, stream):
         est.partial_fit(X[t : t + 1], y[t : t + 1], classes=CLASSES)
         du, dm = est.n_updates_ - nu0, est.n_mistakes_ - nm0
         nu0, nm0 = est.n_updates_, est.n_mistakes_
-        ref.learn(X[t], y[t], hint=(dm == 1, du == 1))
+        rec = _learn_or_reject(ref, X[t], y[t], hint=(dm == 1, du == 1))
+        assert (est.n_updates_, est.n_mistakes_) == (ref.n_updates, ref.n_mistakes), t
+        if rec["ill_conditioned"]:
+            return
     assert (est.n_updates_, est.n_mistakes_) == (ref.n_updates, ref.n_mistakes)
     assert_close(np.asarray(est.coef_)[0], ref.mu, RTOL, 1.0, "coef_")
     if cov is not None:
-        assert_close(est.covariance_, ref.Sigma, RTOL, 1.0, "covariance_")
+        assert_covariance_close(est.covariance_, ref.Sigma, cov, 1.0, RTOL)
 
 
 @pytest.mark.parametrize("rule", ALL_RULES)
@@ -185,13 +206,15 @@ def test_boundary_streams(rule, cov):
 # The reference checked against itself / the papers
 # ------------------------------------------------------------------------------------------
 
-_ref_settings = settings(max_examples=25, deadline=None)
+_ref_settings = settings(max_examples=examples(25), deadline=None)
 
 
 def _ref_stream(rule, cov, params, a, X, y):
     ref = RefLearner(rule, params, cov, X.shape[1], a)
     for t in range(X.shape[0]):
-        ref.learn(X[t], y[t])
+        rec = _learn_or_reject(ref, X[t], y[t])
+        if rec["ill_conditioned"]:
+            break
     return ref
 
 
@@ -209,7 +232,8 @@ def test_reference_sherman_morrison(rule, stream, data):
     assert_close(ref.Sigma, S, RTOL, a, "reference full Σ vs inv(P)")
     refd = _ref_stream(rule, "diag", params, a, X, y)
     Pd = refd.exact_precision()
-    assert_close(refd.Sigma, np.array([float(1 / p) for p in Pd]), RTOL, a, "reference diag")
+    assert_covariance_close(refd.Sigma, np.array([float(1 / p) for p in Pd]), "diag", a, RTOL,
+                            "reference diag")
 
 
 @pytest.mark.parametrize("rule", ["CW", "ExactCW", "SCW1"])
@@ -224,7 +248,9 @@ def test_reference_cw_constraint_is_active_after_update(rule, stream, data):
     phi = phi_of(params.get("eta", DEFAULTS[rule]["eta"]))
     ref = RefLearner(rule, params, "full", X.shape[1], a)
     for t in range(X.shape[0]):
-        rec = ref.learn(X[t], y[t])
+        rec = _learn_or_reject(ref, X[t], y[t])
+        if rec["ill_conditioned"]:
+            break
         if not rec["updated"]:
             continue
         if rule == "SCW1" and rec["alpha"] >= params.get("C", 1.0):
@@ -256,7 +282,7 @@ def test_reference_theta_form(rule, stream, data):
 
 
 @given(m=st.floats(-5, 5), n2=st.floats(0.01, 10), C=st.floats(0.1, 10))
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=examples(200), deadline=None)
 def test_reference_pa_margins(m, n2, C):
     """PA reaches margin exactly 1 on the row it updates on; PA-I never overshoots it."""
     upd = RULES["PA"](m, n2, n2)
@@ -273,7 +299,7 @@ def test_reference_pa_margins(m, n2, C):
 
 @given(m=st.floats(-20, 20), v=st.floats(1e-3, 100), eta=st.floats(0.55, 0.95),
        C=st.floats(0.1, 10), r=st.floats(0.1, 10), b=st.floats(0.1, 10))
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=examples(300), deadline=None)
 def test_reference_rules_scalar_properties(m, v, eta, C, r, b):
     """Every rule fires exactly per the DESIGN 'fires when' column; when it fires α > 0 (NAROW:
     any sign) and c ≥ 0; NHERD's β equals the paper's (2C + C²v)/(1 + Cv)²."""
@@ -316,5 +342,6 @@ def test_reference_rules_scalar_properties(m, v, eta, C, r, b):
         assert math.isclose(c / (1 + c * v), (2 * C + C * C * v) / (1 + C * v) ** 2,
                             rel_tol=1e-12)
     # SOP and the θ-form with r_t = 1; NAROW with r_t = ∞ is α = 1, c = 0
-    if b * v <= 1 and m < 1:
+    if b * v < 1 - 1e-12 and m < 1:  # (b·v is decided exactly in the reference)
         assert RULES["NAROW"](m, v, v, b=b) == (1.0, 0.0)
+

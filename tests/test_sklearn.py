@@ -22,6 +22,14 @@ ESTIMATORS = [
     for form in forms(cls)
     for multi_class in ("max-score", "ovr")
 ] + [cls(**form) for cls in cwrs.REGRESSORS for form in forms(cls)]
+# The kernel forms: the dual learner with each built-in kernel, a budget, and the RFF primal.
+ESTIMATORS += [
+    cwrs.AROW(kernel="rbf"),
+    cwrs.SCW1(kernel="poly", degree=2, multi_class="ovr"),
+    cwrs.PA1(kernel="linear", budget=10),
+    cwrs.AROW(kernel="rbf", budget=50, multi_class="ovr"),
+    cwrs.CW(kernel_approximation="rff", n_components=50, random_state=0),
+]
 
 # Checks that an online learner cannot pass by design, each with the reason.
 EXPECTED_FAILURES = {

@@ -207,16 +207,22 @@ class Classifier(Estimator):
                 raise ValueError(
                     f"kernel must be None, a callable or one of {KERNELS}, got {self.kernel!r}"
                 )
-            if n_classes != 2:
-                raise ValueError(
-                    f"kernel learners support two classes, got {n_classes}; use "
-                    'kernel_approximation="rff" for more'
-                )
             kernel_params = (
                 resolve_gamma(self.gamma, n_features),
                 check_degree(self.degree),
                 _as_float("coef0", self.coef0),
             )
+            if n_classes != 2:
+                if not built_in:
+                    raise ValueError(
+                        "callable kernels support two classes; use a built-in kernel for "
+                        f"{n_classes}"
+                    )
+                model = _cwrs.MulticlassKernelModel(
+                    self._rule, params, self._multi_class(), n_classes, self.kernel,
+                    kernel_params, n_features, fit_intercept, a, check_budget(self.budget),
+                )
+                return model, None
             model = _cwrs.KernelModel(
                 self._rule, params, self.kernel if built_in else None, kernel_params,
                 n_features, fit_intercept, a, check_budget(self.budget),
@@ -227,13 +233,16 @@ class Classifier(Estimator):
         if n_classes == 2:
             model = _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
             return model, feature_map
-        if not isinstance(self.multi_class, str):
-            raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
         model = _cwrs.MulticlassModel(
-            self._rule, params, self.multi_class, covariance, n_classes, n_features,
+            self._rule, params, self._multi_class(), covariance, n_classes, n_features,
             fit_intercept, a,
         )
         return model, feature_map
+
+    def _multi_class(self):
+        if not isinstance(self.multi_class, str):
+            raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
+        return self.multi_class
 
     def _targets(self, model, y, classes):
         """Labels as the native model takes them: ±1 (binary) or class indices."""
@@ -243,7 +252,7 @@ class Classifier(Estimator):
         if not known.all():
             unknown = np.unique(y[~known]).tolist()
             raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
-        if isinstance(model, _cwrs.MulticlassModel):
+        if isinstance(model, MULTICLASS_MODELS):
             return index.astype(np.int64)
         return np.where(index == 1, 1.0, -1.0)
 
@@ -319,6 +328,8 @@ class Classifier(Estimator):
         model = self._fitted_model()
         if isinstance(model, _cwrs.MulticlassModel):
             return model.means
+        if isinstance(model, _cwrs.MulticlassKernelModel):
+            raise AttributeError("a multiclass kernel learner has no coef_")
         if isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
             if self.kernel != "linear":
                 raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
@@ -348,12 +359,16 @@ class Classifier(Estimator):
     def _kernel_model(self):
         model = self._fitted_model()
         if not isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
-            raise AttributeError("only kernel learners (kernel=...) have a support set")
+            raise AttributeError("only binary kernel learners (kernel=...) have one support set")
         return model
 
     @property
     def n_support_(self):
-        """Number of support rows of a kernel learner."""
+        """Number of support rows of a kernel learner (summed over the classes' support sets
+        for more than two classes)."""
+        model = self._fitted_model()
+        if isinstance(model, _cwrs.MulticlassKernelModel):
+            return int(model.n_support.sum())
         return self._kernel_model().n_support
 
     @property
@@ -403,7 +418,7 @@ class ConfidenceWeightedClassifier(Classifier):
         """
         model = self._fitted_model()
         matrix = self._check_X_for(X)
-        if isinstance(model, _cwrs.MulticlassModel):
+        if isinstance(model, MULTICLASS_MODELS):
             return model.probabilities(matrix)
         positive = model.positive_probability(matrix)
         return np.column_stack([1.0 - positive, positive])
@@ -419,7 +434,7 @@ class ConfidenceWeightedClassifier(Classifier):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
         classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
-        if isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
+        if isinstance(model, KERNEL_MODELS):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
         if isinstance(model, _cwrs.BinaryModel):
             return _feature_block(model.covariance[None, :], model, self._n_weights())[0]
@@ -518,6 +533,10 @@ class ConfidenceWeightedRegressor(Regressor):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
         model = self._fitted_model()
         return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
+
+
+MULTICLASS_MODELS = (_cwrs.MulticlassModel, _cwrs.MulticlassKernelModel)
+KERNEL_MODELS = (_cwrs.KernelModel, _cwrs.MulticlassKernelModel, CallableKernelModel)
 
 
 def _mapped(matrix, n_rows, feature_map):

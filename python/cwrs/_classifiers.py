@@ -32,7 +32,8 @@ kernel : {None, "linear", "rbf", "poly"} or callable, default=None
     support rows x_p, the rows on which the rule fired. Kernels follow scikit-learn: linear x·z,
     rbf exp(−γ‖x − z‖²), poly (γ·x·z + coef0)^degree; a callable k(X, Z) returns the matrix of
     kernel values. The dual covariance is always full (`covariance` is ignored), and with
-    `fit_intercept` the kernel gains a constant 1 (the bias feature). Two classes only.
+    `fit_intercept` the kernel gains a constant 1 (the bias feature). With more than two classes
+    every class keeps its own dual Gaussian (built-in kernels only).
 gamma : float or None, default=None
     Kernel scale for "rbf", "poly" and the RFF approximation; None means 1 / n_features.
 degree, coef0 : int, float, default=3, 1.0

@@ -149,7 +149,7 @@ class CallableKernelModel:
         n_rows = matrix[2].shape[0] - 1 if isinstance(matrix, tuple) else matrix.shape[0]
         rows = self._rows(matrix, n_rows)
         k, kappas = self._values(rows, self._support(rows.shape[1]))
-        return self.native.moments(k=k.ravel(), kappas=kappas)
+        return self.native.moments_precomputed(k.ravel(), kappas)
 
     def decision_function(self, matrix):
         return self._moments(matrix)[0]

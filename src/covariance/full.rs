@@ -1,4 +1,5 @@
 use crate::data::Features;
+use crate::rules::sherman_morrison_factor;
 
 /// Full covariance, a dense symmetric d×d matrix (row-major), updated by Sherman–Morrison:
 /// Σ ← Σ − β·(Σx)(Σx)ᵀ with β = c / (1 + c·v).
@@ -78,7 +79,7 @@ impl Full {
         }
         // Σ −= h hᵀ with h = √β·Σx: the product h_i·h_j is commutative, so Σ stays exactly
         // symmetric.
-        let scale = (c / (1.0 + c * v)).sqrt();
+        let scale = sherman_morrison_factor(c, v).sqrt();
         self.sigma_x.iter_mut().for_each(|g| *g *= scale);
         let h = &self.sigma_x;
         for (row, &hi) in self.sigma.chunks_exact_mut(self.dim).zip(h) {

@@ -9,7 +9,7 @@ use pyo3::types::PyTuple;
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
-use crate::kernel::{DualLearner, DualState, Kernel};
+use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
@@ -599,6 +599,101 @@ impl RegressionModel {
     }
 }
 
+/// The state arrays of one dual Gaussian: the support rows as CSR, then (ν, Π, Gram).
+type SupportArrays<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, u32>,
+    PyReadonlyArray1<'py, u64>,
+);
+type CoefficientArrays<'py> = (
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, f64>,
+);
+
+/// The kernel settings shared by the dual models, as Python passes them.
+struct KernelSettings {
+    name: Option<String>,
+    params: (f64, u32, f64),
+    n_features: usize,
+    fit_intercept: bool,
+    a: f64,
+    budget: Option<usize>,
+}
+
+impl KernelSettings {
+    /// A fresh dual Gaussian for `rule`.
+    fn gaussian(&self, rule: Rule) -> PyResult<DualGaussian> {
+        let (gamma, degree, coef0) = self.params;
+        let kernel = self
+            .name
+            .as_deref()
+            .map(|name| Kernel::from_name(name, gamma, degree, coef0))
+            .transpose()?;
+        Ok(DualGaussian::new(
+            kernel,
+            rule.is_second_order(),
+            self.n_features,
+            self.fit_intercept,
+            self.a,
+            self.budget,
+        )?)
+    }
+
+    #[allow(clippy::type_complexity)]
+    fn as_tuple(
+        &self,
+    ) -> (
+        Option<String>,
+        (f64, u32, f64),
+        (usize, bool, f64, Option<usize>),
+    ) {
+        (
+            self.name.clone(),
+            self.params,
+            (self.n_features, self.fit_intercept, self.a, self.budget),
+        )
+    }
+}
+
+/// Restores `fresh` from its state arrays.
+fn restore_gaussian(
+    fresh: DualGaussian,
+    support: &SupportArrays,
+    coefficients: &CoefficientArrays,
+) -> PyResult<DualGaussian> {
+    let state = DualState {
+        values: slice(&support.0)?,
+        indices: slice(&support.1)?,
+        indptr: slice(&support.2)?,
+        nu: slice(&coefficients.0)?,
+        pi: slice(&coefficients.1)?,
+        gram: slice(&coefficients.2)?,
+    };
+    Ok(fresh.with_state(state)?)
+}
+
+/// The support rows of `g` as CSR arrays (data, indices, indptr).
+fn support_arrays<'py>(py: Python<'py>, g: &DualGaussian) -> PyResult<Bound<'py, PyTuple>> {
+    let (values, indices, indptr) = g.support_vectors();
+    (
+        PyArray1::from_vec(py, values),
+        PyArray1::from_vec(py, indices),
+        PyArray1::from_vec(py, indptr),
+    )
+        .into_pyobject(py)
+}
+
+/// The state of `g` as (support arrays, (ν, Π, Gram)).
+fn gaussian_state<'py>(py: Python<'py>, g: &DualGaussian) -> PyResult<Bound<'py, PyTuple>> {
+    let coefficients = (
+        PyArray1::from_slice(py, g.dual_coef()),
+        PyArray1::from_vec(py, g.dual_covariance()),
+        PyArray1::from_vec(py, g.gram()),
+    );
+    (support_arrays(py, g)?, coefficients).into_pyobject(py)
+}
+
 /// A binary learner in the dual (kernel) form, with an optional budget on the support set.
 /// `kernel=None` means the caller supplies kernel values (a Python callable kernel).
 #[pyclass(module = "cwrs._cwrs")]
@@ -606,8 +701,7 @@ struct KernelModel {
     learner: DualLearner,
     rule_name: String,
     params: Vec<(String, f64)>,
-    kernel_name: Option<String>,
-    kernel_params: (f64, u32, f64),
+    settings: KernelSettings,
 }
 
 #[pymethods]
@@ -618,31 +712,28 @@ impl KernelModel {
     fn new(
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: Option<&str>,
+        kernel: Option<String>,
         kernel_params: (f64, u32, f64),
         n_features: usize,
         fit_intercept: bool,
         a: f64,
         budget: Option<usize>,
     ) -> PyResult<Self> {
-        let (gamma, degree, coef0) = kernel_params;
-        let built_in = kernel
-            .map(|name| Kernel::from_name(name, gamma, degree, coef0))
-            .transpose()?;
-        let learner = DualLearner::new(
-            Rule::from_name(rule, &named(&params))?,
-            built_in,
+        let settings = KernelSettings {
+            name: kernel,
+            params: kernel_params,
             n_features,
             fit_intercept,
             a,
             budget,
-        )?;
+        };
+        let parsed = Rule::from_name(rule, &named(&params))?;
+        let learner = DualLearner::from_gaussian(parsed, settings.gaussian(parsed)?);
         Ok(KernelModel {
             learner,
             rule_name: rule.to_string(),
             params,
-            kernel_name: kernel.map(str::to_string),
-            kernel_params,
+            settings,
         })
     }
 
@@ -652,19 +743,10 @@ impl KernelModel {
     fn from_state(
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: Option<&str>,
+        kernel: Option<String>,
         kernel_params: (f64, u32, f64),
         shape: (usize, bool, f64, Option<usize>),
-        support: (
-            PyReadonlyArray1<f64>,
-            PyReadonlyArray1<u32>,
-            PyReadonlyArray1<u64>,
-        ),
-        coefficients: (
-            PyReadonlyArray1<f64>,
-            PyReadonlyArray1<f64>,
-            PyReadonlyArray1<f64>,
-        ),
+        gaussian: (SupportArrays, CoefficientArrays),
         counters: (u64, u64),
     ) -> PyResult<Self> {
         let (n_features, fit_intercept, a, budget) = shape;
@@ -678,38 +760,26 @@ impl KernelModel {
             a,
             budget,
         )?;
-        let state = DualState {
-            values: slice(&support.0)?,
-            indices: slice(&support.1)?,
-            indptr: slice(&support.2)?,
-            nu: slice(&coefficients.0)?,
-            pi: slice(&coefficients.1)?,
-            gram: slice(&coefficients.2)?,
-            n_updates: counters.0,
-            n_mistakes: counters.1,
-        };
-        model.learner = model.learner.clone().with_state(state)?;
+        let restored = restore_gaussian(model.learner.model().clone(), &gaussian.0, &gaussian.1)?;
+        model.learner = DualLearner::from_gaussian(model.learner.rule(), restored)
+            .with_counters(counters.0, counters.1);
         Ok(model)
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let (kernel, kernel_params, shape) = self.settings.as_tuple();
         let l = &self.learner;
-        let state = (
+        (
             self.rule_name.clone(),
             self.params.clone(),
-            self.kernel_name.clone(),
-            self.kernel_params,
-            (l.n_features(), l.fit_intercept(), l.a(), l.budget()),
-            self.support_vectors(py)?,
-            (
-                PyArray1::from_slice(py, l.dual_coef()),
-                PyArray1::from_vec(py, l.dual_covariance()),
-                PyArray1::from_vec(py, l.gram()),
-            ),
+            kernel,
+            kernel_params,
+            shape,
+            gaussian_state(py, l.model())?,
             (l.n_updates(), l.n_mistakes()),
-        );
-        state.into_pyobject(py)
+        )
+            .into_pyobject(py)
     }
 
     /// Learns the rows of `x` with labels `y` (±1), with the built-in kernel.
@@ -744,7 +814,7 @@ impl KernelModel {
                 "learn_precomputed takes exactly one row",
             ));
         }
-        view.validate(self.learner.n_features())?;
+        view.validate(self.settings.n_features)?;
         Ok(self
             .learner
             .learn_precomputed(view.row(0), slice(&k)?, kappa, y)?)
@@ -752,7 +822,7 @@ impl KernelModel {
 
     /// Checks `x` against the model (shape, indices, finiteness) without learning.
     fn check_input(&self, x: MatrixArg) -> PyResult<()> {
-        Ok(x.view()?.validate(self.learner.n_features())?)
+        Ok(x.view()?.validate(self.settings.n_features)?)
     }
 
     /// μ·φ(x) for every row.
@@ -782,38 +852,20 @@ impl KernelModel {
         })
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) per row: from the built-in kernel when `x` is given, else from
-    /// caller-supplied `k` (rows × support rows, row-major) and `kappas`.
-    #[pyo3(signature = (x=None, k=None, kappas=None))]
-    fn moments<'py>(
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) per row from caller-supplied `k` (rows × support rows, row-major)
+    /// and `kappas` = k(x, x), both without the bias.
+    fn moments_precomputed<'py>(
         &self,
         py: Python<'py>,
-        x: Option<MatrixArg<'py>>,
-        k: Option<PyReadonlyArray1<'py, f64>>,
-        kappas: Option<PyReadonlyArray1<'py, f64>>,
+        k: PyReadonlyArray1<'py, f64>,
+        kappas: PyReadonlyArray1<'py, f64>,
     ) -> PyResult<(Bound<'py, Float64Array>, Bound<'py, Float64Array>)> {
-        let learner = &self.learner;
-        let (scores, variances) = match (x, k, kappas) {
-            (Some(x), None, None) => {
-                let view = x.view()?;
-                let n = view.n_rows();
-                py.detach(|| {
-                    let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
-                    learner
-                        .moments(&view, |i, s, v| (scores[i], variances[i]) = (s, v))
-                        .map(|()| (scores, variances))
-                })?
-            }
-            (None, Some(k), Some(kappas)) => {
-                let (k, kappas) = (slice(&k)?, slice(&kappas)?);
-                let n = kappas.len();
-                let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
-                learner
-                    .moments_precomputed(k, kappas, |i, s, v| (scores[i], variances[i]) = (s, v))?;
-                (scores, variances)
-            }
-            _ => return Err(PyValueError::new_err("pass either x, or both k and kappas")),
-        };
+        let (k, kappas) = (slice(&k)?, slice(&kappas)?);
+        let n = kappas.len();
+        let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
+        self.learner
+            .model()
+            .moments_precomputed(k, kappas, |i, s, v| (scores[i], variances[i]) = (s, v))?;
         Ok((
             PyArray1::from_vec(py, scores),
             PyArray1::from_vec(py, variances),
@@ -822,24 +874,199 @@ impl KernelModel {
 
     /// The support rows as CSR arrays (data, indices, indptr).
     fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let (values, indices, indptr) = self.learner.support_vectors();
-        (
-            PyArray1::from_vec(py, values),
-            PyArray1::from_vec(py, indices),
-            PyArray1::from_vec(py, indptr),
-        )
-            .into_pyobject(py)
+        support_arrays(py, self.learner.model())
     }
 
     /// ν, one coefficient per support row.
     #[getter]
     fn dual_coef<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.dual_coef())
+        PyArray1::from_slice(py, self.learner.model().dual_coef())
     }
 
     #[getter]
     fn n_support(&self) -> usize {
-        self.learner.n_support()
+        self.learner.model().n_support()
+    }
+
+    #[getter]
+    fn n_updates(&self) -> u64 {
+        self.learner.n_updates()
+    }
+
+    #[getter]
+    fn n_mistakes(&self) -> u64 {
+        self.learner.n_mistakes()
+    }
+}
+
+/// A multiclass learner in the dual form: one dual Gaussian (support set, ν, Π) per class.
+#[pyclass(module = "cwrs._cwrs")]
+struct MulticlassKernelModel {
+    learner: MulticlassLearner<DualGaussian>,
+    rule_name: String,
+    params: Vec<(String, f64)>,
+    settings: KernelSettings,
+}
+
+#[pymethods]
+impl MulticlassKernelModel {
+    #[new]
+    #[pyo3(signature = (rule, params, strategy, n_classes, kernel, kernel_params, n_features, fit_intercept, a, budget))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        strategy: &str,
+        n_classes: usize,
+        kernel: String,
+        kernel_params: (f64, u32, f64),
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+        budget: Option<usize>,
+    ) -> PyResult<Self> {
+        let settings = KernelSettings {
+            name: Some(kernel),
+            params: kernel_params,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        };
+        let parsed = Rule::from_name(rule, &named(&params))?;
+        if n_classes < 2 {
+            return Err(PyValueError::new_err(
+                "a multiclass model needs at least 2 classes",
+            ));
+        }
+        let classes = vec![settings.gaussian(parsed)?; n_classes];
+        let learner = MulticlassLearner::with_classes(
+            parsed,
+            Strategy::from_name(strategy)?,
+            n_features,
+            classes,
+        );
+        Ok(MulticlassKernelModel {
+            learner,
+            rule_name: rule.to_string(),
+            params,
+            settings,
+        })
+    }
+
+    /// Rebuilds a model from the tuple returned by `state()`.
+    #[staticmethod]
+    #[allow(clippy::too_many_arguments)]
+    fn from_state(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        strategy: &str,
+        kernel: String,
+        kernel_params: (f64, u32, f64),
+        shape: (usize, bool, f64, Option<usize>),
+        classes: Vec<(SupportArrays, CoefficientArrays)>,
+        counters: (u64, u64),
+    ) -> PyResult<Self> {
+        let (n_features, fit_intercept, a, budget) = shape;
+        let model = Self::new(
+            rule,
+            params,
+            strategy,
+            classes.len(),
+            kernel,
+            kernel_params,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        )?;
+        let fresh = model.learner.classes()[0].clone();
+        let restored = classes
+            .iter()
+            .map(|(support, coefficients)| restore_gaussian(fresh.clone(), support, coefficients))
+            .collect::<PyResult<Vec<_>>>()?;
+        let learner = MulticlassLearner::with_classes(
+            model.learner.rule(),
+            model.learner.strategy(),
+            n_features,
+            restored,
+        )
+        .with_counters(counters.0, counters.1);
+        Ok(MulticlassKernelModel { learner, ..model })
+    }
+
+    /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let (kernel, kernel_params, shape) = self.settings.as_tuple();
+        let l = &self.learner;
+        let classes = l
+            .classes()
+            .iter()
+            .map(|g| gaussian_state(py, g))
+            .collect::<PyResult<Vec<_>>>()?;
+        (
+            self.rule_name.clone(),
+            self.params.clone(),
+            l.strategy().name(),
+            kernel,
+            kernel_params,
+            shape,
+            classes,
+            (l.n_updates(), l.n_mistakes()),
+        )
+            .into_pyobject(py)
+    }
+
+    /// Learns the rows of `x` with class indices `labels`.
+    #[pyo3(signature = (x, labels, repeats=None, order=None))]
+    fn partial_fit<'py>(
+        &mut self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        labels: PyReadonlyArray1<'py, i64>,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<()> {
+        let (view, labels) = (x.view()?, indices(&labels, "labels")?);
+        let presentation = PresentationArgs::new(repeats, order)?;
+        let presentation = presentation.view()?;
+        let learner = &mut self.learner;
+        Ok(py.detach(|| learner.partial_fit(&view, &labels, presentation))?)
+    }
+
+    /// μ_k·φ(x) for every row and class (rows × classes).
+    fn decision_function<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| {
+            self.learner.decision_function(m, out)
+        })
+    }
+
+    /// φ(x)ᵀΣ_kφ(x) for every row and class.
+    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| self.learner.variances(m, out))
+    }
+
+    /// P(class k has the highest score), as for the primal multiclass model.
+    fn probabilities<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let width = Some(self.learner.n_classes());
+        fill_rows(py, &x, width, |m, out| self.learner.probabilities(m, out))
+    }
+
+    /// Support rows per class.
+    #[getter]
+    fn n_support<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
+        let counts = self.learner.classes().iter().map(|g| g.n_support() as u64);
+        PyArray1::from_iter(py, counts)
     }
 
     #[getter]
@@ -891,6 +1118,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MulticlassModel>()?;
     m.add_class::<RegressionModel>()?;
     m.add_class::<KernelModel>()?;
+    m.add_class::<MulticlassKernelModel>()?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
