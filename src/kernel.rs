@@ -478,22 +478,14 @@ impl DualGaussian {
             let pivot = self.pi.get(victim, victim);
             // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
             if pivot != 0.0 {
+                // (Π_pv·Π_vq)/Π_vv is symmetric in p and q bit for bit, so Π stays symmetric.
                 let column: Vec<f64> = self.pi.row(victim).to_vec();
                 for (p, &cp) in column.iter().enumerate() {
-                    let factor = cp / pivot;
                     self.pi
                         .row_mut(p)
                         .iter_mut()
                         .zip(&column)
-                        .for_each(|(x, &c)| *x -= factor * c);
-                }
-                // Keep Π exactly symmetric despite rounding in the elimination.
-                for p in 0..n {
-                    for q in p + 1..n {
-                        let mean = 0.5 * (self.pi.get(p, q) + self.pi.get(q, p));
-                        self.pi.row_mut(p)[q] = mean;
-                        self.pi.row_mut(q)[p] = mean;
-                    }
+                        .for_each(|(x, &cq)| *x -= cp * cq / pivot);
                 }
             }
             self.pi.swap_remove(victim);
