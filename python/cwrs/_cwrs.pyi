@@ -168,8 +168,7 @@ class KernelModel:
         kernel: Optional[str],
         kernel_params: tuple[float, int, float],
         shape: tuple[int, bool, float, Optional[int]],
-        support: tuple[Float64Array, npt.NDArray[np.uint32], npt.NDArray[np.uint64]],
-        coefficients: tuple[Float64Array, Float64Array, Float64Array],
+        gaussian: tuple[tuple, tuple],
         counters: tuple[int, int],
     ) -> KernelModel: ...
     def state(self) -> tuple: ...
@@ -185,11 +184,8 @@ class KernelModel:
     def decision_function(self, x: MatrixArg) -> Float64Array: ...
     def variance(self, x: MatrixArg) -> Float64Array: ...
     def positive_probability(self, x: MatrixArg) -> Float64Array: ...
-    def moments(
-        self,
-        x: Optional[MatrixArg] = None,
-        k: Optional[Float64Array] = None,
-        kappas: Optional[Float64Array] = None,
+    def moments_precomputed(
+        self, k: Float64Array, kappas: Float64Array
     ) -> tuple[Float64Array, Float64Array]: ...
     def support_vectors(
         self,
@@ -204,3 +200,46 @@ class KernelModel:
     def n_mistakes(self) -> int: ...
 
 def margin_probabilities(scores: Float64Array, variances: Float64Array) -> Float64Array: ...
+
+class MulticlassKernelModel:
+    def __init__(
+        self,
+        rule: str,
+        params: list[tuple[str, float]],
+        strategy: str,
+        n_classes: int,
+        kernel: str,
+        kernel_params: tuple[float, int, float],
+        n_features: int,
+        fit_intercept: bool,
+        a: float,
+        budget: Optional[int],
+    ) -> None: ...
+    @staticmethod
+    def from_state(
+        rule: str,
+        params: list[tuple[str, float]],
+        strategy: str,
+        kernel: str,
+        kernel_params: tuple[float, int, float],
+        shape: tuple[int, bool, float, Optional[int]],
+        classes: list[tuple[tuple, tuple]],
+        counters: tuple[int, int],
+    ) -> MulticlassKernelModel: ...
+    def state(self) -> tuple: ...
+    def partial_fit(
+        self,
+        x: MatrixArg,
+        labels: npt.NDArray[np.int64],
+        repeats: Optional[npt.NDArray[np.uint32]] = None,
+        order: Optional[npt.NDArray[np.int64]] = None,
+    ) -> None: ...
+    def decision_function(self, x: MatrixArg) -> Float64Array: ...
+    def variance(self, x: MatrixArg) -> Float64Array: ...
+    def probabilities(self, x: MatrixArg) -> Float64Array: ...
+    @property
+    def n_support(self) -> npt.NDArray[np.uint64]: ...
+    @property
+    def n_updates(self) -> int: ...
+    @property
+    def n_mistakes(self) -> int: ...
