@@ -12,7 +12,7 @@
 
 use crate::data::{Matrix, Presentation, Row};
 use crate::error::CwError;
-use crate::learner::check_initial_variance;
+use crate::learner::{check_initial_variance, check_labels};
 use crate::multiclass::ClassModel;
 use crate::rules::{margin_probability, sherman_morrison_factor, Rule};
 
@@ -664,15 +664,6 @@ impl DualLearner {
         true
     }
 
-    fn check_labels(y: &[f64]) -> Result<(), CwError> {
-        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
-            Some(bad) => Err(CwError::InvalidInput(format!(
-                "labels must be -1 or +1, got {bad}"
-            ))),
-            None => Ok(()),
-        }
-    }
-
     /// Learns the rows of `x` with labels `y` (±1) as `presentation` says, with the built-in
     /// kernel; validated first, so an error leaves the model untouched.
     pub fn partial_fit(
@@ -683,7 +674,7 @@ impl DualLearner {
     ) -> Result<(), CwError> {
         let kernel = self.model.built_in()?;
         presentation.check(x, self.model.n_features, y.len())?;
-        Self::check_labels(y)?;
+        check_labels(y)?;
         presentation.for_each(x.n_rows(), |i| {
             let row = x.row(i);
             let f = self.model.load(kernel, &row);
@@ -703,7 +694,7 @@ impl DualLearner {
         y: f64,
     ) -> Result<bool, CwError> {
         row.validate(self.model.n_features)?;
-        Self::check_labels(&[y])?;
+        check_labels(&[y])?;
         self.model.check_kernel_values(k, &[kappa], 1)?;
         let f = self.model.load_precomputed(&row, k, kappa);
         Ok(self.learn_loaded(&row, f, y))

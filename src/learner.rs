@@ -190,7 +190,8 @@ impl Learner {
     }
 }
 
-fn check_labels(y: &[f64]) -> Result<(), CwError> {
+/// Checks that binary labels are ±1.
+pub(crate) fn check_labels(y: &[f64]) -> Result<(), CwError> {
     match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
         Some(bad) => Err(CwError::InvalidInput(format!(
             "labels must be -1 or +1, got {bad}"
