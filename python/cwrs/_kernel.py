@@ -54,6 +54,9 @@ class RandomFourierFeatures:
 
     def transform(self, matrix, n_rows):
         """The features of a checked matrix (dense array or CSR tuple) as a dense array."""
+        values = matrix[0] if isinstance(matrix, tuple) else matrix
+        if not np.isfinite(values).all():
+            raise ValueError("Input X contains NaN or infinity")
         if isinstance(matrix, tuple):
             import scipy.sparse
 
