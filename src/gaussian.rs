@@ -3,11 +3,15 @@
 use crate::covariance::{Covariance, CovarianceKind};
 use crate::data::Features;
 use crate::error::CwError;
+use crate::sparse_l1::L1;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gaussian {
+    /// The stored mean; with an L1 penalty some coordinates still owe their pending threshold
+    /// (see [`Gaussian::effective_mean`]).
     mean: Vec<f64>,
     covariance: Covariance,
+    l1: Option<L1>,
 }
 
 impl Gaussian {
@@ -16,6 +20,7 @@ impl Gaussian {
         Gaussian {
             mean: vec![0.0; dim],
             covariance: Covariance::new(kind, dim, a),
+            l1: None,
         }
     }
 
@@ -35,7 +40,63 @@ impl Gaussian {
         Ok(Gaussian {
             mean: mean.to_vec(),
             covariance: Covariance::from_values(kind, dim, covariance.to_vec())?,
+            l1: None,
         })
+    }
+
+    /// Adds sparse L1 training (DESIGN §5); only the diagonal form supports it.
+    pub fn with_l1(mut self, l1: L1) -> Result<Gaussian, CwError> {
+        if self.kind() != CovarianceKind::Diagonal {
+            return Err(CwError::InvalidParameter(format!(
+                "an L1 penalty needs the diagonal covariance, not {:?}",
+                self.kind().name()
+            )));
+        }
+        self.l1 = Some(l1);
+        Ok(self)
+    }
+
+    pub fn l1(&self) -> Option<&L1> {
+        self.l1.as_ref()
+    }
+
+    /// The mean with every pending L1 threshold applied: what predictions use.
+    pub fn effective_mean(&self) -> Vec<f64> {
+        match &self.l1 {
+            Some(l1) => {
+                let variances = self.covariance.values();
+                self.mean
+                    .iter()
+                    .enumerate()
+                    .map(|(j, &w)| l1.effective(j, w, variances[j]))
+                    .collect()
+            }
+            None => self.mean.clone(),
+        }
+    }
+
+    /// Learning path: applies the pending L1 thresholds of the row's coordinates before they
+    /// are read and moved.
+    #[inline]
+    pub fn catch_up(&mut self, x: &Features) {
+        if let Some(l1) = &mut self.l1 {
+            let (mean, variances) = (&mut self.mean, self.covariance.values());
+            x.for_each(|j, xj| {
+                if xj != 0.0 {
+                    l1.catch_up(j, &mut mean[j], variances[j]);
+                }
+            });
+        }
+    }
+
+    /// After an update with step scale `eta`: this round's L1 threshold, applied to the row's
+    /// coordinates now (with their new variances) and to all others lazily.
+    #[inline]
+    pub fn threshold(&mut self, x: &Features, eta: f64) {
+        if let Some(l1) = &mut self.l1 {
+            l1.advance(eta);
+            self.catch_up(x);
+        }
     }
 
     pub fn mean(&self) -> &[f64] {
@@ -51,10 +112,18 @@ impl Gaussian {
         self.covariance.kind()
     }
 
-    /// μ·x.
+    /// μ·x (with pending L1 thresholds applied).
     #[inline]
     pub fn score(&self, x: &Features) -> f64 {
-        x.dot(&self.mean)
+        match &self.l1 {
+            Some(l1) => {
+                let variances = self.covariance.values();
+                let mut s = 0.0;
+                x.for_each(|j, xj| s += xj * l1.effective(j, self.mean[j], variances[j]));
+                s
+            }
+            None => x.dot(&self.mean),
+        }
     }
 
     /// xᵀΣx (prediction path).

@@ -568,7 +568,7 @@ impl ClassModel for DualGaussian {
         DualGaussian::prepare(self)
     }
 
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, _eta: f64) {
         DualGaussian::update(self, row, step, c, v)
     }
 

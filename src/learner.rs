@@ -5,6 +5,7 @@ use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
 use crate::gaussian::Gaussian;
 use crate::rules::{margin_probability, Rule};
+use crate::sparse_l1::L1;
 
 /// The state of a binary learner; labels are ±1.
 #[derive(Clone, Debug, PartialEq)]
@@ -88,8 +89,24 @@ impl Learner {
         })
     }
 
+    /// Adds sparse L1 training (diagonal covariance only), with its lazy state when restoring.
+    pub fn with_l1(mut self, l1: L1) -> Result<Learner, CwError> {
+        self.model = self.model.with_l1(l1)?;
+        Ok(self)
+    }
+
     pub fn rule(&self) -> Rule {
         self.rule
+    }
+
+    /// The L1 penalty's lazy state, if any.
+    pub fn l1(&self) -> Option<&L1> {
+        self.model.l1()
+    }
+
+    /// The mean with every L1 threshold applied (equal to [`Learner::mean`] without a penalty).
+    pub fn effective_mean(&self) -> Vec<f64> {
+        self.model.effective_mean()
     }
 
     pub fn covariance_kind(&self) -> CovarianceKind {
@@ -100,7 +117,8 @@ impl Learner {
         self.shape
     }
 
-    /// μ over the features, then the bias weight when the model fits an intercept.
+    /// The stored μ over the features, then the bias weight when the model fits an intercept
+    /// (with an L1 penalty, before the pending thresholds: see [`Learner::effective_mean`]).
     pub fn mean(&self) -> &[f64] {
         self.model.mean()
     }
@@ -137,6 +155,7 @@ impl Learner {
     #[inline]
     fn learn_valid(&mut self, row: Row, y: f64) -> bool {
         let x = self.shape.features(row);
+        self.model.catch_up(&x);
         let m = y * self.model.score(&x);
         if m <= 0.0 {
             self.n_mistakes += 1;
@@ -145,6 +164,7 @@ impl Learner {
         match self.rule.step(m, v, self.model.squared_norm(&x, v)) {
             Some(step) => {
                 self.model.update(&x, step.alpha * y, step.c, v);
+                self.model.threshold(&x, self.rule.l1_rate(&step, v));
                 self.n_updates += 1;
                 true
             }

@@ -13,6 +13,7 @@ pub mod learner;
 pub mod multiclass;
 pub mod regression;
 pub mod rules;
+pub mod sparse_l1;
 
 #[cfg(feature = "python")]
 mod python;

@@ -15,6 +15,7 @@ use crate::error::CwError;
 use crate::gaussian::Gaussian;
 use crate::learner::{check_covariance, check_initial_variance};
 use crate::rules::{normal_cdf, Rule};
+use crate::sparse_l1::L1;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
@@ -51,8 +52,9 @@ pub trait ClassModel {
     fn learn_score(&mut self, row: &Row) -> f64;
     /// (v, ‖x‖²) of the row last scored, as the rules see them.
     fn prepare(&mut self, row: &Row) -> (f64, f64);
-    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ for the row last prepared, with its `v`.
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64);
+    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ for the row last prepared, with its `v`; then
+    /// the L1 threshold of step scale `eta`, if the model has a penalty.
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, eta: f64);
     /// (μ·x, xᵀΣx) on the prediction path.
     fn moments(&self, row: &Row) -> (f64, f64);
 }
@@ -70,7 +72,9 @@ impl ClassModel for Linear {
     }
 
     fn learn_score(&mut self, row: &Row) -> f64 {
-        self.gaussian.score(&self.shape.features(*row))
+        let x = self.shape.features(*row);
+        self.gaussian.catch_up(&x);
+        self.gaussian.score(&x)
     }
 
     fn prepare(&mut self, row: &Row) -> (f64, f64) {
@@ -79,8 +83,10 @@ impl ClassModel for Linear {
         (v, self.gaussian.squared_norm(&x, v))
     }
 
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
-        self.gaussian.update(&self.shape.features(*row), step, c, v);
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, eta: f64) {
+        let x = self.shape.features(*row);
+        self.gaussian.update(&x, step, c, v);
+        self.gaussian.threshold(&x, eta);
     }
 
     fn moments(&self, row: &Row) -> (f64, f64) {
@@ -182,6 +188,44 @@ impl MulticlassLearner<Linear> {
         Ok(learner)
     }
 
+    /// Adds sparse L1 training to every class (diagonal covariance only).
+    pub fn with_l1(mut self, l1: L1) -> Result<MulticlassLearner, CwError> {
+        for class in &mut self.classes {
+            class.gaussian = class.gaussian.clone().with_l1(l1.clone())?;
+        }
+        Ok(self)
+    }
+
+    /// Restores each class's lazy L1 state (H, H per coordinate), in class order.
+    pub fn with_l1_states(
+        mut self,
+        states: &[(f64, Vec<f64>)],
+    ) -> Result<MulticlassLearner, CwError> {
+        if states.len() != self.classes.len() {
+            return Err(CwError::InvalidInput(
+                "one L1 state per class is needed".into(),
+            ));
+        }
+        for (class, (total, last)) in self.classes.iter_mut().zip(states) {
+            let l1 = class.gaussian.l1().cloned().ok_or_else(|| {
+                CwError::InvalidInput("L1 state given for a model without a penalty".into())
+            })?;
+            class.gaussian = class
+                .gaussian
+                .clone()
+                .with_l1(l1.with_state(*total, last)?)?;
+        }
+        Ok(self)
+    }
+
+    /// Each class's lazy L1 state (H, H per coordinate), if the model has a penalty.
+    pub fn l1_states(&self) -> Option<Vec<(f64, Vec<f64>)>> {
+        self.classes
+            .iter()
+            .map(|c| c.gaussian.l1().map(|l1| (l1.total(), l1.last().to_vec())))
+            .collect()
+    }
+
     pub fn covariance_kind(&self) -> CovarianceKind {
         self.classes[0].gaussian.kind()
     }
@@ -190,7 +234,16 @@ impl MulticlassLearner<Linear> {
         self.classes[0].shape
     }
 
-    /// The class means concatenated in class order, each over the features then the bias.
+    /// The class means with every L1 threshold applied, in class order.
+    pub fn effective_means(&self) -> Vec<f64> {
+        self.classes
+            .iter()
+            .flat_map(|c| c.gaussian.effective_mean())
+            .collect()
+    }
+
+    /// The stored class means concatenated in class order, each over the features then the
+    /// bias (with an L1 penalty, before pending thresholds).
     pub fn means(&self) -> Vec<f64> {
         self.classes
             .iter()
@@ -303,8 +356,9 @@ impl<M: ClassModel> MulticlassLearner<M> {
             .step(m, v_label + v_rival, norm2_label + norm2_rival)
         {
             Some(step) => {
-                self.classes[label].update(row, step.alpha, step.c, v_label);
-                self.classes[rival].update(row, -step.alpha, step.c, v_rival);
+                let eta = self.rule.l1_rate(&step, v_label + v_rival);
+                self.classes[label].update(row, step.alpha, step.c, v_label, eta);
+                self.classes[rival].update(row, -step.alpha, step.c, v_rival, eta);
                 true
             }
             None => false,
@@ -317,7 +371,7 @@ impl<M: ClassModel> MulticlassLearner<M> {
             let y = if k == label { 1.0 } else { -1.0 };
             let (v, norm2) = class.prepare(row);
             if let Some(step) = self.rule.step(y * self.scores[k], v, norm2) {
-                class.update(row, step.alpha * y, step.c, v);
+                class.update(row, step.alpha * y, step.c, v, self.rule.l1_rate(&step, v));
                 changed = true;
             }
         }

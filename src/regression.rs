@@ -7,6 +7,7 @@ use crate::error::CwError;
 use crate::gaussian::Gaussian;
 use crate::learner::check_initial_variance;
 use crate::rules::RegressionRule;
+use crate::sparse_l1::L1;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Regressor {
@@ -68,8 +69,24 @@ impl Regressor {
         })
     }
 
+    /// Adds sparse L1 training (diagonal covariance only), with its lazy state when restoring.
+    pub fn with_l1(mut self, l1: L1) -> Result<Regressor, CwError> {
+        self.model = self.model.with_l1(l1)?;
+        Ok(self)
+    }
+
     pub fn rule(&self) -> RegressionRule {
         self.rule
+    }
+
+    /// The L1 penalty's lazy state, if any.
+    pub fn l1(&self) -> Option<&L1> {
+        self.model.l1()
+    }
+
+    /// The mean with every L1 threshold applied (equal to [`Regressor::mean`] without one).
+    pub fn effective_mean(&self) -> Vec<f64> {
+        self.model.effective_mean()
     }
 
     pub fn covariance_kind(&self) -> CovarianceKind {
@@ -104,11 +121,13 @@ impl Regressor {
 
     fn learn_valid(&mut self, row: Row, y: f64) -> bool {
         let x = self.shape.features(row);
+        self.model.catch_up(&x);
         let residual = y - self.model.score(&x);
         let v = self.model.prepare(&x);
         match self.rule.step(residual, v, self.model.squared_norm(&x, v)) {
             Some(step) => {
                 self.model.update(&x, step.alpha, step.c, v);
+                self.model.threshold(&x, self.rule.l1_rate(&step, v));
                 self.n_updates += 1;
                 true
             }

@@ -139,6 +139,18 @@ impl Rule {
         })
     }
 
+    /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
+    /// variance `v`: the rule's gradient step per unit of loss gradient. AROW and NHERD take
+    /// the squared hinge, so η_t = β_t/2 = 1/(2(v + r)) (the note's derivation; 1/C plays r for
+    /// NHERD); the hinge-loss rules move α_t per unit gradient, so η_t = α_t.
+    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        match *self {
+            Rule::AROW { r } => 0.5 / (v + r),
+            Rule::NHERD { c } => 0.5 / (v + 1.0 / c),
+            _ => step.alpha,
+        }
+    }
+
     /// First-order rules keep Σ = I fixed; all others learn a covariance.
     pub fn is_second_order(&self) -> bool {
         !matches!(
@@ -283,6 +295,15 @@ impl RegressionRule {
 
     pub fn is_second_order(&self) -> bool {
         matches!(self, RegressionRule::AROW { .. })
+    }
+
+    /// The step scale η_t of the L1 threshold: AROW regression takes the squared loss, so
+    /// η_t = 1/(2(v + r)); the PA rules move |α_t| per unit gradient.
+    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        match *self {
+            RegressionRule::AROW { r } => 0.5 / (v + r),
+            _ => step.alpha.abs(),
+        }
     }
 
     /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.

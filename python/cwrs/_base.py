@@ -104,6 +104,22 @@ class Estimator:
         self.__dict__.update(state)
 
     # ----------------------------------------------------------------- model construction
+    def _l1(self):
+        """The L1 penalty spec (penalty, alpha, penalize_intercept) for the native model, or
+        None; learners without the `penalty` parameter have none."""
+        penalty = getattr(self, "penalty", None)
+        if penalty is None:
+            return None
+        if not isinstance(penalty, str):
+            raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+        if not isinstance(self.penalize_intercept, (bool, np.bool_)):
+            raise ValueError(
+                f"penalize_intercept must be True or False, got {self.penalize_intercept!r}"
+            )
+        if getattr(self, "kernel", None) is not None:
+            raise ValueError("an L1 penalty applies to the primal learners, not with a kernel")
+        return (penalty, _as_float("alpha", self.alpha), bool(self.penalize_intercept))
+
     def _model_args(self):
         """(rule params, covariance form, a, fit_intercept) for the native model."""
         if not isinstance(self.fit_intercept, (bool, np.bool_)):
@@ -165,6 +181,18 @@ class Estimator:
         """Rounds whose update changed the model, over everything seen."""
         return self._fitted_model().n_updates
 
+    @property
+    def sparsity_(self):
+        """The fraction of exactly-zero entries of `coef_`."""
+        return float(np.mean(self.coef_ == 0.0))
+
+    @property
+    def sparse_coef_(self):
+        """`coef_` as a SciPy CSR matrix (one row per class; one row for a regressor)."""
+        import scipy.sparse
+
+        return scipy.sparse.csr_matrix(np.atleast_2d(self.coef_))
+
 
 class Classifier(Estimator):
     """Base of all online linear classifiers: binary, or multiclass by `multi_class`.
@@ -188,6 +216,7 @@ class Classifier(Estimator):
         """The native model for `n_classes` and the feature map in front of it (or None);
         `sparse` tells whether the training input is sparse."""
         params, covariance, a, fit_intercept = self._model_args()
+        self._l1()  # validated before any kernel model is built
         feature_map = None
         if self.kernel_approximation is not None:
             if self.kernel_approximation != "rff":
@@ -230,12 +259,15 @@ class Classifier(Estimator):
             if not built_in:
                 model = CallableKernelModel(model, self.kernel, sparse)
             return model, None
+        l1 = self._l1()
         if n_classes == 2:
-            model = _cwrs.BinaryModel(self._rule, params, covariance, n_features, fit_intercept, a)
+            model = _cwrs.BinaryModel(
+                self._rule, params, covariance, n_features, fit_intercept, a, l1
+            )
             return model, feature_map
         model = _cwrs.MulticlassModel(
             self._rule, params, self._multi_class(), covariance, n_classes, n_features,
-            fit_intercept, a,
+            fit_intercept, a, l1,
         )
         return model, feature_map
 
@@ -457,7 +489,7 @@ class Regressor(Estimator):
     def _new_model(self, n_features):
         params, covariance, a, fit_intercept = self._model_args()
         return _cwrs.RegressionModel(
-            self._rule, params, covariance, n_features, fit_intercept, a
+            self._rule, params, covariance, n_features, fit_intercept, a, self._l1()
         )
 
     def fit(self, X, y, sample_weight=None):

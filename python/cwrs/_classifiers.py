@@ -51,6 +51,17 @@ kernel_approximation : {None, "rff"}, default=None
     on streams of any length. `coef_` is then over the random features.
 n_components : int, default=100
     Number of random Fourier features.
+penalty : {None, "l1", "l1-uniform"}, default=None
+    Sparse training (second-order learners, `covariance="diag"`): after every update each weight
+    is soft-thresholded by η_t·α·Σ_jj ("l1", the coordinate-dependent FOBOS step: confident
+    weights shrink less) or by η_t·α ("l1-uniform", the classic truncated gradient), applied
+    lazily so a row costs O(nnz). η_t is the rule's step per unit of loss gradient: α_t, or
+    1/(2(v + r)) for AROW (1/(2(v + 1/C)) for NHERD). `sparsity_` and `sparse_coef_` report the
+    result.
+alpha : float, default=1e-4
+    The L1 strength λ.
+penalize_intercept : bool, default=False
+    Whether the bias is thresholded too.
 """
 
 from __future__ import annotations
@@ -200,6 +211,9 @@ class SOP(ConfidenceWeightedClassifier):
         *,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -239,6 +253,9 @@ class CW(ConfidenceWeightedClassifier):
         eta=0.7,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -279,6 +296,9 @@ class ExactCW(ConfidenceWeightedClassifier):
         eta=0.7,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -318,6 +338,9 @@ class AROW(ConfidenceWeightedClassifier):
         r=1.0,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -360,6 +383,9 @@ class NAROW(ConfidenceWeightedClassifier):
         b=1.0,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -402,6 +428,9 @@ class SCW1(ConfidenceWeightedClassifier):
         eta=0.75,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -445,6 +474,9 @@ class SCW2(ConfidenceWeightedClassifier):
         eta=0.9,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,
@@ -484,6 +516,9 @@ class NHERD(ConfidenceWeightedClassifier):
         C=1.0,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,

@@ -32,6 +32,8 @@ class AROWRegressor(ConfidenceWeightedRegressor):
     a : float, default=1.0
         Prior variance of the weights, Σ₀ = a·I.
     covariance : {"diag", "full"}, default="diag"
+    penalty, alpha, penalize_intercept
+        Sparse L1 training with `covariance="diag"`, as for the classifiers (η_t = 1/(2(v + r))).
     """
 
     _rule = "AROW"
@@ -43,6 +45,9 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         r=1.0,
         a=1.0,
         covariance="diag",
+        penalty=None,
+        alpha=1e-4,
+        penalize_intercept=False,
         fit_intercept=True,
         n_iter=1,
         shuffle=False,

@@ -7,13 +7,14 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::covariance::CovarianceKind;
-use crate::data::{Matrix, Presentation};
+use crate::data::{Matrix, Presentation, Shape};
 use crate::error::CwError;
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{margin_probability, RegressionRule, Rule};
+use crate::sparse_l1::{Penalty, L1};
 
 type Float64Array = PyArray1<f64>;
 
@@ -138,18 +139,52 @@ fn fill_rows<'py>(
     })
 }
 
+/// An L1 penalty as Python passes it: (penalty name, alpha, penalize_intercept).
+type L1Spec = Option<(String, f64, bool)>;
+/// A lazy L1 state as Python stores it: (H, H per coordinate).
+type L1StateArg<'py> = Option<(f64, PyReadonlyArray1<'py, f64>)>;
+
+fn build_l1(spec: &L1Spec, shape: Shape) -> PyResult<Option<L1>> {
+    spec.as_ref()
+        .map(|(penalty, alpha, penalize_intercept)| {
+            L1::for_shape(
+                Penalty::from_name(penalty)?,
+                *alpha,
+                *penalize_intercept,
+                shape,
+            )
+        })
+        .transpose()
+        .map_err(PyErr::from)
+}
+
+/// `l1` with its restored lazy state.
+fn restore_l1(l1: L1, state: &L1StateArg) -> PyResult<L1> {
+    match state {
+        Some((total, last)) => Ok(l1.with_state(*total, slice(last)?)?),
+        None => Err(PyValueError::new_err(
+            "a penalised model's state needs its L1 state",
+        )),
+    }
+}
+
+fn l1_state<'py>(py: Python<'py>, l1: Option<&L1>) -> Option<(f64, Bound<'py, Float64Array>)> {
+    l1.map(|l1| (l1.total(), PyArray1::from_slice(py, l1.last())))
+}
+
 /// A binary learner (labels ±1). The Python estimators in `cwrs` wrap it.
 #[pyclass(module = "cwrs._cwrs")]
 struct BinaryModel {
     learner: Learner,
     rule_name: String,
     params: Vec<(String, f64)>,
+    l1: L1Spec,
 }
 
 #[pymethods]
 impl BinaryModel {
     #[new]
-    #[pyo3(signature = (rule, params, covariance, n_features, fit_intercept, a))]
+    #[pyo3(signature = (rule, params, covariance, n_features, fit_intercept, a, l1=None))]
     fn new(
         rule: &str,
         params: Vec<(String, f64)>,
@@ -157,18 +192,23 @@ impl BinaryModel {
         n_features: usize,
         fit_intercept: bool,
         a: f64,
+        l1: L1Spec,
     ) -> PyResult<Self> {
-        let learner = Learner::new(
+        let mut learner = Learner::new(
             Rule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
             fit_intercept,
             a,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            learner = learner.with_l1(penalty)?;
+        }
         Ok(BinaryModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -185,8 +225,10 @@ impl BinaryModel {
         covariance_values: PyReadonlyArray1<f64>,
         n_updates: u64,
         n_mistakes: u64,
+        l1: L1Spec,
+        l1_state: L1StateArg,
     ) -> PyResult<Self> {
-        let learner = Learner::from_state(
+        let mut learner = Learner::from_state(
             Rule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
@@ -196,10 +238,14 @@ impl BinaryModel {
             n_updates,
             n_mistakes,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
+        }
         Ok(BinaryModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -216,6 +262,8 @@ impl BinaryModel {
             PyArray1::from_slice(py, l.covariance()),
             l.n_updates(),
             l.n_mistakes(),
+            self.l1.clone(),
+            l1_state(py, l.l1()),
         );
         state.into_pyobject(py)
     }
@@ -265,10 +313,11 @@ impl BinaryModel {
         })
     }
 
-    /// μ over the features, then the bias weight when the model fits an intercept.
+    /// μ over the features, then the bias weight when the model fits an intercept (with every
+    /// L1 threshold applied).
     #[getter]
     fn mean<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.mean())
+        PyArray1::from_vec(py, self.learner.effective_mean())
     }
 
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
@@ -300,12 +349,13 @@ struct MulticlassModel {
     learner: MulticlassLearner,
     rule_name: String,
     params: Vec<(String, f64)>,
+    l1: L1Spec,
 }
 
 #[pymethods]
 impl MulticlassModel {
     #[new]
-    #[pyo3(signature = (rule, params, strategy, covariance, n_classes, n_features, fit_intercept, a))]
+    #[pyo3(signature = (rule, params, strategy, covariance, n_classes, n_features, fit_intercept, a, l1=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         rule: &str,
@@ -316,8 +366,9 @@ impl MulticlassModel {
         n_features: usize,
         fit_intercept: bool,
         a: f64,
+        l1: L1Spec,
     ) -> PyResult<Self> {
-        let learner = MulticlassLearner::new(
+        let mut learner = MulticlassLearner::new(
             Rule::from_name(rule, &named(&params))?,
             Strategy::from_name(strategy)?,
             CovarianceKind::from_name(covariance)?,
@@ -326,10 +377,14 @@ impl MulticlassModel {
             fit_intercept,
             a,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            learner = learner.with_l1(penalty)?;
+        }
         Ok(MulticlassModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -346,10 +401,12 @@ impl MulticlassModel {
         fit_intercept: bool,
         means: PyReadonlyArray1<f64>,
         covariances: PyReadonlyArray1<f64>,
-        n_updates: u64,
-        n_mistakes: u64,
+        counters: (u64, u64),
+        l1: L1Spec,
+        l1_states: Option<Vec<(f64, PyReadonlyArray1<f64>)>>,
     ) -> PyResult<Self> {
-        let learner = MulticlassLearner::from_state(
+        let (n_updates, n_mistakes) = counters;
+        let mut learner = MulticlassLearner::from_state(
             Rule::from_name(rule, &named(&params))?,
             Strategy::from_name(strategy)?,
             CovarianceKind::from_name(covariance)?,
@@ -361,10 +418,21 @@ impl MulticlassModel {
             n_updates,
             n_mistakes,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            let states = l1_states
+                .ok_or_else(|| {
+                    PyValueError::new_err("a penalised model's state needs its L1 state")
+                })?
+                .iter()
+                .map(|(total, last)| Ok((*total, slice(last)?.to_vec())))
+                .collect::<PyResult<Vec<_>>>()?;
+            learner = learner.with_l1(penalty)?.with_l1_states(&states)?;
+        }
         Ok(MulticlassModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -381,8 +449,14 @@ impl MulticlassModel {
             l.shape().fit_intercept,
             PyArray1::from_vec(py, l.means()),
             PyArray1::from_vec(py, l.covariances()),
-            l.n_updates(),
-            l.n_mistakes(),
+            (l.n_updates(), l.n_mistakes()),
+            self.l1.clone(),
+            l.l1_states().map(|states| {
+                states
+                    .into_iter()
+                    .map(|(total, last)| (total, PyArray1::from_vec(py, last)))
+                    .collect::<Vec<_>>()
+            }),
         );
         state.into_pyobject(py)
     }
@@ -436,7 +510,7 @@ impl MulticlassModel {
     #[getter]
     fn means<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let rows = [self.learner.n_classes(), self.learner.shape().dim()];
-        Ok(PyArray1::from_vec(py, self.learner.means())
+        Ok(PyArray1::from_vec(py, self.learner.effective_means())
             .reshape(rows)?
             .into_any())
     }
@@ -475,12 +549,13 @@ struct RegressionModel {
     learner: Regressor,
     rule_name: String,
     params: Vec<(String, f64)>,
+    l1: L1Spec,
 }
 
 #[pymethods]
 impl RegressionModel {
     #[new]
-    #[pyo3(signature = (rule, params, covariance, n_features, fit_intercept, a))]
+    #[pyo3(signature = (rule, params, covariance, n_features, fit_intercept, a, l1=None))]
     fn new(
         rule: &str,
         params: Vec<(String, f64)>,
@@ -488,18 +563,23 @@ impl RegressionModel {
         n_features: usize,
         fit_intercept: bool,
         a: f64,
+        l1: L1Spec,
     ) -> PyResult<Self> {
-        let learner = Regressor::new(
+        let mut learner = Regressor::new(
             RegressionRule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
             fit_intercept,
             a,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            learner = learner.with_l1(penalty)?;
+        }
         Ok(RegressionModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -515,8 +595,10 @@ impl RegressionModel {
         mean: PyReadonlyArray1<f64>,
         covariance_values: PyReadonlyArray1<f64>,
         n_updates: u64,
+        l1: L1Spec,
+        l1_state: L1StateArg,
     ) -> PyResult<Self> {
-        let learner = Regressor::from_state(
+        let mut learner = Regressor::from_state(
             RegressionRule::from_name(rule, &named(&params))?,
             CovarianceKind::from_name(covariance)?,
             n_features,
@@ -525,10 +607,14 @@ impl RegressionModel {
             slice(&covariance_values)?,
             n_updates,
         )?;
+        if let Some(penalty) = build_l1(&l1, learner.shape())? {
+            learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
+        }
         Ok(RegressionModel {
             learner,
             rule_name: rule.to_string(),
             params,
+            l1,
         })
     }
 
@@ -544,6 +630,8 @@ impl RegressionModel {
             PyArray1::from_slice(py, l.mean()),
             PyArray1::from_slice(py, l.covariance()),
             l.n_updates(),
+            self.l1.clone(),
+            l1_state(py, l.l1()),
         );
         state.into_pyobject(py)
     }
@@ -578,7 +666,7 @@ impl RegressionModel {
     /// μ over the features, then the bias weight when the model fits an intercept.
     #[getter]
     fn mean<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.mean())
+        PyArray1::from_vec(py, self.learner.effective_mean())
     }
 
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
