@@ -22,6 +22,7 @@ from ._classifiers import (
     ExactCW,
     Perceptron,
 )
+from ._hashing import FeatureHasher
 from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
 from ._validation import DataConversionWarning, NotFittedError
 
@@ -48,6 +49,7 @@ __all__ = [
     "SOP",
     "DataConversionWarning",
     "ExactCW",
+    "FeatureHasher",
     "NotFittedError",
     "Perceptron",
 ]

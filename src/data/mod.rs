@@ -2,6 +2,8 @@
 //! Nothing here copies or allocates; a matrix is validated once, up front, so the learning loop
 //! can trust every index.
 
+pub mod hashing;
+
 use crate::error::CwError;
 
 /// A sparse index type as found in SciPy CSR matrices.

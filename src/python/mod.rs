@@ -7,6 +7,7 @@ use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::covariance::CovarianceKind;
+use crate::data::hashing::hashed_column;
 use crate::data::{Matrix, Presentation, Shape};
 use crate::error::CwError;
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
@@ -1200,6 +1201,30 @@ fn margin_probabilities<'py>(
     Ok(PyArray1::from_iter(py, p))
 }
 
+/// Columns (as int64) and signs (±1.0) of `tokens` hashed into `n_features` columns
+/// (MurmurHash3 as scikit-learn's `FeatureHasher` uses it).
+#[pyfunction]
+fn hash_tokens<'py>(
+    py: Python<'py>,
+    tokens: Vec<String>,
+    n_features: u32,
+) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, Float64Array>)> {
+    if n_features == 0 {
+        return Err(PyValueError::new_err("n_features must be at least 1"));
+    }
+    let (columns, signs): (Vec<i64>, Vec<f64>) = tokens
+        .iter()
+        .map(|t| {
+            let (column, sign) = hashed_column(t.as_bytes(), n_features);
+            (i64::from(column), sign)
+        })
+        .unzip();
+    Ok((
+        PyArray1::from_vec(py, columns),
+        PyArray1::from_vec(py, signs),
+    ))
+}
+
 #[pymodule]
 fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<BinaryModel>()?;
@@ -1209,6 +1234,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<MulticlassKernelModel>()?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
+    m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }

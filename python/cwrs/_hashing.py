@@ -1,0 +1,89 @@
+"""Feature hashing for unbounded feature spaces: a text stream needs no vocabulary pass."""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from ._cwrs import hash_tokens
+
+
+class FeatureHasher:
+    """Hashes each sample's features into `n_features` columns, returning a SciPy CSR matrix
+    that every cwrs learner takes.
+
+    Same columns and signs as scikit-learn's `FeatureHasher` (MurmurHash3, seed 0; column
+    |h| mod n_features; with `alternate_sign` the value is multiplied by the sign of h, so that
+    collisions cancel in expectation). Requires SciPy.
+
+    Parameters
+    ----------
+    n_features : int, default=2**20
+        Number of columns.
+    input_type : {"dict", "pair", "string"}, default="dict"
+        "dict": each sample is a mapping feature name -> value (a string value v of feature f
+        becomes the feature "f=v" with value 1); "pair": an iterable of (name, value) pairs;
+        "string": an iterable of names, each with value 1.
+    alternate_sign : bool, default=True
+    """
+
+    def __init__(self, n_features=2**20, *, input_type="dict", alternate_sign=True):
+        self.n_features = n_features
+        self.input_type = input_type
+        self.alternate_sign = alternate_sign
+
+    def _pairs(self, sample):
+        if self.input_type == "dict":
+            items = sample.items()
+        elif self.input_type == "pair":
+            items = sample
+        elif self.input_type == "string":
+            if isinstance(sample, str):
+                raise TypeError("input_type='string' takes an iterable of strings per sample")
+            items = ((name, 1.0) for name in sample)
+        else:
+            raise ValueError(
+                f'input_type must be "dict", "pair" or "string", got {self.input_type!r}'
+            )
+        for name, value in items:
+            if isinstance(value, str):
+                yield f"{name}={value}", 1.0
+            elif isinstance(value, numbers.Real):
+                yield str(name), float(value)
+            else:
+                raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
+
+    def transform(self, raw_X):
+        """The samples of `raw_X` (an iterable) as a CSR matrix of shape (n, n_features)."""
+        import scipy.sparse
+
+        n_features = self.n_features
+        if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or not (
+            1 <= n_features < 2**31
+        ):
+            raise ValueError(f"n_features must be an integer in [1, 2**31), got {n_features!r}")
+        tokens, values, indptr = [], [], [0]
+        for sample in raw_X:
+            for name, value in self._pairs(sample):
+                tokens.append(name)
+                values.append(value)
+            indptr.append(len(tokens))
+        columns, signs = hash_tokens(tokens, int(n_features))
+        data = np.asarray(values, dtype=np.float64)
+        if self.alternate_sign:
+            data = data * signs
+        matrix = scipy.sparse.csr_matrix(
+            (data, columns, np.asarray(indptr, dtype=np.int64)),
+            shape=(len(indptr) - 1, int(n_features)),
+        )
+        matrix.sum_duplicates()
+        matrix.eliminate_zeros()
+        return matrix
+
+    def fit(self, X=None, y=None):
+        """Stateless: returns self (for pipelines)."""
+        return self
+
+    def fit_transform(self, raw_X, y=None):
+        return self.transform(raw_X)
