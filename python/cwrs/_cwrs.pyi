@@ -14,8 +14,12 @@ MatrixArg = Union[Float64Array, CsrArgs]
 State = Tuple[str, list, str, int, bool, Float64Array, Float64Array, int, int]
 
 RULE_NAMES: list[str]
+L1Spec = Optional[tuple[str, float, bool]]
 
 def normal_quantile(p: float) -> float: ...
+def hash_tokens(
+    tokens: list[str], n_features: int
+) -> tuple[npt.NDArray[np.int64], Float64Array]: ...
 
 class BinaryModel:
     def __init__(
@@ -26,6 +30,7 @@ class BinaryModel:
         n_features: int,
         fit_intercept: bool,
         a: float,
+        l1: L1Spec = None,
     ) -> None: ...
     @staticmethod
     def from_state(
@@ -38,6 +43,8 @@ class BinaryModel:
         covariance_values: Float64Array,
         n_updates: int,
         n_mistakes: int,
+        l1: L1Spec,
+        l1_state: Optional[tuple[float, Float64Array]],
     ) -> BinaryModel: ...
     def state(self) -> State: ...
     def partial_fit(
@@ -72,6 +79,7 @@ class MulticlassModel:
         n_features: int,
         fit_intercept: bool,
         a: float,
+        l1: L1Spec = None,
     ) -> None: ...
     @staticmethod
     def from_state(
@@ -84,8 +92,9 @@ class MulticlassModel:
         fit_intercept: bool,
         means: Float64Array,
         covariances: Float64Array,
-        n_updates: int,
-        n_mistakes: int,
+        counters: tuple[int, int],
+        l1: L1Spec,
+        l1_states: Optional[list[tuple[float, Float64Array]]],
     ) -> MulticlassModel: ...
     def state(self) -> tuple: ...
     def partial_fit(
@@ -118,6 +127,7 @@ class RegressionModel:
         n_features: int,
         fit_intercept: bool,
         a: float,
+        l1: L1Spec = None,
     ) -> None: ...
     @staticmethod
     def from_state(
@@ -129,6 +139,8 @@ class RegressionModel:
         mean: Float64Array,
         covariance_values: Float64Array,
         n_updates: int,
+        l1: L1Spec,
+        l1_state: Optional[tuple[float, Float64Array]],
     ) -> RegressionModel: ...
     def state(self) -> tuple: ...
     def partial_fit(
