@@ -1,16 +1,26 @@
 //! A Gaussian N(μ, Σ) over weight vectors: the mean and covariance of one linear model.
 
-use crate::covariance::{Covariance, CovarianceKind};
+use std::borrow::Cow;
+
+use crate::covariance::{CovarianceKind, Moments, Observation, BLOCK};
 use crate::data::Features;
 use crate::error::CwError;
 use crate::sparse_l1::L1;
 
+/// What one learning round does: μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, then the L1 threshold
+/// of step scale `eta` (if the model has a penalty).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Update {
+    pub step: f64,
+    pub c: f64,
+    pub eta: f64,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct Gaussian {
-    /// The stored mean; with an L1 penalty some coordinates still owe their pending threshold
-    /// (see [`Gaussian::effective_mean`]).
-    mean: Vec<f64>,
-    covariance: Covariance,
+    /// The stored moments; with an L1 penalty some coordinates of the mean still owe their
+    /// pending threshold (see [`Gaussian::effective_mean`]).
+    moments: Moments,
     l1: Option<L1>,
 }
 
@@ -18,8 +28,7 @@ impl Gaussian {
     /// μ = 0, Σ = a·I over `dim` coordinates.
     pub fn new(kind: CovarianceKind, dim: usize, a: f64) -> Gaussian {
         Gaussian {
-            mean: vec![0.0; dim],
-            covariance: Covariance::new(kind, dim, a),
+            moments: Moments::new(kind, dim, a),
             l1: None,
         }
     }
@@ -31,15 +40,8 @@ impl Gaussian {
         mean: &[f64],
         covariance: &[f64],
     ) -> Result<Gaussian, CwError> {
-        if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
-            return Err(CwError::InvalidInput(format!(
-                "a mean must hold {dim} finite values, got {}",
-                mean.len()
-            )));
-        }
         Ok(Gaussian {
-            mean: mean.to_vec(),
-            covariance: Covariance::from_values(kind, dim, covariance.to_vec())?,
+            moments: Moments::from_parts(kind, dim, mean, covariance)?,
             l1: None,
         })
     }
@@ -62,16 +64,14 @@ impl Gaussian {
 
     /// The mean with every pending L1 threshold applied: what predictions use.
     pub fn effective_mean(&self) -> Vec<f64> {
-        match &self.l1 {
-            Some(l1) => {
-                let variances = self.covariance.values();
-                self.mean
-                    .iter()
-                    .enumerate()
-                    .map(|(j, &w)| l1.effective(j, w, variances[j]))
-                    .collect()
-            }
-            None => self.mean.clone(),
+        match (&self.l1, &self.moments) {
+            (Some(l1), Moments::Diagonal(d)) => d
+                .coordinates()
+                .iter()
+                .enumerate()
+                .map(|(j, c)| l1.effective(j, c.mean, c.variance))
+                .collect(),
+            _ => self.moments.mean().into_owned(),
         }
     }
 
@@ -79,11 +79,12 @@ impl Gaussian {
     /// are read and moved.
     #[inline]
     pub fn catch_up(&mut self, x: &Features) {
-        if let Some(l1) = &mut self.l1 {
-            let (mean, variances) = (&mut self.mean, self.covariance.values());
+        if let (Some(l1), Moments::Diagonal(d)) = (&mut self.l1, &mut self.moments) {
+            let coordinates = d.coordinates_mut();
             x.for_each(|j, xj| {
                 if xj != 0.0 {
-                    l1.catch_up(j, &mut mean[j], variances[j]);
+                    let c = &mut coordinates[j];
+                    l1.catch_up(j, &mut c.mean, c.variance);
                 }
             });
         }
@@ -99,58 +100,102 @@ impl Gaussian {
         }
     }
 
-    pub fn mean(&self) -> &[f64] {
-        &self.mean
+    /// The stored mean (before pending L1 thresholds).
+    pub fn mean(&self) -> Cow<'_, [f64]> {
+        self.moments.mean()
     }
 
     /// The covariance values: empty (identity), the variances (diagonal) or Σ row-major (full).
-    pub fn covariance(&self) -> &[f64] {
-        self.covariance.values()
+    pub fn covariance(&self) -> Cow<'_, [f64]> {
+        self.moments.covariance()
     }
 
     pub fn kind(&self) -> CovarianceKind {
-        self.covariance.kind()
+        self.moments.kind()
     }
 
     /// μ·x (with pending L1 thresholds applied).
     #[inline]
     pub fn score(&self, x: &Features) -> f64 {
-        match &self.l1 {
-            Some(l1) => {
-                let variances = self.covariance.values();
+        match (&self.l1, &self.moments) {
+            (Some(l1), Moments::Diagonal(d)) => {
+                let coordinates = d.coordinates();
                 let mut s = 0.0;
-                x.for_each(|j, xj| s += xj * l1.effective(j, self.mean[j], variances[j]));
+                x.for_each(|j, xj| {
+                    let c = &coordinates[j];
+                    s += xj * l1.effective(j, c.mean, c.variance);
+                });
                 s
             }
-            None => x.dot(&self.mean),
+            _ => self.moments.score(x),
         }
     }
 
     /// xᵀΣx (prediction path).
     #[inline]
     pub fn variance(&self, x: &Features) -> f64 {
-        self.covariance.variance(x)
+        self.moments.variance(x)
     }
 
     /// xᵀΣx on the learning path (keeps what [`Gaussian::update`] needs for this `x`).
     #[inline]
     pub fn prepare(&mut self, x: &Features) -> f64 {
-        self.covariance.prepare(x)
+        self.moments.prepare(x)
+    }
+
+    /// The learning path's look at a row: applies the row's pending L1 thresholds, then gives
+    /// μ·x, xᵀΣx and ‖x‖² (keeping what [`Gaussian::update`] needs for this `x`).
+    #[inline]
+    pub fn observe(&mut self, x: &Features) -> Observation {
+        self.catch_up(x);
+        self.moments.observe(x)
     }
 
     /// ‖x‖² as the rules see it: equal to v for the identity covariance.
     #[inline]
     pub fn squared_norm(&self, x: &Features, v: f64) -> f64 {
-        if self.covariance.kind() == CovarianceKind::Identity {
+        if self.kind() == CovarianceKind::Identity {
             v
         } else {
             x.squared_norm()
         }
     }
 
-    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, with `v` from [`Gaussian::prepare`] on this `x`.
+    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, with `v` from [`Gaussian::observe`] or
+    /// [`Gaussian::prepare`] on this `x`.
     #[inline]
     pub fn update(&mut self, x: &Features, step: f64, c: f64, v: f64) {
-        self.covariance.update(x, &mut self.mean, step, c, v);
+        self.moments.update(x, step, c, v);
+    }
+
+    /// Learns rows in order: `decide(i, observation)` gives row i's [`Update`] or `None` to
+    /// leave the model unchanged. The diagonal form fetches the next row's coordinates while it
+    /// works on the current one; the full form learns blocks of rows (see [`crate::covariance::Full`]).
+    pub fn learn_rows<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Features<'a>)>,
+        mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+    ) {
+        let mut rows = rows.peekable();
+        if let Moments::Full(full) = &mut self.moments {
+            while rows.peek().is_some() {
+                let (indices, block): (Vec<usize>, Vec<Features>) =
+                    rows.by_ref().take(BLOCK).unzip();
+                full.learn_block(&block, |k, seen| {
+                    decide(indices[k], seen).map(|u| (u.step, u.c))
+                });
+            }
+            return;
+        }
+        while let Some((i, x)) = rows.next() {
+            if let Some((_, next)) = rows.peek() {
+                self.moments.prefetch(next);
+            }
+            let seen = self.observe(&x);
+            if let Some(u) = decide(i, seen) {
+                self.update(&x, u.step, u.c, seen.variance);
+                self.threshold(&x, u.eta);
+            }
+        }
     }
 }

@@ -247,7 +247,7 @@ impl MulticlassLearner<Linear> {
     pub fn means(&self) -> Vec<f64> {
         self.classes
             .iter()
-            .flat_map(|c| c.gaussian.mean().iter().copied())
+            .flat_map(|c| c.gaussian.mean().into_owned())
             .collect()
     }
 
@@ -255,7 +255,7 @@ impl MulticlassLearner<Linear> {
     pub fn covariances(&self) -> Vec<f64> {
         self.classes
             .iter()
-            .flat_map(|c| c.gaussian.covariance().iter().copied())
+            .flat_map(|c| c.gaussian.covariance().into_owned())
             .collect()
     }
 }

@@ -1,10 +1,12 @@
 //! Online linear regression: AROW (recursive least squares) and ε-insensitive PA, with the
 //! same Gaussian over weights and covariance forms as the classifiers.
 
+use std::borrow::Cow;
+
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
-use crate::gaussian::Gaussian;
+use crate::gaussian::{Gaussian, Update};
 use crate::learner::check_initial_variance;
 use crate::rules::RegressionRule;
 use crate::sparse_l1::L1;
@@ -98,12 +100,12 @@ impl Regressor {
     }
 
     /// μ over the features, then the bias weight when the model fits an intercept.
-    pub fn mean(&self) -> &[f64] {
+    pub fn mean(&self) -> Cow<'_, [f64]> {
         self.model.mean()
     }
 
     /// The covariance values (empty, the variances, or Σ row-major) over the mean's coordinates.
-    pub fn covariance(&self) -> &[f64] {
+    pub fn covariance(&self) -> Cow<'_, [f64]> {
         self.model.covariance()
     }
 
@@ -116,27 +118,29 @@ impl Regressor {
     pub fn learn(&mut self, row: Row, y: f64) -> Result<bool, CwError> {
         row.validate(self.shape.n_features)?;
         check_targets(&[y])?;
-        Ok(self.learn_valid(row, y))
+        let before = self.n_updates;
+        self.learn_valid(std::iter::once((0, row)), &[y]);
+        Ok(self.n_updates > before)
     }
 
-    fn learn_valid(&mut self, row: Row, y: f64) -> bool {
-        let x = self.shape.features(row);
-        self.model.catch_up(&x);
-        let residual = y - self.model.score(&x);
-        let v = self.model.prepare(&x);
-        match self.rule.step(residual, v, self.model.squared_norm(&x, v)) {
-            Some(step) => {
-                self.model.update(&x, step.alpha, step.c, v);
-                self.model.threshold(&x, self.rule.l1_rate(&step, v));
-                self.n_updates += 1;
-                true
-            }
-            None => false,
-        }
+    /// Learns `rows` (index into `y`, row) in order; everything is valid.
+    fn learn_valid<'a>(&mut self, rows: impl Iterator<Item = (usize, Row<'a>)>, y: &[f64]) {
+        let (shape, rule, n_updates) = (self.shape, self.rule, &mut self.n_updates);
+        let rows = rows.map(|(i, row)| (i, shape.features(row)));
+        self.model.learn_rows(rows, |i, seen| {
+            let step = rule.step(y[i] - seen.score, seen.variance, seen.squared_norm)?;
+            *n_updates += 1;
+            Some(Update {
+                step: step.alpha,
+                c: step.c,
+                eta: rule.l1_rate(&step, seen.variance),
+            })
+        });
     }
 
     /// Learns the rows of `x` with targets `y` as `presentation` says; validated first, so an
-    /// error leaves the model untouched. Equal to [`Regressor::learn`] row by row.
+    /// error leaves the model untouched. Equal to [`Regressor::learn`] row by row (up to
+    /// rounding for the full covariance, see [`Learner::partial_fit`](crate::Learner)).
     pub fn partial_fit(
         &mut self,
         x: &Matrix,
@@ -145,9 +149,7 @@ impl Regressor {
     ) -> Result<(), CwError> {
         presentation.check(x, self.shape.n_features, y.len())?;
         check_targets(y)?;
-        presentation.for_each(x.n_rows(), |i| {
-            self.learn_valid(x.row(i), y[i]);
-        });
+        self.learn_valid(presentation.sequence(x.n_rows()).map(|i| (i, x.row(i))), y);
         Ok(())
     }
 

@@ -1,46 +1,116 @@
+use super::{Observation, VARIANCE_FLOOR};
 use crate::data::Features;
 
+/// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
+/// aligned), so a feature of a sparse row costs one cache line: the random gather into a table
+/// of 2^20 coordinates is what bounds the diagonal learners.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(C, align(16))]
+pub struct Coordinate {
+    pub mean: f64,
+    pub variance: f64,
+}
+
 /// Diagonal covariance: the diagonal of the precision update (CW-Stdev §3.3),
-/// Σ_j ← Σ_j / (1 + c·Σ_j·x_j²) = 1 / (1/Σ_j + c·x_j²). Work per example is O(nnz).
+/// Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Diagonal {
-    variances: Vec<f64>,
+    coordinates: Vec<Coordinate>,
 }
 
 impl Diagonal {
     pub fn new(dim: usize, a: f64) -> Self {
         Diagonal {
-            variances: vec![a; dim],
+            coordinates: vec![
+                Coordinate {
+                    mean: 0.0,
+                    variance: a,
+                };
+                dim
+            ],
         }
     }
 
-    pub fn from_values(variances: Vec<f64>) -> Self {
-        Diagonal { variances }
+    pub fn from_parts(mean: &[f64], variances: &[f64]) -> Self {
+        let coordinates = mean
+            .iter()
+            .zip(variances)
+            .map(|(&mean, &variance)| Coordinate { mean, variance })
+            .collect();
+        Diagonal { coordinates }
     }
 
-    pub fn values(&self) -> &[f64] {
-        &self.variances
+    pub fn coordinates(&self) -> &[Coordinate] {
+        &self.coordinates
+    }
+
+    pub fn coordinates_mut(&mut self) -> &mut [Coordinate] {
+        &mut self.coordinates
+    }
+
+    #[inline]
+    pub fn score(&self, x: &Features) -> f64 {
+        let mut s = 0.0;
+        x.for_each(|j, xj| s += self.coordinates[j].mean * xj);
+        s
     }
 
     #[inline]
     pub fn variance(&self, x: &Features) -> f64 {
         let mut v = 0.0;
-        x.for_each(|j, xj| v += self.variances[j] * xj * xj);
+        x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
         v
     }
 
+    /// The learning path's single pass over a row: (μ·x, xᵀΣx, ‖x‖²).
     #[inline]
-    pub fn update(&mut self, x: &Features, mean: &mut [f64], step: f64, c: f64) {
-        let variances = &mut self.variances;
+    pub fn observe(&self, x: &Features) -> Observation {
+        let mut o = Observation::default();
         x.for_each(|j, xj| {
-            // A zero of a dense row changes nothing. Skipping it, and writing the new variance
-            // as 1/(1/Σ_j + c·x_j²), keep an infinite c (see `sherman_morrison_factor`) or a
-            // collapsed Σ_j = 0 from making 0·∞ = NaN.
+            let Coordinate { mean, variance } = self.coordinates[j];
+            o.score += mean * xj;
+            o.variance += variance * xj * xj;
+            o.squared_norm += xj * xj;
+        });
+        o
+    }
+
+    #[inline]
+    pub fn update(&mut self, x: &Features, step: f64, c: f64) {
+        let coordinates = &mut self.coordinates;
+        x.for_each(|j, xj| {
+            // A zero of a dense row changes nothing, so it is skipped. One division per
+            // feature; the floor keeps Σ_j > 0, so an infinite c (see
+            // `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
             if xj != 0.0 {
-                let s = variances[j];
-                mean[j] += step * s * xj;
-                variances[j] = 1.0 / (1.0 / s + c * xj * xj);
+                let coordinate = &mut coordinates[j];
+                let s = coordinate.variance;
+                coordinate.mean += step * s * xj;
+                coordinate.variance = (s / (1.0 + c * xj * xj * s)).max(VARIANCE_FLOOR);
+            }
+        });
+    }
+
+    /// Asks the cache for the coordinates of a row that will be learned next, so their
+    /// fetch overlaps the current row's work.
+    #[inline]
+    pub fn prefetch(&self, x: &Features) {
+        x.for_each(|j, _| {
+            if let Some(coordinate) = self.coordinates.get(j) {
+                prefetch(coordinate);
             }
         });
     }
 }
+
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: a prefetch is only a hint; it never faults and reads nothing.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast()) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch<T>(_value: &T) {}

@@ -1,14 +1,33 @@
 //! The covariance forms: how to compute v = xᵀΣx and Σx, and how to apply a precision increment
-//! `c·x xᵀ`. Any rule runs with any form; the learner only talks to [`Covariance`].
+//! `c·x xᵀ`. Any rule runs with any form; the learner only talks to [`Moments`], which keeps the
+//! mean in the layout its form works fastest with.
 
 mod diagonal;
 mod full;
 
-pub use diagonal::Diagonal;
-pub use full::Full;
+use std::borrow::Cow;
+
+pub use diagonal::{Coordinate, Diagonal};
+pub use full::{Full, BLOCK};
 
 use crate::data::Features;
 use crate::error::CwError;
+
+/// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
+/// below anything ordinary data produces, it only stops an overflowing precision gain from
+/// collapsing Σ_j to exactly 0 (which would freeze the coordinate and breed 0·∞ = NaN).
+pub const VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE;
+
+/// What the learning path needs from one row before choosing a step.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Observation {
+    /// μ·x.
+    pub score: f64,
+    /// v = xᵀΣx.
+    pub variance: f64,
+    /// ‖x‖² (equal to v for the identity covariance).
+    pub squared_norm: f64,
+}
 
 /// Which covariance a learner keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -42,95 +61,155 @@ impl CovarianceKind {
     }
 }
 
+/// The mean and covariance of one linear model, in the layout of its covariance form.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Covariance {
-    Identity,
+pub enum Moments {
+    /// Σ = I: only the mean.
+    Identity(Vec<f64>),
+    /// Mean and variance interleaved per coordinate.
     Diagonal(Diagonal),
     Full(Full),
 }
 
-impl Covariance {
-    /// Σ₀ = a·I over `dim` coordinates.
-    pub fn new(kind: CovarianceKind, dim: usize, a: f64) -> Covariance {
+impl Moments {
+    /// μ = 0, Σ = a·I over `dim` coordinates.
+    pub fn new(kind: CovarianceKind, dim: usize, a: f64) -> Moments {
         match kind {
-            CovarianceKind::Identity => Covariance::Identity,
-            CovarianceKind::Diagonal => Covariance::Diagonal(Diagonal::new(dim, a)),
-            CovarianceKind::Full => Covariance::Full(Full::new(dim, a)),
+            CovarianceKind::Identity => Moments::Identity(vec![0.0; dim]),
+            CovarianceKind::Diagonal => Moments::Diagonal(Diagonal::new(dim, a)),
+            CovarianceKind::Full => Moments::Full(Full::new(dim, a)),
         }
     }
 
-    /// Rebuilds a covariance from [`Covariance::values`].
-    pub fn from_values(
+    /// Rebuilds the moments from [`Moments::mean`] and [`Moments::covariance`].
+    pub fn from_parts(
         kind: CovarianceKind,
         dim: usize,
-        values: Vec<f64>,
+        mean: &[f64],
+        covariance: &[f64],
     ) -> Result<Self, CwError> {
+        if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
+            return Err(CwError::InvalidInput(format!(
+                "a mean must hold {dim} finite values, got {}",
+                mean.len()
+            )));
+        }
         let expected = match kind {
             CovarianceKind::Identity => 0,
             CovarianceKind::Diagonal => dim,
             CovarianceKind::Full => dim * dim,
         };
-        if values.len() != expected {
+        if covariance.len() != expected {
             return Err(CwError::InvalidInput(format!(
                 "a {} covariance over {dim} coordinates needs {expected} values, got {}",
                 kind.name(),
-                values.len()
+                covariance.len()
             )));
         }
-        if values.iter().any(|x| !x.is_finite()) {
+        if covariance.iter().any(|x| !x.is_finite()) {
             return Err(CwError::InvalidInput(
                 "covariance contains NaN or infinity".into(),
             ));
         }
         Ok(match kind {
-            CovarianceKind::Identity => Covariance::Identity,
-            CovarianceKind::Diagonal => Covariance::Diagonal(Diagonal::from_values(values)),
-            CovarianceKind::Full => Covariance::Full(Full::from_values(dim, values)),
+            CovarianceKind::Identity => Moments::Identity(mean.to_vec()),
+            CovarianceKind::Diagonal => Moments::Diagonal(Diagonal::from_parts(mean, covariance)),
+            CovarianceKind::Full => Moments::Full(Full::from_parts(dim, mean.to_vec(), covariance)),
         })
     }
 
     pub fn kind(&self) -> CovarianceKind {
         match self {
-            Covariance::Identity => CovarianceKind::Identity,
-            Covariance::Diagonal(_) => CovarianceKind::Diagonal,
-            Covariance::Full(_) => CovarianceKind::Full,
+            Moments::Identity(_) => CovarianceKind::Identity,
+            Moments::Diagonal(_) => CovarianceKind::Diagonal,
+            Moments::Full(_) => CovarianceKind::Full,
         }
     }
 
-    /// The stored values: empty (identity), the variances (diagonal) or Σ row-major (full).
-    pub fn values(&self) -> &[f64] {
+    pub fn mean(&self) -> Cow<'_, [f64]> {
         match self {
-            Covariance::Identity => &[],
-            Covariance::Diagonal(d) => d.values(),
-            Covariance::Full(f) => f.values(),
+            Moments::Identity(mean) => Cow::Borrowed(mean),
+            Moments::Diagonal(d) => d.coordinates().iter().map(|c| c.mean).collect(),
+            Moments::Full(f) => Cow::Borrowed(f.mean()),
+        }
+    }
+
+    /// The covariance values: empty (identity), the variances (diagonal) or Σ row-major (full).
+    pub fn covariance(&self) -> Cow<'_, [f64]> {
+        match self {
+            Moments::Identity(_) => Cow::Borrowed(&[]),
+            Moments::Diagonal(d) => d.coordinates().iter().map(|c| c.variance).collect(),
+            Moments::Full(f) => f.values(),
+        }
+    }
+
+    /// μ·x.
+    #[inline]
+    pub fn score(&self, x: &Features) -> f64 {
+        match self {
+            Moments::Identity(mean) => x.dot(mean),
+            Moments::Diagonal(d) => d.score(x),
+            Moments::Full(f) => x.dot(f.mean()),
         }
     }
 
     /// v = xᵀΣx without changing any state (prediction path).
+    #[inline]
     pub fn variance(&self, x: &Features) -> f64 {
         match self {
-            Covariance::Identity => x.squared_norm(),
-            Covariance::Diagonal(d) => d.variance(x),
-            Covariance::Full(f) => f.variance(x),
+            Moments::Identity(_) => x.squared_norm(),
+            Moments::Diagonal(d) => d.variance(x),
+            Moments::Full(f) => f.variance(x),
         }
     }
 
-    /// v = xᵀΣx on the learning path; the full form keeps Σx for the [`Covariance::update`]
-    /// that may follow on the same `x`.
+    /// μ·x, xᵀΣx and ‖x‖² on the learning path (one pass over the row for the diagonal form);
+    /// keeps what [`Moments::update`] needs for this `x`.
+    #[inline]
+    pub fn observe(&mut self, x: &Features) -> Observation {
+        match self {
+            Moments::Diagonal(d) => d.observe(x),
+            Moments::Identity(mean) => {
+                let squared_norm = x.squared_norm();
+                Observation {
+                    score: x.dot(mean),
+                    variance: squared_norm,
+                    squared_norm,
+                }
+            }
+            Moments::Full(f) => Observation {
+                score: x.dot(f.mean()),
+                variance: f.prepare(x),
+                squared_norm: x.squared_norm(),
+            },
+        }
+    }
+
+    /// v = xᵀΣx on the learning path, keeping what [`Moments::update`] needs for this `x`.
+    #[inline]
     pub fn prepare(&mut self, x: &Features) -> f64 {
         match self {
-            Covariance::Full(f) => f.prepare(x),
+            Moments::Full(f) => f.prepare(x),
             _ => self.variance(x),
         }
     }
 
-    /// μ ← μ + step·Σx, then Σ⁻¹ ← Σ⁻¹ + c·x xᵀ. `v` is the value [`Covariance::prepare`]
-    /// returned for this `x`, which must be the last one prepared.
-    pub fn update(&mut self, x: &Features, mean: &mut [f64], step: f64, c: f64, v: f64) {
+    /// μ ← μ + step·Σx, then Σ⁻¹ ← Σ⁻¹ + c·x xᵀ. `v` is the value [`Moments::observe`] or
+    /// [`Moments::prepare`] returned for this `x`, which must be the last one looked at.
+    #[inline]
+    pub fn update(&mut self, x: &Features, step: f64, c: f64, v: f64) {
         match self {
-            Covariance::Identity => x.for_each(|j, xj| mean[j] += step * xj),
-            Covariance::Diagonal(d) => d.update(x, mean, step, c),
-            Covariance::Full(f) => f.update(mean, step, c, v),
+            Moments::Identity(mean) => x.for_each(|j, xj| mean[j] += step * xj),
+            Moments::Diagonal(d) => d.update(x, step, c),
+            Moments::Full(f) => f.update(step, c, v),
+        }
+    }
+
+    /// A hint that `x` is learned next (the diagonal form starts fetching its coordinates).
+    #[inline]
+    pub fn prefetch(&self, x: &Features) {
+        if let Moments::Diagonal(d) = self {
+            d.prefetch(x);
         }
     }
 }

@@ -432,17 +432,20 @@ impl Presentation<'_> {
         Ok(())
     }
 
+    /// The row indices of an `n`-row batch, one per presentation, in presentation order.
+    pub fn sequence(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        let natural = if self.order.is_some() { 0 } else { n };
+        self.order
+            .unwrap_or(&[])
+            .iter()
+            .copied()
+            .chain(0..natural)
+            .flat_map(|i| std::iter::repeat_n(i, self.repeats.map_or(1, |r| r[i] as usize)))
+    }
+
     /// Calls `f(i)` once per presentation of row `i` of an `n`-row batch.
-    pub fn for_each(&self, n: usize, mut f: impl FnMut(usize)) {
-        let mut present = |i: usize| {
-            for _ in 0..self.repeats.map_or(1, |r| r[i]) {
-                f(i);
-            }
-        };
-        match self.order {
-            Some(order) => order.iter().for_each(|&i| present(i)),
-            None => (0..n).for_each(present),
-        }
+    pub fn for_each(&self, n: usize, f: impl FnMut(usize)) {
+        self.sequence(n).for_each(f);
     }
 }
 

@@ -259,8 +259,8 @@ impl BinaryModel {
             l.covariance_kind().name(),
             l.shape().n_features,
             l.shape().fit_intercept,
-            PyArray1::from_slice(py, l.mean()),
-            PyArray1::from_slice(py, l.covariance()),
+            PyArray1::from_slice(py, &l.mean()),
+            PyArray1::from_slice(py, &l.covariance()),
             l.n_updates(),
             l.n_mistakes(),
             self.l1.clone(),
@@ -324,7 +324,7 @@ impl BinaryModel {
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
     #[getter]
     fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.covariance())
+        PyArray1::from_slice(py, &self.learner.covariance())
     }
 
     /// "identity", "diag" or "full".
@@ -628,8 +628,8 @@ impl RegressionModel {
             l.covariance_kind().name(),
             l.shape().n_features,
             l.shape().fit_intercept,
-            PyArray1::from_slice(py, l.mean()),
-            PyArray1::from_slice(py, l.covariance()),
+            PyArray1::from_slice(py, &l.mean()),
+            PyArray1::from_slice(py, &l.covariance()),
             l.n_updates(),
             self.l1.clone(),
             l1_state(py, l.l1()),
@@ -673,7 +673,7 @@ impl RegressionModel {
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
     #[getter]
     fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.covariance())
+        PyArray1::from_slice(py, &self.learner.covariance())
     }
 
     /// "identity", "diag" or "full".
