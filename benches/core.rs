@@ -93,8 +93,9 @@ fn diagonal_sparse(c: &mut Criterion) {
 fn full_dense(c: &mut Criterion) {
     let mut group = c.benchmark_group("full_arow_dense");
     group.sample_size(10);
-    for d in [100, 300, 1000] {
-        let n = (2_000_000 / (d * d)).max(20);
+    for d in [100, 300, 1000, 3000] {
+        // At least two blocks of rows (see `cwrs::covariance::Full`).
+        let n = (20_000_000 / (d * d)).max(64);
         let (values, y) = dense_stream(n, d);
         let x = Matrix::Dense {
             values: &values,

@@ -2,7 +2,10 @@
 
 use std::borrow::Cow;
 
-use crate::covariance::{CovarianceKind, Moments, Observation, BLOCK};
+use crate::covariance::{CovarianceKind, Moments, Observation, MAX_BLOCK};
+
+/// Rows handed to the full form at once.
+const FULL_ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
 use crate::data::Features;
 use crate::error::CwError;
 use crate::sparse_l1::L1;
@@ -33,7 +36,7 @@ impl Gaussian {
         }
     }
 
-    /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance`].
+    /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`].
     pub fn from_parts(
         kind: CovarianceKind,
         dim: usize,
@@ -110,6 +113,12 @@ impl Gaussian {
         self.moments.covariance()
     }
 
+    /// The covariance as [`Gaussian::from_parts`] takes it back (see
+    /// [`Moments::covariance_state`]).
+    pub fn covariance_state(&self) -> Cow<'_, [f64]> {
+        self.moments.covariance_state()
+    }
+
     pub fn kind(&self) -> CovarianceKind {
         self.moments.kind()
     }
@@ -178,10 +187,11 @@ impl Gaussian {
     ) {
         let mut rows = rows.peekable();
         if let Moments::Full(full) = &mut self.moments {
+            // Blocks of rows share one pass over Σ (the buffer bounds the memory of a call).
             while rows.peek().is_some() {
                 let (indices, block): (Vec<usize>, Vec<Features>) =
-                    rows.by_ref().take(BLOCK).unzip();
-                full.learn_block(&block, |k, seen| {
+                    rows.by_ref().take(FULL_ROWS_PER_CALL).unzip();
+                full.learn_rows(&block, |k, seen| {
                     decide(indices[k], seen).map(|u| (u.step, u.c))
                 });
             }

@@ -162,7 +162,7 @@ impl MulticlassLearner<Linear> {
         check_n_classes(n_classes)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let dim = shape.dim();
-        if means.len() != n_classes * dim || covariances.len() % n_classes != 0 {
+        if means.len() != n_classes * dim || !covariances.len().is_multiple_of(n_classes) {
             return Err(CwError::InvalidInput(format!(
                 "state of {n_classes} classes does not divide into classes: {} mean values, {} \
                  covariance values",

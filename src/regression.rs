@@ -109,6 +109,12 @@ impl Regressor {
         self.model.covariance()
     }
 
+    /// The covariance as [`Self::from_state`] takes it back (for the full form, with its
+    /// pending rank-one terms).
+    pub fn covariance_state(&self) -> Cow<'_, [f64]> {
+        self.model.covariance_state()
+    }
+
     /// Rounds whose update changed the model.
     pub fn n_updates(&self) -> u64 {
         self.n_updates
@@ -139,8 +145,7 @@ impl Regressor {
     }
 
     /// Learns the rows of `x` with targets `y` as `presentation` says; validated first, so an
-    /// error leaves the model untouched. Equal to [`Regressor::learn`] row by row (up to
-    /// rounding for the full covariance, see [`Learner::partial_fit`](crate::Learner)).
+    /// error leaves the model untouched. Equal to [`Regressor::learn`] row by row.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,

@@ -38,6 +38,39 @@ def store_params(estimator, params):
             setattr(estimator, name, value)
 
 
+_FLOAT64 = np.dtype(np.float64)
+
+
+def _is_one_row(X, n_features):
+    """Whether X is exactly one native float64 row of `n_features`, contiguous (the one-row
+    path; anything else takes the general path)."""
+    return (
+        type(X) is np.ndarray
+        and X.dtype is _FLOAT64
+        and X.shape == (1, n_features)
+        and X.strides[1] == 8
+    )
+
+
+def _single_value(y):
+    """The one value of a length-1 array, list or tuple as a Python scalar, else None."""
+    if type(y) is np.ndarray:
+        return y.item() if y.shape == (1,) else None
+    if type(y) in (list, tuple) and len(y) == 1:
+        return y[0]
+    return None
+
+
+def _one_row_target(X, y, n_features, target_of):
+    """The native target when X is one row for the one-row path and y one known label."""
+    if not _is_one_row(X, n_features):
+        return None
+    try:
+        return target_of.get(_single_value(y))
+    except TypeError:  # an unhashable label
+        return None
+
+
 class Estimator:
     """Base of all learners: parameters, pickling, fitting passes and the fitted model.
 
@@ -276,6 +309,16 @@ class Classifier(Estimator):
             raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
         return self.multi_class
 
+    @staticmethod
+    def _target_map(model, classes):
+        """label -> native target, for the one-row path (None where that path does not apply:
+        kernel models and random-feature maps)."""
+        if isinstance(model, _cwrs.BinaryModel):
+            return {classes[0]: -1.0, classes[1]: 1.0}
+        if isinstance(model, _cwrs.MulticlassModel):
+            return {label: k for k, label in enumerate(classes)}
+        return None
+
     def _targets(self, model, y, classes):
         """Labels as the native model takes them: ±1 (binary) or class indices."""
         index = np.searchsorted(classes, y)
@@ -302,13 +345,22 @@ class Classifier(Estimator):
         self._model, self._feature_map = model, feature_map
         self.classes_, self.n_features_in_ = classes, n_features
         self._sparse_input = isinstance(matrix, tuple)
+        self._target_of = self._target_map(model, classes)
         return self
 
     def partial_fit(self, X, y, classes=None, sample_weight=None):
         """Learns the rows of X once, in order, continuing from the current state.
 
-        `classes` (every label the stream will hold) is required on the first call.
+        `classes` (every label the stream will hold) is required on the first call. One row of
+        float64 (shape (1, n_features), C order) with a known label takes a lean path that
+        skips the batch machinery; the result is the same.
         """
+        target_of = self.__dict__.get("_target_of")
+        if target_of is not None and classes is None and sample_weight is None:
+            target = _one_row_target(X, y, self.n_features_in_, target_of)
+            if target is not None:
+                self._model.learn_one(X, target)
+                return self
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
         first_call = not hasattr(self, "_model")
@@ -335,6 +387,7 @@ class Classifier(Estimator):
             self._model, self._feature_map = model, feature_map
             self.classes_, self.n_features_in_ = known, n_features
             self._sparse_input = isinstance(matrix, tuple)
+            self._target_of = self._target_map(model, known)
         return self
 
     # ----------------------------------------------------------------- prediction
@@ -503,7 +556,20 @@ class Regressor(Estimator):
         return self
 
     def partial_fit(self, X, y, sample_weight=None):
-        """Learns the rows of X once, in order, continuing from the current state."""
+        """Learns the rows of X once, in order, continuing from the current state. One row of
+        float64 (shape (1, n_features), C order) with a numeric target takes a lean path that
+        skips the batch machinery; the result is the same."""
+        if (
+            sample_weight is None
+            and type(self.__dict__.get("_model")) is _cwrs.RegressionModel
+            and _is_one_row(X, self.n_features_in_)
+        ):
+            target = _single_value(y)
+            if isinstance(target, (float, int, np.floating, np.integer)) and not isinstance(
+                target, (bool, np.bool_)
+            ):
+                self._model.learn_one(X, float(target))
+                return self
         matrix, n_rows, n_features = check_X(X)
         y = check_targets(y, n_rows)
         first_call = not hasattr(self, "_model")

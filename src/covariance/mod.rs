@@ -8,7 +8,7 @@ mod full;
 use std::borrow::Cow;
 
 pub use diagonal::{Coordinate, Diagonal};
-pub use full::{Full, BLOCK};
+pub use full::{Full, MAX_BLOCK};
 
 use crate::data::Features;
 use crate::error::CwError;
@@ -81,7 +81,7 @@ impl Moments {
         }
     }
 
-    /// Rebuilds the moments from [`Moments::mean`] and [`Moments::covariance`].
+    /// Rebuilds the moments from [`Moments::mean`] and [`Moments::covariance_state`].
     pub fn from_parts(
         kind: CovarianceKind,
         dim: usize,
@@ -94,27 +94,32 @@ impl Moments {
                 mean.len()
             )));
         }
-        let expected = match kind {
-            CovarianceKind::Identity => 0,
-            CovarianceKind::Diagonal => dim,
-            CovarianceKind::Full => dim * dim,
-        };
-        if covariance.len() != expected {
-            return Err(CwError::InvalidInput(format!(
-                "a {} covariance over {dim} coordinates needs {expected} values, got {}",
-                kind.name(),
-                covariance.len()
-            )));
-        }
         if covariance.iter().any(|x| !x.is_finite()) {
             return Err(CwError::InvalidInput(
                 "covariance contains NaN or infinity".into(),
             ));
         }
-        Ok(match kind {
-            CovarianceKind::Identity => Moments::Identity(mean.to_vec()),
-            CovarianceKind::Diagonal => Moments::Diagonal(Diagonal::from_parts(mean, covariance)),
-            CovarianceKind::Full => Moments::Full(Full::from_parts(dim, mean.to_vec(), covariance)),
+        let moments = match kind {
+            CovarianceKind::Identity => covariance
+                .is_empty()
+                .then(|| Moments::Identity(mean.to_vec())),
+            CovarianceKind::Diagonal => (covariance.len() == dim)
+                .then(|| Moments::Diagonal(Diagonal::from_parts(mean, covariance))),
+            CovarianceKind::Full => {
+                Full::from_state(dim, mean.to_vec(), covariance).map(Moments::Full)
+            }
+        };
+        moments.ok_or_else(|| {
+            let expected = match kind {
+                CovarianceKind::Identity => "no values".to_string(),
+                CovarianceKind::Diagonal => format!("{dim} values"),
+                CovarianceKind::Full => format!("{dim}×{dim} values and pending terms"),
+            };
+            CwError::InvalidInput(format!(
+                "a {} covariance over {dim} coordinates needs {expected}, got {} values",
+                kind.name(),
+                covariance.len()
+            ))
         })
     }
 
@@ -131,6 +136,15 @@ impl Moments {
             Moments::Identity(mean) => Cow::Borrowed(mean),
             Moments::Diagonal(d) => d.coordinates().iter().map(|c| c.mean).collect(),
             Moments::Full(f) => Cow::Borrowed(f.mean()),
+        }
+    }
+
+    /// What [`Moments::from_parts`] takes back: the covariance values, and for the full form
+    /// its pending rank-one terms after Σ₀.
+    pub fn covariance_state(&self) -> Cow<'_, [f64]> {
+        match self {
+            Moments::Full(f) => Cow::Owned(f.state()),
+            _ => self.covariance(),
         }
     }
 

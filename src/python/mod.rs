@@ -8,7 +8,7 @@ use pyo3::types::PyTuple;
 
 use crate::covariance::CovarianceKind;
 use crate::data::hashing::hashed_column;
-use crate::data::{Matrix, Presentation, Shape};
+use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
@@ -81,6 +81,20 @@ fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> PyResult<&'a 
     array
         .as_slice()
         .map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+/// The one row of a (1, d) C-ordered float64 array: the single-row fast path.
+fn one_row<'a>(x: &'a PyReadonlyArray2<f64>) -> PyResult<Row<'a>> {
+    if x.shape()[0] != 1 {
+        return Err(PyValueError::new_err(format!(
+            "learn_one takes one row, got {}",
+            x.shape()[0]
+        )));
+    }
+    Ok(Row::Dense(
+        x.as_slice()
+            .map_err(|e| PyValueError::new_err(e.to_string()))?,
+    ))
 }
 
 /// Non-negative integers (row indices or class indices) as `usize`.
@@ -250,6 +264,12 @@ impl BinaryModel {
         })
     }
 
+    /// Learns one row (a (1, d) C-ordered float64 array) with label `y` (±1), with the
+    /// validation a single row needs and nothing more; returns whether the model changed.
+    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
+        Ok(self.learner.learn(one_row(&x)?, y)?)
+    }
+
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let l = &self.learner;
@@ -260,7 +280,7 @@ impl BinaryModel {
             l.shape().n_features,
             l.shape().fit_intercept,
             PyArray1::from_slice(py, &l.mean()),
-            PyArray1::from_slice(py, &l.covariance()),
+            PyArray1::from_slice(py, &l.covariance_state()),
             l.n_updates(),
             l.n_mistakes(),
             self.l1.clone(),
@@ -435,6 +455,12 @@ impl MulticlassModel {
             params,
             l1,
         })
+    }
+
+    /// Learns one row (a (1, d) C-ordered float64 array) of class index `label`; returns
+    /// whether the model changed.
+    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, label: usize) -> PyResult<bool> {
+        Ok(self.learner.learn(one_row(&x)?, label)?)
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
@@ -619,6 +645,12 @@ impl RegressionModel {
         })
     }
 
+    /// Learns one row (a (1, d) C-ordered float64 array) with target `y`; returns whether the
+    /// model changed.
+    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
+        Ok(self.learner.learn(one_row(&x)?, y)?)
+    }
+
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let l = &self.learner;
@@ -629,7 +661,7 @@ impl RegressionModel {
             l.shape().n_features,
             l.shape().fit_intercept,
             PyArray1::from_slice(py, &l.mean()),
-            PyArray1::from_slice(py, &l.covariance()),
+            PyArray1::from_slice(py, &l.covariance_state()),
             l.n_updates(),
             self.l1.clone(),
             l1_state(py, l.l1()),
