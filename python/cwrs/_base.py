@@ -319,8 +319,11 @@ class Classifier(Estimator):
             return {label: k for k, label in enumerate(classes)}
         return None
 
-    def _targets(self, model, y, classes):
-        """Labels as the native model takes them: ±1 (binary) or class indices."""
+    def _targets(self, model, y, classes, from_y=False):
+        """Labels as the native model takes them: ±1 (binary) or class indices. `from_y`: the
+        classes were taken from y, so every label is among them."""
+        if from_y and isinstance(model, _cwrs.BinaryModel):
+            return np.where(y == classes[1], 1.0, -1.0)
         index = np.searchsorted(classes, y)
         known = index < classes.shape[0]
         known[known] = classes[index[known]] == y[known]
@@ -339,7 +342,7 @@ class Classifier(Estimator):
         y = check_labels(y, n_rows)
         classes = _classes(y)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
-        targets = self._targets(model, y, classes)
+        targets = self._targets(model, y, classes, from_y=True)
         matrix = _mapped(matrix, n_rows, feature_map)
         self._fit_passes(model, matrix, targets, sample_weight, n_rows)
         self._model, self._feature_map = model, feature_map

@@ -131,7 +131,8 @@ fn check_len(len: usize, n_features: usize) -> Result<(), CwError> {
 }
 
 fn check_finite(values: &[f64]) -> Result<(), CwError> {
-    if values.iter().all(|x| x.is_finite()) {
+    // A fold without early exit, so the check vectorizes (0·x is 0 exactly when x is finite).
+    if values.iter().fold(0.0, |acc, &x| acc + 0.0 * x) == 0.0 {
         Ok(())
     } else {
         Err(CwError::InvalidInput(
@@ -159,6 +160,17 @@ fn check_sparse<I: SparseIndex>(
 /// The column indices of one row: each in `0..n_features`, strictly increasing (a repeated
 /// index would be learned as two features and give a wrong variance).
 fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(), CwError> {
+    // The common case, checked without branches: in range and strictly increasing.
+    let increasing = indices
+        .windows(2)
+        .fold(true, |ok, pair| ok & (pair[0].get() < pair[1].get()));
+    let in_range = match (indices.first(), indices.last()) {
+        (Some(first), Some(last)) => first.checked().is_some() && last.get() < n_features,
+        _ => true,
+    };
+    if increasing && in_range {
+        return Ok(());
+    }
     let mut next_allowed = 0;
     for j in indices {
         match j.checked() {
