@@ -224,7 +224,9 @@ fn is_delimiter(b: u8) -> bool {
     is_blank(b) || b == b'\n' || b == b'#'
 }
 
-/// A cursor over one line; `bytes` starts at the line and may run on past its newline.
+/// A cursor over one line; `bytes` starts at the line and may run on past its newline. The
+/// error paths take it by value, so that the hot loop can keep it in registers.
+#[derive(Clone, Copy)]
 struct Line<'a> {
     bytes: &'a [u8],
     at: usize,
@@ -247,6 +249,7 @@ impl Line<'_> {
     }
 
     /// The bytes consumed through the end of the line, including its newline.
+    #[inline(always)]
     fn finish(&self) -> usize {
         let rest = self.bytes.get(self.at..).unwrap_or_default();
         rest.iter()
@@ -254,6 +257,7 @@ impl Line<'_> {
             .map_or(self.bytes.len(), |k| self.at + k + 1)
     }
 
+    #[inline(always)]
     fn rest(&self) -> &[u8] {
         self.bytes.get(self.at..).unwrap_or_default()
     }
@@ -285,7 +289,8 @@ impl Line<'_> {
     }
 
     /// The token starting at `start`, quoted and shortened for a message.
-    fn quoted(&self, start: usize) -> String {
+    #[cold]
+    fn quoted(self, start: usize) -> String {
         let rest = self.bytes.get(start..).unwrap_or_default();
         let len = rest
             .iter()
@@ -300,10 +305,12 @@ impl Line<'_> {
         }
     }
 
-    fn error(&self, what: impl std::fmt::Display) -> CwError {
+    #[cold]
+    fn error(self, what: impl std::fmt::Display) -> CwError {
         CwError::InvalidInput(format!("line {}: {what}", self.number))
     }
 
+    #[inline(always)]
     fn label(&mut self) -> Result<f64, CwError> {
         let start = self.at;
         match self.float() {
@@ -317,6 +324,7 @@ impl Line<'_> {
     }
 
     /// `qid:N` (N a signed integer), if that is the next token.
+    #[inline(always)]
     fn qid(&mut self) -> Result<Option<i64>, CwError> {
         let start = self.at;
         if !self.rest().starts_with(b"qid:") {
@@ -340,10 +348,10 @@ impl Line<'_> {
     fn feature(&mut self, base: IndexBase) -> Result<(i64, f64), CwError> {
         let start = self.at;
         let malformed =
-            |line: &Self| line.error(format!("expected index:value, got {}", line.quoted(start)));
-        let index = self.digits().ok_or_else(|| malformed(self))?;
+            |line: Self| line.error(format!("expected index:value, got {}", line.quoted(start)));
+        let index = self.digits().ok_or_else(|| malformed(*self))?;
         if self.peek() != Some(b':') {
-            return Err(malformed(self));
+            return Err(malformed(*self));
         }
         self.at += 1;
         let column = match (index, base) {
@@ -365,7 +373,7 @@ impl Line<'_> {
                 "the value must be finite, got {}",
                 self.quoted(start)
             ))),
-            None => Err(malformed(self)),
+            None => Err(malformed(*self)),
         }
     }
 }
