@@ -2,6 +2,8 @@
 data sets and on generated edge cases), malformed lines name their line number, chunked reading
 equals whole-file reading, and `partial_fit_file` learns exactly what `partial_fit` does."""
 
+import os
+import time
 from pathlib import Path
 
 import numpy as np
@@ -177,12 +179,22 @@ def test_chunks_concatenate_to_the_whole_file(tmp_path):
     assert_same_csr(sp.vstack(padded, format="csr"), X)
 
 
-def test_abandoned_iterator_stops_cleanly(tmp_path):
+def _threads():
+    return len(os.listdir("/proc/self/task"))
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="counts threads in /proc")
+def test_abandoned_iterator_ends_its_thread(tmp_path):
     path = random_file(tmp_path)
+    before = _threads()
     chunks = cwrs.iter_svmlight(path, chunk_rows=10)
-    X, y = next(chunks)
+    X, _ = next(chunks)
     assert X.shape[0] == 10
-    del chunks  # the background parser ends by itself
+    del chunks
+    deadline = time.monotonic() + 10
+    while _threads() > before and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert _threads() == before
 
 
 @pytest.mark.parametrize(
