@@ -449,8 +449,10 @@ fn sort_row(indices: &mut [i64], values: &mut [f64], scratch: &mut Vec<(i64, f64
 /// The consuming end of a parsing pipeline: chunks parsed by a job on another thread, handed
 /// back through [`ChunkStream::recycle`] so that the steady state allocates nothing.
 pub struct ChunkStream {
-    parsed: Receiver<Result<Chunk, CwError>>,
+    /// Chunks, then `Ok(None)` at the end of the input or an error.
+    parsed: Receiver<Result<Option<Chunk>, CwError>>,
     spare: Sender<Chunk>,
+    finished: bool,
 }
 
 impl ChunkStream {
@@ -470,25 +472,39 @@ impl ChunkStream {
         let mut reader = Reader::new(source, base, chunk_rows);
         let job = move || {
             while let Ok(mut chunk) = spare_rx.recv() {
-                let message = match reader.next_chunk(&mut chunk) {
-                    Ok(true) => Ok(chunk),
-                    Ok(false) => return,
-                    Err(e) => Err(e),
-                };
-                let failed = message.is_err();
-                if parsed_tx.send(message).is_err() || failed {
+                let message = reader
+                    .next_chunk(&mut chunk)
+                    .map(|more| more.then_some(chunk));
+                let last = !matches!(message, Ok(Some(_)));
+                if parsed_tx.send(message).is_err() || last {
                     return;
                 }
             }
         };
-        (ChunkStream { parsed, spare }, job)
+        let stream = ChunkStream {
+            parsed,
+            spare,
+            finished: false,
+        };
+        (stream, job)
     }
 
-    /// The next chunk, waiting for it; `None` at the end of the input.
-    pub fn next(&self) -> Result<Option<Chunk>, CwError> {
-        self.parsed
-            .recv()
-            .map_or(Ok(None), |message| message.map(Some))
+    /// The next chunk, waiting for it; `None` once the input is exhausted or an error was
+    /// returned.
+    pub fn next_chunk(&mut self) -> Result<Option<Chunk>, CwError> {
+        if self.finished {
+            return Ok(None);
+        }
+        // Without the end marker, the job died (it cannot panic on any input; this is the
+        // backstop against silently dropping the rest of the file).
+        let message = self.parsed.recv().unwrap_or_else(|_| {
+            Err(CwError::Io(
+                ErrorKind::Other,
+                "the LIBSVM parsing thread stopped unexpectedly".into(),
+            ))
+        });
+        self.finished = !matches!(message, Ok(Some(_)));
+        message
     }
 
     /// Gives a consumed chunk back to the parser.
@@ -511,8 +527,8 @@ pub fn for_each_chunk<R: Read + Send>(
     thread::scope(|scope| {
         scope.spawn(job);
         // The stream moves in here, so an early return drops it and the job stops.
-        let stream = stream;
-        while let Some(chunk) = stream.next()? {
+        let mut stream = stream;
+        while let Some(chunk) = stream.next_chunk()? {
             f(&chunk)?;
             stream.recycle(chunk);
         }
@@ -774,6 +790,20 @@ mod tests {
             error,
             Err(CwError::Io(ErrorKind::PermissionDenied, "denied".into()))
         );
+    }
+
+    #[test]
+    fn a_dead_parser_is_an_error_not_the_end_of_input() {
+        struct Panicking;
+        impl Read for Panicking {
+            fn read(&mut self, _: &mut [u8]) -> std::io::Result<usize> {
+                panic!("a bug in a reader")
+            }
+        }
+        let (mut stream, job) = ChunkStream::new(Panicking, IndexBase::One, 10);
+        assert!(thread::spawn(job).join().is_err());
+        assert!(matches!(stream.next_chunk(), Err(CwError::Io(..))));
+        assert_eq!(stream.next_chunk(), Ok(None));
     }
 
     /// Random bytes from an alphabet rich in the format's own characters never panic, and give

@@ -129,7 +129,7 @@ impl SvmlightChunks {
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<(F64s<'py>, F64s<'py>, I64s<'py>, I64s<'py>, usize)>> {
-        let Some(chunk) = py.detach(|| self.lock().next())? else {
+        let Some(chunk) = py.detach(|| self.lock().next_chunk())? else {
             return Ok(None);
         };
         let arrays = (
