@@ -177,7 +177,7 @@ class Estimator:
             model.partial_fit(matrix, targets, repeats, order)
 
     def partial_fit_file(
-        self, path, *, classes=None, zero_based=False, chunk_rows=65536, n_features=None
+        self, path, *, classes=None, zero_based=False, chunk_rows=10_000, n_features=None
     ):
         """`partial_fit` on the rows of a LIBSVM / SVMlight file, in order, streamed in chunks
         of `chunk_rows` rows: the next chunk is parsed while the current one is learned.

@@ -54,7 +54,7 @@ def load_svmlight(path, n_features=None, zero_based="auto", query_id=False):
     return X, y, np.empty(0, np.int64) if qid is None else qid
 
 
-def iter_svmlight(path, chunk_rows=65536, zero_based=False, n_features=None):
+def iter_svmlight(path, chunk_rows=10_000, zero_based=False, n_features=None):
     """Yields `(X, y)` for consecutive chunks of up to `chunk_rows` rows of a LIBSVM file, X a
     float64 CSR matrix, while the next chunks are parsed on a background thread.
 
