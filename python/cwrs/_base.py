@@ -20,6 +20,7 @@ from ._kernel import (
     check_degree,
     resolve_gamma,
 )
+from ._svmlight import iter_svmlight
 from ._validation import (
     check_labels,
     check_sample_weight,
@@ -208,6 +209,27 @@ class Estimator:
             order = None if rng is None else rng.permutation(n_rows).astype(np.int64)
             model.partial_fit(matrix, targets, repeats, order)
 
+    def partial_fit_file(
+        self, path, *, classes=None, zero_based=False, chunk_rows=10_000, n_features=None
+    ):
+        """`partial_fit` on the rows of a LIBSVM / SVMlight file, in order, streamed in chunks
+        of `chunk_rows` rows: the next chunk is parsed while the current one is learned.
+
+        The rows have `n_features` columns, by default the fitted `n_features_in_`; on the first
+        call pass it (a file does not say how many features it has). `classes` is as for
+        `partial_fit` (classifiers only). Indices are one-based unless `zero_based=True`.
+        """
+        if n_features is None:
+            n_features = getattr(self, "n_features_in_", None)
+        if n_features is None:
+            raise ValueError(
+                "pass n_features to the first partial_fit_file call: a LIBSVM file does not "
+                "say how many features it has"
+            )
+        fit_args = {} if classes is None else {"classes": classes}
+        for X, y in iter_svmlight(path, chunk_rows, zero_based, n_features):
+            self.partial_fit(X, y, **fit_args)
+        return self
 
     @property
     def n_updates_(self):

@@ -21,6 +21,26 @@ def hash_tokens(
     tokens: list[str], n_features: int
 ) -> tuple[npt.NDArray[np.int64], Float64Array]: ...
 
+def read_svmlight(
+    path: str, zero_based: Optional[bool], n_features: Optional[int] = None
+) -> tuple[
+    Float64Array,
+    Float64Array,
+    npt.NDArray[np.int64],
+    npt.NDArray[np.int64],
+    Optional[npt.NDArray[np.int64]],
+    int,
+]: ...
+
+class SvmlightChunks:
+    def __init__(self, path: str, zero_based: bool, chunk_rows: int) -> None: ...
+    def __iter__(self) -> SvmlightChunks: ...
+    def __next__(
+        self,
+    ) -> tuple[
+        Float64Array, Float64Array, npt.NDArray[np.int64], npt.NDArray[np.int64], int
+    ]: ...
+
 class BinaryModel:
     def __init__(
         self,

@@ -3,6 +3,7 @@
 //! can trust every index.
 
 pub mod hashing;
+pub mod libsvm;
 
 use crate::error::CwError;
 

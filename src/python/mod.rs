@@ -1,5 +1,5 @@
 //! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core.
-//! No math lives here; validation errors of the core become `ValueError`.
+//! No math lives here; validation errors of the core become `ValueError`, I/O errors `OSError`.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
@@ -17,11 +17,16 @@ use crate::regression::Regressor;
 use crate::rules::{margin_probability, RegressionRule, Rule};
 use crate::sparse_l1::{Penalty, L1};
 
+mod svmlight;
+
 type Float64Array = PyArray1<f64>;
 
 impl From<CwError> for PyErr {
     fn from(err: CwError) -> PyErr {
-        PyValueError::new_err(err.to_string())
+        match err {
+            CwError::Io(kind, msg) => std::io::Error::new(kind, msg).into(),
+            err => PyValueError::new_err(err.to_string()),
+        }
     }
 }
 
@@ -1267,6 +1272,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
+    svmlight::register(m)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }
