@@ -1,7 +1,7 @@
 # The two entry points of the README: `make run` (the main job) and `make test` (everything).
 PYTHON ?= python3
 
-.PHONY: install run test lint bench
+.PHONY: install run test lint bench compare
 
 # Builds the Rust extension (release) and installs cwrs with its test dependencies.
 install:
@@ -21,5 +21,11 @@ test: install lint
 	cargo test
 	$(PYTHON) -m pytest -q
 
+# Criterion benches of the core (diagonal, full, kernel, LIBSVM parser).
 bench:
 	cargo bench
+
+# cwrs against scikit-learn, Vowpal Wabbit, river and NumPy+BLAS on the same generated data.
+compare: install
+	$(PYTHON) -m pip install --quiet --no-build-isolation -e ".[test,bench]"
+	$(PYTHON) benchmarks/compare.py --plot benchmarks/compare.png
