@@ -85,35 +85,34 @@ struct Support {
     norm2: f64,
 }
 
-/// A symmetric |S|×|S| matrix over the support rows, stored row-major with a spare capacity
-/// (the row stride), so adding a support row is amortised O(|S|) and removing one is O(|S|)
-/// (the last row and column move into the removed one's place, as `Vec::swap_remove` does).
-#[derive(Clone, Debug, Default)]
-struct Square {
+/// A symmetric |S|×|S| matrix over the support rows, stored as its packed lower triangle: row p
+/// holds columns 0..=p from offset p(p+1)/2. The per-example passes over Π are memory-bound, so
+/// storing each entry once halves their traffic, and every pass runs along contiguous rows.
+/// Appending a support row is a plain append; removing one is O(|S|) (the last row and column
+/// move into its place, as `Vec::swap_remove` does).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Symmetric {
     data: Vec<f64>,
     n: usize,
-    stride: usize,
 }
 
-impl PartialEq for Square {
-    fn eq(&self, other: &Self) -> bool {
-        self.n == other.n && (0..self.n).all(|p| self.row(p) == other.row(p))
-    }
-}
-
-impl Square {
-    fn from_dense(n: usize, values: &[f64]) -> Square {
-        Square {
-            data: values.to_vec(),
-            n,
-            stride: n,
+impl Symmetric {
+    /// From a full row-major matrix, assumed symmetric: only its lower triangle is read.
+    fn from_dense(n: usize, values: &[f64]) -> Symmetric {
+        let mut data = Vec::with_capacity(n * (n + 1) / 2);
+        for p in 0..n {
+            data.extend_from_slice(&values[p * n..=p * n + p]);
         }
+        Symmetric { data, n }
     }
 
     fn to_dense(&self) -> Vec<f64> {
-        (0..self.n)
-            .flat_map(|p| self.row(p).iter().copied())
-            .collect()
+        let (mut dense, mut column) = (Vec::with_capacity(self.n * self.n), Vec::new());
+        for p in 0..self.n {
+            self.column(p, &mut column);
+            dense.extend_from_slice(&column);
+        }
+        dense
     }
 
     fn is_empty(&self) -> bool {
@@ -121,57 +120,155 @@ impl Square {
     }
 
     #[inline]
-    fn row(&self, p: usize) -> &[f64] {
-        &self.data[p * self.stride..p * self.stride + self.n]
+    fn offset(p: usize) -> usize {
+        p * (p + 1) / 2
     }
 
     #[inline]
-    fn row_mut(&mut self, p: usize) -> &mut [f64] {
-        &mut self.data[p * self.stride..p * self.stride + self.n]
+    fn diagonal(&self, p: usize) -> f64 {
+        self.data[Self::offset(p) + p]
     }
 
-    #[inline]
-    fn get(&self, p: usize, q: usize) -> f64 {
-        self.data[p * self.stride + q]
+    /// Row p (= column p) in full, into `out`.
+    fn column(&self, p: usize, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend_from_slice(&self.data[Self::offset(p)..Self::offset(p + 1)]);
+        out.extend((p + 1..self.n).map(|q| self.data[Self::offset(q) + p]));
     }
 
     /// Appends a row and column: `column` (length n), then `corner`.
     fn push(&mut self, column: &[f64], corner: f64) {
-        let n = self.n;
-        if n + 1 > self.stride {
-            let stride = (2 * self.stride).max(n + 1).max(8);
-            let mut data = vec![0.0; stride * stride];
-            for p in 0..n {
-                data[p * stride..p * stride + n].copy_from_slice(self.row(p));
-            }
-            (self.data, self.stride) = (data, stride);
-        }
-        let stride = self.stride;
-        for (p, &c) in column.iter().enumerate() {
-            self.data[p * stride + n] = c;
-        }
-        self.data[n * stride..n * stride + n].copy_from_slice(column);
-        self.data[n * stride + n] = corner;
-        self.n = n + 1;
+        self.data.extend_from_slice(column);
+        self.data.push(corner);
+        self.n += 1;
+    }
+
+    /// Appends a zero row and column.
+    fn push_zeros(&mut self) {
+        self.n += 1;
+        self.data.resize(Self::offset(self.n), 0.0);
     }
 
     /// Removes row and column `victim`, moving the last ones into their place.
     fn swap_remove(&mut self, victim: usize) {
-        let (last, stride) = (self.n - 1, self.stride);
+        let last = self.n - 1;
         if victim != last {
-            for p in 0..self.n {
-                self.data[p * stride + victim] = self.data[p * stride + last];
+            let (head, last_row) = self.data.split_at_mut(Self::offset(last));
+            let start = Self::offset(victim);
+            head[start..start + victim].copy_from_slice(&last_row[..victim]);
+            head[start + victim] = last_row[last];
+            for q in victim + 1..last {
+                head[Self::offset(q) + victim] = last_row[q];
             }
-            self.data
-                .copy_within(last * stride..last * stride + self.n, victim * stride);
-            self.data[victim * stride + victim] = self.data[last * stride + last];
         }
+        self.data.truncate(Self::offset(last));
         self.n = last;
+    }
+
+    /// Calls `each(p, row p up to the diagonal)` for every row, in order.
+    #[inline(always)]
+    fn for_each_row(&mut self, mut each: impl FnMut(usize, &mut [f64])) {
+        let mut rest = self.data.as_mut_slice();
+        for p in 0..self.n {
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(p + 1);
+            each(p, row);
+            rest = tail;
+        }
+    }
+
+    /// y = M·x.
+    fn multiply(&self, x: &[f64], y: &mut Vec<f64>) {
+        y.clear();
+        y.resize(self.n, 0.0);
+        let mut rest = self.data.as_slice();
+        for p in 0..self.n {
+            let (row, tail) = rest.split_at(p + 1);
+            rest = tail;
+            accumulate_row(p, row, x, y);
+        }
+    }
+
+    /// M ← M − h hᵀ.
+    fn subtract_outer(&mut self, h: &[f64]) {
+        self.for_each_row(|p, row| {
+            let hp = h[p];
+            row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq);
+        });
+    }
+
+    /// M ← M − h hᵀ − c wᵀ (with w ∝ c, so symmetric), then y = M·x, in one sweep over M: each
+    /// row is used for y right after its update, while it is still in cache.
+    fn subtract_outer2_multiply(
+        &mut self,
+        (h, c, w): (&[f64], &[f64], &[f64]),
+        x: &[f64],
+        y: &mut Vec<f64>,
+    ) {
+        y.clear();
+        y.resize(self.n, 0.0);
+        self.for_each_row(|p, row| {
+            let (hp, cp) = (h[p], c[p]);
+            row.iter_mut()
+                .zip(h)
+                .zip(w)
+                .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
+            accumulate_row(p, row, x, y);
+        });
     }
 }
 
+/// Adds row p's share of y = M·x for a symmetric M: `row` (columns 0..=p) is both the lower
+/// part of row p (a dot product into y_p) and the upper part of column p (an axpy into y_0..p),
+/// so M is read once.
+#[inline(always)]
+fn accumulate_row(p: usize, row: &[f64], x: &[f64], y: &mut [f64]) {
+    let (y_lower, y_p) = y.split_at_mut(p);
+    y_p[0] += dot_axpy(&row[..p], &x[..p], x[p], y_lower) + row[p] * x[p];
+}
+
+/// Independent partial sums: a plain sequential f64 sum neither vectorizes nor pipelines (every
+/// add waits for the previous one).
+const LANES: usize = 8;
+
+/// Returns a·x and adds s·a to y, reading `a` once.
+#[inline(never)]
+fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
+    let split = a.len() - a.len() % LANES;
+    let (a, a_tail) = a.split_at(split);
+    let (x, x_tail) = x[..a.len() + a_tail.len()].split_at(split);
+    let (y, y_tail) = y[..a.len() + a_tail.len()].split_at_mut(split);
+    let mut acc = [0.0; LANES];
+    for ((a, x), y) in a
+        .chunks_exact(LANES)
+        .zip(x.chunks_exact(LANES))
+        .zip(y.chunks_exact_mut(LANES))
+    {
+        for i in 0..LANES {
+            acc[i] += a[i] * x[i];
+            y[i] += s * a[i];
+        }
+    }
+    let mut tail = 0.0;
+    for ((a, x), y) in a_tail.iter().zip(x_tail).zip(y_tail) {
+        tail += a * x;
+        *y += s * a;
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// a·b.
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let split = a.len() - a.len() % LANES;
+    let (a, a_tail) = a.split_at(split);
+    let (b, b_tail) = b[..a.len() + a_tail.len()].split_at(split);
+    let mut acc = [0.0; LANES];
+    for (a, b) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += a[i] * b[i];
+        }
+    }
+    let tail: f64 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
+    acc.iter().sum::<f64>() + tail
 }
 
 /// The dual Gaussian of one linear model: the support rows S, the mean coefficients ν and the
@@ -188,13 +285,32 @@ pub struct DualGaussian {
     budget: Option<usize>,
     support: Vec<Support>,
     nu: Vec<f64>,
-    pi: Square,
-    gram: Square,
+    pi: Symmetric,
+    gram: Symmetric,
     /// The current row: k_S(x) and Πk (both with the bias), κ = k(x, x) and ‖x‖².
     k: Vec<f64>,
     pk: Vec<f64>,
     kappa: f64,
     norm2: f64,
+    scratch: Scratch,
+}
+
+/// Work space of the budget removal, kept so that learning does not allocate; not part of the
+/// model, so equality ignores it.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// The Schur complement's pivot column, the same over the pivot, the removed row's Gram
+    /// column and Π' times it.
+    column: Vec<f64>,
+    scaled: Vec<f64>,
+    k_removed: Vec<f64>,
+    projection: Vec<f64>,
+}
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The state that [`DualGaussian::with_state`] restores, as the accessors give it.
@@ -239,12 +355,13 @@ impl DualGaussian {
             budget,
             support: Vec::new(),
             nu: Vec::new(),
-            pi: Square::default(),
-            gram: Square::default(),
+            pi: Symmetric::default(),
+            gram: Symmetric::default(),
             k: Vec::new(),
             pk: Vec::new(),
             kappa: 0.0,
             norm2: 0.0,
+            scratch: Scratch::default(),
         })
     }
 
@@ -287,9 +404,9 @@ impl DualGaussian {
         }
         self.nu = state.nu.to_vec();
         if self.second_order {
-            self.pi = Square::from_dense(n, state.pi);
+            self.pi = Symmetric::from_dense(n, state.pi);
         }
-        self.gram = Square::from_dense(n, state.gram);
+        self.gram = Symmetric::from_dense(n, state.gram);
         Ok(self)
     }
 
@@ -370,24 +487,28 @@ impl DualGaussian {
         (kernel.eval(xx, xx, xx) + self.bias(), xx)
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias.
-    fn moments_of(&self, k: &[f64], kappa: f64) -> (f64, f64) {
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias; `pk` is
+    /// work space for Πk.
+    fn moments_of(&self, k: &[f64], kappa: f64, pk: &mut Vec<f64>) -> (f64, f64) {
         let mut v = self.a * kappa;
         if !self.pi.is_empty() {
-            v += k
-                .iter()
-                .enumerate()
-                .map(|(p, &kp)| kp * dot(self.pi.row(p), k))
-                .sum::<f64>();
+            self.pi.multiply(k, pk);
+            v += dot(k, pk);
         }
         (dot(k, &self.nu), v)
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row with the built-in kernel (prediction path).
-    fn row_moments(&self, kernel: Kernel, row: &Row) -> (f64, f64) {
-        let mut k = Vec::with_capacity(self.support.len());
-        let (kappa, _) = self.kernel_row(kernel, row, &mut k);
-        self.moments_of(&k, kappa)
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row with the built-in kernel (prediction path); `k` and
+    /// `pk` are work space.
+    fn row_moments(
+        &self,
+        kernel: Kernel,
+        row: &Row,
+        k: &mut Vec<f64>,
+        pk: &mut Vec<f64>,
+    ) -> (f64, f64) {
+        let (kappa, _) = self.kernel_row(kernel, row, k);
+        self.moments_of(k, kappa, pk)
     }
 
     /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) and returns μ·φ(x).
@@ -409,20 +530,18 @@ impl DualGaussian {
 
     /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update.
     fn prepare(&mut self) -> (f64, f64) {
-        let n = self.support.len();
-        self.pk.clear();
         if self.pi.is_empty() {
-            self.pk.resize(n, 0.0);
+            self.pk.clear();
+            self.pk.resize(self.support.len(), 0.0);
             return (self.a * self.kappa, self.kappa);
         }
-        for p in 0..n {
-            self.pk.push(dot(self.pi.row(p), &self.k));
-        }
+        self.pi.multiply(&self.k, &mut self.pk);
         (self.a * self.kappa + dot(&self.k, &self.pk), self.kappa)
     }
 
     /// The template step on the loaded, prepared row: ν ← ν + step·Πk, x joins S with
     /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v).
+    /// Over budget, the removal applies the Π step itself, in its own sweep over Π.
     fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
         self.nu
             .iter_mut()
@@ -437,23 +556,16 @@ impl DualGaussian {
         });
         self.gram.push(&self.k, self.kappa);
         if self.second_order {
-            // h_i·h_j keeps Π exactly symmetric.
+            // h = √β·(Πk, a) in `pk`; Π gets x's zero row and column, and −h hᵀ below.
             let scale = sherman_morrison_factor(c, v).sqrt();
             self.pk.iter_mut().for_each(|g| *g *= scale);
             self.pk.push(self.a * scale);
-            self.k.fill(0.0);
-            self.pi.push(&self.k, 0.0);
-            let h = &self.pk;
-            for (p, &hp) in h.iter().enumerate() {
-                self.pi
-                    .row_mut(p)
-                    .iter_mut()
-                    .zip(h)
-                    .for_each(|(x, &hq)| *x -= hp * hq);
-            }
+            self.pi.push_zeros();
         }
         if self.budget.is_some_and(|b| self.support.len() > b) {
             self.remove_least_weighted();
+        } else if self.second_order {
+            self.pi.subtract_outer(&self.pk);
         }
     }
 
@@ -468,37 +580,51 @@ impl DualGaussian {
     /// stays ≥ I/a, so Σ stays positive definite (merely deleting Π's row and column would not).
     /// The projection u = argmin ‖Φ'u − ν_p φ(x_p)‖² + uᵀC'⁻¹u / a = a·ν_p·(C'⁻¹ + aK')⁻¹k_p
     /// = −ν_p·Π'k_p / a reuses Π'. First-order rules (Π = 0) drop the term without projection.
+    ///
+    /// Π's pending step −h hᵀ (h in `pk`) is applied here, so that one sweep over Π does the
+    /// step, the Schur complement and the product Π'k_p: the pivot column is column p of Π − h hᵀ
+    /// (O(|S|) from Π's row p and h), and moving the last row and column into p's place commutes
+    /// with the elementwise update once h and the pivot column are permuted the same way.
     fn remove_least_weighted(&mut self) {
         let n = self.support.len();
-        let weight = |p: usize| self.nu[p].abs() * self.gram.get(p, p).max(0.0).sqrt();
+        let weight = |p: usize| self.nu[p].abs() * self.gram.diagonal(p).max(0.0).sqrt();
         let victim = (0..n)
             .min_by(|&p, &q| weight(p).total_cmp(&weight(q)))
             .expect("the support set is over budget, so not empty");
-        if !self.pi.is_empty() {
-            let pivot = self.pi.get(victim, victim);
-            // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
-            if pivot != 0.0 {
-                // (Π_pv·Π_vq)/Π_vv is symmetric in p and q bit for bit, so Π stays symmetric.
-                let column: Vec<f64> = self.pi.row(victim).to_vec();
-                for (p, &cp) in column.iter().enumerate() {
-                    self.pi
-                        .row_mut(p)
-                        .iter_mut()
-                        .zip(&column)
-                        .for_each(|(x, &cq)| *x -= cp * cq / pivot);
-                }
-            }
-            self.pi.swap_remove(victim);
-        }
         let removed_nu = self.nu.swap_remove(victim);
         self.support.swap_remove(victim);
-        let mut k_removed = self.gram.row(victim).to_vec();
-        k_removed.swap_remove(victim);
+        if !self.second_order {
+            self.gram.swap_remove(victim);
+            return;
+        }
+        let (h, s) = (&mut self.pk, &mut self.scratch);
+        self.pi.column(victim, &mut s.column);
+        let h_victim = h[victim];
+        s.column
+            .iter_mut()
+            .zip(h.iter())
+            .for_each(|(c, &hq)| *c -= h_victim * hq);
+        // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
+        let pivot = s.column[victim];
+        s.scaled.clear();
+        s.scaled.extend(
+            s.column
+                .iter()
+                .map(|&c| if pivot != 0.0 { c / pivot } else { 0.0 }),
+        );
+        self.gram.column(victim, &mut s.k_removed);
+        for v in [&mut *h, &mut s.column, &mut s.scaled, &mut s.k_removed] {
+            v.swap_remove(victim);
+        }
         self.gram.swap_remove(victim);
-        if !self.pi.is_empty() {
-            for (p, nu) in self.nu.iter_mut().enumerate() {
-                *nu -= removed_nu * dot(self.pi.row(p), &k_removed) / self.a;
-            }
+        self.pi.swap_remove(victim);
+        self.pi.subtract_outer2_multiply(
+            (h, &s.column, &s.scaled),
+            &s.k_removed,
+            &mut s.projection,
+        );
+        for (nu, y) in self.nu.iter_mut().zip(&s.projection) {
+            *nu -= removed_nu * y / self.a;
         }
     }
 
@@ -526,8 +652,9 @@ impl DualGaussian {
     ) -> Result<(), CwError> {
         let kernel = self.built_in()?;
         x.validate(self.n_features)?;
+        let (mut k, mut pk) = (Vec::new(), Vec::new());
         for i in 0..x.n_rows() {
-            let (score, v) = self.row_moments(kernel, &x.row(i));
+            let (score, v) = self.row_moments(kernel, &x.row(i), &mut k, &mut pk);
             each(i, score, v);
         }
         Ok(())
@@ -543,11 +670,11 @@ impl DualGaussian {
     ) -> Result<(), CwError> {
         self.check_kernel_values(k, kappas, kappas.len())?;
         let (n, bias) = (self.support.len(), self.bias());
-        let mut row = Vec::with_capacity(n);
+        let (mut row, mut pk) = (Vec::with_capacity(n), Vec::new());
         for (i, &kappa) in kappas.iter().enumerate() {
             row.clear();
             row.extend(k[i * n..(i + 1) * n].iter().map(|v| v + bias));
-            let (score, v) = self.moments_of(&row, kappa + bias);
+            let (score, v) = self.moments_of(&row, kappa + bias, &mut pk);
             each(i, score, v);
         }
         Ok(())
@@ -574,7 +701,7 @@ impl ClassModel for DualGaussian {
 
     fn moments(&self, row: &Row) -> (f64, f64) {
         match self.kernel {
-            Some(kernel) => self.row_moments(kernel, row),
+            Some(kernel) => self.row_moments(kernel, row, &mut Vec::new(), &mut Vec::new()),
             None => (f64::NAN, f64::NAN),
         }
     }
