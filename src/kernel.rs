@@ -200,33 +200,42 @@ impl Symmetric {
         }
     }
 
-    /// M ← M − h hᵀ.
-    fn subtract_outer(&mut self, h: &[f64]) {
+    /// M ← M − h hᵀ, minus c wᵀ too when `schur` = (c, w) (with w ∝ c, so symmetric), then
+    /// y = M·x for each of `products`, all in one sweep over M: each row is multiplied right
+    /// after its update, while it is still in cache.
+    fn update_and_multiply(
+        &mut self,
+        h: &[f64],
+        schur: Option<(&[f64], &[f64])>,
+        mut products: [Option<Product>; 2],
+    ) {
+        for product in products.iter_mut().flatten() {
+            product.y.clear();
+            product.y.resize(self.n, 0.0);
+        }
         self.for_each_row(|p, row| {
             let hp = h[p];
-            row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq);
+            match schur {
+                None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq),
+                Some((c, w)) => {
+                    let cp = c[p];
+                    row.iter_mut()
+                        .zip(h)
+                        .zip(w)
+                        .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
+                }
+            }
+            for product in products.iter_mut().flatten() {
+                accumulate_row(p, row, product.x, product.y);
+            }
         });
     }
+}
 
-    /// M ← M − h hᵀ − c wᵀ (with w ∝ c, so symmetric), then y = M·x, in one sweep over M: each
-    /// row is used for y right after its update, while it is still in cache.
-    fn subtract_outer2_multiply(
-        &mut self,
-        (h, c, w): (&[f64], &[f64], &[f64]),
-        x: &[f64],
-        y: &mut Vec<f64>,
-    ) {
-        y.clear();
-        y.resize(self.n, 0.0);
-        self.for_each_row(|p, row| {
-            let (hp, cp) = (h[p], c[p]);
-            row.iter_mut()
-                .zip(h)
-                .zip(w)
-                .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
-            accumulate_row(p, row, x, y);
-        });
-    }
+/// y = M·x, computed during a sweep over M.
+struct Product<'a> {
+    x: &'a [f64],
+    y: &'a mut Vec<f64>,
 }
 
 /// Adds row p's share of y = M·x for a symmetric M: `row` (columns 0..=p) is both the lower
@@ -304,19 +313,23 @@ pub struct DualGaussian {
     pk: Vec<f64>,
     kappa: f64,
     norm2: f64,
+    /// Whether the last update already loaded the next row and computed its Πk.
+    ahead: bool,
     scratch: Scratch,
 }
 
-/// Work space of the budget removal, kept so that learning does not allocate; not part of the
-/// model, so equality ignores it.
+/// Work space of the update, kept so that learning does not allocate; not part of the model,
+/// so equality ignores it.
 #[derive(Clone, Debug, Default)]
 struct Scratch {
-    /// The Schur complement's pivot column, the same over the pivot, the removed row's Gram
-    /// column and Π' times it.
+    /// The removal's Schur complement pivot column, the same over the pivot, the removed row's
+    /// Gram column and Π' times it.
     column: Vec<f64>,
     scaled: Vec<f64>,
     k_removed: Vec<f64>,
     projection: Vec<f64>,
+    /// Πk of the next row.
+    next_pk: Vec<f64>,
 }
 
 impl PartialEq for Scratch {
@@ -373,6 +386,7 @@ impl DualGaussian {
             pk: Vec::new(),
             kappa: 0.0,
             norm2: 0.0,
+            ahead: false,
             scratch: Scratch::default(),
         })
     }
@@ -525,12 +539,19 @@ impl DualGaussian {
         self.moments_of(k, kappa, pk)
     }
 
-    /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) and returns μ·φ(x).
+    /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) unless the last update
+    /// already did, and returns μ·φ(x).
     fn load(&mut self, kernel: Kernel, row: &Row) -> f64 {
+        if !self.ahead {
+            self.load_row(kernel, row);
+        }
+        dot(&self.k, &self.nu)
+    }
+
+    fn load_row(&mut self, kernel: Kernel, row: &Row) {
         let mut k = std::mem::take(&mut self.k);
         (self.kappa, self.norm2) = self.kernel_row(kernel, row, &mut k);
         self.k = k;
-        dot(&self.k, &self.nu)
     }
 
     /// Learning path, caller-supplied values (without the bias): loads them, returns μ·φ(x).
@@ -542,21 +563,29 @@ impl DualGaussian {
         dot(&self.k, &self.nu)
     }
 
-    /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update.
+    /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update
+    /// (computed here unless the last update's sweep over Π already did).
     fn prepare(&mut self) -> (f64, f64) {
-        if self.pi.is_empty() {
-            self.pk.clear();
-            self.pk.resize(self.support.len(), 0.0);
-            return (self.a * self.kappa, self.kappa);
+        if !std::mem::take(&mut self.ahead) {
+            if self.pi.is_empty() {
+                self.pk.clear();
+                self.pk.resize(self.support.len(), 0.0);
+                return (self.a * self.kappa, self.kappa);
+            }
+            self.pi.multiply(&self.k, &mut self.pk);
         }
-        self.pi.multiply(&self.k, &mut self.pk);
         (self.a * self.kappa + dot(&self.k, &self.pk), self.kappa)
     }
 
     /// The template step on the loaded, prepared row: ν ← ν + step·Πk, x joins S with
-    /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v).
-    /// Over budget, the removal applies the Π step itself, in its own sweep over Π.
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
+    /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v); then
+    /// the budget removal, whose Π terms join the same sweep over Π.
+    ///
+    /// `next` is the row learned next (with the built-in kernel): the sweep then also computes
+    /// Πk for it, against the updated Π and support set, and [`Self::load`] and
+    /// [`Self::prepare`] take that instead of computing it: one pass over Π per example
+    /// instead of two.
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, next: Option<(Kernel, &Row)>) {
         self.nu
             .iter_mut()
             .zip(&self.pk)
@@ -570,16 +599,45 @@ impl DualGaussian {
         });
         self.gram.push(&self.k, self.kappa);
         if self.second_order {
-            // h = √β·(Πk, a) in `pk`; Π gets x's zero row and column, and −h hᵀ below.
+            // h = √β·(Πk, a) in `pk`; Π gets x's zero row and column now, −h hᵀ in the sweep.
             let scale = sherman_morrison_factor(c, v).sqrt();
             self.pk.iter_mut().for_each(|g| *g *= scale);
             self.pk.push(self.a * scale);
             self.pi.push_zeros();
         }
-        if self.budget.is_some_and(|b| self.support.len() > b) {
-            self.remove_least_weighted();
-        } else if self.second_order {
-            self.pi.subtract_outer(&self.pk);
+        let removed_nu = self
+            .budget
+            .is_some_and(|b| self.support.len() > b)
+            .then(|| self.remove_least_weighted());
+        if !self.second_order {
+            return;
+        }
+        if let Some((kernel, next)) = next {
+            self.load_row(kernel, next);
+        }
+        let s = &mut self.scratch;
+        self.pi.update_and_multiply(
+            &self.pk,
+            removed_nu.map(|_| (&s.column[..], &s.scaled[..])),
+            [
+                removed_nu.map(|_| Product {
+                    x: &s.k_removed,
+                    y: &mut s.projection,
+                }),
+                next.map(|_| Product {
+                    x: &self.k,
+                    y: &mut s.next_pk,
+                }),
+            ],
+        );
+        if let Some(removed_nu) = removed_nu {
+            for (nu, y) in self.nu.iter_mut().zip(&s.projection) {
+                *nu -= removed_nu * y / self.a;
+            }
+        }
+        if next.is_some() {
+            std::mem::swap(&mut self.pk, &mut s.next_pk);
+            self.ahead = true;
         }
     }
 
@@ -587,6 +645,7 @@ impl DualGaussian {
     /// RKHS norm |ν_p|·√k(x_p, x_p), removes its precision term c_p·φ(x_p)φ(x_p)ᵀ exactly, and
     /// projects its mean term onto the remaining rows (without the projection, the mean error
     /// of each removal feeds larger and larger steps and the learner diverges on small budgets).
+    /// Returns the removed ν_p.
     ///
     /// Why exact: Σ⁻¹ = I/a + Σ_p c_p φ(x_p)φ(x_p)ᵀ, so by Woodbury Π = −a²(C⁻¹ + aK)⁻¹ with K
     /// the support Gram matrix. Dropping p deletes row and column p of C⁻¹ + aK, whose inverse
@@ -595,11 +654,12 @@ impl DualGaussian {
     /// The projection u = argmin ‖Φ'u − ν_p φ(x_p)‖² + uᵀC'⁻¹u / a = a·ν_p·(C'⁻¹ + aK')⁻¹k_p
     /// = −ν_p·Π'k_p / a reuses Π'. First-order rules (Π = 0) drop the term without projection.
     ///
-    /// Π's pending step −h hᵀ (h in `pk`) is applied here, so that one sweep over Π does the
-    /// step, the Schur complement and the product Π'k_p: the pivot column is column p of Π − h hᵀ
-    /// (O(|S|) from Π's row p and h), and moving the last row and column into p's place commutes
-    /// with the elementwise update once h and the pivot column are permuted the same way.
-    fn remove_least_weighted(&mut self) {
+    /// Here Π's step −h hᵀ (h in `pk`) is still pending, so that [`Self::update`]'s one sweep
+    /// over Π does the step, the Schur complement and the product Π'k_p. This prepares them:
+    /// the pivot column is column p of Π − h hᵀ (O(|S|) from Π's row p and h), and moving the
+    /// last row and column into p's place commutes with the elementwise update once h, the
+    /// pivot column and k_p are permuted the same way.
+    fn remove_least_weighted(&mut self) -> f64 {
         let n = self.support.len();
         let weight = |p: usize| self.nu[p].abs() * self.gram.diagonal(p).max(0.0).sqrt();
         let victim = (0..n)
@@ -609,7 +669,7 @@ impl DualGaussian {
         self.support.swap_remove(victim);
         if !self.second_order {
             self.gram.swap_remove(victim);
-            return;
+            return removed_nu;
         }
         let (h, s) = (&mut self.pk, &mut self.scratch);
         self.pi.column(victim, &mut s.column);
@@ -627,19 +687,12 @@ impl DualGaussian {
                 .map(|&c| if pivot != 0.0 { c / pivot } else { 0.0 }),
         );
         self.gram.column(victim, &mut s.k_removed);
-        for v in [&mut *h, &mut s.column, &mut s.scaled, &mut s.k_removed] {
+        for v in [h, &mut s.column, &mut s.scaled, &mut s.k_removed] {
             v.swap_remove(victim);
         }
         self.gram.swap_remove(victim);
         self.pi.swap_remove(victim);
-        self.pi.subtract_outer2_multiply(
-            (h, &s.column, &s.scaled),
-            &s.k_removed,
-            &mut s.projection,
-        );
-        for (nu, y) in self.nu.iter_mut().zip(&s.projection) {
-            *nu -= removed_nu * y / self.a;
-        }
+        removed_nu
     }
 
     fn check_kernel_values(&self, k: &[f64], kappas: &[f64], n_rows: usize) -> Result<(), CwError> {
@@ -710,7 +763,7 @@ impl ClassModel for DualGaussian {
     }
 
     fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, _eta: f64) {
-        DualGaussian::update(self, row, step, c, v)
+        DualGaussian::update(self, row, step, c, v, None)
     }
 
     fn moments(&self, row: &Row) -> (f64, f64) {
@@ -790,8 +843,8 @@ impl DualLearner {
         self.n_mistakes
     }
 
-    /// One round on the loaded row with score `f`.
-    fn learn_loaded(&mut self, row: &Row, f: f64, y: f64) -> bool {
+    /// One round on the loaded row with score `f`; `next` as in [`DualGaussian::update`].
+    fn learn_loaded(&mut self, row: &Row, f: f64, y: f64, next: Option<(Kernel, &Row)>) -> bool {
         let m = y * f;
         if m <= 0.0 {
             self.n_mistakes += 1;
@@ -800,7 +853,7 @@ impl DualLearner {
         let Some(step) = self.rule.step(m, v, kappa) else {
             return false;
         };
-        self.model.update(row, step.alpha * y, step.c, v);
+        self.model.update(row, step.alpha * y, step.c, v, next);
         self.n_updates += 1;
         true
     }
@@ -816,11 +869,23 @@ impl DualLearner {
         let kernel = self.model.built_in()?;
         presentation.check(x, self.model.n_features, y.len())?;
         check_labels(y)?;
-        presentation.for_each(x.n_rows(), |i| {
+        // A row is learned once the next one is known, so that its update can prepare that
+        // one in the same sweep over Π.
+        let mut pending = None;
+        let mut learn = |i: usize, next: Option<usize>| {
             let row = x.row(i);
             let f = self.model.load(kernel, &row);
-            self.learn_loaded(&row, f, y[i]);
+            let next = next.map(|j| x.row(j));
+            self.learn_loaded(&row, f, y[i], next.as_ref().map(|next| (kernel, next)));
+        };
+        presentation.for_each(x.n_rows(), |i| {
+            if let Some(previous) = pending.replace(i) {
+                learn(previous, Some(i));
+            }
         });
+        if let Some(last) = pending {
+            learn(last, None);
+        }
         Ok(())
     }
 
@@ -838,7 +903,7 @@ impl DualLearner {
         check_labels(&[y])?;
         self.model.check_kernel_values(k, &[kappa], 1)?;
         let f = self.model.load_precomputed(&row, k, kappa);
-        Ok(self.learn_loaded(&row, f, y))
+        Ok(self.learn_loaded(&row, f, y, None))
     }
 
     fn check_out(x: &Matrix, out: &[f64]) -> Result<(), CwError> {
@@ -1046,6 +1111,49 @@ mod tests {
             for q in 0..20 {
                 assert_eq!(pi[p * 20 + q], pi[q * 20 + p]);
             }
+        }
+    }
+
+    #[test]
+    fn a_batch_learns_exactly_as_its_rows_one_at_a_time() {
+        // In a batch, each update also prepares the next row during its sweep over Π.
+        let (n, d) = (150, 3);
+        let (x, y) = stream(n, d);
+        let m = Matrix::Dense {
+            values: &x,
+            n_rows: n,
+            n_cols: d,
+        };
+        let repeats: Vec<u32> = (0..n as u32).map(|i| 1 + i % 3).collect();
+        let presentation = Presentation {
+            repeats: Some(&repeats),
+            order: None,
+        };
+        for (name, budget) in [
+            ("AROW", Some(12)),
+            ("SCW1", Some(12)),
+            ("CW", None),
+            ("PA1", Some(12)),
+        ] {
+            let rule = Rule::from_name(name, &[]).unwrap();
+            let kernel = Some(Kernel::Rbf { gamma: 0.5 });
+            let mut batch = DualLearner::new(rule, kernel, d, true, 1.0, budget).unwrap();
+            let mut single = batch.clone();
+            batch.partial_fit(&m, &y, presentation).unwrap();
+            for i in 0..n {
+                let one = Matrix::Dense {
+                    values: &x[i * d..(i + 1) * d],
+                    n_rows: 1,
+                    n_cols: d,
+                };
+                for _ in 0..repeats[i] {
+                    single
+                        .partial_fit(&one, &y[i..i + 1], Presentation::default())
+                        .unwrap();
+                }
+            }
+            assert!(batch.n_updates() > 20, "{name}");
+            assert_eq!(batch, single, "{name}");
         }
     }
 
