@@ -251,13 +251,14 @@ fn accumulate_row(p: usize, row: &[f64], x: &[f64], y: &mut [f64]) {
 /// add waits for the previous one).
 const LANES: usize = 8;
 
-/// Returns a·x and adds s·a to y, reading `a` once.
+/// Returns a·x and adds s·a to y, reading `a` once. Kept out of line: inlined into the learning
+/// loop, it vectorized worse (scalar updates of y).
 #[inline(never)]
 fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
-    let split = a.len() - a.len() % LANES;
-    let (a, a_tail) = a.split_at(split);
-    let (x, x_tail) = x[..a.len() + a_tail.len()].split_at(split);
-    let (y, y_tail) = y[..a.len() + a_tail.len()].split_at_mut(split);
+    let n = a.len();
+    let (a, a_tail) = a.split_at(n - n % LANES);
+    let (x, x_tail) = x[..n].split_at(n - n % LANES);
+    let (y, y_tail) = y[..n].split_at_mut(n - n % LANES);
     let mut acc = [0.0; LANES];
     for ((a, x), y) in a
         .chunks_exact(LANES)
@@ -279,9 +280,9 @@ fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
 
 /// a·b.
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    let split = a.len() - a.len() % LANES;
-    let (a, a_tail) = a.split_at(split);
-    let (b, b_tail) = b[..a.len() + a_tail.len()].split_at(split);
+    let n = a.len();
+    let (a, a_tail) = a.split_at(n - n % LANES);
+    let (b, b_tail) = b[..n].split_at(n - n % LANES);
     let mut acc = [0.0; LANES];
     for (a, b) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
         for i in 0..LANES {
