@@ -123,30 +123,37 @@ fn kernel_budget(c: &mut Criterion) {
     group.sample_size(10);
     let d = 100;
     for budget in [100, 1000, 5000] {
-        let warm = budget + 200;
         let batch = (200_000 / budget).max(4);
-        let (values, y) = dense_stream(warm + batch, d);
+        let (values, y) = dense_stream(3 * budget + batch, d);
         let rule = Rule::from_name("AROW", &[]).unwrap();
         let kernel = Some(Kernel::Rbf { gamma: 0.01 });
         let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(budget)).unwrap();
-        let prefix = Matrix::Dense {
-            values: &values[..warm * d],
-            n_rows: warm,
-            n_cols: d,
-        };
-        model
-            .partial_fit(&prefix, &y[..warm], Presentation::default())
-            .unwrap();
+        // Warm up until the support set is full, so that every measured update also removes a
+        // support row (the steady state).
+        let mut warm = 0;
+        while model.model().n_support() < budget {
+            assert!(warm + 100 <= 3 * budget, "the support set does not fill up");
+            let rows = Matrix::Dense {
+                values: &values[warm * d..(warm + 100) * d],
+                n_rows: 100,
+                n_cols: d,
+            };
+            model
+                .partial_fit(&rows, &y[warm..warm + 100], Presentation::default())
+                .unwrap();
+            warm += 100;
+        }
         let rows = Matrix::Dense {
-            values: &values[warm * d..],
+            values: &values[warm * d..(warm + batch) * d],
             n_rows: batch,
             n_cols: d,
         };
+        let labels = &y[warm..warm + batch];
         group.throughput(Throughput::Elements(batch as u64));
         group.bench_with_input(BenchmarkId::from_parameter(budget), &budget, |b, _| {
             b.iter(|| {
                 model
-                    .partial_fit(black_box(&rows), &y[warm..], Presentation::default())
+                    .partial_fit(black_box(&rows), labels, Presentation::default())
                     .unwrap()
             })
         });

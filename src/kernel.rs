@@ -85,35 +85,46 @@ struct Support {
     norm2: f64,
 }
 
-/// A symmetric |S|×|S| matrix over the support rows, stored row-major with a spare capacity
-/// (the row stride), so adding a support row is amortised O(|S|) and removing one is O(|S|)
-/// (the last row and column move into the removed one's place, as `Vec::swap_remove` does).
-#[derive(Clone, Debug, Default)]
-struct Square {
-    data: Vec<f64>,
-    n: usize,
-    stride: usize,
-}
-
-impl PartialEq for Square {
-    fn eq(&self, other: &Self) -> bool {
-        self.n == other.n && (0..self.n).all(|p| self.row(p) == other.row(p))
+impl Support {
+    /// s·x. A support row with every feature stored against a dense row is a contiguous dot
+    /// product (its indices are then 0..d); this runs |S| times per example.
+    #[inline]
+    fn dot(&self, row: &Row) -> f64 {
+        match *row {
+            Row::Dense(x) if self.indices.len() == x.len() => dot(&self.values, x),
+            _ => row.dot_sparse(&self.indices, &self.values),
+        }
     }
 }
 
-impl Square {
-    fn from_dense(n: usize, values: &[f64]) -> Square {
-        Square {
-            data: values.to_vec(),
-            n,
-            stride: n,
+/// A symmetric |S|×|S| matrix over the support rows, stored as its packed lower triangle: row p
+/// holds columns 0..=p from offset p(p+1)/2. The per-example passes over Π are memory-bound, so
+/// storing each entry once halves their traffic, and every pass runs along contiguous rows.
+/// Appending a support row is a plain append; removing one is O(|S|) (the last row and column
+/// move into its place, as `Vec::swap_remove` does).
+#[derive(Clone, Debug, Default, PartialEq)]
+struct Symmetric {
+    data: Vec<f64>,
+    n: usize,
+}
+
+impl Symmetric {
+    /// From a full row-major matrix, assumed symmetric: only its lower triangle is read.
+    fn from_dense(n: usize, values: &[f64]) -> Symmetric {
+        let mut data = Vec::with_capacity(n * (n + 1) / 2);
+        for p in 0..n {
+            data.extend_from_slice(&values[p * n..=p * n + p]);
         }
+        Symmetric { data, n }
     }
 
     fn to_dense(&self) -> Vec<f64> {
-        (0..self.n)
-            .flat_map(|p| self.row(p).iter().copied())
-            .collect()
+        let (mut dense, mut column) = (Vec::with_capacity(self.n * self.n), Vec::new());
+        for p in 0..self.n {
+            self.column(p, &mut column);
+            dense.extend_from_slice(&column);
+        }
+        dense
     }
 
     fn is_empty(&self) -> bool {
@@ -121,57 +132,165 @@ impl Square {
     }
 
     #[inline]
-    fn row(&self, p: usize) -> &[f64] {
-        &self.data[p * self.stride..p * self.stride + self.n]
+    fn offset(p: usize) -> usize {
+        p * (p + 1) / 2
     }
 
     #[inline]
-    fn row_mut(&mut self, p: usize) -> &mut [f64] {
-        &mut self.data[p * self.stride..p * self.stride + self.n]
+    fn diagonal(&self, p: usize) -> f64 {
+        self.data[Self::offset(p) + p]
     }
 
-    #[inline]
-    fn get(&self, p: usize, q: usize) -> f64 {
-        self.data[p * self.stride + q]
+    /// Row p (= column p) in full, into `out`.
+    fn column(&self, p: usize, out: &mut Vec<f64>) {
+        out.clear();
+        out.extend_from_slice(&self.data[Self::offset(p)..Self::offset(p + 1)]);
+        out.extend((p + 1..self.n).map(|q| self.data[Self::offset(q) + p]));
     }
 
     /// Appends a row and column: `column` (length n), then `corner`.
     fn push(&mut self, column: &[f64], corner: f64) {
-        let n = self.n;
-        if n + 1 > self.stride {
-            let stride = (2 * self.stride).max(n + 1).max(8);
-            let mut data = vec![0.0; stride * stride];
-            for p in 0..n {
-                data[p * stride..p * stride + n].copy_from_slice(self.row(p));
-            }
-            (self.data, self.stride) = (data, stride);
-        }
-        let stride = self.stride;
-        for (p, &c) in column.iter().enumerate() {
-            self.data[p * stride + n] = c;
-        }
-        self.data[n * stride..n * stride + n].copy_from_slice(column);
-        self.data[n * stride + n] = corner;
-        self.n = n + 1;
+        self.data.extend_from_slice(column);
+        self.data.push(corner);
+        self.n += 1;
+    }
+
+    /// Appends a zero row and column.
+    fn push_zeros(&mut self) {
+        self.n += 1;
+        self.data.resize(Self::offset(self.n), 0.0);
     }
 
     /// Removes row and column `victim`, moving the last ones into their place.
     fn swap_remove(&mut self, victim: usize) {
-        let (last, stride) = (self.n - 1, self.stride);
+        let last = self.n - 1;
         if victim != last {
-            for p in 0..self.n {
-                self.data[p * stride + victim] = self.data[p * stride + last];
+            let (head, last_row) = self.data.split_at_mut(Self::offset(last));
+            let start = Self::offset(victim);
+            head[start..start + victim].copy_from_slice(&last_row[..victim]);
+            head[start + victim] = last_row[last];
+            for q in victim + 1..last {
+                head[Self::offset(q) + victim] = last_row[q];
             }
-            self.data
-                .copy_within(last * stride..last * stride + self.n, victim * stride);
-            self.data[victim * stride + victim] = self.data[last * stride + last];
         }
+        self.data.truncate(Self::offset(last));
         self.n = last;
+    }
+
+    /// Calls `each(p, row p up to the diagonal)` for every row, in order.
+    #[inline(always)]
+    fn for_each_row(&mut self, mut each: impl FnMut(usize, &mut [f64])) {
+        let mut rest = self.data.as_mut_slice();
+        for p in 0..self.n {
+            let (row, tail) = std::mem::take(&mut rest).split_at_mut(p + 1);
+            each(p, row);
+            rest = tail;
+        }
+    }
+
+    /// y = M·x.
+    fn multiply(&self, x: &[f64], y: &mut Vec<f64>) {
+        y.clear();
+        y.resize(self.n, 0.0);
+        let mut rest = self.data.as_slice();
+        for p in 0..self.n {
+            let (row, tail) = rest.split_at(p + 1);
+            rest = tail;
+            accumulate_row(p, row, x, y);
+        }
+    }
+
+    /// M ← M − h hᵀ, minus c wᵀ too when `schur` = (c, w) (with w ∝ c, so symmetric), then
+    /// y = M·x for each of `products`, all in one sweep over M: each row is multiplied right
+    /// after its update, while it is still in cache.
+    fn update_and_multiply(
+        &mut self,
+        h: &[f64],
+        schur: Option<(&[f64], &[f64])>,
+        mut products: [Option<Product>; 2],
+    ) {
+        for product in products.iter_mut().flatten() {
+            product.y.clear();
+            product.y.resize(self.n, 0.0);
+        }
+        self.for_each_row(|p, row| {
+            let hp = h[p];
+            match schur {
+                None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq),
+                Some((c, w)) => {
+                    let cp = c[p];
+                    row.iter_mut()
+                        .zip(h)
+                        .zip(w)
+                        .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
+                }
+            }
+            for product in products.iter_mut().flatten() {
+                accumulate_row(p, row, product.x, product.y);
+            }
+        });
     }
 }
 
+/// y = M·x, computed during a sweep over M.
+struct Product<'a> {
+    x: &'a [f64],
+    y: &'a mut Vec<f64>,
+}
+
+/// Adds row p's share of y = M·x for a symmetric M: `row` (columns 0..=p) is both the lower
+/// part of row p (a dot product into y_p) and the upper part of column p (an axpy into y_0..p),
+/// so M is read once.
+#[inline(always)]
+fn accumulate_row(p: usize, row: &[f64], x: &[f64], y: &mut [f64]) {
+    let (y_lower, y_p) = y.split_at_mut(p);
+    y_p[0] += dot_axpy(&row[..p], &x[..p], x[p], y_lower) + row[p] * x[p];
+}
+
+/// Independent partial sums: a plain sequential f64 sum neither vectorizes nor pipelines (every
+/// add waits for the previous one).
+const LANES: usize = 8;
+
+/// Returns a·x and adds s·a to y, reading `a` once. Kept out of line: inlined into the learning
+/// loop, it vectorized worse (scalar updates of y).
+#[inline(never)]
+fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
+    let n = a.len();
+    let (a, a_tail) = a.split_at(n - n % LANES);
+    let (x, x_tail) = x[..n].split_at(n - n % LANES);
+    let (y, y_tail) = y[..n].split_at_mut(n - n % LANES);
+    let mut acc = [0.0; LANES];
+    for ((a, x), y) in a
+        .chunks_exact(LANES)
+        .zip(x.chunks_exact(LANES))
+        .zip(y.chunks_exact_mut(LANES))
+    {
+        for i in 0..LANES {
+            acc[i] += a[i] * x[i];
+            y[i] += s * a[i];
+        }
+    }
+    let mut tail = 0.0;
+    for ((a, x), y) in a_tail.iter().zip(x_tail).zip(y_tail) {
+        tail += a * x;
+        *y += s * a;
+    }
+    acc.iter().sum::<f64>() + tail
+}
+
+/// a·b.
 fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
+    let n = a.len();
+    let (a, a_tail) = a.split_at(n - n % LANES);
+    let (b, b_tail) = b[..n].split_at(n - n % LANES);
+    let mut acc = [0.0; LANES];
+    for (a, b) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+        for i in 0..LANES {
+            acc[i] += a[i] * b[i];
+        }
+    }
+    let tail: f64 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
+    acc.iter().sum::<f64>() + tail
 }
 
 /// The dual Gaussian of one linear model: the support rows S, the mean coefficients ν and the
@@ -188,13 +307,36 @@ pub struct DualGaussian {
     budget: Option<usize>,
     support: Vec<Support>,
     nu: Vec<f64>,
-    pi: Square,
-    gram: Square,
+    pi: Symmetric,
+    gram: Symmetric,
     /// The current row: k_S(x) and Πk (both with the bias), κ = k(x, x) and ‖x‖².
     k: Vec<f64>,
     pk: Vec<f64>,
     kappa: f64,
     norm2: f64,
+    /// Whether the last update already loaded the next row and computed its Πk.
+    ahead: bool,
+    scratch: Scratch,
+}
+
+/// Work space of the update, kept so that learning does not allocate; not part of the model,
+/// so equality ignores it.
+#[derive(Clone, Debug, Default)]
+struct Scratch {
+    /// The removal's Schur complement pivot column, the same over the pivot, the removed row's
+    /// Gram column and Π' times it.
+    column: Vec<f64>,
+    scaled: Vec<f64>,
+    k_removed: Vec<f64>,
+    projection: Vec<f64>,
+    /// Πk of the next row.
+    next_pk: Vec<f64>,
+}
+
+impl PartialEq for Scratch {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
 }
 
 /// The state that [`DualGaussian::with_state`] restores, as the accessors give it.
@@ -239,12 +381,14 @@ impl DualGaussian {
             budget,
             support: Vec::new(),
             nu: Vec::new(),
-            pi: Square::default(),
-            gram: Square::default(),
+            pi: Symmetric::default(),
+            gram: Symmetric::default(),
             k: Vec::new(),
             pk: Vec::new(),
             kappa: 0.0,
             norm2: 0.0,
+            ahead: false,
+            scratch: Scratch::default(),
         })
     }
 
@@ -287,9 +431,9 @@ impl DualGaussian {
         }
         self.nu = state.nu.to_vec();
         if self.second_order {
-            self.pi = Square::from_dense(n, state.pi);
+            self.pi = Symmetric::from_dense(n, state.pi);
         }
-        self.gram = Square::from_dense(n, state.gram);
+        self.gram = Symmetric::from_dense(n, state.gram);
         Ok(self)
     }
 
@@ -364,38 +508,51 @@ impl DualGaussian {
     fn kernel_row(&self, kernel: Kernel, row: &Row, k: &mut Vec<f64>) -> (f64, f64) {
         let xx = row.squared_norm();
         k.clear();
-        k.extend(self.support.iter().map(|s| {
-            kernel.eval(row.dot_sparse(&s.indices, &s.values), xx, s.norm2) + self.bias()
-        }));
+        k.extend(
+            self.support
+                .iter()
+                .map(|s| kernel.eval(s.dot(row), xx, s.norm2) + self.bias()),
+        );
         (kernel.eval(xx, xx, xx) + self.bias(), xx)
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias.
-    fn moments_of(&self, k: &[f64], kappa: f64) -> (f64, f64) {
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) from k = k_S(x) and κ = k(x, x), both with the bias; `pk` is
+    /// work space for Πk.
+    fn moments_of(&self, k: &[f64], kappa: f64, pk: &mut Vec<f64>) -> (f64, f64) {
         let mut v = self.a * kappa;
         if !self.pi.is_empty() {
-            v += k
-                .iter()
-                .enumerate()
-                .map(|(p, &kp)| kp * dot(self.pi.row(p), k))
-                .sum::<f64>();
+            self.pi.multiply(k, pk);
+            v += dot(k, pk);
         }
         (dot(k, &self.nu), v)
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row with the built-in kernel (prediction path).
-    fn row_moments(&self, kernel: Kernel, row: &Row) -> (f64, f64) {
-        let mut k = Vec::with_capacity(self.support.len());
-        let (kappa, _) = self.kernel_row(kernel, row, &mut k);
-        self.moments_of(&k, kappa)
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row with the built-in kernel (prediction path); `k` and
+    /// `pk` are work space.
+    fn row_moments(
+        &self,
+        kernel: Kernel,
+        row: &Row,
+        k: &mut Vec<f64>,
+        pk: &mut Vec<f64>,
+    ) -> (f64, f64) {
+        let (kappa, _) = self.kernel_row(kernel, row, k);
+        self.moments_of(k, kappa, pk)
     }
 
-    /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) and returns μ·φ(x).
+    /// Learning path, built-in kernel: loads `row` (k_S(x), κ, ‖x‖²) unless the last update
+    /// already did, and returns μ·φ(x).
     fn load(&mut self, kernel: Kernel, row: &Row) -> f64 {
+        if !self.ahead {
+            self.load_row(kernel, row);
+        }
+        dot(&self.k, &self.nu)
+    }
+
+    fn load_row(&mut self, kernel: Kernel, row: &Row) {
         let mut k = std::mem::take(&mut self.k);
         (self.kappa, self.norm2) = self.kernel_row(kernel, row, &mut k);
         self.k = k;
-        dot(&self.k, &self.nu)
     }
 
     /// Learning path, caller-supplied values (without the bias): loads them, returns μ·φ(x).
@@ -407,23 +564,29 @@ impl DualGaussian {
         dot(&self.k, &self.nu)
     }
 
-    /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update.
+    /// (v, κ) of the loaded row: κ is ‖φ(x)‖² as the rules see it. Keeps Πk for the update
+    /// (computed here unless the last update's sweep over Π already did).
     fn prepare(&mut self) -> (f64, f64) {
-        let n = self.support.len();
-        self.pk.clear();
-        if self.pi.is_empty() {
-            self.pk.resize(n, 0.0);
-            return (self.a * self.kappa, self.kappa);
-        }
-        for p in 0..n {
-            self.pk.push(dot(self.pi.row(p), &self.k));
+        if !std::mem::take(&mut self.ahead) {
+            if self.pi.is_empty() {
+                self.pk.clear();
+                self.pk.resize(self.support.len(), 0.0);
+                return (self.a * self.kappa, self.kappa);
+            }
+            self.pi.multiply(&self.k, &mut self.pk);
         }
         (self.a * self.kappa + dot(&self.k, &self.pk), self.kappa)
     }
 
     /// The template step on the loaded, prepared row: ν ← ν + step·Πk, x joins S with
-    /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v).
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64) {
+    /// ν_x = step·a, and Π ← [[Π, 0], [0, 0]] − β·h hᵀ with h = (Πk, a), β = c/(1 + c·v); then
+    /// the budget removal, whose Π terms join the same sweep over Π.
+    ///
+    /// `next` is the row learned next (with the built-in kernel): the sweep then also computes
+    /// Πk for it, against the updated Π and support set, and [`Self::load`] and
+    /// [`Self::prepare`] take that instead of computing it: one pass over Π per example
+    /// instead of two.
+    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, next: Option<(Kernel, &Row)>) {
         self.nu
             .iter_mut()
             .zip(&self.pk)
@@ -437,23 +600,45 @@ impl DualGaussian {
         });
         self.gram.push(&self.k, self.kappa);
         if self.second_order {
-            // h_i·h_j keeps Π exactly symmetric.
+            // h = √β·(Πk, a) in `pk`; Π gets x's zero row and column now, −h hᵀ in the sweep.
             let scale = sherman_morrison_factor(c, v).sqrt();
             self.pk.iter_mut().for_each(|g| *g *= scale);
             self.pk.push(self.a * scale);
-            self.k.fill(0.0);
-            self.pi.push(&self.k, 0.0);
-            let h = &self.pk;
-            for (p, &hp) in h.iter().enumerate() {
-                self.pi
-                    .row_mut(p)
-                    .iter_mut()
-                    .zip(h)
-                    .for_each(|(x, &hq)| *x -= hp * hq);
+            self.pi.push_zeros();
+        }
+        let removed_nu = self
+            .budget
+            .is_some_and(|b| self.support.len() > b)
+            .then(|| self.remove_least_weighted());
+        if !self.second_order {
+            return;
+        }
+        if let Some((kernel, next)) = next {
+            self.load_row(kernel, next);
+        }
+        let s = &mut self.scratch;
+        self.pi.update_and_multiply(
+            &self.pk,
+            removed_nu.map(|_| (&s.column[..], &s.scaled[..])),
+            [
+                removed_nu.map(|_| Product {
+                    x: &s.k_removed,
+                    y: &mut s.projection,
+                }),
+                next.map(|_| Product {
+                    x: &self.k,
+                    y: &mut s.next_pk,
+                }),
+            ],
+        );
+        if let Some(removed_nu) = removed_nu {
+            for (nu, y) in self.nu.iter_mut().zip(&s.projection) {
+                *nu -= removed_nu * y / self.a;
             }
         }
-        if self.budget.is_some_and(|b| self.support.len() > b) {
-            self.remove_least_weighted();
+        if next.is_some() {
+            std::mem::swap(&mut self.pk, &mut s.next_pk);
+            self.ahead = true;
         }
     }
 
@@ -461,6 +646,7 @@ impl DualGaussian {
     /// RKHS norm |ν_p|·√k(x_p, x_p), removes its precision term c_p·φ(x_p)φ(x_p)ᵀ exactly, and
     /// projects its mean term onto the remaining rows (without the projection, the mean error
     /// of each removal feeds larger and larger steps and the learner diverges on small budgets).
+    /// Returns the removed ν_p.
     ///
     /// Why exact: Σ⁻¹ = I/a + Σ_p c_p φ(x_p)φ(x_p)ᵀ, so by Woodbury Π = −a²(C⁻¹ + aK)⁻¹ with K
     /// the support Gram matrix. Dropping p deletes row and column p of C⁻¹ + aK, whose inverse
@@ -468,38 +654,46 @@ impl DualGaussian {
     /// stays ≥ I/a, so Σ stays positive definite (merely deleting Π's row and column would not).
     /// The projection u = argmin ‖Φ'u − ν_p φ(x_p)‖² + uᵀC'⁻¹u / a = a·ν_p·(C'⁻¹ + aK')⁻¹k_p
     /// = −ν_p·Π'k_p / a reuses Π'. First-order rules (Π = 0) drop the term without projection.
-    fn remove_least_weighted(&mut self) {
+    ///
+    /// Here Π's step −h hᵀ (h in `pk`) is still pending, so that [`Self::update`]'s one sweep
+    /// over Π does the step, the Schur complement and the product Π'k_p. This prepares them:
+    /// the pivot column is column p of Π − h hᵀ (O(|S|) from Π's row p and h), and moving the
+    /// last row and column into p's place commutes with the elementwise update once h, the
+    /// pivot column and k_p are permuted the same way.
+    fn remove_least_weighted(&mut self) -> f64 {
         let n = self.support.len();
-        let weight = |p: usize| self.nu[p].abs() * self.gram.get(p, p).max(0.0).sqrt();
+        let weight = |p: usize| self.nu[p].abs() * self.gram.diagonal(p).max(0.0).sqrt();
         let victim = (0..n)
             .min_by(|&p, &q| weight(p).total_cmp(&weight(q)))
             .expect("the support set is over budget, so not empty");
-        if !self.pi.is_empty() {
-            let pivot = self.pi.get(victim, victim);
-            // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
-            if pivot != 0.0 {
-                // (Π_pv·Π_vq)/Π_vv is symmetric in p and q bit for bit, so Π stays symmetric.
-                let column: Vec<f64> = self.pi.row(victim).to_vec();
-                for (p, &cp) in column.iter().enumerate() {
-                    self.pi
-                        .row_mut(p)
-                        .iter_mut()
-                        .zip(&column)
-                        .for_each(|(x, &cq)| *x -= cp * cq / pivot);
-                }
-            }
-            self.pi.swap_remove(victim);
-        }
         let removed_nu = self.nu.swap_remove(victim);
         self.support.swap_remove(victim);
-        let mut k_removed = self.gram.row(victim).to_vec();
-        k_removed.swap_remove(victim);
-        self.gram.swap_remove(victim);
-        if !self.pi.is_empty() {
-            for (p, nu) in self.nu.iter_mut().enumerate() {
-                *nu -= removed_nu * dot(self.pi.row(p), &k_removed) / self.a;
-            }
+        if !self.second_order {
+            self.gram.swap_remove(victim);
+            return removed_nu;
         }
+        let (h, s) = (&mut self.pk, &mut self.scratch);
+        self.pi.column(victim, &mut s.column);
+        let h_victim = h[victim];
+        s.column
+            .iter_mut()
+            .zip(h.iter())
+            .for_each(|(c, &hq)| *c -= h_victim * hq);
+        // A row with no precision term (c_p = 0) has Πₚₚ = 0 and nothing to remove.
+        let pivot = s.column[victim];
+        s.scaled.clear();
+        s.scaled.extend(
+            s.column
+                .iter()
+                .map(|&c| if pivot != 0.0 { c / pivot } else { 0.0 }),
+        );
+        self.gram.column(victim, &mut s.k_removed);
+        for v in [h, &mut s.column, &mut s.scaled, &mut s.k_removed] {
+            v.swap_remove(victim);
+        }
+        self.gram.swap_remove(victim);
+        self.pi.swap_remove(victim);
+        removed_nu
     }
 
     fn check_kernel_values(&self, k: &[f64], kappas: &[f64], n_rows: usize) -> Result<(), CwError> {
@@ -526,8 +720,9 @@ impl DualGaussian {
     ) -> Result<(), CwError> {
         let kernel = self.built_in()?;
         x.validate(self.n_features)?;
+        let (mut k, mut pk) = (Vec::new(), Vec::new());
         for i in 0..x.n_rows() {
-            let (score, v) = self.row_moments(kernel, &x.row(i));
+            let (score, v) = self.row_moments(kernel, &x.row(i), &mut k, &mut pk);
             each(i, score, v);
         }
         Ok(())
@@ -543,11 +738,11 @@ impl DualGaussian {
     ) -> Result<(), CwError> {
         self.check_kernel_values(k, kappas, kappas.len())?;
         let (n, bias) = (self.support.len(), self.bias());
-        let mut row = Vec::with_capacity(n);
+        let (mut row, mut pk) = (Vec::with_capacity(n), Vec::new());
         for (i, &kappa) in kappas.iter().enumerate() {
             row.clear();
             row.extend(k[i * n..(i + 1) * n].iter().map(|v| v + bias));
-            let (score, v) = self.moments_of(&row, kappa + bias);
+            let (score, v) = self.moments_of(&row, kappa + bias, &mut pk);
             each(i, score, v);
         }
         Ok(())
@@ -569,12 +764,12 @@ impl ClassModel for DualGaussian {
     }
 
     fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, _eta: f64) {
-        DualGaussian::update(self, row, step, c, v)
+        DualGaussian::update(self, row, step, c, v, None)
     }
 
     fn moments(&self, row: &Row) -> (f64, f64) {
         match self.kernel {
-            Some(kernel) => self.row_moments(kernel, row),
+            Some(kernel) => self.row_moments(kernel, row, &mut Vec::new(), &mut Vec::new()),
             None => (f64::NAN, f64::NAN),
         }
     }
@@ -649,8 +844,8 @@ impl DualLearner {
         self.n_mistakes
     }
 
-    /// One round on the loaded row with score `f`.
-    fn learn_loaded(&mut self, row: &Row, f: f64, y: f64) -> bool {
+    /// One round on the loaded row with score `f`; `next` as in [`DualGaussian::update`].
+    fn learn_loaded(&mut self, row: &Row, f: f64, y: f64, next: Option<(Kernel, &Row)>) -> bool {
         let m = y * f;
         if m <= 0.0 {
             self.n_mistakes += 1;
@@ -659,7 +854,7 @@ impl DualLearner {
         let Some(step) = self.rule.step(m, v, kappa) else {
             return false;
         };
-        self.model.update(row, step.alpha * y, step.c, v);
+        self.model.update(row, step.alpha * y, step.c, v, next);
         self.n_updates += 1;
         true
     }
@@ -675,11 +870,23 @@ impl DualLearner {
         let kernel = self.model.built_in()?;
         presentation.check(x, self.model.n_features, y.len())?;
         check_labels(y)?;
-        presentation.for_each(x.n_rows(), |i| {
+        // A row is learned once the next one is known, so that its update can prepare that
+        // one in the same sweep over Π.
+        let mut pending = None;
+        let mut learn = |i: usize, next: Option<usize>| {
             let row = x.row(i);
             let f = self.model.load(kernel, &row);
-            self.learn_loaded(&row, f, y[i]);
+            let next = next.map(|j| x.row(j));
+            self.learn_loaded(&row, f, y[i], next.as_ref().map(|next| (kernel, next)));
+        };
+        presentation.for_each(x.n_rows(), |i| {
+            if let Some(previous) = pending.replace(i) {
+                learn(previous, Some(i));
+            }
         });
+        if let Some(last) = pending {
+            learn(last, None);
+        }
         Ok(())
     }
 
@@ -697,7 +904,7 @@ impl DualLearner {
         check_labels(&[y])?;
         self.model.check_kernel_values(k, &[kappa], 1)?;
         let f = self.model.load_precomputed(&row, k, kappa);
-        Ok(self.learn_loaded(&row, f, y))
+        Ok(self.learn_loaded(&row, f, y, None))
     }
 
     fn check_out(x: &Matrix, out: &[f64]) -> Result<(), CwError> {
@@ -904,6 +1111,253 @@ mod tests {
         for p in 0..20 {
             for q in 0..20 {
                 assert_eq!(pi[p * 20 + q], pi[q * 20 + p]);
+            }
+        }
+    }
+
+    #[test]
+    fn a_batch_learns_exactly_as_its_rows_one_at_a_time() {
+        // In a batch, each update also prepares the next row during its sweep over Π.
+        let (n, d) = (150, 3);
+        let (x, y) = stream(n, d);
+        let m = Matrix::Dense {
+            values: &x,
+            n_rows: n,
+            n_cols: d,
+        };
+        let repeats: Vec<u32> = (0..n as u32).map(|i| 1 + i % 3).collect();
+        let presentation = Presentation {
+            repeats: Some(&repeats),
+            order: None,
+        };
+        for (name, budget) in [
+            ("AROW", Some(12)),
+            ("SCW1", Some(12)),
+            ("CW", None),
+            ("PA1", Some(12)),
+        ] {
+            let rule = Rule::from_name(name, &[]).unwrap();
+            let kernel = Some(Kernel::Rbf { gamma: 0.5 });
+            let mut batch = DualLearner::new(rule, kernel, d, true, 1.0, budget).unwrap();
+            let mut single = batch.clone();
+            batch.partial_fit(&m, &y, presentation).unwrap();
+            for i in 0..n {
+                let one = Matrix::Dense {
+                    values: &x[i * d..(i + 1) * d],
+                    n_rows: 1,
+                    n_cols: d,
+                };
+                for _ in 0..repeats[i] {
+                    single
+                        .partial_fit(&one, &y[i..i + 1], Presentation::default())
+                        .unwrap();
+                }
+            }
+            assert!(batch.n_updates() > 20, "{name}");
+            assert_eq!(batch, single, "{name}");
+        }
+    }
+
+    /// Budgeted learning with many removals, every kind of rule, against values recorded from
+    /// the first implementation (full square Π, sequential sums, one pass per step): the fused
+    /// passes over the packed Π only reorder floating-point sums.
+    #[test]
+    fn budgeted_learning_matches_recorded_values() {
+        type Case = (
+            &'static str,
+            Kernel,
+            usize,
+            bool,
+            (u64, u64),
+            [f64; 8],
+            [f64; 8],
+        );
+        let cases: [Case; 6] = [
+            (
+                "AROW",
+                Kernel::Rbf { gamma: 0.5 },
+                20,
+                true,
+                (600, 93),
+                [
+                    0.0014220974296528244,
+                    -0.05758487276870916,
+                    -0.22972949606139093,
+                    -0.12438453307167374,
+                    0.11888170428855394,
+                    0.12055881431447246,
+                    -0.11554270227709362,
+                    0.16302535218620595,
+                ],
+                [
+                    0.3961455541142611,
+                    0.657311926871855,
+                    0.6040049697019148,
+                    0.46025533983082534,
+                    0.2806272593799233,
+                    0.4797526394394587,
+                    0.4037763063678066,
+                    0.49026471515818537,
+                ],
+            ),
+            (
+                "SCW1",
+                Kernel::Rbf { gamma: 0.5 },
+                20,
+                true,
+                (457, 51),
+                [
+                    -0.17113712506892353,
+                    -0.3186543516704148,
+                    -0.3313646782215933,
+                    -0.31117124570198396,
+                    0.258781908937209,
+                    0.018557243168187076,
+                    -0.19164503935794164,
+                    0.058367120863416,
+                ],
+                [
+                    0.2179486765705605,
+                    0.43485484899966376,
+                    0.4402793477085114,
+                    0.23230200585024097,
+                    0.1773634525545602,
+                    0.1899932660973742,
+                    0.215732748171916,
+                    0.16696888898414652,
+                ],
+            ),
+            (
+                "NHERD",
+                Kernel::Poly {
+                    gamma: 0.5,
+                    degree: 2,
+                    coef0: 1.0,
+                },
+                12,
+                false,
+                (582, 64),
+                [
+                    -0.41494765344749873,
+                    -0.7018370790837964,
+                    -0.42216571231599787,
+                    -0.34204375344301813,
+                    0.03214544978278433,
+                    0.22710872382562552,
+                    -0.12037320260905932,
+                    0.13302688845247168,
+                ],
+                [
+                    0.9798172698933867,
+                    1.807774672443191,
+                    0.3444632497717661,
+                    0.2083258321532866,
+                    0.7003663552339285,
+                    0.22618767085619096,
+                    0.12600765349181398,
+                    0.13506545034236384,
+                ],
+            ),
+            (
+                "CW",
+                Kernel::Rbf { gamma: 1.0 },
+                20,
+                true,
+                (521, 78),
+                [
+                    -0.06742121902937837,
+                    -0.0702118902107347,
+                    -0.11732429583994475,
+                    -0.037792581387804836,
+                    0.28067147120317415,
+                    0.02353199730044353,
+                    0.02348742104494672,
+                    0.1415631746347379,
+                ],
+                [
+                    0.4400249270041443,
+                    0.7765717315364715,
+                    0.7801435307097433,
+                    0.45325534854089455,
+                    0.3114554696299281,
+                    0.6262940504700429,
+                    0.44550904312049444,
+                    0.6600875527031427,
+                ],
+            ),
+            (
+                "PA1",
+                Kernel::Rbf { gamma: 0.5 },
+                20,
+                true,
+                (372, 85),
+                [
+                    -0.2176005580165956,
+                    -0.6216499016929153,
+                    -0.4555307895343452,
+                    -0.18271986850369704,
+                    0.8976591807829102,
+                    0.4510525131891079,
+                    0.116877778702837,
+                    0.6658882275984777,
+                ],
+                [2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0, 2.0],
+            ),
+            (
+                "AROW",
+                Kernel::Linear,
+                3,
+                false,
+                (600, 162),
+                [
+                    -0.00384268164059981,
+                    0.015313346188670196,
+                    -0.02716459026831941,
+                    0.11952045313543458,
+                    0.20344209858323903,
+                    -0.13135266022419856,
+                    0.11529930856599724,
+                    -0.13551176795034836,
+                ],
+                [
+                    0.9148249565219917,
+                    1.4459598356319014,
+                    1.0106928928177858,
+                    0.307228561005064,
+                    0.36761487763438316,
+                    0.3628720568267991,
+                    0.41783961482059573,
+                    0.30589095212841366,
+                ],
+            ),
+        ];
+        let (n, d) = (600, 3);
+        let (x, y) = stream(n, d);
+        let m = Matrix::Dense {
+            values: &x,
+            n_rows: n,
+            n_cols: d,
+        };
+        let probe = Matrix::Dense {
+            values: &x[..8 * d],
+            n_rows: 8,
+            n_cols: d,
+        };
+        for (name, kernel, budget, bias, counts, scores, variances) in cases {
+            let rule = Rule::from_name(name, &[]).unwrap();
+            let mut model =
+                DualLearner::new(rule, Some(kernel), d, bias, 1.0, Some(budget)).unwrap();
+            model.partial_fit(&m, &y, Presentation::default()).unwrap();
+            assert_eq!((model.n_updates(), model.n_mistakes()), counts, "{name}");
+            assert_eq!(model.model().n_support(), budget, "{name}");
+            let (mut f, mut v) = (vec![0.0; 8], vec![0.0; 8]);
+            model.decision_function(&probe, &mut f).unwrap();
+            model.variances(&probe, &mut v).unwrap();
+            for (got, want) in f.iter().zip(&scores).chain(v.iter().zip(&variances)) {
+                assert!(
+                    (got - want).abs() <= 1e-9 * want.abs(),
+                    "{name}: {got} vs {want}"
+                );
             }
         }
     }
