@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use crate::covariance::CovarianceKind;
-use crate::data::{Matrix, Presentation, Row, Shape};
+use crate::data::{learn_validated_ahead, Matrix, Presentation, Row, Shape};
 use crate::error::CwError;
 use crate::gaussian::{Gaussian, Update};
 use crate::rules::{margin_probability, Rule};
@@ -34,6 +34,20 @@ pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), C
         "{rule:?} needs a {expected} covariance, got {:?}",
         kind.name()
     )))
+}
+
+/// Rows validated per step when a second core validates ahead of learning.
+const VALIDATION_CHUNK: usize = 4096;
+
+/// Whether a batch is learned while a second core validates its rows ahead: when there is a
+/// second core, the rows come in order, and the batch is large next to the model, whose copy
+/// (kept to undo a late error) then costs little beside the validation it hides.
+pub(crate) fn validate_ahead(x: &Matrix, presentation: &Presentation, model_values: usize) -> bool {
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    cores >= 2
+        && presentation.order.is_none()
+        && x.n_rows() > 2 * VALIDATION_CHUNK
+        && x.n_entries() >= 4 * model_values
 }
 
 /// Checks the initial variance a > 0.
@@ -182,6 +196,18 @@ impl Learner {
         });
     }
 
+    /// How many numbers the model holds (what a copy of it costs).
+    fn n_values(&self) -> usize {
+        let dim = self.shape.dim();
+        let l1 = if self.l1().is_some() { dim } else { 0 };
+        dim + l1
+            + match self.covariance_kind() {
+                CovarianceKind::Identity => 0,
+                CovarianceKind::Diagonal => dim,
+                CovarianceKind::Full => dim * dim,
+            }
+    }
+
     /// Learns the rows of `x` with labels `y` (±1) as `presentation` says. Everything is
     /// validated before the first update, so an error leaves the model untouched. The result is
     /// exactly that of calling [`Learner::learn`] row by row.
@@ -191,6 +217,20 @@ impl Learner {
         y: &[f64],
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        if validate_ahead(x, &presentation, self.n_values()) {
+            presentation.check_shapes(x, self.shape.n_features, y.len())?;
+            check_labels(y)?;
+            // A late error must leave the model as it was: keep a copy to restore.
+            let before = self.clone();
+            let learned =
+                learn_validated_ahead(x, self.shape.n_features, VALIDATION_CHUNK, |rows| {
+                    self.learn_valid(presentation.sequence_of(rows).map(|i| (i, x.row(i))), y);
+                });
+            if learned.is_err() {
+                *self = before;
+            }
+            return learned;
+        }
         presentation.check(x, self.shape.n_features, y.len())?;
         check_labels(y)?;
         self.learn_valid(presentation.sequence(x.n_rows()).map(|i| (i, x.row(i))), y);
@@ -263,6 +303,50 @@ mod tests {
             })
             .collect();
         (x, y)
+    }
+
+    /// A batch large enough to be validated on a second core while it is learned gives the
+    /// same bits as row by row, and an invalid row anywhere in it leaves the model untouched.
+    #[test]
+    fn validating_ahead_learns_the_same_and_undoes_a_late_error() {
+        let (n, d) = (3 * VALIDATION_CHUNK + 5, 12);
+        let (x, y) = stream(n, d, 99);
+        let matrix = Matrix::Dense {
+            values: &x,
+            n_rows: n,
+            n_cols: d,
+        };
+        let repeats: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
+        let presentation = Presentation {
+            repeats: Some(&repeats),
+            order: None,
+        };
+        for kind in [CovarianceKind::Diagonal, CovarianceKind::Full] {
+            let mut batch = learner("AROW", kind, true, d);
+            assert!(validate_ahead(&matrix, &presentation, batch.n_values()));
+            batch.partial_fit(&matrix, &y, presentation).unwrap();
+            let mut single = learner("AROW", kind, true, d);
+            for i in 0..n {
+                for _ in 0..repeats[i] {
+                    single
+                        .learn(Row::Dense(&x[i * d..(i + 1) * d]), y[i])
+                        .unwrap();
+                }
+            }
+            assert_eq!(batch, single, "{kind:?}");
+            for bad_row in [0, VALIDATION_CHUNK + 7, n - 1] {
+                let mut values = x.clone();
+                values[bad_row * d + 3] = f64::NAN;
+                let poisoned = Matrix::Dense {
+                    values: &values,
+                    n_rows: n,
+                    n_cols: d,
+                };
+                let before = batch.clone();
+                assert!(batch.partial_fit(&poisoned, &y, presentation).is_err());
+                assert_eq!(batch, before, "{kind:?}, NaN in row {bad_row}");
+            }
+        }
     }
 
     #[test]

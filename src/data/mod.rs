@@ -5,6 +5,8 @@
 pub mod hashing;
 pub mod libsvm;
 
+use std::ops::Range;
+
 use crate::error::CwError;
 
 /// A sparse index type as found in SciPy CSR matrices.
@@ -264,6 +266,13 @@ impl<'a> Matrix<'a> {
     /// Checks shapes, CSR structure, index ranges and finiteness, and that the matrix has
     /// `n_features` columns. After this, [`Matrix::row`] cannot go out of bounds.
     pub fn validate(&self, n_features: usize) -> Result<(), CwError> {
+        self.validate_structure(n_features)?;
+        self.validate_rows(0..self.n_rows(), n_features)
+    }
+
+    /// The O(rows) part of [`Matrix::validate`]: shapes and the CSR row pointers, so that
+    /// [`Matrix::row`] cannot go out of bounds (the rows' contents are not checked).
+    pub fn validate_structure(&self, n_features: usize) -> Result<(), CwError> {
         check_len(self.n_cols(), n_features)?;
         match *self {
             Matrix::Dense {
@@ -277,29 +286,59 @@ impl<'a> Matrix<'a> {
                         values.len()
                     )));
                 }
-                check_finite(values)
+                Ok(())
             }
             Matrix::Csr32 {
                 values,
                 indices,
                 indptr,
                 ..
-            } => check_csr(values, indices, indptr, n_features),
+            } => check_indptr(values, indices, indptr),
             Matrix::Csr64 {
                 values,
                 indices,
                 indptr,
                 ..
-            } => check_csr(values, indices, indptr, n_features),
+            } => check_indptr(values, indices, indptr),
+        }
+    }
+
+    /// The rest of [`Matrix::validate`] for rows `rows` of a matrix whose structure is valid:
+    /// indices in range and strictly increasing, values finite.
+    pub fn validate_rows(&self, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
+        match *self {
+            Matrix::Dense { values, n_cols, .. } => {
+                check_finite(&values[rows.start * n_cols..rows.end * n_cols])
+            }
+            Matrix::Csr32 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => check_csr_rows(values, indices, &indptr[rows.start..=rows.end], n_features),
+            Matrix::Csr64 {
+                values,
+                indices,
+                indptr,
+                ..
+            } => check_csr_rows(values, indices, &indptr[rows.start..=rows.end], n_features),
+        }
+    }
+
+    /// Stored entries: all of them for a dense matrix.
+    pub fn n_entries(&self) -> usize {
+        match *self {
+            Matrix::Dense { values, .. }
+            | Matrix::Csr32 { values, .. }
+            | Matrix::Csr64 { values, .. } => values.len(),
         }
     }
 }
 
-fn check_csr<I: SparseIndex>(
+fn check_indptr<I: SparseIndex>(
     values: &[f64],
     indices: &[I],
     indptr: &[I],
-    n_features: usize,
 ) -> Result<(), CwError> {
     let bad_indptr = || CwError::InvalidInput("CSR indptr is inconsistent with its data".into());
     if indptr.is_empty() || indptr[0].checked() != Some(0) {
@@ -316,10 +355,51 @@ fn check_csr<I: SparseIndex>(
     if previous != values.len() || indices.len() != values.len() {
         return Err(bad_indptr());
     }
+    Ok(())
+}
+
+/// Checks the rows whose pointers are `indptr` (a window of a valid indptr).
+fn check_csr_rows<I: SparseIndex>(
+    values: &[f64],
+    indices: &[I],
+    indptr: &[I],
+    n_features: usize,
+) -> Result<(), CwError> {
     for row in indptr.windows(2) {
         check_indices(&indices[row[0].get()..row[1].get()], n_features)?;
     }
-    check_finite(values)
+    let (first, last) = (indptr[0].get(), indptr[indptr.len() - 1].get());
+    check_finite(&values[first..last])
+}
+
+/// Learns the rows of a matrix whose structure is valid while a second thread validates their
+/// contents ahead: `learn` gets consecutive ranges of validated rows, in order, until a range
+/// fails; then the error is returned, and `learn` has seen only the rows before that range.
+pub fn learn_validated_ahead(
+    x: &Matrix,
+    n_features: usize,
+    chunk_rows: usize,
+    mut learn: impl FnMut(Range<usize>),
+) -> Result<(), CwError> {
+    let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
+    let (sender, receiver) = std::sync::mpsc::channel();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            for start in (0..n).step_by(chunk_rows) {
+                let rows = start..n.min(start + chunk_rows);
+                let checked = x.validate_rows(rows.clone(), n_features).map(|()| rows);
+                let failed = checked.is_err();
+                // After an error the learner stops listening: nothing is left to report.
+                if sender.send(checked).is_err() || failed {
+                    return;
+                }
+            }
+        });
+        for checked in receiver {
+            learn(checked?);
+        }
+        Ok(())
+    })
 }
 
 /// The model's coordinates: the user's `n_features` features, then the constant bias feature 1
@@ -422,7 +502,19 @@ impl Presentation<'_> {
     /// Checks `x` (against `n_features`), the number of labels and the presentation, so that
     /// learning can then run without any failure.
     pub fn check(&self, x: &Matrix, n_features: usize, n_labels: usize) -> Result<(), CwError> {
-        x.validate(n_features)?;
+        self.check_shapes(x, n_features, n_labels)?;
+        x.validate_rows(0..x.n_rows(), n_features)
+    }
+
+    /// [`Presentation::check`] but for the contents of x's rows (see
+    /// [`Matrix::validate_rows`]).
+    pub fn check_shapes(
+        &self,
+        x: &Matrix,
+        n_features: usize,
+        n_labels: usize,
+    ) -> Result<(), CwError> {
+        x.validate_structure(n_features)?;
         let n = x.n_rows();
         if n_labels != n {
             return Err(CwError::InvalidInput(format!(
@@ -454,6 +546,12 @@ impl Presentation<'_> {
             .copied()
             .chain(0..natural)
             .flat_map(|i| std::iter::repeat_n(i, self.repeats.map_or(1, |r| r[i] as usize)))
+    }
+
+    /// The presentations of rows `rows` in order (`order` must be `None`).
+    pub fn sequence_of(&self, rows: Range<usize>) -> impl Iterator<Item = usize> + '_ {
+        debug_assert!(self.order.is_none());
+        rows.flat_map(|i| std::iter::repeat_n(i, self.repeats.map_or(1, |r| r[i] as usize)))
     }
 
     /// Calls `f(i)` once per presentation of row `i` of an `n`-row batch.
