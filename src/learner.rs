@@ -42,7 +42,7 @@ const VALIDATION_CHUNK: usize = 4096;
 /// Whether a batch is learned while a second core validates its rows ahead: when there is a
 /// second core, the rows come in order, and the batch is large next to the model, whose copy
 /// (kept to undo a late error) then costs little beside the validation it hides.
-pub(crate) fn validate_ahead(x: &Matrix, presentation: &Presentation, model_values: usize) -> bool {
+fn validate_ahead(x: &Matrix, presentation: &Presentation, model_values: usize) -> bool {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     cores >= 2
         && presentation.order.is_none()
@@ -208,9 +208,10 @@ impl Learner {
             }
     }
 
-    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says. Everything is
-    /// validated before the first update, so an error leaves the model untouched. The result is
-    /// exactly that of calling [`Learner::learn`] row by row.
+    /// Learns the rows of `x` with labels `y` (±1) as `presentation` says. An error leaves the
+    /// model untouched: rows are validated before any is learned, or, in a large batch, on a
+    /// second core ahead of the learner, with the model restored if a late row is bad. The
+    /// result is exactly that of calling [`Learner::learn`] row by row.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,

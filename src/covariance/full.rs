@@ -237,28 +237,27 @@ fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64])
     fold_rows_portable(sigma, dim, rows, pending);
 }
 
-/// Where the second core's share of the rows starts, or `None` to stay on one core.
-fn second_core_rows(dim: usize, work_per_row: usize) -> Option<usize> {
+/// Whether a second core is there and worth waking for this much work per row of Σ.
+fn two_cores(dim: usize, work_per_row: usize) -> bool {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    (cores >= 2 && dim >= PARALLEL_ORDER && work_per_row > 1).then(|| dim / 2 / TILE * TILE)
+    cores >= 2 && dim >= PARALLEL_ORDER && work_per_row > 1
 }
 
 /// y = Σx for groups of W right-hand sides (`x` and `y` hold `groups × dim` entries).
 fn product<const W: usize>(sigma: &[f64], dim: usize, x: &[[f64; W]], y: &mut [[f64; W]]) {
     let groups = x.len() / dim;
-    match second_core_rows(dim, groups * W) {
-        Some(m) => {
-            let (mut first, mut second): (Vec<_>, Vec<_>) =
-                y.chunks_exact_mut(dim).map(|yg| yg.split_at_mut(m)).unzip();
-            std::thread::scope(|scope| {
-                scope.spawn(|| product_rows(sigma, dim, m..dim, x, &mut second));
-                product_rows(sigma, dim, 0..m, x, &mut first);
-            });
-        }
-        None => {
-            let mut whole: Vec<_> = y.chunks_exact_mut(dim).collect();
-            product_rows(sigma, dim, 0..dim, x, &mut whole);
-        }
+    if two_cores(dim, groups * W) {
+        // Every row of the product costs the same: half the rows each.
+        let m = dim / 2 / TILE * TILE;
+        let (mut first, mut second): (Vec<_>, Vec<_>) =
+            y.chunks_exact_mut(dim).map(|yg| yg.split_at_mut(m)).unzip();
+        std::thread::scope(|scope| {
+            scope.spawn(|| product_rows(sigma, dim, m..dim, x, &mut second));
+            product_rows(sigma, dim, 0..m, x, &mut first);
+        });
+    } else {
+        let mut whole: Vec<_> = y.chunks_exact_mut(dim).collect();
+        product_rows(sigma, dim, 0..dim, x, &mut whole);
     }
 }
 
@@ -267,17 +266,16 @@ fn fold(sigma: &mut [f64], dim: usize, pending: &[f64]) {
     if pending.is_empty() {
         return;
     }
-    // The upper triangle's rows shorten downwards: the first 29% of them hold half its work.
-    let half_work = (dim as f64 * (1.0 - std::f64::consts::FRAC_1_SQRT_2)) as usize / TILE * TILE;
-    match second_core_rows(dim, pending.len() / dim).map(|_| half_work) {
-        Some(m) => {
-            let (first, second) = sigma.split_at_mut(m * dim);
-            std::thread::scope(|scope| {
-                scope.spawn(|| fold_rows(second, dim, m..dim, pending));
-                fold_rows(first, dim, 0..m, pending);
-            });
-        }
-        None => fold_rows(sigma, dim, 0..dim, pending),
+    if two_cores(dim, pending.len() / dim) {
+        // The upper triangle's rows shorten downwards: the first 29% hold half its work.
+        let m = (dim as f64 * (1.0 - std::f64::consts::FRAC_1_SQRT_2)) as usize / TILE * TILE;
+        let (first, second) = sigma.split_at_mut(m * dim);
+        std::thread::scope(|scope| {
+            scope.spawn(|| fold_rows(second, dim, m..dim, pending));
+            fold_rows(first, dim, 0..m, pending);
+        });
+    } else {
+        fold_rows(sigma, dim, 0..dim, pending);
     }
     mirror(sigma, dim);
 }
