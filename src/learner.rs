@@ -43,11 +43,10 @@ const VALIDATION_CHUNK: usize = 4096;
 /// second core, the rows come in order, and the batch is large next to the model, whose copy
 /// (kept to undo a late error) then costs little beside the validation it hides.
 fn validate_ahead(x: &Matrix, presentation: &Presentation, model_values: usize) -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores >= 2
-        && presentation.order.is_none()
+    presentation.order.is_none()
         && x.n_rows() > 2 * VALIDATION_CHUNK
         && x.n_entries() >= 4 * model_values
+        && crate::available_cores() >= 2
 }
 
 /// Checks the initial variance a > 0.

@@ -18,6 +18,13 @@ pub mod sparse_l1;
 #[cfg(feature = "python")]
 mod python;
 
+/// The cores this process may use, asked once: the query reads cgroup files, which costs more
+/// than a small update.
+pub(crate) fn available_cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
+}
+
 pub use covariance::CovarianceKind;
 pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;

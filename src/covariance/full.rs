@@ -10,9 +10,14 @@ pub const MAX_BLOCK: usize = 32;
 
 /// How many rank-one terms wait before a fold, for Σ of order `dim`. Each pending term costs
 /// O(d) per row while a fold saves a pass over Σ (d²), so small Σ (which sits in cache anyway)
-/// folds often and large Σ rarely.
+/// folds often and large Σ rarely; below 32 coordinates every update folds at once, as the
+/// lanes of a blocked product would mostly idle.
 fn block_size(dim: usize) -> usize {
-    (dim / 8).clamp(1, MAX_BLOCK)
+    if dim < 32 {
+        1
+    } else {
+        (dim / 8).clamp(1, MAX_BLOCK)
+    }
 }
 
 /// Right-hand sides per pass of the blocked product: two AVX2 vectors of them, so a tile has
@@ -239,8 +244,7 @@ fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64])
 
 /// Whether a second core is there and worth waking for this much work per row of Σ.
 fn two_cores(dim: usize, work_per_row: usize) -> bool {
-    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
-    cores >= 2 && dim >= PARALLEL_ORDER && work_per_row > 1
+    dim >= PARALLEL_ORDER && work_per_row > 1 && crate::available_cores() >= 2
 }
 
 /// y = Σx for groups of W right-hand sides (`x` and `y` hold `groups × dim` entries).
@@ -415,10 +419,11 @@ impl Full {
     ) {
         let (d, block_size) = (self.dim, block_size(self.dim));
         let (mut x, mut gk) = (vec![0.0; d], vec![0.0; d]);
+        let mut products = BlockProducts::new(d);
         let mut start = 0;
         while start < rows.len() {
             let block = &rows[start..rows.len().min(start + block_size)];
-            let products = BlockProducts::new(&self.sigma, d, block);
+            products.compute(&self.sigma, block);
             let mut next = start + block.len();
             for (k, row) in block.iter().enumerate() {
                 products.row(k, &mut x, &mut gk);
@@ -446,60 +451,69 @@ impl Full {
 }
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of
-/// [`LANES`]; a lane's arithmetic is the same either way.
-enum BlockProducts {
-    One {
-        x: Vec<f64>,
-        sigma_x: Vec<f64>,
-    },
-    Groups {
-        x: Vec<[f64; LANES]>,
-        sigma_x: Vec<[f64; LANES]>,
-        dim: usize,
-    },
+/// [`LANES`]; a lane's arithmetic is the same either way. The buffers live across blocks.
+struct BlockProducts {
+    dim: usize,
+    /// Whether the block is one row, kept in `one_x`, `one_sigma_x`.
+    alone: bool,
+    one_x: Vec<f64>,
+    one_sigma_x: Vec<f64>,
+    x: Vec<[f64; LANES]>,
+    sigma_x: Vec<[f64; LANES]>,
 }
 
 impl BlockProducts {
-    fn new(sigma: &[f64], dim: usize, rows: &[Features]) -> Self {
-        if let [row] = rows {
-            let mut x = vec![0.0; dim];
-            row.for_each(|j, xj| x[j] = xj);
-            let mut sigma_x = vec![0.0; dim];
-            product(sigma, dim, as_lanes_ref(&x), as_lanes(&mut sigma_x));
-            return BlockProducts::One { x, sigma_x };
+    fn new(dim: usize) -> Self {
+        BlockProducts {
+            dim,
+            alone: false,
+            one_x: vec![0.0; dim],
+            one_sigma_x: vec![0.0; dim],
+            x: Vec::new(),
+            sigma_x: Vec::new(),
         }
-        let mut x = vec![[0.0; LANES]; rows.len().div_ceil(LANES) * dim];
+    }
+
+    fn compute(&mut self, sigma: &[f64], rows: &[Features]) {
+        let dim = self.dim;
+        self.alone = rows.len() == 1;
+        if let [row] = rows {
+            self.one_x.fill(0.0);
+            row.for_each(|j, xj| self.one_x[j] = xj);
+            product(
+                sigma,
+                dim,
+                as_lanes_ref(&self.one_x),
+                as_lanes(&mut self.one_sigma_x),
+            );
+            return;
+        }
+        self.x.clear();
+        self.x
+            .resize(rows.len().div_ceil(LANES) * dim, [0.0; LANES]);
         for (k, row) in rows.iter().enumerate() {
-            let group = &mut x[k / LANES * dim..];
+            let group = &mut self.x[k / LANES * dim..];
             row.for_each(|j, xj| group[j][k % LANES] = xj);
         }
-        let mut sigma_x = vec![[0.0; LANES]; x.len()];
-        product(sigma, dim, &x, &mut sigma_x);
-        BlockProducts::Groups { x, sigma_x, dim }
+        self.sigma_x.resize(self.x.len(), [0.0; LANES]);
+        product(sigma, dim, &self.x, &mut self.sigma_x);
     }
 
     /// Row k of the block and its Σ₀x, dense.
     fn row(&self, k: usize, x: &mut [f64], sigma_x: &mut [f64]) {
-        match self {
-            BlockProducts::One { x: x1, sigma_x: s1 } => {
-                x.copy_from_slice(x1);
-                sigma_x.copy_from_slice(s1);
-            }
-            BlockProducts::Groups {
-                x: xg,
-                sigma_x: sg,
-                dim,
-            } => {
-                let (lane, group) = (k % LANES, k / LANES * dim..(k / LANES + 1) * dim);
-                x.iter_mut()
-                    .zip(&xg[group.clone()])
-                    .for_each(|(v, g)| *v = g[lane]);
-                sigma_x
-                    .iter_mut()
-                    .zip(&sg[group])
-                    .for_each(|(v, g)| *v = g[lane]);
-            }
+        if self.alone {
+            x.copy_from_slice(&self.one_x);
+            sigma_x.copy_from_slice(&self.one_sigma_x);
+            return;
         }
+        let (lane, group) = (k % LANES, k / LANES * self.dim..(k / LANES + 1) * self.dim);
+        x.iter_mut()
+            .zip(&self.x[group.clone()])
+            .for_each(|(v, g)| *v = g[lane]);
+        sigma_x
+            .iter_mut()
+            .zip(&self.sigma_x[group])
+            .for_each(|(v, g)| *v = g[lane]);
     }
 }
 
