@@ -1,4 +1,4 @@
-use super::{Observation, VARIANCE_FLOOR};
+use super::{prefetch, Observation, VARIANCE_FLOOR};
 use crate::data::Features;
 
 /// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
@@ -102,15 +102,3 @@ impl Diagonal {
         });
     }
 }
-
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-fn prefetch<T>(value: &T) {
-    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
-    // SAFETY: a prefetch is only a hint; it never faults and reads nothing.
-    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast()) }
-}
-
-#[cfg(not(target_arch = "x86_64"))]
-#[inline(always)]
-fn prefetch<T>(_value: &T) {}

@@ -219,11 +219,31 @@ impl Moments {
         }
     }
 
-    /// A hint that `x` is learned next (the diagonal form starts fetching its coordinates).
+    /// A hint that `x` is learned next: the identity and diagonal forms start fetching the
+    /// coordinates it touches.
     #[inline]
     pub fn prefetch(&self, x: &Features) {
-        if let Moments::Diagonal(d) = self {
-            d.prefetch(x);
+        match self {
+            Moments::Identity(mean) => x.for_each(|j, _| {
+                if let Some(w) = mean.get(j) {
+                    prefetch(w);
+                }
+            }),
+            Moments::Diagonal(d) => d.prefetch(x),
+            Moments::Full(_) => {}
         }
     }
 }
+
+/// Asks the cache for the line holding `value`, so that its fetch overlaps other work.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn prefetch<T>(value: &T) {
+    use std::arch::x86_64::{_mm_prefetch, _MM_HINT_T0};
+    // SAFETY: a prefetch is only a hint; it never faults and reads nothing.
+    unsafe { _mm_prefetch::<_MM_HINT_T0>(std::ptr::from_ref(value).cast()) }
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+#[inline(always)]
+fn prefetch<T>(_value: &T) {}
