@@ -498,7 +498,7 @@ pub struct Presentation<'a> {
     pub order: Option<&'a [usize]>,
 }
 
-impl Presentation<'_> {
+impl<'a> Presentation<'a> {
     /// Checks `x` (against `n_features`), the number of labels and the presentation, so that
     /// learning can then run without any failure.
     pub fn check(&self, x: &Matrix, n_features: usize, n_labels: usize) -> Result<(), CwError> {
@@ -540,18 +540,19 @@ impl Presentation<'_> {
     /// The row indices of an `n`-row batch, one per presentation, in presentation order.
     pub fn sequence(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
         let natural = if self.order.is_some() { 0 } else { n };
-        self.order
-            .unwrap_or(&[])
-            .iter()
-            .copied()
-            .chain(0..natural)
-            .flat_map(|i| std::iter::repeat_n(i, self.repeats.map_or(1, |r| r[i] as usize)))
+        self.repeated(self.order.unwrap_or(&[]).iter().copied().chain(0..natural))
     }
 
     /// The presentations of rows `rows` in order (`order` must be `None`).
     pub fn sequence_of(&self, rows: Range<usize>) -> impl Iterator<Item = usize> + '_ {
         debug_assert!(self.order.is_none());
-        rows.flat_map(|i| std::iter::repeat_n(i, self.repeats.map_or(1, |r| r[i] as usize)))
+        self.repeated(rows)
+    }
+
+    /// Each row of `rows` as many times as `repeats` says.
+    fn repeated(&self, rows: impl Iterator<Item = usize> + 'a) -> impl Iterator<Item = usize> + 'a {
+        let repeats = self.repeats;
+        rows.flat_map(move |i| std::iter::repeat_n(i, repeats.map_or(1, |r| r[i] as usize)))
     }
 
     /// Calls `f(i)` once per presentation of row `i` of an `n`-row batch.
