@@ -7,20 +7,13 @@ use cwrs::kernel::{DualLearner, Kernel};
 use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
 use std::hint::black_box;
 
-/// xorshift64: a deterministic stream with no dependency.
-struct Xorshift(u64);
+mod common;
 
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
+use common::Xorshift;
 
-    fn uniform(&mut self) -> f64 {
-        (self.next() >> 11) as f64 / (1u64 << 53) as f64
-    }
+/// A uniform draw in [0, 1).
+fn uniform(rng: &mut Xorshift) -> f64 {
+    (rng.next() >> 11) as f64 / (1u64 << 53) as f64
 }
 
 /// A text-like sparse stream: `nnz` random features per row out of `d`, labels from a sparse
@@ -46,7 +39,7 @@ fn sparse_stream(n: usize, d: usize, nnz: usize) -> (Vec<f64>, Vec<i64>, Vec<i64
 
 fn dense_stream(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
     let mut rng = Xorshift(42);
-    let x: Vec<f64> = (0..n * d).map(|_| rng.uniform() * 2.0 - 1.0).collect();
+    let x: Vec<f64> = (0..n * d).map(|_| uniform(&mut rng) * 2.0 - 1.0).collect();
     let y = (0..n)
         .map(|i| {
             if x[i * d] + 0.3 * x[i * d + 1] > 0.0 {

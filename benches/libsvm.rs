@@ -13,23 +13,15 @@ use std::io::{BufWriter, Write};
 use std::path::Path;
 use std::time::Duration;
 
+mod common;
+
+use common::Xorshift;
+
 const ROWS: usize = 200_000;
 const FEATURES: usize = 1 << 20;
 const NNZ: usize = 100;
 /// About 1.6 MB of CSR per chunk: the chunks in flight stay in cache next to the model.
 const CHUNK_ROWS: usize = 1_000;
-
-/// xorshift64: a deterministic stream with no dependency.
-struct Xorshift(u64);
-
-impl Xorshift {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 << 13;
-        self.0 ^= self.0 >> 7;
-        self.0 ^= self.0 << 17;
-        self.0
-    }
-}
 
 /// `ROWS` lines of about `NNZ` sorted one-based indices with values like `0.0123`, labels ±1
 /// from a sparse linear teacher.
