@@ -4,6 +4,7 @@ Binary learners Perceptron, PA, PA1, PA2 (first order) and SOP, CW, ExactCW, ARO
 SCW2, NHERD (second order, `covariance="diag"` or `"full"`), each a scikit-learn-style estimator
 with `partial_fit` for streams, for two classes or many (`multi_class="max-score"|"ovr"`).
 Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, PA2Regressor.
+Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
 """
 
@@ -24,6 +25,7 @@ from ._classifiers import (
     Perceptron,
 )
 from ._hashing import FeatureHasher
+from ._persist import ModelFormatError, load
 from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
 from ._svmlight import iter_svmlight, load_svmlight
 from ._validation import DataConversionWarning, NotFittedError
@@ -52,8 +54,10 @@ __all__ = [
     "DataConversionWarning",
     "ExactCW",
     "FeatureHasher",
+    "ModelFormatError",
     "NotFittedError",
     "Perceptron",
     "iter_svmlight",
+    "load",
     "load_svmlight",
 ]

@@ -137,6 +137,17 @@ class Estimator:
             state["_model"] = model_class.from_state(*model_state)
         self.__dict__.update(state)
 
+    def save(self, file):
+        """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
+        binary file object, in the portable .cwrs format; `cwrs.load(file)` reads it back.
+
+        Unlike pickle, loading a .cwrs file never runs code from it. A learner with a callable
+        kernel holds code, so it can only be pickled.
+        """
+        from ._persist import save
+
+        save(self, file)
+
     # ----------------------------------------------------------------- model construction
     def _l1(self):
         """The L1 penalty spec (penalty, alpha, penalize_intercept) for the native model, or
