@@ -224,3 +224,32 @@ def test_bad_input_gives_one_line_and_status_1(capsys, tmp_path, case):
 def test_quiet_silences_diagnostics(capsys):
     status, out, err = run(capsys, "--learners", "PA", "-q")
     assert status == 0 and err == "" and "PA" in out
+
+
+@needs_shared
+def test_progress_bar_on_a_terminal(capsys, monkeypatch, tmp_path):
+    pytest.importorskip("tqdm")
+
+    class Terminal:
+        """Stands in for a terminal on stderr: tqdm draws its bar there."""
+
+        def __init__(self):
+            self.text = []
+
+        def isatty(self):
+            return True
+
+        def write(self, text):
+            self.text.append(text)
+
+        def flush(self):
+            pass
+
+    terminal = Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    assert main(["train", "-a", "AROW", "-d", str(A1A), "-o", str(tmp_path / "m.cwrs")]) == 0
+    drawn = "".join(terminal.text)
+    assert "train:" in drawn and "/1605" in drawn and "rows/s" in drawn
+    terminal.text.clear()
+    assert main(["train", "-a", "AROW", "-d", str(A1A), "-o", str(tmp_path / "m.cwrs"), "-q"]) == 0
+    assert terminal.text == []
