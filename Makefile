@@ -10,7 +10,7 @@ install:
 
 # Progressive-validation comparison of every learner on the bundled data set.
 run: install
-	$(PYTHON) -m cwrs --shuffle 5
+	$(PYTHON) -m cwrs
 
 lint:
 	cargo fmt --check

@@ -41,7 +41,7 @@ def test_no_arguments_compares_every_learner_on_the_bundled_data(capsys):
     lines = out.strip().splitlines()
     n_configs = sum(2 if cls._second_order else 1 for cls in cwrs.CLASSIFIERS)
     assert len(lines) == n_configs + 3  # header, rule, one line per learner, footer
-    assert "mistake rate" in lines[0] and "1243 rows" in lines[-1]
+    assert "mistake rate" in lines[0] and "(1243 rows, 5 run(s)" in lines[-1]
     assert "svmguide3" in err
 
 

@@ -1,6 +1,6 @@
 """The `cwrs` command (also `python -m cwrs`).
 
-    cwrs                                    # compare every learner on the bundled svmguide3 data
+    cwrs                                    # every learner on the bundled svmguide3 data, 5 orders
     cwrs --shuffle 10 --plot mistakes.png   # mean ± std over 10 seeded orders, and a figure
     cwrs compare -d data.svm --learners AROW,SCW1 --covariance full --json
     cwrs train -a AROW --param r=0.5 -d train.svm -o model.cwrs --passes 2
@@ -463,8 +463,8 @@ def parser():
                          help="LIBSVM file, .npz with X and y, or bundled name (svmguide3)")
     compare.add_argument("--learners", help="comma-separated learner names (default: all)")
     compare.add_argument("--covariance", choices=["diag", "full", "both"], default="both")
-    compare.add_argument("--shuffle", type=int, default=0, metavar="N",
-                         help="average over N seeded permutations (default: stored order)")
+    compare.add_argument("--shuffle", type=int, default=5, metavar="N",
+                         help="average over N seeded permutations (default 5; 0: stored order)")
     compare.add_argument("--seed", type=int, default=0, help="seed of the first permutation")
     compare.add_argument("--plot", metavar="FILE.png",
                          help="cumulative mistakes against examples, one line per learner")
