@@ -196,6 +196,10 @@ BAD = {
         ["train", "-a", "PA", "--param", "r=1", "-d", "svmguide3", "-o", "x"],
         "PA has no parameter r",
     ),
+    "parameter of no learner": (
+        ["--learners", "PA,AROW", "--param", "rr=1"],
+        "no chosen learner has the parameter rr",
+    ),
     "bad hyper-parameter": (
         ["train", "-a", "AROW", "--param", "r=-1", "-d", "svmguide3", "-o", "x"],
         "r must be",

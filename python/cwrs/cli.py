@@ -189,6 +189,9 @@ def compare_runs(args, X, y, reporter):
     classes = [learner_class(name, CLASSIFIERS) for name in names]
     forms = ("diag", "full") if args.covariance == "both" else (args.covariance,)
     extra = common_params(args)
+    unused = set(extra).difference(*(cls._get_param_names() for cls in classes))
+    if unused:
+        raise UsageError(f"no chosen learner has the parameter {', '.join(sorted(unused))}")
     n_rows = len(y)
     orders = (
         [np.random.RandomState(args.seed + k).permutation(n_rows) for k in range(args.shuffle)]
