@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import inspect
 import numbers
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _cwrs
 from ._kernel import (
@@ -29,6 +31,13 @@ from ._validation import (
     column_or_1d,
     not_fitted_error,
 )
+
+if TYPE_CHECKING:
+    import os
+
+    from typing_extensions import Self
+
+    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
 
 
 def store_params(estimator, params):
@@ -85,17 +94,26 @@ class Estimator:
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
 
+    if TYPE_CHECKING:  # what every subclass defines, for the methods here
+        n_features_in_: int
+        _model: Any  # the native model (cwrs._cwrs) or CallableKernelModel
+
+        def partial_fit(self, X: MatrixLike, y: ArrayLike, *args: Any, **kwargs: Any) -> Self: ...
+
+        @property
+        def coef_(self) -> Float64Array: ...
+
     # ----------------------------------------------------------------- scikit-learn plumbing
     @classmethod
     def _get_param_names(cls):
         signature = inspect.signature(cls.__init__)
         return sorted(p.name for p in signature.parameters.values() if p.name != "self")
 
-    def get_params(self, deep=True):
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
         """The hyper-parameters, as passed to `__init__`."""
         return {name: getattr(self, name) for name in self._get_param_names()}
 
-    def set_params(self, **params):
+    def set_params(self, **params: Any) -> Self:
         """Sets hyper-parameters; they take effect at the next `fit` (or a new `partial_fit`)."""
         valid = self._get_param_names()
         for name, value in params.items():
@@ -221,8 +239,14 @@ class Estimator:
             model.partial_fit(matrix, targets, repeats, order)
 
     def partial_fit_file(
-        self, path, *, classes=None, zero_based=False, chunk_rows=10_000, n_features=None
-    ):
+        self,
+        path: Union[str, os.PathLike[str]],
+        *,
+        classes: Optional[ArrayLike] = None,
+        zero_based: bool = False,
+        chunk_rows: int = 10_000,
+        n_features: Optional[int] = None,
+    ) -> Self:
         """`partial_fit` on the rows of a LIBSVM / SVMlight file, in order, streamed in chunks
         of `chunk_rows` rows: the next chunk is parsed while the current one is learned.
 
@@ -243,17 +267,17 @@ class Estimator:
         return self
 
     @property
-    def n_updates_(self):
+    def n_updates_(self) -> int:
         """Rounds whose update changed the model, over everything seen."""
         return self._fitted_model().n_updates
 
     @property
-    def sparsity_(self):
+    def sparsity_(self) -> float:
         """The fraction of exactly-zero entries of `coef_`."""
         return float(np.mean(self.coef_ == 0.0))
 
     @property
-    def sparse_coef_(self):
+    def sparse_coef_(self) -> Any:
         """`coef_` as a SciPy CSR matrix (one row per class; one row for a regressor)."""
         import scipy.sparse
 
@@ -261,11 +285,19 @@ class Estimator:
 
 
 class Classifier(Estimator):
-    """Base of all online linear classifiers: binary, or multiclass by `multi_class`.
+    """Base of all online linear classifiers (`isinstance(est, cwrs.Classifier)`); not used
+    directly: each learner (`cwrs.AROW`, ...) sets its rule and documents its hyper-parameters.
 
     With two classes the model is the binary learner of the papers (labels ±1, `classes_[1]`
     positive); with more it keeps one Gaussian per class (`multi_class="max-score"`, the
     single-constraint update of DESIGN §4, or `"ovr"`, one binary problem per class).
+
+    The scikit-learn estimator API, duck-typed (scikit-learn is not needed at run time):
+    `partial_fit(X, y, classes=None, sample_weight=None)` (classes on the first call) learns a
+    stream, `fit(X, y)` forgets and makes `n_iter` passes; `predict`, `decision_function`,
+    `score`, `get_params`/`set_params`; second-order learners (`ConfidenceWeightedClassifier`)
+    add `predict_proba` from the Gaussian over weights. X is a dense array-like or a SciPy CSR/CSC
+    matrix; labels are any hashable values. Pickling round-trips exactly.
     """
 
     def __sklearn_tags__(self):
@@ -368,7 +400,7 @@ class Classifier(Estimator):
         return np.where(index == 1, 1.0, -1.0)
 
     # ----------------------------------------------------------------- learning
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
         """Forgets any previous state and learns `n_iter` passes over the rows of X in order
         (or in a fresh random order per pass when `shuffle=True`)."""
         matrix, n_rows, n_features = check_X(X)
@@ -384,7 +416,13 @@ class Classifier(Estimator):
         self._target_of = self._target_map(model, classes)
         return self
 
-    def partial_fit(self, X, y, classes=None, sample_weight=None):
+    def partial_fit(
+        self,
+        X: MatrixLike,
+        y: ArrayLike,
+        classes: Optional[ArrayLike] = None,
+        sample_weight: SampleWeight = None,
+    ) -> Self:
         """Learns the rows of X once, in order, continuing from the current state.
 
         `classes` (every label the stream will hold) is required on the first call. One row of
@@ -427,18 +465,20 @@ class Classifier(Estimator):
         return self
 
     # ----------------------------------------------------------------- prediction
-    def decision_function(self, X):
+    def decision_function(self, X: MatrixLike) -> Float64Array:
         """Scores of the mean weights: μ·x (+ intercept), shape (n,) for two classes (positive
         means `classes_[1]`), else μ_k·x per class, shape (n, n_classes)."""
         return self._fitted_model().decision_function(self._check_X_for(X))
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
         """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
         scores = self.decision_function(X)
         best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[best]
 
-    def score(self, X, y, sample_weight=None):
+    def score(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
+    ) -> float:
         """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
         correct = self.predict(X) == column_or_1d(y)
         return float(np.average(correct, weights=sample_weight))
@@ -464,13 +504,13 @@ class Classifier(Estimator):
         return self.n_components if self._feature_map is not None else self.n_features_in_
 
     @property
-    def coef_(self):
+    def coef_(self) -> Float64Array:
         """Mean weight vectors, shape (1, n_features) for two classes, else
         (n_classes, n_features) (over the random features with kernel_approximation)."""
         return self._weights()[:, : self._n_weights()]
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> Float64Array:
         """Bias weights, shape (1,) or (n_classes,); 0 when `fit_intercept=False`."""
         weights = self._weights()
         if weights.shape[1] > self._n_weights():
@@ -484,7 +524,7 @@ class Classifier(Estimator):
         return model
 
     @property
-    def n_support_(self):
+    def n_support_(self) -> int:
         """Number of support rows of a kernel learner (summed over the classes' support sets
         for more than two classes)."""
         model = self._fitted_model()
@@ -493,7 +533,7 @@ class Classifier(Estimator):
         return self._kernel_model().n_support
 
     @property
-    def support_vectors_(self):
+    def support_vectors_(self) -> Any:
         """The support rows of a kernel learner: a CSR matrix if it was fitted on sparse input,
         else a dense array, shape (n_support_, n_features)."""
         data, indices, indptr = self._kernel_model().support_vectors()
@@ -509,12 +549,12 @@ class Classifier(Estimator):
         return dense
 
     @property
-    def dual_coef_(self):
+    def dual_coef_(self) -> Float64Array:
         """Mean coefficients ν of a kernel learner, one per support row: μ = Σ_p ν_p φ(x_p)."""
         return self._kernel_model().dual_coef
 
     @property
-    def n_mistakes_(self):
+    def n_mistakes_(self) -> int:
         """Rounds whose label did not score strictly best before learning (binary: y·f ≤ 0),
         over everything seen."""
         return self._fitted_model().n_mistakes
@@ -524,8 +564,9 @@ class ConfidenceWeightedClassifier(Classifier):
     """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
 
     _second_order = True
+    a: float
 
-    def predict_proba(self, X):
+    def predict_proba(self, X: MatrixLike) -> Float64Array:
         """Class probabilities under the Gaussian over weights.
 
         Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)), the probability that a weight
@@ -544,13 +585,13 @@ class ConfidenceWeightedClassifier(Classifier):
         positive = model.positive_probability(matrix)
         return np.column_stack([1.0 - positive, positive])
 
-    def predict_log_proba(self, X):
+    def predict_log_proba(self, X: MatrixLike) -> Float64Array:
         """Logarithm of `predict_proba`."""
         with np.errstate(divide="ignore"):
             return np.log(self.predict_proba(X))
 
     @property
-    def covariance_(self):
+    def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out). Two classes: shape
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
         classes: one such covariance per class, stacked on a first axis."""
@@ -563,7 +604,15 @@ class ConfidenceWeightedClassifier(Classifier):
 
 
 class Regressor(Estimator):
-    """Base of the online linear regressors."""
+    """Base of the online linear regressors (`isinstance(est, cwrs.Regressor)`); not used
+    directly: each regressor (`cwrs.AROWRegressor`, ...) sets its rule and documents its
+    hyper-parameters.
+
+    The scikit-learn estimator API, duck-typed: `partial_fit(X, y, sample_weight=None)` learns a
+    stream, `fit(X, y)` forgets and makes `n_iter` passes; `predict` (μ·x; with
+    `return_std=True` for AROWRegressor also the predictive standard deviation), `score` (R²),
+    `get_params`/`set_params`. Pickling round-trips exactly.
+    """
 
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
@@ -581,7 +630,7 @@ class Regressor(Estimator):
             self._rule, params, covariance, n_features, fit_intercept, a, self._l1()
         )
 
-    def fit(self, X, y, sample_weight=None):
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
         """Forgets any previous state and learns `n_iter` passes over the rows of X in order
         (or in a fresh random order per pass when `shuffle=True`)."""
         matrix, n_rows, n_features = check_X(X)
@@ -591,7 +640,9 @@ class Regressor(Estimator):
         self._model, self.n_features_in_ = model, n_features
         return self
 
-    def partial_fit(self, X, y, sample_weight=None):
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
+    ) -> Self:
         """Learns the rows of X once, in order, continuing from the current state. One row of
         float64 (shape (1, n_features), C order) with a numeric target takes a lean path that
         skips the batch machinery; the result is the same."""
@@ -619,11 +670,13 @@ class Regressor(Estimator):
             self._model, self.n_features_in_ = model, n_features
         return self
 
-    def predict(self, X):
+    def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept)."""
         return self._fitted_model().predict(self._check_X_for(X))
 
-    def score(self, X, y, sample_weight=None):
+    def score(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
+    ) -> float:
         """Coefficient of determination R² of `predict(X)` against y."""
         y = column_or_1d(y).astype(np.float64)
         residual = np.average((y - self.predict(X)) ** 2, weights=sample_weight)
@@ -633,12 +686,12 @@ class Regressor(Estimator):
         return float(1.0 - residual / spread)
 
     @property
-    def coef_(self):
+    def coef_(self) -> Float64Array:
         """Mean weight vector, shape (n_features,)."""
         return self._fitted_model().mean[: self.n_features_in_]
 
     @property
-    def intercept_(self):
+    def intercept_(self) -> Float64Array:
         """Bias weight, shape (1,); 0 when `fit_intercept=False`."""
         bias = self._fitted_model().mean[self.n_features_in_ :]
         return bias if bias.shape[0] else np.zeros(1)
@@ -648,8 +701,17 @@ class ConfidenceWeightedRegressor(Regressor):
     """Base of the second-order regressors: a Gaussian N(μ, Σ) over weight vectors."""
 
     _second_order = True
+    r: float
 
-    def predict(self, X, return_std=False):
+    @overload
+    def predict(self, X: MatrixLike, return_std: Literal[False] = ...) -> Float64Array: ...
+    @overload
+    def predict(
+        self, X: MatrixLike, return_std: Literal[True]
+    ) -> tuple[Float64Array, Float64Array]: ...
+    def predict(
+        self, X: MatrixLike, return_std: bool = False
+    ) -> Union[Float64Array, tuple[Float64Array, Float64Array]]:
         """The mean prediction μ·x; with `return_std=True` also the predictive standard
         deviation √(xᵀΣx + r): the spread of the weights' prediction plus the noise variance r
         of the model (exact for AROW regression, which is Bayesian linear regression with prior
@@ -662,7 +724,7 @@ class ConfidenceWeightedRegressor(Regressor):
         return mean, np.sqrt(model.variance(matrix) + _as_float("r", self.r))
 
     @property
-    def covariance_(self):
+    def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out): shape
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
         model = self._fitted_model()

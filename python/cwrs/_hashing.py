@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Any, Iterable, Iterator, Literal, Optional
 
 import numpy as np
 
@@ -10,30 +11,38 @@ from ._cwrs import hash_tokens
 
 
 class FeatureHasher:
-    """Hashes each sample's features into `n_features` columns, returning a SciPy CSR matrix
-    that every cwrs learner takes.
+    """The hashing trick (Weinberger, Dasgupta, Langford, Smola, Attenberg, ICML 2009): hashes
+    each sample's features into `n_features` columns, returning a SciPy CSR matrix that every
+    cwrs learner takes, with no vocabulary to build or store.
 
     Same columns and signs as scikit-learn's `FeatureHasher` (MurmurHash3, seed 0; column
     |h| mod n_features; with `alternate_sign` the value is multiplied by the sign of h, so that
-    collisions cancel in expectation). Requires SciPy.
+    collisions cancel in expectation). Stateless: `fit` does nothing. Requires SciPy.
 
     Parameters
     ----------
     n_features : int, default=2**20
-        Number of columns.
+        Number of columns, in [1, 2**31).
     input_type : {"dict", "pair", "string"}, default="dict"
         "dict": each sample is a mapping feature name -> value (a string value v of feature f
         becomes the feature "f=v" with value 1); "pair": an iterable of (name, value) pairs;
         "string": an iterable of names, each with value 1.
     alternate_sign : bool, default=True
+        Multiply each value by the sign of its hash, so that collisions cancel in expectation.
     """
 
-    def __init__(self, n_features=2**20, *, input_type="dict", alternate_sign=True):
+    def __init__(
+        self,
+        n_features: int = 2**20,
+        *,
+        input_type: Literal["dict", "pair", "string"] = "dict",
+        alternate_sign: bool = True,
+    ) -> None:
         self.n_features = n_features
         self.input_type = input_type
         self.alternate_sign = alternate_sign
 
-    def _pairs(self, sample):
+    def _pairs(self, sample: Any) -> Iterator[tuple[str, float]]:
         if self.input_type == "dict":
             items = sample.items()
         elif self.input_type == "pair":
@@ -54,7 +63,7 @@ class FeatureHasher:
             else:
                 raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
 
-    def transform(self, raw_X):
+    def transform(self, raw_X: Iterable[Any]) -> Any:
         """The samples of `raw_X` (an iterable) as a CSR matrix of shape (n, n_features)."""
         import scipy.sparse
 
@@ -81,9 +90,10 @@ class FeatureHasher:
         matrix.eliminate_zeros()
         return matrix
 
-    def fit(self, X=None, y=None):
+    def fit(self, X: Optional[Iterable[Any]] = None, y: Any = None) -> FeatureHasher:
         """Stateless: returns self (for pipelines)."""
         return self
 
-    def fit_transform(self, raw_X, y=None):
+    def fit_transform(self, raw_X: Iterable[Any], y: Any = None) -> Any:
+        """The same as `transform` (the hasher is stateless)."""
         return self.transform(raw_X)

@@ -9,13 +9,15 @@ from __future__ import annotations
 
 import numbers
 import os
+from typing import Any, Iterator, Literal, Optional, Union
 
 import numpy as np
+import numpy.typing as npt
 
 from ._cwrs import SvmlightChunks, read_svmlight
 
 
-def _scipy_sparse():
+def _scipy_sparse() -> Any:
     try:
         import scipy.sparse
     except ImportError:
@@ -25,13 +27,18 @@ def _scipy_sparse():
     return scipy.sparse
 
 
-def _positive_int(name, value):
+def _positive_int(name: str, value: Any) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
         raise ValueError(f"{name} must be a positive integer, got {value!r}")
     return int(value)
 
 
-def load_svmlight(path, n_features=None, zero_based="auto", query_id=False):
+def load_svmlight(
+    path: Union[str, os.PathLike[str]],
+    n_features: Optional[int] = None,
+    zero_based: Union[bool, Literal["auto"]] = "auto",
+    query_id: bool = False,
+) -> tuple[Any, ...]:
     """Loads a LIBSVM / SVMlight file as `(X, y)`, or `(X, y, qid)` with `query_id=True`.
 
     Same results as `sklearn.datasets.load_svmlight_file` on the same file: X a float64 CSR
@@ -40,6 +47,17 @@ def load_svmlight(path, n_features=None, zero_based="auto", query_id=False):
     that has some). `zero_based="auto"` reads indices as one-based unless an index 0 appears.
     Unlike scikit-learn, unsorted indices within a line are accepted (and sorted), and
     non-finite values are rejected. A malformed line raises ValueError naming its line number.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file (plain text; lines `label [qid:N] index:value ...`, `#` starts a comment).
+    n_features : int or None, default=None
+        Number of columns (≥ 1, at least one past the largest index); None: one past the largest.
+    zero_based : bool or "auto", default="auto"
+        Whether indices start at 0; "auto" reads them as one-based unless an index 0 appears.
+    query_id : bool, default=False
+        Also return the query ids.
     """
     sparse = _scipy_sparse()
     if zero_based not in (True, False, "auto"):
@@ -54,7 +72,12 @@ def load_svmlight(path, n_features=None, zero_based="auto", query_id=False):
     return X, y, np.empty(0, np.int64) if qid is None else qid
 
 
-def iter_svmlight(path, chunk_rows=10_000, zero_based=False, n_features=None):
+def iter_svmlight(
+    path: Union[str, os.PathLike[str]],
+    chunk_rows: int = 10_000,
+    zero_based: bool = False,
+    n_features: Optional[int] = None,
+) -> Iterator[tuple[Any, npt.NDArray[np.float64]]]:
     """Yields `(X, y)` for consecutive chunks of up to `chunk_rows` rows of a LIBSVM file, X a
     float64 CSR matrix, while the next chunks are parsed on a background thread.
 
@@ -63,6 +86,17 @@ def iter_svmlight(path, chunk_rows=10_000, zero_based=False, n_features=None):
     stream cannot look ahead for "auto"). The file is opened here, so a missing file raises at
     the call; a malformed line raises ValueError naming its line number when its chunk is
     reached.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file.
+    chunk_rows : int, default=10_000
+        Rows per chunk (≥ 1).
+    zero_based : bool, default=False
+        Whether indices start at 0.
+    n_features : int or None, default=None
+        Number of columns of every chunk (≥ 1); None: one past the largest index seen so far.
     """
     sparse = _scipy_sparse()
     chunk_rows = _positive_int("chunk_rows", chunk_rows)
@@ -72,7 +106,9 @@ def iter_svmlight(path, chunk_rows=10_000, zero_based=False, n_features=None):
     return _csr_chunks(sparse, chunks, n_features)
 
 
-def _csr_chunks(sparse, chunks, n_features):
+def _csr_chunks(
+    sparse: Any, chunks: SvmlightChunks, n_features: Optional[int]
+) -> Iterator[tuple[Any, npt.NDArray[np.float64]]]:
     width, rows = n_features or 0, 0
     for y, data, indices, indptr, found in chunks:
         if n_features is None:

@@ -1,0 +1,209 @@
+"""One source for the documentation the estimators share.
+
+Each estimator class writes its own part of its docstring: the paper (authors, venue, year), the
+update rule in one line (DESIGN §2: when it fires, α and c) and a numpydoc "Parameters" section
+with its rule's own hyper-parameters. The class decorator `document` completes that section with
+the entries below for every other parameter of its `__init__`, in signature order, and appends
+the "Attributes" section of its kind, so that `help(cwrs.AROW)` documents every parameter and
+fitted attribute. tests/test_docs.py checks that this stays so.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from typing import Callable, TypeVar
+
+T = TypeVar("T", bound=type)
+
+#: numpydoc entries of the parameters that several estimators share, by name.
+PARAMETERS = {
+    "a": """\
+a : float, default=1.0
+    Initial variance, Σ₀ = a·I (a > 0): the prior of every weight is N(0, a), so a feature seen
+    for the first time has mean 0 and variance a.""",
+    "covariance": """\
+covariance : {"diag", "full"}, default="diag"
+    "full" keeps the d×d covariance (Sherman–Morrison rank-one updates, O(d²) per update);
+    "diag" keeps one variance per feature, the diagonal of the precision update
+    (Σ_j ← Σ_j / (1 + c·Σ_j·x_j²), the papers' own choice), O(nnz) per example.""",
+    "penalty": """\
+penalty : {None, "l1", "l1-uniform"}, default=None
+    Sparse training (`covariance="diag"` only): after every update each weight is
+    soft-thresholded by η_t·alpha·Σ_jj ("l1", the coordinate-dependent FOBOS step: confident
+    weights shrink less) or by η_t·alpha ("l1-uniform", the classic truncated gradient), applied
+    lazily so a row costs O(nnz). η_t is the rule's step per unit of loss gradient: α_t, or
+    1/(2(v + r)) for AROW (1/(2(v + 1/C)) for NHERD). `sparsity_` and `sparse_coef_` report the
+    result.""",
+    "alpha": """\
+alpha : float, default=1e-4
+    The L1 strength λ (alpha ≥ 0), used with `penalty`.""",
+    "penalize_intercept": """\
+penalize_intercept : bool, default=False
+    Whether the bias is soft-thresholded too, with `penalty`.""",
+    "fit_intercept": """\
+fit_intercept : bool, default=True
+    Learn a bias as a constant feature 1 with its own mean (and variance). With False the model
+    is the papers' homogeneous w·x.""",
+    "n_iter": """\
+n_iter : int, default=1
+    Passes over the data made by `fit` (n_iter ≥ 1); `partial_fit` always makes one.""",
+    "shuffle": """\
+shuffle : bool, default=False
+    Present the rows of each `fit` pass in a fresh random order.""",
+    "random_state": """\
+random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=None
+    Seed of the shuffling (and of the random Fourier features).""",
+    "multi_class": """\
+multi_class : {"max-score", "ovr"}, default="max-score"
+    With more than two classes: "max-score" keeps one Gaussian per class and, on each example,
+    applies the binary rule to the margin between the true class y and the highest-scoring wrong
+    class s, with m = μ_y·x − μ_s·x and v = xᵀΣ_y x + xᵀΣ_s x (DESIGN §4); "ovr" learns one
+    binary problem per class. Two classes always use the binary learner.""",
+    "kernel": """\
+kernel : {None, "linear", "rbf", "poly"} or callable, default=None
+    Learn in the dual form in a reproducing-kernel Hilbert space (the representer theorem of the
+    AROW and CW-Stdev papers): μ = Σ_p ν_p φ(x_p) and Σ = a·I + Σ_pq Π_pq φ(x_p)φ(x_q)ᵀ over the
+    support rows x_p, the rows on which the rule fired. Kernels follow scikit-learn: linear x·z,
+    rbf exp(−γ‖x − z‖²), poly (γ·x·z + coef0)^degree; a callable k(X, Z) returns the matrix of
+    kernel values. The dual covariance is always full (`covariance` is ignored), and with
+    `fit_intercept` the kernel gains a constant 1 (the bias feature). With more than two classes
+    every class keeps its own dual Gaussian (built-in kernels only).""",
+    "gamma": """\
+gamma : float or None, default=None
+    Kernel scale (gamma > 0) for "rbf", "poly" and the random Fourier features; None means
+    1 / n_features.""",
+    "degree": """\
+degree : int, default=3
+    Degree of the "poly" kernel (degree ≥ 1).""",
+    "coef0": """\
+coef0 : float, default=1.0
+    Constant term of the "poly" kernel.""",
+    "budget": """\
+budget : int or None, default=None
+    Cap on the number of support rows of a kernel learner (budget ≥ 1). When an update would
+    exceed it, the support row whose mean term ν_p·φ(x_p) has the smallest norm
+    |ν_p|·√k(x_p, x_p) is removed: its precision term exactly (a Schur complement of Π, so the
+    covariance stays positive definite), its mean term projected onto the remaining support rows.
+    Memory O(budget²), time per example O(budget·nnz + budget²).""",
+    "kernel_approximation": """\
+kernel_approximation : {None, "rff"}, default=None
+    "rff" maps rows to `n_components` random Fourier features of the RBF kernel (Rahimi, Recht,
+    NIPS 2007; seeded by `random_state`) and learns the primal model on them: constant cost per
+    example on streams of any length. `coef_` is then over the random features.""",
+    "n_components": """\
+n_components : int, default=100
+    Number of random Fourier features (n_components ≥ 1).""",
+}
+
+_COMMON_CLASSIFIER_ATTRIBUTES = """\
+classes_ : ndarray of shape (n_classes,)
+    The labels, sorted; with two classes `classes_[1]` is the positive class (y = +1).
+n_features_in_ : int
+    Number of features seen in the first `fit`/`partial_fit`.
+coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
+    The mean weights μ (over the random features with `kernel_approximation`; with a kernel only
+    for `kernel="linear"`).
+intercept_ : ndarray of shape (1,) or (n_classes,)
+    The bias weights; 0 when `fit_intercept=False`."""
+
+_COVARIANCE_ATTRIBUTE = """\
+covariance_ : ndarray
+    The covariance over the features (bias left out): (n_features, n_features) with
+    `covariance="full"`, (n_features,) with "diag"; with more than two classes one per class,
+    stacked on a first axis. Not defined for kernel learners (their covariance is dual)."""
+
+_KERNEL_ATTRIBUTES = """\
+n_updates_ : int
+    Rounds whose update changed the model, over everything seen.
+n_mistakes_ : int
+    Rounds whose label did not score strictly best before learning (binary: y·f ≤ 0).
+n_support_ : int
+    Kernel learners: the number of support rows (summed over classes).
+support_vectors_ : ndarray or CSR matrix of shape (n_support_, n_features)
+    Binary kernel learners: the support rows (CSR if fitted on sparse input).
+dual_coef_ : ndarray of shape (n_support_,)
+    Binary kernel learners: ν, with μ = Σ_p ν_p φ(x_p).
+sparsity_ : float
+    The fraction of exactly-zero entries of `coef_`.
+sparse_coef_ : scipy.sparse.csr_matrix
+    `coef_` as a CSR matrix (needs SciPy)."""
+
+_REGRESSOR_ATTRIBUTES = """\
+n_features_in_ : int
+    Number of features seen in the first `fit`/`partial_fit`.
+coef_ : ndarray of shape (n_features,)
+    The mean weights μ.
+intercept_ : ndarray of shape (1,)
+    The bias weight; 0 when `fit_intercept=False`."""
+
+_REGRESSOR_COUNTERS = """\
+n_updates_ : int
+    Rows whose update changed the model, over everything seen.
+sparsity_ : float
+    The fraction of exactly-zero entries of `coef_`.
+sparse_coef_ : scipy.sparse.csr_matrix
+    `coef_` as a 1-row CSR matrix (needs SciPy)."""
+
+#: The "Attributes" sections, by kind of estimator.
+ATTRIBUTES = {
+    "first-order classifier": "\n".join([_COMMON_CLASSIFIER_ATTRIBUTES, _KERNEL_ATTRIBUTES]),
+    "second-order classifier": "\n".join(
+        [_COMMON_CLASSIFIER_ATTRIBUTES, _COVARIANCE_ATTRIBUTE, _KERNEL_ATTRIBUTES]
+    ),
+    "first-order regressor": "\n".join([_REGRESSOR_ATTRIBUTES, _REGRESSOR_COUNTERS]),
+    "second-order regressor": "\n".join(
+        [
+            _REGRESSOR_ATTRIBUTES,
+            """\
+covariance_ : ndarray
+    The covariance over the features (bias left out): (n_features, n_features) with
+    `covariance="full"`, (n_features,) with "diag".""",
+            _REGRESSOR_COUNTERS,
+        ]
+    ),
+}
+
+_SECTION = re.compile(r"^(\w[\w ]*)\n-{3,}$", re.MULTILINE)
+_ENTRY = re.compile(r"^([A-Za-z_][\w, ]*?) :", re.MULTILINE)
+
+
+def documented_parameters(doc: str) -> set[str]:
+    """The names that have an entry in the "Parameters" section of a numpydoc docstring."""
+    section = _section(inspect.cleandoc(doc), "Parameters")
+    names: set[str] = set()
+    for match in _ENTRY.finditer(section):
+        names.update(name.strip() for name in match.group(1).split(","))
+    return names
+
+
+def _section(doc: str, title: str) -> str:
+    """The body of the section `title` of a cleaned docstring ("" if it has none)."""
+    headers = list(_SECTION.finditer(doc))
+    for i, header in enumerate(headers):
+        if header.group(1) == title:
+            end = headers[i + 1].start() if i + 1 < len(headers) else len(doc)
+            return doc[header.end() : end]
+    return ""
+
+
+def document(kind: str) -> Callable[[T], T]:
+    """Class decorator: completes the class docstring's "Parameters" section with the shared
+    entries of `PARAMETERS` for its other `__init__` parameters and appends the "Attributes"
+    section of `kind` (a key of `ATTRIBUTES`)."""
+    attributes = ATTRIBUTES[kind]
+
+    def decorate(cls: T) -> T:
+        doc = inspect.cleandoc(cls.__doc__ or "")
+        own = documented_parameters(doc)
+        names = [n for n in inspect.signature(cls).parameters if n != "self"]
+        shared = [PARAMETERS[name] for name in names if name not in own]
+        sections = [header.group(1) for header in _SECTION.finditer(doc)]
+        if "Parameters" not in sections:
+            doc += "\n\nParameters\n----------"
+        elif sections[-1] != "Parameters":
+            raise ValueError(f"{cls.__name__}: Parameters must be the last docstring section")
+        cls.__doc__ = "\n".join([doc.rstrip(), *shared, "", "Attributes\n----------", attributes])
+        return cls
+
+    return decorate

@@ -1,0 +1,28 @@
+"""Type aliases of the public API (for annotations only: nothing here runs in the hot path).
+
+Written with `typing.Union`/`Optional` rather than `X | Y` so that they evaluate on Python 3.9.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Literal, Optional, Sequence, Union
+
+import numpy as np
+import numpy.typing as npt
+
+#: X: a dense array-like of shape (n_samples, n_features), any real dtype, or a SciPy CSR/CSC
+#: matrix (int32 or int64 indices). SciPy has no type information, so sparse matrices type as Any.
+MatrixLike = npt.ArrayLike
+#: y: labels (any hashable values, one per row) or regression targets.
+ArrayLike = npt.ArrayLike
+#: Per-row weights (non-negative integers: each row is learned that many times), or one for all.
+SampleWeight = Union[npt.NDArray[Any], Sequence[float], float, None]
+#: The seed of the shuffling and of the random features.
+RandomState = Union[int, np.random.RandomState, np.random.Generator, None]
+Covariance = Literal["diag", "full"]
+MultiClass = Literal["max-score", "ovr"]
+#: A built-in kernel, or a callable k(X, Z) returning the (len(X), len(Z)) matrix of values.
+Kernel = Union[Literal["linear", "rbf", "poly"], Callable[[Any, Any], Any], None]
+KernelApproximation = Optional[Literal["rff"]]
+Penalty = Optional[Literal["l1", "l1-uniform"]]
+Float64Array = npt.NDArray[np.float64]

@@ -1,0 +1,429 @@
+"""river adapter: any cwrs learner as a river estimator, on dict rows whose features appear as
+the stream goes (`pip install cwrs[river]`; this module imports without river too).
+
+    >>> from river import datasets, evaluate, metrics
+    >>> import cwrs
+    >>> from cwrs.river import RiverClassifier
+    >>> model = RiverClassifier(cwrs.AROW(r=0.5))
+    >>> evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+
+Design
+------
+Feature names (any hashable keys) get columns in the order in which they first appear with a
+non-zero value. The cwrs model has a fixed width, so it is made `capacity` columns wide and,
+when a row brings more features than that, rebuilt twice as wide (or wider) from its own state:
+each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with the others. This is
+exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
+model created wide enough from the start (diagonal, full or identity covariance, with or without
+an L1 penalty), so growing mid-stream gives the same model as a wide model would. A string value
+v of feature f is the one-hot feature (f, v) with value 1.
+
+At prediction time a feature never seen in training has weight 0 and is left out of the score.
+Binary second-order learners still count its prior variance a·x_f² in `predict_proba_one`
+(exactly as the wide model would); multiclass probabilities leave it out.
+
+Labels are any hashable values. With `classes=None` the learner is binary: the first two labels
+seen define its classes (the first is the negative class, y = −1), and a third label is an error
+(pass `classes=[...]` for more). It learns from the first row on; until a second label has been
+seen `predict_one` returns the only label seen (None before any row). With `classes` given, every
+label must be one of them, and before any row the prediction is that of μ = 0 (uniform
+probabilities). river's own binary classifiers take bool labels: `classes=[False, True]` makes
+`predict_proba_one` always return both keys, as river's checks expect.
+
+`predict_proba_one` comes from the Gaussian over weights for second-order learners (their
+`predict_proba`: Φ(μ·x/√(xᵀΣx)) for two classes), else from the scores: a logistic of the margin
+(two classes) or a softmax (more), which are not calibrated probabilities.
+
+Kernel learners (`kernel=...`, `kernel_approximation=...`) are not supported: their feature space
+does not grow this way (for a stream of unbounded width use `cwrs.FeatureHasher` with a primal
+learner).
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import TYPE_CHECKING, Any, Hashable, Optional, Sequence
+
+import numpy as np
+
+from . import _cwrs
+from ._base import Classifier, ConfidenceWeightedClassifier, Estimator, Regressor
+
+if TYPE_CHECKING:
+    from river.base import Classifier as _RiverClassifierBase
+    from river.base import Regressor as _RiverRegressorBase
+else:
+    try:  # a proper river estimator when river is installed
+        from river.base import Classifier as _RiverClassifierBase
+        from river.base import Regressor as _RiverRegressorBase
+    except ImportError:  # pragma: no cover - exercised without river
+        _RiverClassifierBase = _RiverRegressorBase = object
+
+__all__ = ["RiverClassifier", "RiverRegressor"]
+
+class _Adapter:
+    """The growing feature map and the wrapped model, shared by the classifier and regressor."""
+
+    estimator: Estimator
+    capacity: int
+
+    def _setup(self, estimator: Estimator, capacity: int, kind: type) -> None:
+        if not isinstance(estimator, kind):
+            raise TypeError(
+                f"{type(self).__name__} wraps a cwrs {kind.__name__}, got {estimator!r}"
+            )
+        if getattr(estimator, "kernel", None) is not None or (
+            getattr(estimator, "kernel_approximation", None) is not None
+        ):
+            raise ValueError(
+                "kernel learners cannot grow their feature space; use a primal learner (and "
+                "cwrs.FeatureHasher for a feature space of unbounded width)"
+            )
+        if (
+            isinstance(capacity, bool)
+            or not isinstance(capacity, numbers.Integral)
+            or capacity < 1
+        ):
+            raise ValueError(f"capacity must be a positive integer, got {capacity!r}")
+        self.estimator = estimator
+        self.capacity = capacity
+        #: feature name -> column, in order of first appearance.
+        self.feature_columns_: dict[Hashable, int] = {}
+        #: The fitted cwrs estimator (a clone of `estimator`), None before the first row.
+        self.estimator_: Optional[Estimator] = None
+
+    @property
+    def features_(self) -> list[Hashable]:
+        """The feature names in column order (the columns of `estimator_.coef_`)."""
+        return list(self.feature_columns_)
+
+    # ------------------------------------------------------------------ rows
+    @staticmethod
+    def _items(x: dict[Hashable, Any]) -> list[tuple[Hashable, float]]:
+        """(feature key, value) for the non-zero features of a row."""
+        items: list[tuple[Hashable, float]] = []
+        for name, value in x.items():
+            kind = type(value)
+            if kind is float or kind is int:  # the common case first: no ABC check
+                if value:
+                    items.append((name, float(value)))
+            elif kind is str:
+                items.append(((name, value), 1.0))
+            elif isinstance(value, numbers.Real):
+                if value != 0:
+                    items.append((name, float(value)))
+            elif value is not None:
+                raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
+        return items
+
+    def _learning_row(self, x: dict[Hashable, Any]) -> tuple[Any, ...]:
+        """The row as CSR arrays, new features given columns (the model grown if needed)."""
+        columns = self.feature_columns_
+        values: dict[int, float] = {}
+        for key, value in self._items(x):
+            column = columns.setdefault(key, len(columns))
+            values[column] = values.get(column, 0.0) + value
+        if self.estimator_ is not None and len(columns) > self.estimator_.n_features_in_:
+            self._grow(max(len(columns), 2 * self.estimator_.n_features_in_))
+        return self._csr(values)
+
+    def _predicting_row(self, x: dict[Hashable, Any]) -> tuple[tuple[Any, ...], float]:
+        """The row as CSR arrays over the known features, and Σ value² of the unseen ones."""
+        columns = self.feature_columns_
+        values: dict[int, float] = {}
+        unseen = 0.0
+        for key, value in self._items(x):
+            column = columns.get(key)
+            if column is None:
+                unseen += value * value
+            else:
+                values[column] = values.get(column, 0.0) + value
+        return self._csr(values), unseen
+
+    def _csr(self, values: dict[int, float]) -> tuple[Any, ...]:
+        """One CSR row (data, indices, indptr, width), indices sorted, int32 (the index type the
+        native models try first)."""
+        order = sorted(values)
+        width = self.estimator_.n_features_in_ if self.estimator_ is not None else 0
+        return (
+            np.array([values[j] for j in order], dtype=np.float64),
+            np.array(order, dtype=np.int32),
+            np.array([0, len(order)], dtype=np.int32),
+            max(width, self.capacity, len(self.feature_columns_)),
+        )
+
+    def _start(self, csr: tuple[Any, ...], first_fit: Any) -> Estimator:
+        """A fresh clone of `estimator`, `capacity` (or more) columns wide, fitted on one row by
+        `first_fit(estimator, dense_row)`."""
+        estimator = type(self.estimator)(**self.estimator.get_params())
+        data, indices, _, width = csr
+        row = np.zeros((1, width))
+        row[0, indices] = data
+        first_fit(estimator, row)
+        self.estimator_ = estimator
+        return estimator
+
+    # ------------------------------------------------------------------ growing
+    def _grow(self, width: int) -> None:
+        """Rebuilds the fitted model `width` columns wide: each new column has mean 0 and
+        variance a, uncorrelated with the others (the prior, exactly as in a wide model)."""
+        estimator = self.estimator_
+        assert estimator is not None
+        model = estimator._model  # noqa: SLF001 - the adapter is part of cwrs
+        a = float(getattr(estimator, "a", 1.0))
+        old = estimator.n_features_in_
+        if isinstance(model, _cwrs.MulticlassModel):
+            (rule, params, strategy, kind, n_classes, _, fit_intercept, means, covs, counters,
+             l1, l1_states) = model.state()
+            dim = old + int(fit_intercept)
+            means = np.concatenate(
+                [_widen_mean(m, old, width) for m in means.reshape(n_classes, dim)]
+            )
+            covs = np.concatenate(
+                [_widen_cov(c, kind, old, width, dim, a) for c in np.split(covs, n_classes)]
+            )
+            if l1_states is not None:
+                l1_states = [_widen_l1(s, old, width) for s in l1_states]
+            estimator._model = _cwrs.MulticlassModel.from_state(  # noqa: SLF001
+                rule, params, strategy, kind, n_classes, width, fit_intercept, means, covs,
+                counters, l1, l1_states,
+            )
+        elif isinstance(model, _cwrs.BinaryModel):
+            (rule, params, kind, _, fit_intercept, mean, cov, n_updates, n_mistakes, l1,
+             l1_state) = model.state()
+            dim = old + int(fit_intercept)
+            estimator._model = _cwrs.BinaryModel.from_state(  # noqa: SLF001
+                rule, params, kind, width, fit_intercept, _widen_mean(mean, old, width),
+                _widen_cov(cov, kind, old, width, dim, a), n_updates, n_mistakes, l1,
+                None if l1_state is None else _widen_l1(l1_state, old, width),
+            )
+        elif isinstance(model, _cwrs.RegressionModel):
+            (rule, params, kind, _, fit_intercept, mean, cov, n_updates, l1,
+             l1_state) = model.state()
+            dim = old + int(fit_intercept)
+            estimator._model = _cwrs.RegressionModel.from_state(  # noqa: SLF001
+                rule, params, kind, width, fit_intercept, _widen_mean(mean, old, width),
+                _widen_cov(cov, kind, old, width, dim, a), n_updates, l1,
+                None if l1_state is None else _widen_l1(l1_state, old, width),
+            )
+        else:  # pragma: no cover - kernel models are refused in _setup
+            raise TypeError(f"cannot grow a {type(model).__name__}")
+        estimator.n_features_in_ = width
+
+
+def _widen_mean(mean: Any, old: int, width: int) -> Any:
+    """μ over `old` features (then the bias, if any) with zeros for the new features."""
+    return np.concatenate([mean[:old], np.zeros(width - old), mean[old:]])
+
+
+def _widen_l1(state: tuple[float, Any], old: int, width: int) -> tuple[float, Any]:
+    """The lazy L1 state: new coordinates are up to date (their weight is 0 and stays 0)."""
+    total, last = state
+    return total, np.concatenate([last[:old], np.full(width - old, total), last[old:]])
+
+
+def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) -> Any:
+    """The covariance state with variance a for the new features and no correlation to them:
+    empty (identity), variances (diag), or Σ row-major then pending rank-one terms (full)."""
+    if kind == "identity":
+        return cov
+    if kind == "diag":
+        return np.concatenate([cov[:old], np.full(width - old, a), cov[old:]])
+    new_dim = dim + width - old
+    keep = np.r_[0:old, width:new_dim]  # where the old coordinates go
+    sigma = np.zeros((new_dim, new_dim))
+    sigma[np.ix_(keep, keep)] = cov[: dim * dim].reshape(dim, dim)
+    sigma[np.arange(old, width), np.arange(old, width)] = a
+    pending = cov[dim * dim :].reshape(-1, dim)
+    wide_pending = np.zeros((pending.shape[0], new_dim))
+    wide_pending[:, keep] = pending
+    return np.concatenate([sigma.ravel(), wide_pending.ravel()])
+
+
+class RiverClassifier(_Adapter, _RiverClassifierBase):
+    """Any cwrs classifier as a river classifier (`learn_one`, `predict_one`,
+    `predict_proba_one`) on dict rows, with a feature space that grows with the stream.
+
+    See the module docstring for the design: columns in order of first appearance, the model
+    rebuilt wider (exactly) when `capacity` is exceeded, unseen features ignored at prediction
+    time, labels discovered on the fly (binary) or given by `classes`.
+
+    Parameters
+    ----------
+    estimator : cwrs.Classifier
+        The learner and its hyper-parameters, e.g. `cwrs.AROW(r=0.5)`; it is cloned, never
+        changed (the fitted clone is `estimator_`). Kernel learners are not supported.
+    capacity : int, default=16
+        Initial width of the model (capacity ≥ 1); doubled (at least) whenever exceeded.
+    classes : sequence of labels or None, default=None
+        Every label the stream will hold, for more than two classes; None: binary, the first
+        two labels seen are the classes.
+
+    Attributes
+    ----------
+    estimator_ : cwrs.Classifier or None
+        The fitted learner (`estimator_.coef_` is over `features_`), None before the first row.
+    features_ : list
+        The feature names, in column order.
+    classes_ : list
+        The labels known so far (the negative class first for a binary learner).
+    """
+
+    def __init__(
+        self,
+        estimator: Classifier,
+        capacity: int = 16,
+        classes: Optional[Sequence[Hashable]] = None,
+    ) -> None:
+        self._setup(estimator, capacity, Classifier)
+        if classes is not None:
+            classes = list(classes)
+            if len(classes) < 2 or len(set(classes)) != len(classes):
+                raise ValueError(f"classes must hold two or more distinct labels, got {classes!r}")
+        self.classes = classes
+        self.classes_: list[Hashable] = [] if classes is None else list(classes)
+
+    @classmethod
+    def _unit_test_params(cls) -> Any:
+        from ._classifiers import AROW, PA1
+
+        # river's checks of a binary classifier want {False, True} from the first prediction on.
+        yield {"estimator": AROW(), "classes": [False, True]}
+        yield {"estimator": PA1(), "capacity": 1, "classes": [False, True]}
+
+    @property
+    def _multiclass(self) -> bool:
+        return self.classes is not None and len(self.classes) > 2
+
+    # ------------------------------------------------------------------ learning
+    def _label_index(self, y: Hashable) -> int:
+        labels = self.classes_
+        for i, label in enumerate(labels):
+            if label == y:
+                return i
+        if self.classes is not None:
+            raise ValueError(f"label {y!r} is not one of classes={self.classes!r}")
+        if len(labels) == 2:
+            raise ValueError(
+                f"label {y!r} is a third label, but this learner is binary: the first two labels "
+                f"seen, {labels!r}, are its classes. Pass classes=[...] for more classes."
+            )
+        labels.append(y)
+        return len(labels) - 1
+
+    def learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
+        """Learns one row `x` (feature name -> value) with label `y`."""
+        index = self._label_index(y)
+        csr = self._learning_row(x)
+        estimator = self.estimator_
+        n_classes = 2 if self.classes is None else len(self.classes)
+        if estimator is None:
+            self._start(
+                csr,
+                lambda est, row: est.partial_fit(row, [index], classes=list(range(n_classes))),
+            )
+            return
+        model = estimator._model  # noqa: SLF001
+        if isinstance(model, _cwrs.BinaryModel):
+            model.partial_fit(csr, np.array([1.0 if index == 1 else -1.0]))
+        else:
+            model.partial_fit(csr, np.array([index], dtype=np.int64))
+
+    # ------------------------------------------------------------------ prediction
+    def _probabilities(self, x: dict[Hashable, Any]) -> Optional[np.ndarray]:
+        """The class probabilities (over the model's classes), or None before any row."""
+        estimator = self.estimator_
+        if estimator is None:
+            return None
+        csr, unseen = self._predicting_row(x)
+        model = estimator._model  # noqa: SLF001
+        if isinstance(model, _cwrs.BinaryModel):
+            score = model.decision_function(csr)
+            if isinstance(estimator, ConfidenceWeightedClassifier):
+                variance = model.variance(csr) + float(estimator.a) * unseen
+                positive = float(_cwrs.margin_probabilities(score, variance)[0])
+            else:
+                positive = _logistic(float(score[0]))
+            return np.array([1.0 - positive, positive])
+        if isinstance(estimator, ConfidenceWeightedClassifier):
+            return model.probabilities(csr)[0]
+        scores = model.decision_function(csr)[0]
+        exp = np.exp(scores - scores.max())
+        return exp / exp.sum()
+
+    def predict_proba_one(self, x: dict[Hashable, Any], **kwargs: Any) -> dict[Any, float]:
+        """P(label | x) for every label known so far: before any row {}, or with `classes` the
+        uniform distribution (the prediction of μ = 0)."""
+        probabilities = self._probabilities(x)
+        if probabilities is None:
+            return {label: 1.0 / len(self.classes_) for label in self.classes_}
+        if len(self.classes_) == 1:
+            return {self.classes_[0]: 1.0}
+        return {label: float(p) for label, p in zip(self.classes_, probabilities)}
+
+    def predict_one(self, x: dict[Hashable, Any], **kwargs: Any) -> Any:
+        """The most probable label: the one label seen if only one, None before any row (with
+        `classes`, the first class: all scores are 0)."""
+        if len(self.classes_) < 2 or self.estimator_ is None:
+            return self.classes_[0] if self.classes_ else None
+        csr, _ = self._predicting_row(x)
+        scores = self.estimator_._model.decision_function(csr)  # noqa: SLF001
+        if scores.ndim == 1:
+            return self.classes_[int(scores[0] > 0)]
+        return self.classes_[int(scores[0].argmax())]
+
+
+class RiverRegressor(_Adapter, _RiverRegressorBase):
+    """Any cwrs regressor as a river regressor (`learn_one`, `predict_one`) on dict rows, with a
+    feature space that grows with the stream (see the module docstring).
+
+    Parameters
+    ----------
+    estimator : cwrs.Regressor
+        The learner and its hyper-parameters, e.g. `cwrs.AROWRegressor(r=0.1)`; it is cloned,
+        never changed (the fitted clone is `estimator_`).
+    capacity : int, default=16
+        Initial width of the model (capacity ≥ 1); doubled (at least) whenever exceeded.
+
+    Attributes
+    ----------
+    estimator_ : cwrs.Regressor or None
+        The fitted learner (`estimator_.coef_` is over `features_`), None before the first row.
+    features_ : list
+        The feature names, in column order.
+    """
+
+    def __init__(self, estimator: Regressor, capacity: int = 16) -> None:
+        self._setup(estimator, capacity, Regressor)
+
+    @classmethod
+    def _unit_test_params(cls) -> Any:
+        from ._regressors import AROWRegressor, PA2Regressor
+
+        yield {"estimator": AROWRegressor()}
+        yield {"estimator": PA2Regressor(), "capacity": 1}
+
+    def learn_one(self, x: dict[Hashable, Any], y: float) -> None:
+        """Learns one row `x` (feature name -> value) with target `y`."""
+        if isinstance(y, bool) or not isinstance(y, numbers.Real):
+            raise TypeError(f"the target must be a real number, got {y!r}")
+        csr = self._learning_row(x)
+        if self.estimator_ is None:
+            self._start(csr, lambda est, row: est.partial_fit(row, [float(y)]))
+            return
+        self.estimator_._model.partial_fit(csr, np.array([float(y)]))  # noqa: SLF001
+
+    def predict_one(self, x: dict[Hashable, Any]) -> float:
+        """The mean prediction μ·x (0.0 before any row)."""
+        if self.estimator_ is None:
+            return 0.0
+        csr, _ = self._predicting_row(x)
+        return float(self.estimator_._model.predict(csr)[0])  # noqa: SLF001
+
+
+def _logistic(margin: float) -> float:
+    if margin >= 0:
+        return 1.0 / (1.0 + math.exp(-margin))
+    z = math.exp(margin)
+    return z / (1.0 + z)

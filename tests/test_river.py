@@ -1,0 +1,351 @@
+"""cwrs.river: the growing feature map is exact, the adapter learns what cwrs learns on the
+equivalent dense rows, and it is a working river estimator (skipped parts need river)."""
+
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import cwrs
+from cwrs.river import RiverClassifier, RiverRegressor
+
+LEARNERS = [
+    cwrs.AROW(r=0.5),
+    cwrs.AROW(r=0.5, covariance="full"),
+    cwrs.SCW2(covariance="full", fit_intercept=False),
+    cwrs.NAROW(b=0.5, a=2.0),
+    cwrs.CW(a=0.5, penalty="l1", alpha=0.01),
+    cwrs.NHERD(covariance="full", a=3.0),
+    cwrs.PA1(C=0.3),
+    cwrs.Perceptron(fit_intercept=False),
+]
+MULTICLASS = [
+    cwrs.AROW(covariance="full", a=2.0),
+    cwrs.SCW1(penalty="l1-uniform", alpha=0.01),
+    cwrs.PA2(multi_class="ovr"),
+]
+REGRESSORS = [
+    cwrs.AROWRegressor(r=0.3, a=2.0),
+    cwrs.AROWRegressor(covariance="full", a=0.5),
+    cwrs.AROWRegressor(penalty="l1", alpha=0.01),
+    cwrs.PA1Regressor(C=0.5),
+]
+
+
+def _stream(n_rows, n_features, labels, seed=0, regression=False):
+    """Dict rows whose features appear over time (a few new ones now and then), string keys and
+    a categorical feature among them, with a linear target."""
+    rng = np.random.default_rng(seed)
+    w = rng.normal(size=n_features + 3)
+    rows = []
+    for t in range(n_rows):
+        reach = min(n_features, 2 + t * n_features // (n_rows // 2))
+        active = rng.choice(reach, size=min(reach, 4), replace=False)
+        x = {f"f{j}": float(rng.normal()) for j in active}
+        x["colour"] = ["red", "green", "blue"][t % 3]
+        score = sum(w[j] * x[f"f{j}"] for j in active) + w[n_features + t % 3]
+        if regression:
+            y = score + 0.1 * rng.normal()
+        elif len(labels) == 2:
+            y = labels[int(score + 0.3 * rng.normal() > 0)]
+        else:
+            y = labels[int(np.digitize(score, [-0.7, 0.7]))]
+        rows.append((x, y))
+    return rows
+
+
+def _probe(rows):
+    """Prediction rows: the training rows, with an unseen feature in some of them."""
+    probe = [dict(x) for x, _ in rows[::7]]
+    for i, x in enumerate(probe[::2]):
+        x[f"unseen{i}"] = 1.5
+    return probe
+
+
+def _same_model(grown, wide):
+    n = len(grown.features_)
+    assert grown.features_ == wide.features_
+    a, b = grown.estimator_, wide.estimator_
+    np.testing.assert_allclose(a.coef_[..., :n], b.coef_[..., :n], rtol=1e-11, atol=1e-12)
+    np.testing.assert_array_equal(a.coef_[..., n:], 0.0)
+    np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-11, atol=1e-12)
+    assert a.n_updates_ == b.n_updates_
+    if hasattr(a, "covariance_"):
+        cov_a, cov_b = a.covariance_, b.covariance_
+        if a.covariance == "diag":  # the new columns have the prior variance a
+            np.testing.assert_allclose(cov_a[..., :n], cov_b[..., :n], rtol=1e-11, atol=1e-12)
+            np.testing.assert_array_equal(cov_a[..., n:], a.a)
+        else:
+            np.testing.assert_allclose(
+                cov_a[..., :n, :n], cov_b[..., :n, :n], rtol=1e-11, atol=1e-12
+            )
+
+
+@pytest.mark.parametrize("learner", LEARNERS, ids=repr)
+def test_growing_is_exact_binary(learner):
+    rows = _stream(300, 40, labels=["spam", "ham"])
+    grown, wide = RiverClassifier(learner, capacity=1), RiverClassifier(learner, capacity=200)
+    widths = set()
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+        widths.add(grown.estimator_.n_features_in_)
+    assert len(widths) > 4  # it grew several times
+    assert wide.estimator_.n_features_in_ == 200
+    _same_model(grown, wide)
+    for x in _probe(rows):
+        assert grown.predict_one(x) == wide.predict_one(x)
+        p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
+        assert p.keys() == q.keys() == {"spam", "ham"}
+        np.testing.assert_allclose(list(p.values()), list(q.values()), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("learner", MULTICLASS, ids=repr)
+def test_growing_is_exact_multiclass(learner):
+    labels = ["low", "mid", "high"]
+    rows = _stream(300, 30, labels=labels, seed=1)
+    grown = RiverClassifier(learner, capacity=2, classes=labels)
+    wide = RiverClassifier(learner, capacity=100, classes=labels)
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+    _same_model(grown, wide)
+    for x in _probe(rows):
+        assert grown.predict_one(x) == wide.predict_one(x)
+        p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
+        assert list(p) == labels
+        np.testing.assert_allclose(list(p.values()), list(q.values()), rtol=1e-9, atol=1e-12)
+
+
+@pytest.mark.parametrize("learner", REGRESSORS, ids=repr)
+def test_growing_is_exact_regression(learner):
+    rows = _stream(300, 40, labels=None, seed=2, regression=True)
+    grown, wide = RiverRegressor(learner, capacity=3), RiverRegressor(learner, capacity=64)
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+    _same_model(grown, wide)
+    for x in _probe(rows):
+        assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
+
+
+def _dense(adapter, rows):
+    """The rows as a dense matrix over the adapter's columns."""
+    columns = adapter.feature_columns_
+    X = np.zeros((len(rows), adapter.estimator_.n_features_in_))
+    for i, x in enumerate(rows):
+        for name, value in x.items():
+            key = (name, value) if isinstance(value, str) else name
+            if key in columns:
+                X[i, columns[key]] += 1.0 if isinstance(value, str) else value
+    return X
+
+
+@pytest.mark.parametrize("learner", LEARNERS[:4] + LEARNERS[6:], ids=repr)
+def test_same_as_partial_fit_on_dense_rows(learner):
+    rows = _stream(200, 25, labels=[True, False], seed=3)
+    adapter = RiverClassifier(learner, capacity=4)
+    for x, y in rows:
+        adapter.learn_one(x, y)
+    # The labels in order of first appearance are the negative then the positive class.
+    first, second = adapter.classes_
+    X = _dense(adapter, [x for x, _ in rows])
+    y = np.array([0 if label == first else 1 for _, label in rows])
+    reference = type(learner)(**learner.get_params())
+    for i in range(len(rows)):
+        reference.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
+    np.testing.assert_allclose(adapter.estimator_.coef_, reference.coef_, rtol=1e-11, atol=1e-12)
+    assert adapter.estimator_.n_mistakes_ == reference.n_mistakes_
+    scores = reference.decision_function(X)
+    expected = [first if s <= 0 else second for s in scores]
+    assert [adapter.predict_one(x) for x, _ in rows] == expected
+    if hasattr(reference, "predict_proba"):
+        proba = reference.predict_proba(X[:20])[:, 1]
+        got = [adapter.predict_proba_one(x)[second] for x, _ in rows[:20]]
+        np.testing.assert_allclose(got, proba, rtol=1e-10)
+
+
+def test_regressor_same_as_partial_fit_on_dense_rows():
+    rows = _stream(200, 25, labels=None, seed=4, regression=True)
+    learner = cwrs.AROWRegressor(covariance="full", r=0.2)
+    adapter = RiverRegressor(learner, capacity=1)
+    for x, y in rows:
+        adapter.learn_one(x, y)
+    X = _dense(adapter, [x for x, _ in rows])
+    reference = cwrs.AROWRegressor(covariance="full", r=0.2)
+    for i, (_, y) in enumerate(rows):
+        reference.partial_fit(X[i : i + 1], [y])
+    np.testing.assert_allclose(adapter.estimator_.coef_, reference.coef_, rtol=1e-10, atol=1e-12)
+    got = [adapter.predict_one(x) for x, _ in rows]
+    np.testing.assert_allclose(got, reference.predict(X), rtol=1e-10, atol=1e-12)
+
+
+def test_unseen_features_count_their_prior_variance():
+    adapter = RiverClassifier(cwrs.AROW(a=2.0), capacity=1)
+    for t in range(30):
+        adapter.learn_one({"a": 1.0, "b": (-1.0) ** t}, t % 3 == 0)
+    known = {"a": 1.0}
+    with_unseen = {"a": 1.0, "zzz": 3.0}
+    assert adapter.predict_one(known) == adapter.predict_one(with_unseen)
+    model = adapter.estimator_
+    row = np.zeros((1, model.n_features_in_))
+    row[0, 0] = 1.0
+    score = model.decision_function(row)[0]
+    variance = model._model.variance(row)[0]  # noqa: SLF001
+    from math import erf, sqrt
+
+    expected = 0.5 * (1 + erf(score / sqrt(2 * (variance + 2.0 * 9.0))))
+    positive = adapter.classes_[1]  # the second label seen (here False: True came first)
+    assert adapter.predict_proba_one(with_unseen)[positive] == pytest.approx(expected, rel=1e-12)
+    assert len(adapter.features_) == 2  # prediction never adds features
+
+
+def test_labels_discovered_on_the_fly():
+    adapter = RiverClassifier(cwrs.AROW())
+    assert adapter.predict_one({"a": 1.0}) is None
+    assert adapter.predict_proba_one({"a": 1.0}) == {}
+    adapter.learn_one({"a": 1.0}, "cat")
+    assert adapter.predict_one({"a": -5.0}) == "cat"
+    assert adapter.predict_proba_one({"a": 1.0}) == {"cat": 1.0}
+    adapter.learn_one({"a": -1.0}, "dog")
+    assert adapter.classes_ == ["cat", "dog"]
+    assert adapter.predict_one({"a": 1.0}) == "cat"
+    assert adapter.predict_one({"a": -1.0}) == "dog"
+    assert sum(adapter.predict_proba_one({"a": 0.3}).values()) == pytest.approx(1.0)
+    with pytest.raises(ValueError, match="third label"):
+        adapter.learn_one({"a": 1.0}, "bird")
+    with pytest.raises(ValueError, match="not one of classes"):
+        RiverClassifier(cwrs.AROW(), classes=[1, 2, 3]).learn_one({"a": 1.0}, 4)
+
+
+def test_classes_given_predicts_the_prior_before_any_row():
+    adapter = RiverClassifier(cwrs.PA(), classes=[False, True])
+    assert adapter.predict_proba_one({"a": 1.0}) == {False: 0.5, True: 0.5}
+    assert adapter.predict_one({"a": 1.0}) is False
+    adapter.learn_one({"a": 1.0}, True)
+    p = adapter.predict_proba_one({"a": 1.0})
+    margin = adapter.estimator_.decision_function([[1.0] + [0.0] * 15])[0]
+    assert p[True] > 0.5 and p[True] == pytest.approx(1 / (1 + np.exp(-margin)))  # logistic
+
+
+def test_bad_input():
+    with pytest.raises(TypeError, match="Classifier"):
+        RiverClassifier(cwrs.AROWRegressor())
+    with pytest.raises(TypeError, match="Regressor"):
+        RiverRegressor(cwrs.AROW())
+    with pytest.raises(ValueError, match="kernel"):
+        RiverClassifier(cwrs.AROW(kernel="rbf"))
+    with pytest.raises(ValueError, match="capacity"):
+        RiverClassifier(cwrs.AROW(), capacity=0)
+    with pytest.raises(ValueError, match="distinct"):
+        RiverClassifier(cwrs.AROW(), classes=[1, 1])
+    adapter = RiverRegressor(cwrs.AROWRegressor())
+    with pytest.raises(TypeError, match="real number"):
+        adapter.learn_one({"a": 1.0}, "high")
+    with pytest.raises(TypeError, match="value of type"):
+        adapter.learn_one({"a": [1.0]}, 1.0)
+    adapter.learn_one({"a": 1.0}, 1.0)
+    before = adapter.estimator_.coef_.copy()
+    with pytest.raises(ValueError):
+        adapter.learn_one({"a": float("nan")}, 1.0)
+    np.testing.assert_array_equal(adapter.estimator_.coef_, before)
+
+
+def test_template_estimator_is_never_changed():
+    template = cwrs.SCW1(C=0.5)
+    adapter = RiverClassifier(template, capacity=1)
+    for x, y in _stream(50, 10, labels=[0, 1]):
+        adapter.learn_one(x, y)
+    assert not hasattr(template, "coef_") and template.get_params()["C"] == 0.5
+    assert adapter.estimator_ is not template
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        RiverClassifier(cwrs.AROW(covariance="full"), capacity=2),
+        RiverClassifier(cwrs.CW(penalty="l1"), classes=["a", "b", "c"]),
+        RiverRegressor(cwrs.AROWRegressor(), capacity=1),
+    ],
+    ids=repr,
+)
+def test_pickle_round_trips(adapter):
+    labels = ["a", "b", "c"] if getattr(adapter, "classes", None) else ["a", "b"]
+    regression = isinstance(adapter, RiverRegressor)
+    rows = _stream(120, 12, labels=labels, regression=regression)
+    for x, y in rows[:60]:
+        adapter.learn_one(x, y)
+    copy = pickle.loads(pickle.dumps(adapter))
+    for x, y in rows[60:]:  # both go on learning, growing alike
+        adapter.learn_one(x, y)
+        copy.learn_one(x, y)
+    assert copy.features_ == adapter.features_
+    for x in _probe(rows):
+        assert copy.predict_one(x) == adapter.predict_one(x)
+        if not regression:
+            assert copy.predict_proba_one(x) == adapter.predict_proba_one(x)
+    np.testing.assert_array_equal(copy.estimator_.coef_, adapter.estimator_.coef_)
+
+
+def test_imports_without_river():
+    code = (
+        "import sys; sys.modules['river'] = None\n"
+        "import cwrs, cwrs.river\n"
+        "m = cwrs.river.RiverClassifier(cwrs.AROW())\n"
+        "m.learn_one({'a': 1.0}, True); m.learn_one({'a': -1.0}, False)\n"
+        "assert m.predict_one({'a': 2.0}) is True\n"
+        "assert cwrs.river.RiverClassifier.__mro__[-1] is object\n"
+        "assert 'river.base' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+# --------------------------------------------------------------------- with river installed
+river = pytest.importorskip("river", reason="river is optional (pip install cwrs[river])")
+
+
+def test_is_a_river_estimator():
+    from river import base, metrics
+
+    clf = RiverClassifier(cwrs.AROW())
+    assert isinstance(clf, base.Classifier) and metrics.Accuracy().works_with(clf)
+    reg = RiverRegressor(cwrs.AROWRegressor())
+    assert isinstance(reg, base.Regressor) and metrics.MAE().works_with(reg)
+    clone = clf.clone()
+    assert isinstance(clone, RiverClassifier) and clone.estimator_ is None
+    assert clone.estimator.get_params() == clf.estimator.get_params()
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        RiverClassifier(cwrs.AROW(), classes=[False, True]),
+        RiverClassifier(cwrs.PA1(), capacity=1, classes=[False, True]),
+        RiverRegressor(cwrs.AROWRegressor(covariance="full"), capacity=1),
+    ],
+    ids=repr,
+)
+def test_river_check_estimator(adapter):
+    from river import checks
+
+    checks.check_estimator(adapter)
+
+
+def test_progressive_val_score_classification():
+    from river import datasets, evaluate, metrics, preprocessing
+
+    model = preprocessing.StandardScaler() | RiverClassifier(cwrs.AROW(r=0.1))
+    accuracy = evaluate.progressive_val_score(datasets.Phishing(), model, metrics.Accuracy())
+    assert accuracy.get() > 0.85  # river's LogisticRegression: 0.89 with the same scaler
+
+
+def test_progressive_val_score_regression_generated_stream():
+    from river import evaluate, metrics
+
+    stream = _stream(500, 20, labels=None, seed=5, regression=True)
+    model = RiverRegressor(cwrs.AROWRegressor(r=0.05, covariance="full"))
+    mae = evaluate.progressive_val_score(stream, model, metrics.MAE())
+    spread = np.mean(np.abs(np.array([y for _, y in stream]) - np.mean([y for _, y in stream])))
+    assert mae.get() < 0.5 * spread

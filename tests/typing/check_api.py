@@ -1,0 +1,47 @@
+"""Type-checked by mypy (see [tool.mypy] in pyproject.toml), never run: the public API as a user
+writes it, with the types mypy must infer (`assert_type`) and the mistakes it must reject (each
+`# type: ignore[code]` is required: with `warn_unused_ignores` an accepted line fails the check).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+from typing_extensions import assert_type
+
+import cwrs
+from cwrs.river import RiverClassifier, RiverRegressor
+
+X = np.zeros((4, 3))
+y = np.array([0, 1, 0, 1])
+
+clf = cwrs.AROW(r=0.5, covariance="full").fit(X, y)
+assert_type(clf, cwrs.AROW)
+assert_type(clf.partial_fit(X, y, classes=[0, 1]), cwrs.AROW)
+assert_type(clf.decision_function(X), npt.NDArray[np.float64])
+assert_type(clf.predict_proba(X), npt.NDArray[np.float64])
+assert_type(clf.predict(X), npt.NDArray[Any])
+assert_type(clf.score(X, y), float)
+assert_type(clf.n_updates_, int)
+assert_type(clf.set_params(r=2.0), cwrs.AROW)
+assert isinstance(clf, cwrs.Classifier)
+
+reg = cwrs.AROWRegressor(a=2.0).partial_fit(X, y.astype(float))
+assert_type(reg.predict(X), npt.NDArray[np.float64])
+assert_type(reg.predict(X, return_std=True), tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]])
+assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float64])
+
+hasher = cwrs.FeatureHasher(2**10, input_type="string")
+river_clf = RiverClassifier(cwrs.SCW1(C=0.5), capacity=8)
+river_clf.learn_one({"a": 1.0, 2: 0.5}, True)
+assert_type(river_clf.predict_proba_one({"a": 1.0}), dict[Any, float])
+RiverRegressor(cwrs.PA1Regressor()).learn_one({"x": 1.0}, 2.5)
+
+# Mistakes the types catch.
+cwrs.AROW(eta=0.7)  # type: ignore[call-arg]
+cwrs.CW(covariance="dense")  # type: ignore[arg-type]
+cwrs.AROW(1.0)  # type: ignore[call-arg]
+cwrs.PA.predict_proba  # type: ignore[attr-defined]
+cwrs.FeatureHasher(input_type="text")  # type: ignore[arg-type]
