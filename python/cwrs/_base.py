@@ -33,10 +33,9 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    import os
-
     from typing_extensions import Self
 
+    from ._persist import ModelFile
     from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
 
 
@@ -155,7 +154,7 @@ class Estimator:
             state["_model"] = model_class.from_state(*model_state)
         self.__dict__.update(state)
 
-    def save(self, file):
+    def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
         binary file object, in the portable .cwrs format; `cwrs.load(file)` reads it back.
 

@@ -13,11 +13,18 @@ import math
 import os
 import struct
 import zlib
+from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 
 from . import _cwrs
 from ._base import Classifier
+
+if TYPE_CHECKING:
+    from ._base import Estimator
+
+#: Where a model is written to or read from: a path, or a binary file object.
+ModelFile = Union[str, "os.PathLike[str]", IO[bytes]]
 
 MAGIC = b"\x89CWRS\r\n\x1a\n"
 FORMAT_VERSION = 1
@@ -46,14 +53,14 @@ class ModelFormatError(ValueError):
     """A file that is not a cwrs model, is corrupted or truncated, or comes from a newer cwrs."""
 
 
-def _estimator_classes():
+def _estimator_classes() -> dict[str, type[Estimator]]:
     from ._classifiers import CLASSIFIERS
     from ._regressors import REGRESSORS
 
     return {cls.__name__: cls for cls in (*CLASSIFIERS, *REGRESSORS)}
 
 
-def _helper_classes():
+def _helper_classes() -> dict[str, Any]:
     """Plain-data helper objects an estimator may hold, rebuilt attribute by attribute."""
     from ._kernel import RandomFourierFeatures
 
@@ -64,10 +71,10 @@ def _helper_classes():
 class _Encoder:
     """Turns an estimator's state into JSON-ready values, moving arrays to the payload."""
 
-    def __init__(self):
-        self.arrays = []
+    def __init__(self) -> None:
+        self.arrays: list[np.ndarray] = []
 
-    def encode(self, value, where):
+    def encode(self, value: Any, where: str) -> Any:
         if value is None or isinstance(value, (bool, str)):
             return value
         if isinstance(value, int):
@@ -100,7 +107,7 @@ class _Encoder:
             )
         raise ValueError(f"{where} has type {name}, which the .cwrs format cannot store")
 
-    def encode_array(self, array, where):
+    def encode_array(self, array: np.ndarray, where: str) -> Any:
         if array.dtype.kind in "US":
             return {"$strings": array.dtype.str, "values": array.tolist()}
         if array.dtype.kind == "O":
@@ -112,7 +119,7 @@ class _Encoder:
         return {"$array": len(self.arrays) - 1}
 
 
-def dumps(estimator):
+def dumps(estimator: Estimator) -> bytes:
     """The bytes of the .cwrs file of `estimator`."""
     from . import __version__
 
@@ -148,7 +155,7 @@ def dumps(estimator):
     return body + CHECKSUM.pack(zlib.crc32(body))
 
 
-def save(estimator, file):
+def save(estimator: Estimator, file: ModelFile) -> None:
     """Writes `estimator` to `file` (a path or a binary file object) in the .cwrs format."""
     data = dumps(estimator)
     if hasattr(file, "write"):
@@ -170,11 +177,11 @@ def save(estimator, file):
 class _Decoder:
     """Rebuilds values from the JSON header, checking every array against the payload."""
 
-    def __init__(self, descriptors, payload):
+    def __init__(self, descriptors: list[Any], payload: bytes) -> None:
         self.descriptors = descriptors
         self.payload = payload
 
-    def decode(self, value):
+    def decode(self, value: Any) -> Any:
         if value is None or isinstance(value, (bool, str, int, float)):
             return value
         if isinstance(value, list):
@@ -187,42 +194,42 @@ class _Decoder:
             raise ModelFormatError(f"corrupted model file: unknown entry {tag!r:.80}")
         return decode(self, value)
 
-    def _float(self, value):
+    def _float(self, value: dict[str, Any]) -> float:
         text = value["$float"]
         if text not in ("nan", "inf", "-inf"):
             raise ModelFormatError(f"corrupted model file: bad float {text!r:.80}")
         return float(text)
 
-    def _scalar(self, value):
+    def _scalar(self, value: dict[str, Any]) -> Any:
         return np.array(self.decode(value["value"]), dtype=_dtype(value["$scalar"]))[()]
 
-    def _tuple(self, value):
+    def _tuple(self, value: dict[str, Any]) -> tuple:
         return tuple(self._list(value["$tuple"]))
 
-    def _dict(self, value):
+    def _dict(self, value: dict[str, Any]) -> dict:
         pairs = self._list(value["$dict"])
         if not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
             raise ModelFormatError("corrupted model file: a mapping entry is not a pair")
         return {_hashable(k): v for k, v in pairs}
 
-    def _list(self, value):
+    def _list(self, value: Any) -> list:
         if not isinstance(value, list):
             raise ModelFormatError(f"corrupted model file: expected a list, got {value!r:.80}")
         return [self.decode(v) for v in value]
 
-    def _strings(self, value):
+    def _strings(self, value: dict[str, Any]) -> np.ndarray:
         dtype = _dtype(value["$strings"])
         if dtype.kind not in "US":
             raise ModelFormatError(f"corrupted model file: {dtype} is not a string type")
         return np.array(self._list(value["values"]), dtype=dtype)
 
-    def _objects(self, value):
+    def _objects(self, value: dict[str, Any]) -> np.ndarray:
         items = self._list(value["$objects"])
         array = np.empty(len(items), dtype=object)
         array[:] = items
         return array
 
-    def _array(self, value):
+    def _array(self, value: dict[str, Any]) -> np.ndarray:
         index = value["$array"]
         if not isinstance(index, int) or not 0 <= index < len(self.descriptors):
             raise ModelFormatError(f"corrupted model file: no array {index!r:.80}")
@@ -247,7 +254,7 @@ class _Decoder:
         array = np.frombuffer(self.payload, dtype=dtype, count=count, offset=offset)
         return array.reshape(shape).astype(dtype.newbyteorder("="))
 
-    def _random_state(self, value):
+    def _random_state(self, value: dict[str, Any]) -> np.random.RandomState:
         state = self.decode(value["$random_state"])
         generator = np.random.RandomState()
         try:
@@ -256,7 +263,7 @@ class _Decoder:
             raise ModelFormatError(f"corrupted model file: random state: {error}") from None
         return generator
 
-    def _generator(self, value):
+    def _generator(self, value: dict[str, Any]) -> np.random.Generator:
         state = self.decode(value["$generator"])
         if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
             raise ModelFormatError("corrupted model file: unknown random generator")
@@ -267,7 +274,7 @@ class _Decoder:
             raise ModelFormatError(f"corrupted model file: random generator: {error}") from None
         return np.random.Generator(bit_generator)
 
-    def _object(self, value):
+    def _object(self, value: dict[str, Any]) -> object:
         cls = _helper_classes().get(value["$object"])
         attributes = self.decode(value.get("attributes"))
         if cls is None or not isinstance(attributes, dict):
@@ -276,7 +283,7 @@ class _Decoder:
         instance.__dict__.update(attributes)
         return instance
 
-    TAGS = {
+    TAGS: dict[str, Callable[[_Decoder, dict[str, Any]], Any]] = {
         "$float": _float,
         "$scalar": _scalar,
         "$tuple": _tuple,
@@ -290,7 +297,7 @@ class _Decoder:
     }
 
 
-def _dtype(text):
+def _dtype(text: Any) -> np.dtype:
     try:
         dtype = np.dtype(text)
     except (TypeError, ValueError):
@@ -300,13 +307,13 @@ def _dtype(text):
     return dtype
 
 
-def _hashable(key):
+def _hashable(key: Any) -> Any:
     if isinstance(key, (list, dict)) or (isinstance(key, np.ndarray) and key.ndim > 0):
         raise ModelFormatError("corrupted model file: a mapping key is not hashable")
     return key
 
 
-def loads(data):
+def loads(data: bytes) -> Estimator:
     """The estimator stored in `data`, the bytes of a .cwrs file."""
     data = bytes(data)
     if len(data) < PREFIX.size or not data.startswith(MAGIC):
@@ -334,7 +341,7 @@ def loads(data):
         raise ModelFormatError(f"corrupted model file: unreadable header ({error})") from None
     if not isinstance(header, dict) or header.get("format") != "cwrs-model":
         raise ModelFormatError("corrupted model file: the header is not a cwrs model header")
-    cls = _estimator_classes().get(header.get("estimator"))
+    cls = _estimator_classes().get(str(header.get("estimator")))
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r:.80} in model file")
     state, descriptors = header.get("state"), header.get("arrays")
@@ -350,7 +357,7 @@ def loads(data):
     return _rebuild(cls, state)
 
 
-def _rebuild(cls, state):
+def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, after checking that it has exactly the
     class's hyper-parameters and a native model of a known kind (rebuilt by its validating
     `from_state`)."""
@@ -379,7 +386,7 @@ def _rebuild(cls, state):
     return estimator
 
 
-def load(file):
+def load(file: ModelFile) -> Estimator:
     """The estimator saved by `estimator.save(file)` (a path or a binary file object).
 
     Raises ModelFormatError (a ValueError) for a file that is not a cwrs model, is truncated
