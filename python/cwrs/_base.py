@@ -33,6 +33,8 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
+    import os
+
     from typing_extensions import Self
 
     from ._persist import ModelFile
