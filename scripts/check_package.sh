@@ -6,7 +6,8 @@
 #     `pip install cwrs-*.tar.gz` does it): an abi3 wheel (one wheel for CPython >= 3.9) holding
 #     the stubs, py.typed and the bundled data, and no tests or benches.
 #  3. That wheel in a fresh virtual environment with NumPy only (no SciPy, scikit-learn, river):
-#     import, fit, predict, predict_proba on the bundled data; cwrs.river imports without river.
+#     import, fit, predict, predict_proba, save/load on the bundled data; cwrs.river imports
+#     without river; the `cwrs` command runs the main job.
 #
 # Needs maturin (make install puts it there) and PyPI (maturin and NumPy in the fresh venvs).
 # Keeps its work in a temporary directory, removed at the end unless KEEP=1.
@@ -64,6 +65,7 @@ import importlib.metadata as metadata
 import importlib.util
 import pathlib
 import pickle
+import tempfile
 
 import numpy as np
 
@@ -85,6 +87,9 @@ accuracy = model.score(X, y)
 assert accuracy > 0.7, accuracy
 assert model.predict_proba(X[:5]).shape == (5, 2)
 assert np.array_equal(pickle.loads(pickle.dumps(model)).predict(X), model.predict(X))
+saved = pathlib.Path(tempfile.mkdtemp()) / "model.cwrs"
+model.save(saved)
+assert np.array_equal(cwrs.load(saved).predict(X), model.predict(X))
 stream = cwrs.river.RiverClassifier(cwrs.SCW1())
 for row, label in zip(X[:50], y[:50]):
     stream.learn_one(dict(enumerate(row)), label)
@@ -92,4 +97,10 @@ assert stream.predict_one(dict(enumerate(X[0]))) in set(y[:50])
 print(f"installed wheel with NumPy {np.__version__} only: AROW accuracy {accuracy:.3f}, "
       "river adapter without river ok")
 EOF
+# The console script, with the bundled data (the main job); --plot needs matplotlib, absent here.
+"$work/venv/bin/cwrs" --shuffle 1 --learners AROW,PA --json -q >"$work/cli.json" \
+    || fail "the cwrs command failed in the NumPy-only install"
+"$work/venv/bin/cwrs" --plot "$work/m.png" 2>"$work/cli.err" && fail "--plot without matplotlib"
+grep -q "pip install 'cwrs\[plot\]'" "$work/cli.err" || fail "--plot does not say how to get matplotlib"
+echo "console script: ok"
 echo "package-check: ok"
