@@ -411,11 +411,21 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// More features than any model could hold (a vector of f64 holds fewer than 2⁶⁰ values):
+    /// refused up front, so that the number of coordinates cannot overflow.
+    pub const MAX_FEATURES: usize = (isize::MAX as usize) / 8 - 1;
+
     pub fn new(n_features: usize, fit_intercept: bool) -> Result<Shape, CwError> {
         if n_features == 0 {
             return Err(CwError::InvalidInput(
                 "a model needs at least one feature".into(),
             ));
+        }
+        if n_features > Self::MAX_FEATURES {
+            return Err(CwError::InvalidInput(format!(
+                "a model cannot hold {n_features} features (at most {})",
+                Self::MAX_FEATURES
+            )));
         }
         Ok(Shape {
             n_features,
