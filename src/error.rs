@@ -40,18 +40,32 @@ impl From<std::io::Error> for CwError {
 /// error here, where the allocation itself would abort the process. `what` names what needs
 /// them, for the message.
 pub fn check_memory(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<(), CwError> {
-    let fits = n_values.is_some_and(|n| Vec::<f64>::new().try_reserve_exact(n).is_ok());
-    if fits {
-        return Ok(());
+    reserve(n_values, what).map(drop)
+}
+
+/// `n_values` zeros, or the error of [`check_memory`] when they cannot be allocated.
+pub fn zeros(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<Vec<f64>, CwError> {
+    let mut values = reserve(n_values, what)?;
+    values.resize(n_values.unwrap_or(0), 0.0);
+    Ok(values)
+}
+
+/// An empty vector with room for `n_values` values.
+fn reserve(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<Vec<f64>, CwError> {
+    let mut values = Vec::new();
+    match n_values {
+        Some(n) if values.try_reserve_exact(n).is_ok() => Ok(values),
+        _ => {
+            let size = n_values.map_or_else(
+                || "more than the address space".to_string(),
+                |n| format!("{:.3} GB", n as f64 * 8e-9),
+            );
+            Err(CwError::OutOfMemory(format!(
+                "not enough memory for {} ({size})",
+                what()
+            )))
+        }
     }
-    let size = n_values.map_or_else(
-        || "more than the address space".to_string(),
-        |n| format!("{:.3} GB", n as f64 * 8e-9),
-    );
-    Err(CwError::OutOfMemory(format!(
-        "not enough memory for {} ({size})",
-        what()
-    )))
 }
 
 #[cfg(test)]
@@ -61,6 +75,8 @@ mod tests {
     #[test]
     fn check_memory_refuses_what_cannot_be_allocated() {
         assert!(check_memory(Some(1000), String::new).is_ok());
+        assert_eq!(zeros(Some(3), String::new), Ok(vec![0.0; 3]));
+        assert!(zeros(Some(1 << 55), String::new).is_err());
         for n in [None, Some(usize::MAX / 8), Some(1 << 55)] {
             let err = check_memory(n, || "a model".into()).unwrap_err();
             assert!(

@@ -14,7 +14,7 @@ use pyo3::types::PyTuple;
 use crate::covariance::CovarianceKind;
 use crate::data::hashing::hashed_column;
 use crate::data::{Matrix, Presentation, Row, Shape};
-use crate::error::{check_memory, CwError};
+use crate::error::{check_memory, zeros, CwError};
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
 use crate::multiclass::{ClassModel, MulticlassLearner, Strategy};
@@ -162,8 +162,7 @@ fn fill_rows<'py, T: Send + Sync>(
     let (out, width) = model.read(py, operation, Work::Batch, |model| {
         let width = width(model);
         let n_values = n_rows.checked_mul(width.unwrap_or(1));
-        check_memory(n_values, || format!("the output of {operation}"))?;
-        let mut out = vec![0.0; n_rows * width.unwrap_or(1)];
+        let mut out = zeros(n_values, || format!("the output of {operation}"))?;
         f(model, &view, &mut out)?;
         Ok((out, width))
     })?;
