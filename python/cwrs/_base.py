@@ -233,15 +233,19 @@ class Estimator:
 
     # ----------------------------------------------------------------- hyper-parameters
     def _param_values(self):
-        return tuple(getattr(self, name) for name in _param_names(type(self)))
+        return tuple(map(self.__dict__.get, _param_names(type(self))))
 
     def _check_params_if_changed(self):
         """Validates the hyper-parameters, as `fit` would, if any changed since the last
-        validation (compared by identity): a `partial_fit` that continues a model refuses bad
-        values too, though they take effect only at the next `fit`."""
+        validation (a tuple comparison: identical or equal values are not checked again): a
+        `partial_fit` that continues a model refuses bad values too, though they take effect
+        only at the next `fit`."""
         values = self._param_values()
-        checked = self.__dict__.get("_checked_params")
-        if checked is None or any(a is not b for a, b in zip(values, checked)):
+        try:
+            unchanged = values == self.__dict__.get("_checked_params")
+        except (TypeError, ValueError):  # a value that does not compare (an array)
+            unchanged = False
+        if not unchanged:
             self._check_params()
             self._check_pass_params()
             self.__dict__["_checked_params"] = values
