@@ -1,5 +1,5 @@
 //! The one error type of the crate; the Python bindings map it to `ValueError` (`OSError` for
-//! I/O).
+//! I/O, `MemoryError` for a model too large for memory).
 
 use std::fmt;
 
@@ -11,14 +11,18 @@ pub enum CwError {
     InvalidInput(String),
     /// Reading the input failed (the kind lets the bindings raise the matching `OSError`).
     Io(std::io::ErrorKind, String),
+    /// A model or result too large for the memory available (an allocation that would abort
+    /// the process if it were attempted).
+    OutOfMemory(String),
 }
 
 impl fmt::Display for CwError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            CwError::InvalidParameter(msg) | CwError::InvalidInput(msg) | CwError::Io(_, msg) => {
-                f.write_str(msg)
-            }
+            CwError::InvalidParameter(msg)
+            | CwError::InvalidInput(msg)
+            | CwError::Io(_, msg)
+            | CwError::OutOfMemory(msg) => f.write_str(msg),
         }
     }
 }
@@ -28,5 +32,57 @@ impl std::error::Error for CwError {}
 impl From<std::io::Error> for CwError {
     fn from(err: std::io::Error) -> CwError {
         CwError::Io(err.kind(), err.to_string())
+    }
+}
+
+/// Checks that `n_values` f64 values (`None`: more than the address space holds) can be allocated
+/// now, by reserving and releasing them: a request for more than the memory available is an
+/// error here, where the allocation itself would abort the process. `what` names what needs
+/// them, for the message.
+pub fn check_memory(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<(), CwError> {
+    reserve(n_values, what).map(drop)
+}
+
+/// `n_values` zeros, or the error of [`check_memory`] when they cannot be allocated.
+pub fn zeros(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<Vec<f64>, CwError> {
+    let mut values = reserve(n_values, what)?;
+    values.resize(n_values.unwrap_or(0), 0.0);
+    Ok(values)
+}
+
+/// An empty vector with room for `n_values` values.
+fn reserve(n_values: Option<usize>, what: impl FnOnce() -> String) -> Result<Vec<f64>, CwError> {
+    let mut values = Vec::new();
+    match n_values {
+        Some(n) if values.try_reserve_exact(n).is_ok() => Ok(values),
+        _ => {
+            let size = n_values.map_or_else(
+                || "more than the address space".to_string(),
+                |n| format!("{:.3} GB", n as f64 * 8e-9),
+            );
+            Err(CwError::OutOfMemory(format!(
+                "not enough memory for {} ({size})",
+                what()
+            )))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn check_memory_refuses_what_cannot_be_allocated() {
+        assert!(check_memory(Some(1000), String::new).is_ok());
+        assert_eq!(zeros(Some(3), String::new), Ok(vec![0.0; 3]));
+        assert!(zeros(Some(1 << 55), String::new).is_err());
+        for n in [None, Some(usize::MAX / 8), Some(1 << 55)] {
+            let err = check_memory(n, || "a model".into()).unwrap_err();
+            assert!(
+                matches!(&err, CwError::OutOfMemory(m) if m.starts_with("not enough memory for a model")),
+                "{err}"
+            );
+        }
     }
 }

@@ -7,7 +7,7 @@ use crate::covariance::{CovarianceKind, Moments, Observation, MAX_BLOCK};
 /// Rows handed to the full form at once.
 const FULL_ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
 use crate::data::Features;
-use crate::error::CwError;
+use crate::error::{check_memory, CwError};
 use crate::sparse_l1::L1;
 
 /// What one learning round does: μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, then the L1 threshold
@@ -28,6 +28,32 @@ pub struct Gaussian {
 }
 
 impl Gaussian {
+    /// Checks that `copies` Gaussians of `kind` over `dim` coordinates fit in memory, before
+    /// [`Gaussian::new`] allocates them (an allocation failure would abort the process).
+    pub fn check_size(kind: CovarianceKind, dim: usize, copies: usize) -> Result<(), CwError> {
+        let per_copy = match kind {
+            CovarianceKind::Identity => Some(dim),
+            CovarianceKind::Diagonal => dim.checked_mul(2),
+            CovarianceKind::Full => dim.checked_mul(dim + 2),
+        };
+        check_memory(per_copy.and_then(|n| n.checked_mul(copies)), || {
+            let classes = match copies {
+                1 => String::new(),
+                n => format!("{n} classes, each with "),
+            };
+            let advice = match kind {
+                CovarianceKind::Full => {
+                    "; covariance=\"diag\" needs memory linear in the number of features"
+                }
+                _ => "",
+            };
+            format!(
+                "{classes}a {:?} covariance over {dim} coordinates{advice}",
+                kind.name()
+            )
+        })
+    }
+
     /// μ = 0, Σ = a·I over `dim` coordinates.
     pub fn new(kind: CovarianceKind, dim: usize, a: f64) -> Gaussian {
         Gaussian {

@@ -436,6 +436,9 @@ impl DualGaussian {
         if state.nu.len() != n || state.pi.len() != expected_pi || state.gram.len() != n * n {
             return Err(bad("ν, Π and the Gram matrix do not match the support set"));
         }
+        if self.budget.is_some_and(|budget| n > budget) {
+            return Err(bad("more support rows than the budget"));
+        }
         let finite = |v: &[f64]| v.iter().all(|x| x.is_finite());
         if !(finite(state.nu) && finite(state.pi) && finite(state.gram)) {
             return Err(bad("non-finite coefficients"));
@@ -999,6 +1002,38 @@ mod tests {
             })
             .collect();
         (x, y)
+    }
+
+    #[test]
+    fn a_restored_support_set_must_fit_the_budget() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        let (x, y) = ([1.0, 0.0, 0.0, 1.0, 1.0, 1.0], [1.0, -1.0, 1.0]);
+        let m = Matrix::Dense {
+            values: &x,
+            n_rows: 3,
+            n_cols: 2,
+        };
+        let mut model = DualLearner::new(rule, Some(Kernel::Linear), 2, true, 1.0, None).unwrap();
+        model.partial_fit(&m, &y, Presentation::default()).unwrap();
+        let g = model.model();
+        let (values, indices, indptr) = g.support_vectors();
+        let (pi, gram) = (g.dual_covariance(), g.gram());
+        let state = DualState {
+            values: &values,
+            indices: &indices,
+            indptr: &indptr,
+            nu: g.dual_coef(),
+            pi: &pi,
+            gram: &gram,
+        };
+        assert!(g.n_support() > 1);
+        let fresh = |budget| DualGaussian::new(Some(Kernel::Linear), true, 2, true, 1.0, budget);
+        assert!(fresh(None).unwrap().with_state(state).is_ok());
+        assert!(fresh(Some(g.n_support()))
+            .unwrap()
+            .with_state(state)
+            .is_ok());
+        assert!(fresh(Some(1)).unwrap().with_state(state).is_err());
     }
 
     #[test]

@@ -72,6 +72,7 @@ impl Learner {
         check_initial_variance(a)?;
         check_covariance(rule, kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
+        Gaussian::check_size(kind, shape.dim(), 1)?;
         Ok(Learner {
             rule,
             shape,
@@ -271,6 +272,57 @@ pub(crate) fn check_labels(y: &[f64]) -> Result<(), CwError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        // A full covariance over 10⁷ features needs 800 TB: refused before allocating.
+        let full = Learner::new(rule, CovarianceKind::Full, 10_000_000, true, 1.0);
+        assert!(matches!(full, Err(CwError::OutOfMemory(m)) if m.contains("covariance=\"diag\"")));
+        let many_classes = crate::multiclass::MulticlassLearner::new(
+            rule,
+            crate::multiclass::Strategy::MaxScore,
+            CovarianceKind::Diagonal,
+            1 << 40,
+            3,
+            true,
+            1.0,
+        );
+        assert!(matches!(many_classes, Err(CwError::OutOfMemory(_))));
+        // So many features that the coordinates (features + bias) would overflow.
+        for n in [usize::MAX, Shape::MAX_FEATURES + 1] {
+            assert!(Learner::new(rule, CovarianceKind::Diagonal, n, true, 1.0).is_err());
+            let state =
+                Learner::from_state(rule, CovarianceKind::Diagonal, n, true, &[], &[], 0, 0);
+            assert!(state.is_err());
+        }
+        // Classes × coordinates overflowing to the length of an empty state.
+        let restored = crate::multiclass::MulticlassLearner::from_state(
+            rule,
+            crate::multiclass::Strategy::OneVsRest,
+            CovarianceKind::Diagonal,
+            1 << 63,
+            1,
+            true,
+            &[],
+            &[],
+            0,
+            0,
+        );
+        assert!(restored.is_err());
+        // A negative variance is not a state any learning produced.
+        let negative = Learner::from_state(
+            rule,
+            CovarianceKind::Diagonal,
+            1,
+            false,
+            &[0.5],
+            &[-1.0],
+            0,
+            0,
+        );
+        assert!(negative.is_err());
+    }
 
     fn learner(name: &str, kind: CovarianceKind, fit_intercept: bool, d: usize) -> Learner {
         Learner::new(

@@ -131,6 +131,7 @@ impl MulticlassLearner<Linear> {
         check_covariance(rule, kind)?;
         check_n_classes(n_classes)?;
         let shape = Shape::new(n_features, fit_intercept)?;
+        Gaussian::check_size(kind, shape.dim(), n_classes)?;
         let class = Linear {
             shape,
             gaussian: Gaussian::new(kind, shape.dim(), a),
@@ -162,7 +163,9 @@ impl MulticlassLearner<Linear> {
         check_n_classes(n_classes)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let dim = shape.dim();
-        if means.len() != n_classes * dim || !covariances.len().is_multiple_of(n_classes) {
+        if n_classes.checked_mul(dim) != Some(means.len())
+            || !covariances.len().is_multiple_of(n_classes)
+        {
             return Err(CwError::InvalidInput(format!(
                 "state of {n_classes} classes does not divide into classes: {} mean values, {} \
                  covariance values",

@@ -42,6 +42,7 @@ impl Regressor {
         check_initial_variance(a)?;
         check_covariance(rule, kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
+        Gaussian::check_size(kind, shape.dim(), 1)?;
         Ok(Regressor {
             rule,
             shape,

@@ -50,7 +50,7 @@ def test_one_row_path_equals_the_general_path(make, y):
     classes = np.unique(y)
     fast.partial_fit(X[:1], y[:1], classes=classes)
     general.partial_fit(X[:1], y[:1], classes=classes)
-    assert _one_row_target(X[1:2], y[1:2], X.shape[1], fast._target_of) is not None
+    assert _one_row_target(X[1:2], y[1:2], X.shape[1], fast._one_row[1]) is not None
     for i in range(1, len(X)):
         fast.partial_fit(X[i : i + 1], y[i : i + 1])
         # A Python list never takes the one-row path.
@@ -101,3 +101,36 @@ def test_strided_and_non_native_rows_take_the_general_path():
         source = wide if i % 2 else swapped
         model.partial_fit(source[i : i + 1], y[i : i + 1])
     np.testing.assert_array_equal(model.coef_, reference.coef_)
+
+
+@pytest.mark.parametrize("n_components", [6, 9])
+def test_random_features_never_take_the_one_row_path(n_components):
+    # The one-row path feeds the row to the native model as is: with random Fourier features it
+    # must not apply (it learned the raw row when n_components equalled n_features, and refused
+    # valid rows otherwise).
+    make = lambda: cwrs.AROW(  # noqa: E731
+        kernel_approximation="rff", n_components=n_components, random_state=0
+    )
+    fast, general = make(), make()
+    fast.partial_fit(X[:5], Y_BINARY[:5], classes=["no", "yes"])
+    general.partial_fit(X[:5], Y_BINARY[:5], classes=["no", "yes"])
+    for i in range(5, len(X)):
+        fast.partial_fit(X[i : i + 1], Y_BINARY[i : i + 1])
+        general.partial_fit(X[i : i + 1].tolist(), list(Y_BINARY[i : i + 1]))
+    _assert_same(fast, general)
+
+
+def test_set_params_turns_the_one_row_path_off_until_the_next_check():
+    model = cwrs.AROW().partial_fit(X[:10], Y_BINARY[:10], classes=["no", "yes"])
+    model.partial_fit(X[10:11], Y_BINARY[10:11])
+    model.set_params(r=-1.0)
+    with pytest.raises(ValueError, match="r must be a positive finite number"):
+        model.partial_fit(X[11:12], Y_BINARY[11:12])
+    model.set_params(r=1.0)
+    reference = cwrs.AROW().partial_fit(X[:10], Y_BINARY[:10], classes=["no", "yes"])
+    reference.partial_fit(X[10:11].tolist(), list(Y_BINARY[10:11]))
+    for i in range(11, 20):
+        model.partial_fit(X[i : i + 1], Y_BINARY[i : i + 1])
+        reference.partial_fit(X[i : i + 1].tolist(), list(Y_BINARY[i : i + 1]))
+    _assert_same(model, reference)
+    assert "_one_row" in model.__dict__  # back on after the checked call

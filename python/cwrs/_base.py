@@ -6,9 +6,11 @@ Duck-typed: scikit-learn is not needed at run time. The math lives in the Rust c
 
 from __future__ import annotations
 
+import functools
 import inspect
 import numbers
-from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
+import threading
+from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, TypeVar, Union, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +22,7 @@ from ._kernel import (
     RandomFourierFeatures,
     check_budget,
     check_degree,
+    check_n_components,
     resolve_gamma,
 )
 from ._svmlight import iter_svmlight
@@ -82,11 +85,51 @@ def _one_row_target(X, y, n_features, target_of):
         return None
 
 
+# Attributes that only live in memory: never pickled, never compared.
+# - `_fit_lock`: see `Estimator._lock`.
+# - `_checked_params`: the hyper-parameter values last validated (see `_check_params_if_changed`).
+# - `_one_row`: (native model, label -> target map or None, n_features) while the one-row path
+#   of `partial_fit` may be taken: a primal model without feature map, whose hyper-parameters
+#   were validated since the last `set_params`. One attribute, read at once, so that the path
+#   never pairs a model with another fit's labels.
+_TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
+
+
+@functools.cache
+def _param_names(cls):
+    return tuple(cls._get_param_names())
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _holding_fit_lock(method: _Method) -> _Method:
+    """Runs `method` holding the estimator's `_lock` (see there)."""
+
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._lock():
+            return method(self, *args, **kwargs)
+
+    return cast(_Method, locked)
+
+
 class Estimator:
     """Base of all learners: parameters, pickling, fitting passes and the fitted model.
 
     Subclasses set `_rule` (the Rust rule name), `_rule_params` (the hyper-parameters the rule
     takes) and `_second_order`, and define `__init__` with their keyword hyper-parameters.
+
+    Threads: one estimator may be used from many threads. Predictions (`predict`,
+    `decision_function`, `predict_proba`, ...) run in parallel with the GIL released.
+    `partial_fit` calls wait for each other and for the calls running on the model, so the
+    result is that of the same calls made one after another in some order: concurrent calls
+    never corrupt the model and never fail for being concurrent (the first `partial_fit` builds
+    the model once; the others wait for it and continue it). `fit` builds a new model and replaces
+    the old one when it ends, so a `partial_fit` that overlaps it counts as made either before it
+    (its rows are forgotten) or after it. One limitation: a prediction that overlaps the end of a
+    `fit` changing `classes_` may pair the old model's scores with the new classes; do not refit
+    with other labels while other threads predict.
     """
 
     _rule: str
@@ -124,6 +167,9 @@ class Estimator:
                     f"Valid parameters are: {valid!r}."
                 )
             setattr(self, name, value)
+        # Validated by the next partial_fit, which takes its checked path until then.
+        self.__dict__.pop("_one_row", None)
+        self.__dict__.pop("_checked_params", None)
         return self
 
     def __repr__(self):
@@ -142,6 +188,8 @@ class Estimator:
 
     def __getstate__(self):
         state = self.__dict__.copy()
+        for name in _TRANSIENT:
+            state.pop(name, None)
         if "_model" in state:
             model = state["_model"]
             state["_model"] = (type(model).__name__, model.state())
@@ -154,7 +202,94 @@ class Estimator:
                 CallableKernelModel if kind == "CallableKernelModel" else getattr(_cwrs, kind)
             )
             state["_model"] = model_class.from_state(*model_state)
-        self.__dict__.update(state)
+        self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
+
+    # ----------------------------------------------------------------- threads
+    def _lock(self):
+        """The lock held while the fitted attributes are replaced (by `fit` and the first
+        `partial_fit`, for their whole run) or read together (by a later `partial_fit`), so that
+        no thread sees a mix of two models' attributes."""
+        lock = self.__dict__.get("_fit_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_fit_lock", threading.Lock())
+        return lock
+
+    def _serialized_partial_fit(self, *args):
+        """`self._partial_fit(*args, first_call=...)`: the first call builds the model holding
+        `_lock`, so a concurrent first call waits for it and then continues that model."""
+        if "_model" not in self.__dict__:
+            with self._lock():
+                if "_model" not in self.__dict__:
+                    return self._partial_fit(*args, first_call=True)
+        return self._partial_fit(*args, first_call=False)
+
+    def _reenable_one_row(self, model):
+        """After a checked `partial_fit` of `model`: the one-row path again, if `set_params`
+        (or unpickling) turned it off and `model` is still the fitted one."""
+        if "_one_row" not in self.__dict__:
+            with self._lock():
+                if self._model is model:
+                    self._enable_one_row()
+
+    def _fitted_state(self):
+        """(native model, feature map, n_features_in_, classes_ or None), read together."""
+        with self._lock():
+            classes = self.__dict__.get("classes_")
+            return self._model, self._feature_map, self.n_features_in_, classes
+
+    def _install(self, **fitted):
+        """Sets the fitted attributes in one step, with the hyper-parameters just validated,
+        and enables the one-row path where it applies. Called holding `_lock`."""
+        fitted["_checked_params"] = self._param_values()
+        self.__dict__.pop("_one_row", None)
+        self.__dict__.update(fitted)
+        self._enable_one_row()
+
+    def _enable_one_row(self):
+        """Enables the one-row path of `partial_fit` for the current model if it applies (a
+        primal model without feature map). Called holding `_lock`, after validation."""
+        model = self._model
+        if type(model) in _ONE_ROW_MODELS and self._feature_map is None:
+            one_row = (model, self._one_row_targets(model), self.n_features_in_)
+            self.__dict__["_one_row"] = one_row
+
+    # ----------------------------------------------------------------- hyper-parameters
+    def _param_values(self):
+        return tuple(map(self.__dict__.get, _param_names(type(self))))
+
+    def _check_params_if_changed(self):
+        """Validates the hyper-parameters, as `fit` would, if any changed since the last
+        validation (a tuple comparison: identical or equal values are not checked again): a
+        `partial_fit` that continues a model refuses bad values too, though they take effect
+        only at the next `fit`."""
+        values = self._param_values()
+        try:
+            unchanged = values == self.__dict__.get("_checked_params")
+        except (TypeError, ValueError):  # a value that does not compare (an array)
+            unchanged = False
+        if not unchanged:
+            self._check_params()
+            self._check_pass_params()
+            self.__dict__["_checked_params"] = values
+
+    def _check_pass_params(self):
+        """n_iter, shuffle and random_state (used by `fit`, and `random_state` by the random
+        features)."""
+        n_iter = self.n_iter
+        if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
+            raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+        if not isinstance(self.shuffle, (bool, np.bool_)):
+            raise ValueError(f"shuffle must be True or False, got {self.shuffle!r}")
+        random_state = self.random_state
+        if not (
+            random_state is None
+            or isinstance(random_state, (np.random.RandomState, np.random.Generator))
+            or isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
+        ):
+            raise ValueError(
+                "random_state must be None, an int, a numpy RandomState or Generator, got "
+                f"{random_state!r}"
+            )
 
     def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
@@ -206,11 +341,12 @@ class Estimator:
                 "'partial_fit' with appropriate arguments before using this estimator."
             ) from None
 
-    def _check_n_features(self, n_features):
-        if n_features != self.n_features_in_:
+    def _check_n_features(self, n_features, expected=None):
+        expected = self.n_features_in_ if expected is None else expected
+        if n_features != expected:
             raise ValueError(
                 f"X has {n_features} features, but {type(self).__name__} is expecting "
-                f"{self.n_features_in_} features as input."
+                f"{expected} features as input."
             )
 
     def _check_X_for(self, X):
@@ -225,9 +361,8 @@ class Estimator:
         repeats = check_sample_weight(sample_weight, n_rows)
         if repeats is not None and not repeats.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
+        self._check_pass_params()
         n_iter = self.n_iter
-        if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
-            raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
         rng = None
         if self.shuffle:
             rng = (
@@ -301,6 +436,10 @@ class Classifier(Estimator):
     matrix; labels are any hashable values. Pickling round-trips exactly.
     """
 
+    if TYPE_CHECKING:  # set by fit and the first partial_fit
+        classes_: npt.NDArray[Any]
+        _sparse_input: bool
+
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
@@ -311,11 +450,13 @@ class Classifier(Estimator):
             input_tags=InputTags(sparse=True),
         )
 
-    def _new_model(self, n_classes, n_features, sparse):
+    def _new_model(self, n_classes, n_features, sparse, validate_only=False):
         """The native model for `n_classes` and the feature map in front of it (or None);
-        `sparse` tells whether the training input is sparse."""
+        `sparse` tells whether the training input is sparse. `validate_only`: only check the
+        hyper-parameters (the model is built over one feature, the random features not drawn)."""
         params, covariance, a, fit_intercept = self._model_args()
         self._l1()  # validated before any kernel model is built
+        self._multi_class()
         feature_map = None
         if self.kernel_approximation is not None:
             if self.kernel_approximation != "rff":
@@ -325,10 +466,12 @@ class Classifier(Estimator):
             if self.kernel is not None:
                 raise ValueError("set either kernel or kernel_approximation, not both")
             gamma = resolve_gamma(self.gamma, n_features)
-            feature_map = RandomFourierFeatures(
-                gamma, self.n_components, n_features, self.random_state
-            )
-            n_features = self.n_components
+            n_components = check_n_components(self.n_components)
+            if not validate_only:
+                feature_map = RandomFourierFeatures(
+                    gamma, n_components, n_features, self.random_state
+                )
+            n_features = 1 if validate_only else n_components
         elif self.kernel is not None:
             built_in = isinstance(self.kernel, str)
             if not (built_in and self.kernel in KERNELS or callable(self.kernel)):
@@ -371,19 +514,19 @@ class Classifier(Estimator):
         return model, feature_map
 
     def _multi_class(self):
-        if not isinstance(self.multi_class, str):
+        if not isinstance(self.multi_class, str) or self.multi_class not in ("max-score", "ovr"):
             raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
         return self.multi_class
 
-    @staticmethod
-    def _target_map(model, classes):
-        """label -> native target, for the one-row path (None where that path does not apply:
-        kernel models and random-feature maps)."""
+    def _check_params(self):
+        self._new_model(self.classes_.shape[0], 1, self._sparse_input, validate_only=True)
+
+    def _one_row_targets(self, model):
+        """label -> native target, for the one-row path of a primal model."""
+        classes = self.classes_
         if isinstance(model, _cwrs.BinaryModel):
             return {classes[0]: -1.0, classes[1]: 1.0}
-        if isinstance(model, _cwrs.MulticlassModel):
-            return {label: k for k, label in enumerate(classes)}
-        return None
+        return {label: k for k, label in enumerate(classes)}
 
     def _targets(self, model, y, classes, from_y=False):
         """Labels as the native model takes them: ±1 (binary) or class indices. `from_y`: the
@@ -401,6 +544,7 @@ class Classifier(Estimator):
         return np.where(index == 1, 1.0, -1.0)
 
     # ----------------------------------------------------------------- learning
+    @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
         """Forgets any previous state and learns `n_iter` passes over the rows of X in order
         (or in a fresh random order per pass when `shuffle=True`)."""
@@ -411,10 +555,10 @@ class Classifier(Estimator):
         targets = self._targets(model, y, classes, from_y=True)
         matrix = _mapped(matrix, n_rows, feature_map)
         self._fit_passes(model, matrix, targets, sample_weight, n_rows)
-        self._model, self._feature_map = model, feature_map
-        self.classes_, self.n_features_in_ = classes, n_features
-        self._sparse_input = isinstance(matrix, tuple)
-        self._target_of = self._target_map(model, classes)
+        self._install(
+            _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
+            _sparse_input=isinstance(matrix, tuple),
+        )
         return self
 
     def partial_fit(
@@ -430,39 +574,45 @@ class Classifier(Estimator):
         float64 (shape (1, n_features), C order) with a known label takes a lean path that
         skips the batch machinery; the result is the same.
         """
-        target_of = self.__dict__.get("_target_of")
-        if target_of is not None and classes is None and sample_weight is None:
-            target = _one_row_target(X, y, self.n_features_in_, target_of)
+        one_row = self.__dict__.get("_one_row")
+        if one_row is not None and classes is None and sample_weight is None:
+            model, target_of, n_features = one_row
+            target = _one_row_target(X, y, n_features, target_of)
             if target is not None:
-                self._model.learn_one(X, target)
+                model.learn_one(X, target)
                 return self
+        return self._serialized_partial_fit(X, y, classes, sample_weight)
+
+    def _partial_fit(self, X, y, classes, sample_weight, first_call):
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
-        first_call = not hasattr(self, "_model")
         if first_call:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
+            self._check_pass_params()
             known = _classes(column_or_1d(classes, "classes"))
             model, feature_map = self._new_model(
                 known.shape[0], n_features, isinstance(matrix, tuple)
             )
         else:
-            known = self.classes_
+            model, feature_map, n_features_in, known = self._fitted_state()
+            self._check_params_if_changed()
             if classes is not None and not np.array_equal(np.unique(classes), known):
                 raise ValueError(
                     f"classes={np.unique(classes)!r} is not the same as on the first call to "
                     f"partial_fit, classes_={known!r}."
                 )
-            self._check_n_features(n_features)
-            model, feature_map = self._model, self._feature_map
+            self._check_n_features(n_features, n_features_in)
         targets = self._targets(model, y, known)
         matrix = _mapped(matrix, n_rows, feature_map)
         model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
         if first_call:
-            self._model, self._feature_map = model, feature_map
-            self.classes_, self.n_features_in_ = known, n_features
-            self._sparse_input = isinstance(matrix, tuple)
-            self._target_of = self._target_map(model, known)
+            self._install(
+                _model=model, _feature_map=feature_map, classes_=known, n_features_in_=n_features,
+                _sparse_input=isinstance(matrix, tuple),
+            )
+        else:
+            self._reenable_one_row(model)
         return self
 
     # ----------------------------------------------------------------- prediction
@@ -631,6 +781,13 @@ class Regressor(Estimator):
             self._rule, params, covariance, n_features, fit_intercept, a, self._l1()
         )
 
+    def _check_params(self):
+        self._new_model(1)
+
+    def _one_row_targets(self, model):
+        return None
+
+    @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
         """Forgets any previous state and learns `n_iter` passes over the rows of X in order
         (or in a fresh random order per pass when `shuffle=True`)."""
@@ -638,7 +795,7 @@ class Regressor(Estimator):
         y = check_targets(y, n_rows)
         model = self._new_model(n_features)
         self._fit_passes(model, matrix, y, sample_weight, n_rows)
-        self._model, self.n_features_in_ = model, n_features
+        self._install(_model=model, n_features_in_=n_features)
         return self
 
     def partial_fit(
@@ -647,28 +804,31 @@ class Regressor(Estimator):
         """Learns the rows of X once, in order, continuing from the current state. One row of
         float64 (shape (1, n_features), C order) with a numeric target takes a lean path that
         skips the batch machinery; the result is the same."""
-        if (
-            sample_weight is None
-            and type(self.__dict__.get("_model")) is _cwrs.RegressionModel
-            and _is_one_row(X, self.n_features_in_)
-        ):
+        one_row = self.__dict__.get("_one_row")
+        if sample_weight is None and one_row is not None and _is_one_row(X, one_row[2]):
             target = _single_value(y)
             if isinstance(target, (float, int, np.floating, np.integer)) and not isinstance(
                 target, (bool, np.bool_)
             ):
-                self._model.learn_one(X, float(target))
+                one_row[0].learn_one(X, float(target))
                 return self
+        return self._serialized_partial_fit(X, y, sample_weight)
+
+    def _partial_fit(self, X, y, sample_weight, first_call):
         matrix, n_rows, n_features = check_X(X)
         y = check_targets(y, n_rows)
-        first_call = not hasattr(self, "_model")
         if first_call:
+            self._check_pass_params()
             model = self._new_model(n_features)
         else:
-            self._check_n_features(n_features)
-            model = self._model
+            model, _, n_features_in, _ = self._fitted_state()
+            self._check_params_if_changed()
+            self._check_n_features(n_features, n_features_in)
         model.partial_fit(matrix, y, check_sample_weight(sample_weight, n_rows))
         if first_call:
-            self._model, self.n_features_in_ = model, n_features
+            self._install(_model=model, n_features_in_=n_features)
+        else:
+            self._reenable_one_row(model)
         return self
 
     def predict(self, X: MatrixLike) -> Float64Array:
@@ -733,6 +893,8 @@ class ConfidenceWeightedRegressor(Regressor):
 
 
 MULTICLASS_MODELS = (_cwrs.MulticlassModel, _cwrs.MulticlassKernelModel)
+# The models the one-row path of partial_fit drives (primal: no kernel).
+_ONE_ROW_MODELS = (_cwrs.BinaryModel, _cwrs.MulticlassModel, _cwrs.RegressionModel)
 KERNEL_MODELS = (_cwrs.KernelModel, _cwrs.MulticlassKernelModel, CallableKernelModel)
 
 

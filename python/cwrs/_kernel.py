@@ -4,6 +4,7 @@ feature approximation of the RBF kernel (Rahimi & Recht, NIPS 2007)."""
 from __future__ import annotations
 
 import numbers
+import threading
 
 import numpy as np
 
@@ -27,6 +28,16 @@ def check_budget(budget):
     return int(budget)
 
 
+def check_n_components(n_components):
+    if (
+        isinstance(n_components, bool)
+        or not isinstance(n_components, numbers.Integral)
+        or n_components < 1
+    ):
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+    return int(n_components)
+
+
 def check_degree(degree):
     if isinstance(degree, bool) or not isinstance(degree, numbers.Integral) or degree < 1:
         raise ValueError(f"degree must be a positive integer, got {degree!r}")
@@ -38,12 +49,7 @@ class RandomFourierFeatures:
     z(x)·z(x') approximates exp(−γ‖x − x'‖²)."""
 
     def __init__(self, gamma, n_components, n_features, random_state):
-        if (
-            isinstance(n_components, bool)
-            or not isinstance(n_components, numbers.Integral)
-            or n_components < 1
-        ):
-            raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+        n_components = check_n_components(n_components)
         rng = (
             random_state
             if isinstance(random_state, (np.random.RandomState, np.random.Generator))
@@ -61,6 +67,11 @@ class RandomFourierFeatures:
             import scipy.sparse
 
             data, indices, indptr, n_cols = matrix
+            if indices.size and (indices.min() < 0 or indices.max() >= n_cols):
+                bad = indices.min() if indices.min() < 0 else indices.max()
+                raise ValueError(
+                    f"sparse column index {bad} is out of range for {n_cols} features"
+                )
             matrix = scipy.sparse.csr_matrix((data, indices, indptr), shape=(n_rows, n_cols))
         projection = np.asarray(matrix @ self.weights)
         scale = np.sqrt(2.0 / self.weights.shape[1])
@@ -73,12 +84,17 @@ class CallableKernelModel:
     It wraps the native `KernelModel` (which holds all the math and the support set) and feeds
     it kernel values row by row, so it has the native models' interface. Slower than the built-in
     kernels: one call of the callable per row.
+
+    A learning pass reads the support set, calls the kernel and updates the native model in
+    turns, so calls on one model hold a lock (threads sharing it wait for each other, as with
+    the native models).
     """
 
     def __init__(self, native, kernel, sparse):
         self.native = native
         self.kernel = kernel
         self.sparse = sparse
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ persistence
     def state(self):
@@ -125,6 +141,10 @@ class CallableKernelModel:
 
     # ------------------------------------------------------------------ the native interface
     def partial_fit(self, matrix, y, repeats=None, order=None):
+        with self._lock:
+            self._partial_fit(matrix, y, repeats, order)
+
+    def _partial_fit(self, matrix, y, repeats, order):
         self.native.check_input(matrix)
         n_rows = y.shape[0]
         rows = self._rows(matrix, n_rows)
@@ -148,6 +168,10 @@ class CallableKernelModel:
             raise
 
     def _moments(self, matrix):
+        with self._lock:
+            return self._moments_unlocked(matrix)
+
+    def _moments_unlocked(self, matrix):
         self.native.check_input(matrix)
         n_rows = matrix[2].shape[0] - 1 if isinstance(matrix, tuple) else matrix.shape[0]
         rows = self._rows(matrix, n_rows)

@@ -42,7 +42,7 @@ NATIVE_MODELS = frozenset(
 )
 # The attributes fit/partial_fit set: all of them in a fitted estimator, none in a new one.
 CLASSIFIER_FITTED = frozenset(
-    ["_model", "_feature_map", "classes_", "n_features_in_", "_sparse_input", "_target_of"]
+    ["_model", "_feature_map", "classes_", "n_features_in_", "_sparse_input"]
 )
 REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 
@@ -372,17 +372,18 @@ def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
             f"corrupted model file: unexpected or missing entries {sorted(extra ^ fitted)}"
         )
     model = state.get("_model")
-    if model is not None:
-        if not (isinstance(model, tuple) and len(model) == 2 and model[0] in NATIVE_MODELS):
-            raise ModelFormatError("corrupted model file: unknown kind of fitted model")
-        if not isinstance(model[1], tuple):
-            raise ModelFormatError("corrupted model file: the fitted model has no state")
-        try:
-            state["_model"] = getattr(_cwrs, model[0]).from_state(*model[1])
-        except (TypeError, ValueError, OverflowError) as error:
-            raise ModelFormatError(f"corrupted model file: {error}") from None
+    if model is not None and not (
+        isinstance(model, tuple)
+        and len(model) == 2
+        and model[0] in NATIVE_MODELS
+        and isinstance(model[1], tuple)
+    ):
+        raise ModelFormatError("corrupted model file: unknown kind of fitted model")
     estimator = cls.__new__(cls)
-    estimator.__dict__.update(state)
+    try:
+        estimator.__setstate__(state)  # the native model's `from_state` checks its state
+    except (TypeError, ValueError, OverflowError) as error:
+        raise ModelFormatError(f"corrupted model file: {error}") from None
     return estimator
 
 

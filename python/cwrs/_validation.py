@@ -60,14 +60,69 @@ def _check_shape(shape, min_samples=1) -> None:
         )
 
 
-def _as_float64(array) -> np.ndarray:
+def _as_float64(array, name="X") -> np.ndarray:
+    """`array` as a NumPy array of numbers (bool, int or float; converted to float64 only if it
+    is something else): complex values, strings and objects that are not numbers are refused
+    with a message naming `name`."""
     array = np.asarray(array)
-    if array.dtype.kind == "c":
-        raise ValueError("Complex data not supported")
-    if array.dtype.kind not in "biuf":
-        # Object arrays of numbers convert; anything else raises numpy's TypeError.
-        array = array.astype(np.float64)
+    kind = array.dtype.kind
+    if kind == "c":
+        raise ValueError(f"Complex data not supported: {name} must hold real numbers")
+    if kind in "USV":
+        raise ValueError(
+            f"{name} holds strings or bytes (dtype {array.dtype}); convert it to numbers first"
+        )
+    if kind not in "biuf":
+        # Object arrays of numbers convert; anything else cannot be learned from (the error
+        # keeps NumPy's type: TypeError for objects that are no numbers, ValueError for text).
+        try:
+            array = array.astype(np.float64)
+        except (TypeError, ValueError) as error:
+            raise type(error)(f"{name} must hold numbers: {error}") from None
     return array
+
+
+def _check_sparse_structure(X) -> None:
+    """Raises ValueError if the arrays of a CSR, CSC or COO matrix are inconsistent, before SciPy
+    converts or canonicalises it: SciPy's compiled routines trust these arrays and would read or
+    write out of bounds (or fail with an obscure C++ error) on them. Column indices of a CSR
+    matrix are checked by the core, which never trusts them."""
+    fmt = X.format
+    if fmt in ("csr", "csc"):
+        n_major, n_minor = X.shape if fmt == "csr" else X.shape[::-1]
+        major, minor = ("row", "column") if fmt == "csr" else ("column", "row")
+        what = f"{fmt.upper()} indptr"
+        indptr, nnz = X.indptr, X.data.shape[0]
+        if indptr.ndim != 1 or indptr.shape[0] != n_major + 1:
+            raise ValueError(
+                f"{what} has {indptr.size} entries, but a matrix with {n_major} {major}s needs "
+                f"{n_major + 1} (one per {major}, plus one)"
+            )
+        if X.indices.shape != (nnz,):
+            raise ValueError(
+                f"{fmt.upper()} indices hold {X.indices.size} values but data holds {nnz}"
+            )
+        if indptr[0] != 0 or indptr[-1] != nnz:
+            raise ValueError(
+                f"{what} must start at 0 and end at the number of stored values ({nnz}), got "
+                f"{indptr[0]} and {indptr[-1]}"
+            )
+        if n_major > 1 and (indptr[1:] < indptr[:-1]).any():
+            raise ValueError(f"{what} must never decrease")
+        if fmt == "csc":
+            _check_index_range(X.indices, n_minor, minor)
+    elif fmt == "coo":
+        row, col = X.row, X.col
+        if row.shape != X.data.shape or col.shape != X.data.shape:
+            raise ValueError("COO row, col and data arrays differ in length")
+        _check_index_range(row, X.shape[0], "row")
+        _check_index_range(col, X.shape[1], "column")
+
+
+def _check_index_range(indices, n, what) -> None:
+    if indices.size and (indices.min() < 0 or indices.max() >= n):
+        bad = indices.min() if indices.min() < 0 else indices.max()
+        raise ValueError(f"sparse {what} index {bad} is out of range for {n} {what}s")
 
 
 def check_X(X):
@@ -76,8 +131,9 @@ def check_X(X):
     (sorted, duplicates summed) with one integer type for indices and indptr.
     """
     if is_sparse(X):
-        X = X.tocsr()  # no copy for CSR; CSC, COO, ... are converted
         _check_shape(X.shape)
+        _check_sparse_structure(X)
+        X = X.tocsr()  # no copy for CSR; CSC, COO, ... are converted
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
@@ -90,6 +146,8 @@ def check_X(X):
         return (data, indices, indptr, X.shape[1]), X.shape[0], X.shape[1]
     if X is None:
         raise ValueError("Expected 2D array, got None")
+    if isinstance(X, (str, bytes)):
+        raise ValueError(f"Expected 2D array of numbers, got a {type(X).__name__}")
     X = _as_float64(X)
     _check_shape(X.shape)
     X = np.ascontiguousarray(X, dtype=np.float64)
@@ -121,7 +179,7 @@ def check_labels(y, n_rows: int) -> np.ndarray:
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} labels")
     if y.dtype.kind == "c":
-        raise ValueError("Complex data not supported")
+        raise ValueError("Complex data not supported: y must hold class labels")
     if y.dtype.kind == "f":
         if not np.isfinite(y).all():
             kind = "NaN" if np.isnan(y).any() else "infinity"
@@ -138,7 +196,7 @@ def check_targets(y, n_rows: int) -> np.ndarray:
     y = column_or_1d(y)
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} values")
-    y = np.ascontiguousarray(_as_float64(y), dtype=np.float64)
+    y = np.ascontiguousarray(_as_float64(y, "y"), dtype=np.float64)
     if not np.isfinite(y).all():
         kind = "NaN" if np.isnan(y).any() else "infinity"
         raise ValueError(f"Input y contains {kind}.")
@@ -160,7 +218,7 @@ def check_sample_weight(sample_weight, n_rows: int):
         raise ValueError(
             f"sample_weight.shape == {w.shape}, expected {(n_rows,)} (one weight per row)"
         )
-    w = _as_float64(w).astype(np.float64, copy=False)
+    w = _as_float64(w, "sample_weight").astype(np.float64, copy=False)
     if not np.isfinite(w).all() or (w < 0).any() or np.any(w != np.round(w)) or (w > 2**32 - 1).any():
         raise ValueError(
             "sample_weight must hold non-negative integers: a weight k presents the row k "

@@ -99,6 +99,11 @@ impl Moments {
                 "covariance contains NaN or infinity".into(),
             ));
         }
+        if kind == CovarianceKind::Diagonal && covariance.iter().any(|&v| v < 0.0) {
+            return Err(CwError::InvalidInput(
+                "a diagonal covariance holds a negative variance".into(),
+            ));
+        }
         let moments = match kind {
             CovarianceKind::Identity => covariance
                 .is_empty()

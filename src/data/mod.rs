@@ -10,7 +10,7 @@ use std::ops::Range;
 use crate::error::CwError;
 
 /// A sparse index type as found in SciPy CSR matrices.
-pub trait SparseIndex: Copy + Send + Sync {
+pub trait SparseIndex: Copy + Send + Sync + std::fmt::Display {
     /// The index as `usize`; `None` when negative or too large.
     fn checked(self) -> Option<usize>;
     /// The index as `usize`, for indices already validated.
@@ -175,8 +175,8 @@ fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(),
         return Ok(());
     }
     let mut next_allowed = 0;
-    for j in indices {
-        match j.checked() {
+    for &index in indices {
+        match index.checked() {
             Some(j) if j >= next_allowed && j < n_features => next_allowed = j + 1,
             Some(j) if j < n_features => {
                 return Err(CwError::InvalidInput(format!(
@@ -185,10 +185,9 @@ fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(),
                     next_allowed - 1
                 )))
             }
-            other => {
-                let shown = other.map_or_else(|| "negative".to_string(), |j| j.to_string());
+            _ => {
                 return Err(CwError::InvalidInput(format!(
-                    "sparse column index {shown} is out of range for {n_features} features"
+                    "sparse column index {index} is out of range for {n_features} features"
                 )));
             }
         }
@@ -411,11 +410,21 @@ pub struct Shape {
 }
 
 impl Shape {
+    /// More features than any model could hold (a vector of f64 holds fewer than 2⁶⁰ values):
+    /// refused up front, so that the number of coordinates cannot overflow.
+    pub const MAX_FEATURES: usize = (isize::MAX as usize) / 8 - 1;
+
     pub fn new(n_features: usize, fit_intercept: bool) -> Result<Shape, CwError> {
         if n_features == 0 {
             return Err(CwError::InvalidInput(
                 "a model needs at least one feature".into(),
             ));
+        }
+        if n_features > Self::MAX_FEATURES {
+            return Err(CwError::InvalidInput(format!(
+                "a model cannot hold {n_features} features (at most {})",
+                Self::MAX_FEATURES
+            )));
         }
         Ok(Shape {
             n_features,

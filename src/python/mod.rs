@@ -1,22 +1,30 @@
 //! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core.
-//! No math lives here; validation errors of the core become `ValueError`, I/O errors `OSError`.
+//! No math lives here; validation errors of the core become `ValueError`, I/O errors `OSError`,
+//! a model too large for memory `MemoryError`.
+//!
+//! Every model is a frozen pyclass holding its learner in a [`Guarded`] lock, and every entry
+//! point runs the core through it or through [`guarded`] (see `guard.rs`): threads sharing a model
+//! wait for each other, and a panic raises `RuntimeError` instead of `PanicException`.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
 use crate::covariance::CovarianceKind;
 use crate::data::hashing::hashed_column;
 use crate::data::{Matrix, Presentation, Row, Shape};
-use crate::error::CwError;
+use crate::error::{check_memory, zeros, CwError};
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
-use crate::multiclass::{MulticlassLearner, Strategy};
+use crate::multiclass::{ClassModel, MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{margin_probability, RegressionRule, Rule};
+use crate::shared::Work;
 use crate::sparse_l1::{Penalty, L1};
+use guard::{guarded, Guarded};
 
+mod guard;
 mod svmlight;
 
 type Float64Array = PyArray1<f64>;
@@ -25,6 +33,7 @@ impl From<CwError> for PyErr {
     fn from(err: CwError) -> PyErr {
         match err {
             CwError::Io(kind, msg) => std::io::Error::new(kind, msg).into(),
+            CwError::OutOfMemory(msg) => PyMemoryError::new_err(msg),
             err => PyValueError::new_err(err.to_string()),
         }
     }
@@ -138,19 +147,24 @@ impl<'py> PresentationArgs<'py> {
     }
 }
 
-/// Runs `f` over the rows of `x` with the GIL released; returns `width` values per row, as a
-/// 1-D array when `width` is `None`, else as rows × width.
-fn fill_rows<'py>(
+/// Runs `f` over the rows of `x` on `model` with the GIL released; returns `width(model)` values
+/// per row, as a 1-D array when the width is `None`, else as rows × width.
+fn fill_rows<'py, T: Send + Sync>(
     py: Python<'py>,
+    model: &Guarded<T>,
+    operation: &str,
     x: &MatrixArg,
-    width: Option<usize>,
-    f: impl FnOnce(&Matrix, &mut [f64]) -> Result<(), CwError> + Send,
+    width: impl FnOnce(&T) -> Option<usize> + Send,
+    f: impl FnOnce(&T, &Matrix, &mut [f64]) -> Result<(), CwError> + Send,
 ) -> PyResult<Bound<'py, PyAny>> {
     let view = x.view()?;
     let n_rows = view.n_rows();
-    let out = py.detach(|| {
-        let mut out = vec![0.0; n_rows * width.unwrap_or(1)];
-        f(&view, &mut out).map(|()| out)
+    let (out, width) = model.read(py, operation, Work::Batch, |model| {
+        let width = width(model);
+        let n_values = n_rows.checked_mul(width.unwrap_or(1));
+        let mut out = zeros(n_values, || format!("the output of {operation}"))?;
+        f(model, &view, &mut out)?;
+        Ok((out, width))
     })?;
     let array = PyArray1::from_vec(py, out);
     Ok(match width {
@@ -188,17 +202,37 @@ fn restore_l1(l1: L1, state: &L1StateArg) -> PyResult<L1> {
     }
 }
 
-fn l1_state<'py>(py: Python<'py>, l1: Option<&L1>) -> Option<(f64, Bound<'py, Float64Array>)> {
-    l1.map(|l1| (l1.total(), PyArray1::from_slice(py, l1.last())))
+/// A lazy L1 state as Rust values, copied out of a locked model: (H, H per coordinate).
+type L1Values = Option<(f64, Vec<f64>)>;
+
+fn l1_values(l1: Option<&L1>) -> L1Values {
+    l1.map(|l1| (l1.total(), l1.last().to_vec()))
+}
+
+fn l1_state(py: Python<'_>, values: L1Values) -> Option<(f64, Bound<'_, Float64Array>)> {
+    values.map(|(total, last)| (total, PyArray1::from_vec(py, last)))
 }
 
 /// A binary learner (labels ±1). The Python estimators in `cwrs` wrap it.
-#[pyclass(module = "cwrs._cwrs")]
+#[pyclass(module = "cwrs._cwrs", frozen)]
 struct BinaryModel {
-    learner: Learner,
+    learner: Guarded<Learner>,
     rule_name: String,
     params: Vec<(String, f64)>,
     l1: L1Spec,
+}
+
+impl BinaryModel {
+    const NAME: &'static str = "BinaryModel";
+
+    fn wrap(learner: Learner, rule: &str, params: Vec<(String, f64)>, l1: L1Spec) -> Self {
+        BinaryModel {
+            learner: Guarded::new(Self::NAME, learner),
+            rule_name: rule.to_string(),
+            params,
+            l1,
+        }
+    }
 }
 
 #[pymethods]
@@ -214,21 +248,18 @@ impl BinaryModel {
         a: f64,
         l1: L1Spec,
     ) -> PyResult<Self> {
-        let mut learner = Learner::new(
-            Rule::from_name(rule, &named(&params))?,
-            CovarianceKind::from_name(covariance)?,
-            n_features,
-            fit_intercept,
-            a,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            learner = learner.with_l1(penalty)?;
-        }
-        Ok(BinaryModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "__new__", || {
+            let mut learner = Learner::new(
+                Rule::from_name(rule, &named(&params))?,
+                CovarianceKind::from_name(covariance)?,
+                n_features,
+                fit_intercept,
+                a,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                learner = learner.with_l1(penalty)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
@@ -248,48 +279,57 @@ impl BinaryModel {
         l1: L1Spec,
         l1_state: L1StateArg,
     ) -> PyResult<Self> {
-        let mut learner = Learner::from_state(
-            Rule::from_name(rule, &named(&params))?,
-            CovarianceKind::from_name(covariance)?,
-            n_features,
-            fit_intercept,
-            slice(&mean)?,
-            slice(&covariance_values)?,
-            n_updates,
-            n_mistakes,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
-        }
-        Ok(BinaryModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "from_state", || {
+            let mut learner = Learner::from_state(
+                Rule::from_name(rule, &named(&params))?,
+                CovarianceKind::from_name(covariance)?,
+                n_features,
+                fit_intercept,
+                slice(&mean)?,
+                slice(&covariance_values)?,
+                n_updates,
+                n_mistakes,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
     /// Learns one row (a (1, d) C-ordered float64 array) with label `y` (±1), with the
     /// validation a single row needs and nothing more; returns whether the model changed.
-    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
-        Ok(self.learner.learn(one_row(&x)?, y)?)
+    fn learn_one(&self, py: Python<'_>, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
+        let row = one_row(&x)?;
+        self.learner
+            .write(py, "learn_one", Work::Quick, |l| Ok(l.learn(row, y)?))
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let l = &self.learner;
+        let (kind, shape, mean, covariance, counters, l1) =
+            self.learner.read(py, "state", Work::Quick, |l| {
+                Ok((
+                    l.covariance_kind().name(),
+                    l.shape(),
+                    l.mean().into_owned(),
+                    l.covariance_state().into_owned(),
+                    (l.n_updates(), l.n_mistakes()),
+                    l1_values(l.l1()),
+                ))
+            })?;
         let state = (
             self.rule_name.clone(),
             self.params.clone(),
-            l.covariance_kind().name(),
-            l.shape().n_features,
-            l.shape().fit_intercept,
-            PyArray1::from_slice(py, &l.mean()),
-            PyArray1::from_slice(py, &l.covariance_state()),
-            l.n_updates(),
-            l.n_mistakes(),
+            kind,
+            shape.n_features,
+            shape.fit_intercept,
+            PyArray1::from_vec(py, mean),
+            PyArray1::from_vec(py, covariance),
+            counters.0,
+            counters.1,
             self.l1.clone(),
-            l1_state(py, l.l1()),
+            l1_state(py, l1),
         );
         state.into_pyobject(py)
     }
@@ -298,7 +338,7 @@ impl BinaryModel {
     /// Everything is validated before the first update.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         x: MatrixArg<'py>,
         y: PyReadonlyArray1<'py, f64>,
@@ -308,8 +348,9 @@ impl BinaryModel {
         let (view, y) = (x.view()?, slice(&y)?);
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        let learner = &mut self.learner;
-        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+        self.learner.write(py, "partial_fit", Work::Batch, |l| {
+            Ok(l.partial_fit(&view, y, presentation)?)
+        })
     }
 
     /// μ·x for every row.
@@ -318,14 +359,26 @@ impl BinaryModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| {
-            self.learner.decision_function(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "decision_function",
+            &x,
+            |_| None,
+            |l, m, out| l.decision_function(m, out),
+        )
     }
 
     /// xᵀΣx for every row.
     fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "variance",
+            &x,
+            |_| None,
+            |l, m, out| l.variances(m, out),
+        )
     }
 
     /// Φ(μ·x / √(xᵀΣx)) for every row.
@@ -334,48 +387,76 @@ impl BinaryModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| {
-            self.learner.positive_probability(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "positive_probability",
+            &x,
+            |_| None,
+            |l, m, out| l.positive_probability(m, out),
+        )
     }
 
     /// μ over the features, then the bias weight when the model fits an intercept (with every
     /// L1 threshold applied).
     #[getter]
-    fn mean<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_vec(py, self.learner.effective_mean())
+    fn mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mean = self.learner.get(py, "mean", |l| l.effective_mean())?;
+        Ok(PyArray1::from_vec(py, mean))
     }
 
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
     #[getter]
-    fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.learner.covariance())
+    fn covariance<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let values = self
+            .learner
+            .get(py, "covariance", |l| l.covariance().into_owned())?;
+        Ok(PyArray1::from_vec(py, values))
     }
 
     /// "identity", "diag" or "full".
     #[getter]
-    fn covariance_kind(&self) -> &'static str {
-        self.learner.covariance_kind().name()
+    fn covariance_kind(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.learner
+            .get(py, "covariance_kind", |l| l.covariance_kind().name())
     }
 
     #[getter]
-    fn n_updates(&self) -> u64 {
-        self.learner.n_updates()
+    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_updates", Learner::n_updates)
     }
 
     #[getter]
-    fn n_mistakes(&self) -> u64 {
-        self.learner.n_mistakes()
+    fn n_mistakes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_mistakes", Learner::n_mistakes)
     }
 }
 
 /// A multiclass learner over class indices 0..n_classes (max-score or one-vs-rest).
-#[pyclass(module = "cwrs._cwrs")]
+#[pyclass(module = "cwrs._cwrs", frozen)]
 struct MulticlassModel {
-    learner: MulticlassLearner,
+    learner: Guarded<MulticlassLearner>,
     rule_name: String,
     params: Vec<(String, f64)>,
     l1: L1Spec,
+}
+
+impl MulticlassModel {
+    const NAME: &'static str = "MulticlassModel";
+
+    fn wrap(
+        learner: MulticlassLearner,
+        rule: &str,
+        params: Vec<(String, f64)>,
+        l1: L1Spec,
+    ) -> Self {
+        MulticlassModel {
+            learner: Guarded::new(Self::NAME, learner),
+            rule_name: rule.to_string(),
+            params,
+            l1,
+        }
+    }
 }
 
 #[pymethods]
@@ -394,23 +475,20 @@ impl MulticlassModel {
         a: f64,
         l1: L1Spec,
     ) -> PyResult<Self> {
-        let mut learner = MulticlassLearner::new(
-            Rule::from_name(rule, &named(&params))?,
-            Strategy::from_name(strategy)?,
-            CovarianceKind::from_name(covariance)?,
-            n_classes,
-            n_features,
-            fit_intercept,
-            a,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            learner = learner.with_l1(penalty)?;
-        }
-        Ok(MulticlassModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "__new__", || {
+            let mut learner = MulticlassLearner::new(
+                Rule::from_name(rule, &named(&params))?,
+                Strategy::from_name(strategy)?,
+                CovarianceKind::from_name(covariance)?,
+                n_classes,
+                n_features,
+                fit_intercept,
+                a,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                learner = learner.with_l1(penalty)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
@@ -431,59 +509,73 @@ impl MulticlassModel {
         l1: L1Spec,
         l1_states: Option<Vec<(f64, PyReadonlyArray1<f64>)>>,
     ) -> PyResult<Self> {
-        let (n_updates, n_mistakes) = counters;
-        let mut learner = MulticlassLearner::from_state(
-            Rule::from_name(rule, &named(&params))?,
-            Strategy::from_name(strategy)?,
-            CovarianceKind::from_name(covariance)?,
-            n_classes,
-            n_features,
-            fit_intercept,
-            slice(&means)?,
-            slice(&covariances)?,
-            n_updates,
-            n_mistakes,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            let states = l1_states
-                .ok_or_else(|| {
-                    PyValueError::new_err("a penalised model's state needs its L1 state")
-                })?
-                .iter()
-                .map(|(total, last)| Ok((*total, slice(last)?.to_vec())))
-                .collect::<PyResult<Vec<_>>>()?;
-            learner = learner.with_l1(penalty)?.with_l1_states(&states)?;
-        }
-        Ok(MulticlassModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "from_state", || {
+            let (n_updates, n_mistakes) = counters;
+            let mut learner = MulticlassLearner::from_state(
+                Rule::from_name(rule, &named(&params))?,
+                Strategy::from_name(strategy)?,
+                CovarianceKind::from_name(covariance)?,
+                n_classes,
+                n_features,
+                fit_intercept,
+                slice(&means)?,
+                slice(&covariances)?,
+                n_updates,
+                n_mistakes,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                let states = l1_states
+                    .ok_or_else(|| {
+                        PyValueError::new_err("a penalised model's state needs its L1 state")
+                    })?
+                    .iter()
+                    .map(|(total, last)| Ok((*total, slice(last)?.to_vec())))
+                    .collect::<PyResult<Vec<_>>>()?;
+                learner = learner.with_l1(penalty)?.with_l1_states(&states)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
     /// Learns one row (a (1, d) C-ordered float64 array) of class index `label`; returns
     /// whether the model changed.
-    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, label: usize) -> PyResult<bool> {
-        Ok(self.learner.learn(one_row(&x)?, label)?)
+    fn learn_one(&self, py: Python<'_>, x: PyReadonlyArray2<f64>, label: usize) -> PyResult<bool> {
+        let row = one_row(&x)?;
+        self.learner
+            .write(py, "learn_one", Work::Quick, |l| Ok(l.learn(row, label)?))
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let l = &self.learner;
+        let (header, shape, means, covariances, counters, l1_states) =
+            self.learner.read(py, "state", Work::Quick, |l| {
+                Ok((
+                    (
+                        l.strategy().name(),
+                        l.covariance_kind().name(),
+                        l.n_classes(),
+                    ),
+                    l.shape(),
+                    l.means(),
+                    l.covariances(),
+                    (l.n_updates(), l.n_mistakes()),
+                    l.l1_states(),
+                ))
+            })?;
+        let (strategy, kind, n_classes) = header;
         let state = (
             self.rule_name.clone(),
             self.params.clone(),
-            l.strategy().name(),
-            l.covariance_kind().name(),
-            l.n_classes(),
-            l.shape().n_features,
-            l.shape().fit_intercept,
-            PyArray1::from_vec(py, l.means()),
-            PyArray1::from_vec(py, l.covariances()),
-            (l.n_updates(), l.n_mistakes()),
+            strategy,
+            kind,
+            n_classes,
+            shape.n_features,
+            shape.fit_intercept,
+            PyArray1::from_vec(py, means),
+            PyArray1::from_vec(py, covariances),
+            counters,
             self.l1.clone(),
-            l.l1_states().map(|states| {
+            l1_states.map(|states| {
                 states
                     .into_iter()
                     .map(|(total, last)| (total, PyArray1::from_vec(py, last)))
@@ -496,7 +588,7 @@ impl MulticlassModel {
     /// Learns the rows of `x` with class indices `labels`.
     #[pyo3(signature = (x, labels, repeats=None, order=None))]
     fn partial_fit<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         x: MatrixArg<'py>,
         labels: PyReadonlyArray1<'py, i64>,
@@ -506,8 +598,9 @@ impl MulticlassModel {
         let (view, labels) = (x.view()?, indices(&labels, "labels")?);
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        let learner = &mut self.learner;
-        Ok(py.detach(|| learner.partial_fit(&view, &labels, presentation))?)
+        self.learner.write(py, "partial_fit", Work::Batch, |l| {
+            Ok(l.partial_fit(&view, &labels, presentation)?)
+        })
     }
 
     /// μ_k·x for every row and class (rows × classes).
@@ -516,16 +609,21 @@ impl MulticlassModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| {
-            self.learner.decision_function(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "decision_function",
+            &x,
+            per_class,
+            |l, m, out| l.decision_function(m, out),
+        )
     }
 
     /// xᵀΣ_k x for every row and class.
     fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| self.learner.variances(m, out))
+        fill_rows(py, &self.learner, "variance", &x, per_class, |l, m, out| {
+            l.variances(m, out)
+        })
     }
 
     /// P(class k has the highest score) under the per-class Gaussians over weights.
@@ -534,54 +632,78 @@ impl MulticlassModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| self.learner.probabilities(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "probabilities",
+            &x,
+            per_class,
+            |l, m, out| l.probabilities(m, out),
+        )
     }
 
     /// The class means, classes × (features + bias).
     #[getter]
     fn means<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let rows = [self.learner.n_classes(), self.learner.shape().dim()];
-        Ok(PyArray1::from_vec(py, self.learner.effective_means())
-            .reshape(rows)?
-            .into_any())
+        let (means, rows) = self.learner.get(py, "means", |l| {
+            (l.effective_means(), [l.n_classes(), l.shape().dim()])
+        })?;
+        Ok(PyArray1::from_vec(py, means).reshape(rows)?.into_any())
     }
 
     /// The class covariance values, one row per class (empty, variances, or Σ row-major).
     #[getter]
     fn covariances<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let values = self.learner.covariances();
-        let rows = [
-            self.learner.n_classes(),
-            values.len() / self.learner.n_classes(),
-        ];
+        let (values, n_classes) = self
+            .learner
+            .get(py, "covariances", |l| (l.covariances(), l.n_classes()))?;
+        let rows = [n_classes, values.len() / n_classes];
         Ok(PyArray1::from_vec(py, values).reshape(rows)?.into_any())
     }
 
     /// "identity", "diag" or "full".
     #[getter]
-    fn covariance_kind(&self) -> &'static str {
-        self.learner.covariance_kind().name()
+    fn covariance_kind(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.learner
+            .get(py, "covariance_kind", |l| l.covariance_kind().name())
     }
 
     #[getter]
-    fn n_updates(&self) -> u64 {
-        self.learner.n_updates()
+    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_updates", |l| l.n_updates())
     }
 
     #[getter]
-    fn n_mistakes(&self) -> u64 {
-        self.learner.n_mistakes()
+    fn n_mistakes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_mistakes", |l| l.n_mistakes())
     }
 }
 
+/// One value per class and row: the width of a multiclass model's outputs.
+fn per_class<M: ClassModel>(learner: &MulticlassLearner<M>) -> Option<usize> {
+    Some(learner.n_classes())
+}
+
 /// An online linear regressor (AROW = recursive least squares, or ε-insensitive PA).
-#[pyclass(module = "cwrs._cwrs")]
+#[pyclass(module = "cwrs._cwrs", frozen)]
 struct RegressionModel {
-    learner: Regressor,
+    learner: Guarded<Regressor>,
     rule_name: String,
     params: Vec<(String, f64)>,
     l1: L1Spec,
+}
+
+impl RegressionModel {
+    const NAME: &'static str = "RegressionModel";
+
+    fn wrap(learner: Regressor, rule: &str, params: Vec<(String, f64)>, l1: L1Spec) -> Self {
+        RegressionModel {
+            learner: Guarded::new(Self::NAME, learner),
+            rule_name: rule.to_string(),
+            params,
+            l1,
+        }
+    }
 }
 
 #[pymethods]
@@ -597,21 +719,18 @@ impl RegressionModel {
         a: f64,
         l1: L1Spec,
     ) -> PyResult<Self> {
-        let mut learner = Regressor::new(
-            RegressionRule::from_name(rule, &named(&params))?,
-            CovarianceKind::from_name(covariance)?,
-            n_features,
-            fit_intercept,
-            a,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            learner = learner.with_l1(penalty)?;
-        }
-        Ok(RegressionModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "__new__", || {
+            let mut learner = Regressor::new(
+                RegressionRule::from_name(rule, &named(&params))?,
+                CovarianceKind::from_name(covariance)?,
+                n_features,
+                fit_intercept,
+                a,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                learner = learner.with_l1(penalty)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
@@ -630,46 +749,55 @@ impl RegressionModel {
         l1: L1Spec,
         l1_state: L1StateArg,
     ) -> PyResult<Self> {
-        let mut learner = Regressor::from_state(
-            RegressionRule::from_name(rule, &named(&params))?,
-            CovarianceKind::from_name(covariance)?,
-            n_features,
-            fit_intercept,
-            slice(&mean)?,
-            slice(&covariance_values)?,
-            n_updates,
-        )?;
-        if let Some(penalty) = build_l1(&l1, learner.shape())? {
-            learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
-        }
-        Ok(RegressionModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            l1,
+        guarded(Self::NAME, "from_state", || {
+            let mut learner = Regressor::from_state(
+                RegressionRule::from_name(rule, &named(&params))?,
+                CovarianceKind::from_name(covariance)?,
+                n_features,
+                fit_intercept,
+                slice(&mean)?,
+                slice(&covariance_values)?,
+                n_updates,
+            )?;
+            if let Some(penalty) = build_l1(&l1, learner.shape())? {
+                learner = learner.with_l1(restore_l1(penalty, &l1_state)?)?;
+            }
+            Ok(Self::wrap(learner, rule, params, l1))
         })
     }
 
     /// Learns one row (a (1, d) C-ordered float64 array) with target `y`; returns whether the
     /// model changed.
-    fn learn_one(&mut self, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
-        Ok(self.learner.learn(one_row(&x)?, y)?)
+    fn learn_one(&self, py: Python<'_>, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
+        let row = one_row(&x)?;
+        self.learner
+            .write(py, "learn_one", Work::Quick, |l| Ok(l.learn(row, y)?))
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let l = &self.learner;
+        let (kind, shape, mean, covariance, n_updates, l1) =
+            self.learner.read(py, "state", Work::Quick, |l| {
+                Ok((
+                    l.covariance_kind().name(),
+                    l.shape(),
+                    l.mean().into_owned(),
+                    l.covariance_state().into_owned(),
+                    l.n_updates(),
+                    l1_values(l.l1()),
+                ))
+            })?;
         let state = (
             self.rule_name.clone(),
             self.params.clone(),
-            l.covariance_kind().name(),
-            l.shape().n_features,
-            l.shape().fit_intercept,
-            PyArray1::from_slice(py, &l.mean()),
-            PyArray1::from_slice(py, &l.covariance_state()),
-            l.n_updates(),
+            kind,
+            shape.n_features,
+            shape.fit_intercept,
+            PyArray1::from_vec(py, mean),
+            PyArray1::from_vec(py, covariance),
+            n_updates,
             self.l1.clone(),
-            l1_state(py, l.l1()),
+            l1_state(py, l1),
         );
         state.into_pyobject(py)
     }
@@ -677,7 +805,7 @@ impl RegressionModel {
     /// Learns the rows of `x` with targets `y`.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         x: MatrixArg<'py>,
         y: PyReadonlyArray1<'py, f64>,
@@ -687,41 +815,61 @@ impl RegressionModel {
         let (view, y) = (x.view()?, slice(&y)?);
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        let learner = &mut self.learner;
-        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+        self.learner.write(py, "partial_fit", Work::Batch, |l| {
+            Ok(l.partial_fit(&view, y, presentation)?)
+        })
     }
 
     /// μ·x for every row.
     fn predict<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| self.learner.predict(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "predict",
+            &x,
+            |_| None,
+            |l, m, out| l.predict(m, out),
+        )
     }
 
     /// xᵀΣx for every row.
     fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "variance",
+            &x,
+            |_| None,
+            |l, m, out| l.variances(m, out),
+        )
     }
 
     /// μ over the features, then the bias weight when the model fits an intercept.
     #[getter]
-    fn mean<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_vec(py, self.learner.effective_mean())
+    fn mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let mean = self.learner.get(py, "mean", |l| l.effective_mean())?;
+        Ok(PyArray1::from_vec(py, mean))
     }
 
     /// The covariance values (empty, the variances, or Σ row-major), over the mean's coordinates.
     #[getter]
-    fn covariance<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, &self.learner.covariance())
+    fn covariance<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let values = self
+            .learner
+            .get(py, "covariance", |l| l.covariance().into_owned())?;
+        Ok(PyArray1::from_vec(py, values))
     }
 
     /// "identity", "diag" or "full".
     #[getter]
-    fn covariance_kind(&self) -> &'static str {
-        self.learner.covariance_kind().name()
+    fn covariance_kind(&self, py: Python<'_>) -> PyResult<&'static str> {
+        self.learner
+            .get(py, "covariance_kind", |l| l.covariance_kind().name())
     }
 
     #[getter]
-    fn n_updates(&self) -> u64 {
-        self.learner.n_updates()
+    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_updates", Regressor::n_updates)
     }
 }
 
@@ -748,6 +896,22 @@ struct KernelSettings {
 }
 
 impl KernelSettings {
+    fn new(
+        name: Option<String>,
+        params: (f64, u32, f64),
+        shape: (usize, bool, f64, Option<usize>),
+    ) -> Self {
+        let (n_features, fit_intercept, a, budget) = shape;
+        KernelSettings {
+            name,
+            params,
+            n_features,
+            fit_intercept,
+            a,
+            budget,
+        }
+    }
+
     /// A fresh dual Gaussian for `rule`.
     fn gaussian(&self, rule: Rule) -> PyResult<DualGaussian> {
         let (gamma, degree, coef0) = self.params;
@@ -799,9 +963,19 @@ fn restore_gaussian(
     Ok(fresh.with_state(state)?)
 }
 
-/// The support rows of `g` as CSR arrays (data, indices, indptr).
-fn support_arrays<'py>(py: Python<'py>, g: &DualGaussian) -> PyResult<Bound<'py, PyTuple>> {
-    let (values, indices, indptr) = g.support_vectors();
+/// The support rows of a dual Gaussian as CSR arrays (data, indices, indptr), copied out of a
+/// locked model.
+type SupportValues = (Vec<f64>, Vec<u32>, Vec<u64>);
+/// The state of a dual Gaussian as Rust values: support rows, then (ν, Π, Gram).
+type DualValues = (SupportValues, (Vec<f64>, Vec<f64>, Vec<f64>));
+
+fn dual_values(g: &DualGaussian) -> DualValues {
+    let coefficients = (g.dual_coef().to_vec(), g.dual_covariance(), g.gram());
+    (g.support_vectors(), coefficients)
+}
+
+fn support_arrays(py: Python<'_>, support: SupportValues) -> PyResult<Bound<'_, PyTuple>> {
+    let (values, indices, indptr) = support;
     (
         PyArray1::from_vec(py, values),
         PyArray1::from_vec(py, indices),
@@ -810,24 +984,49 @@ fn support_arrays<'py>(py: Python<'py>, g: &DualGaussian) -> PyResult<Bound<'py,
         .into_pyobject(py)
 }
 
-/// The state of `g` as (support arrays, (ν, Π, Gram)).
-fn gaussian_state<'py>(py: Python<'py>, g: &DualGaussian) -> PyResult<Bound<'py, PyTuple>> {
+/// The state of a dual Gaussian as (support arrays, (ν, Π, Gram)).
+fn dual_state(py: Python<'_>, values: DualValues) -> PyResult<Bound<'_, PyTuple>> {
+    let (support, (nu, pi, gram)) = values;
     let coefficients = (
-        PyArray1::from_slice(py, g.dual_coef()),
-        PyArray1::from_vec(py, g.dual_covariance()),
-        PyArray1::from_vec(py, g.gram()),
+        PyArray1::from_vec(py, nu),
+        PyArray1::from_vec(py, pi),
+        PyArray1::from_vec(py, gram),
     );
-    (support_arrays(py, g)?, coefficients).into_pyobject(py)
+    (support_arrays(py, support)?, coefficients).into_pyobject(py)
 }
 
 /// A binary learner in the dual (kernel) form, with an optional budget on the support set.
 /// `kernel=None` means the caller supplies kernel values (a Python callable kernel).
-#[pyclass(module = "cwrs._cwrs")]
+#[pyclass(module = "cwrs._cwrs", frozen)]
 struct KernelModel {
-    learner: DualLearner,
+    learner: Guarded<DualLearner>,
     rule_name: String,
     params: Vec<(String, f64)>,
     settings: KernelSettings,
+}
+
+impl KernelModel {
+    const NAME: &'static str = "KernelModel";
+
+    /// The model whose dual Gaussian `restore` makes from a fresh one.
+    fn build(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        settings: KernelSettings,
+        counters: (u64, u64),
+        restore: impl FnOnce(DualGaussian) -> PyResult<DualGaussian>,
+    ) -> PyResult<Self> {
+        let parsed = Rule::from_name(rule, &named(&params))?;
+        let gaussian = restore(settings.gaussian(parsed)?)?;
+        let learner =
+            DualLearner::from_gaussian(parsed, gaussian).with_counters(counters.0, counters.1);
+        Ok(KernelModel {
+            learner: Guarded::new(Self::NAME, learner),
+            rule_name: rule.to_string(),
+            params,
+            settings,
+        })
+    }
 }
 
 #[pymethods]
@@ -845,21 +1044,13 @@ impl KernelModel {
         a: f64,
         budget: Option<usize>,
     ) -> PyResult<Self> {
-        let settings = KernelSettings {
-            name: kernel,
-            params: kernel_params,
-            n_features,
-            fit_intercept,
-            a,
-            budget,
-        };
-        let parsed = Rule::from_name(rule, &named(&params))?;
-        let learner = DualLearner::from_gaussian(parsed, settings.gaussian(parsed)?);
-        Ok(KernelModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            settings,
+        let settings = KernelSettings::new(
+            kernel,
+            kernel_params,
+            (n_features, fit_intercept, a, budget),
+        );
+        guarded(Self::NAME, "__new__", || {
+            Self::build(rule, params, settings, (0, 0), Ok)
         })
     }
 
@@ -875,35 +1066,28 @@ impl KernelModel {
         gaussian: (SupportArrays, CoefficientArrays),
         counters: (u64, u64),
     ) -> PyResult<Self> {
-        let (n_features, fit_intercept, a, budget) = shape;
-        let mut model = Self::new(
-            rule,
-            params,
-            kernel,
-            kernel_params,
-            n_features,
-            fit_intercept,
-            a,
-            budget,
-        )?;
-        let restored = restore_gaussian(model.learner.model().clone(), &gaussian.0, &gaussian.1)?;
-        model.learner = DualLearner::from_gaussian(model.learner.rule(), restored)
-            .with_counters(counters.0, counters.1);
-        Ok(model)
+        let settings = KernelSettings::new(kernel, kernel_params, shape);
+        guarded(Self::NAME, "from_state", || {
+            Self::build(rule, params, settings, counters, |fresh| {
+                restore_gaussian(fresh, &gaussian.0, &gaussian.1)
+            })
+        })
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let (kernel, kernel_params, shape) = self.settings.as_tuple();
-        let l = &self.learner;
+        let (gaussian, counters) = self.learner.read(py, "state", Work::Quick, |l| {
+            Ok((dual_values(l.model()), (l.n_updates(), l.n_mistakes())))
+        })?;
         (
             self.rule_name.clone(),
             self.params.clone(),
             kernel,
             kernel_params,
             shape,
-            gaussian_state(py, l.model())?,
-            (l.n_updates(), l.n_mistakes()),
+            dual_state(py, gaussian)?,
+            counters,
         )
             .into_pyobject(py)
     }
@@ -911,7 +1095,7 @@ impl KernelModel {
     /// Learns the rows of `x` with labels `y` (±1), with the built-in kernel.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         x: MatrixArg<'py>,
         y: PyReadonlyArray1<'py, f64>,
@@ -921,34 +1105,42 @@ impl KernelModel {
         let (view, y) = (x.view()?, slice(&y)?);
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        let learner = &mut self.learner;
-        Ok(py.detach(|| learner.partial_fit(&view, y, presentation))?)
+        self.learner.write(py, "partial_fit", Work::Batch, |l| {
+            Ok(l.partial_fit(&view, y, presentation)?)
+        })
     }
 
     /// Learns the single row `x` (a 1-row matrix) from caller-supplied kernel values `k`
     /// (against every support row) and `kappa` = k(x, x).
     fn learn_precomputed(
-        &mut self,
+        &self,
+        py: Python<'_>,
         x: MatrixArg,
         k: PyReadonlyArray1<f64>,
         kappa: f64,
         y: f64,
     ) -> PyResult<bool> {
-        let view = x.view()?;
+        let (view, k) = (x.view()?, slice(&k)?);
         if view.n_rows() != 1 {
             return Err(PyValueError::new_err(
                 "learn_precomputed takes exactly one row",
             ));
         }
-        view.validate(self.settings.n_features)?;
-        Ok(self
-            .learner
-            .learn_precomputed(view.row(0), slice(&k)?, kappa, y)?)
+        let n_features = self.settings.n_features;
+        self.learner
+            .write(py, "learn_precomputed", Work::Quick, |l| {
+                view.validate(n_features)?;
+                Ok(l.learn_precomputed(view.row(0), k, kappa, y)?)
+            })
     }
 
     /// Checks `x` against the model (shape, indices, finiteness) without learning.
-    fn check_input(&self, x: MatrixArg) -> PyResult<()> {
-        Ok(x.view()?.validate(self.settings.n_features)?)
+    fn check_input(&self, py: Python<'_>, x: MatrixArg) -> PyResult<()> {
+        let view = x.view()?;
+        let n_features = self.settings.n_features;
+        guarded(Self::NAME, "check_input", || {
+            py.detach(|| Ok(view.validate(n_features)?))
+        })
     }
 
     /// μ·φ(x) for every row.
@@ -957,14 +1149,26 @@ impl KernelModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| {
-            self.learner.decision_function(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "decision_function",
+            &x,
+            |_| None,
+            |l, m, out| l.decision_function(m, out),
+        )
     }
 
     /// φ(x)ᵀΣφ(x) for every row.
     fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| self.learner.variances(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "variance",
+            &x,
+            |_| None,
+            |l, m, out| l.variances(m, out),
+        )
     }
 
     /// Φ(μ·φ(x) / √(φ(x)ᵀΣφ(x))) for every row.
@@ -973,9 +1177,14 @@ impl KernelModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        fill_rows(py, &x, None, |m, out| {
-            self.learner.positive_probability(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "positive_probability",
+            &x,
+            |_| None,
+            |l, m, out| l.positive_probability(m, out),
+        )
     }
 
     /// (μ·φ(x), φ(x)ᵀΣφ(x)) per row from caller-supplied `k` (rows × support rows, row-major)
@@ -988,10 +1197,15 @@ impl KernelModel {
     ) -> PyResult<(Bound<'py, Float64Array>, Bound<'py, Float64Array>)> {
         let (k, kappas) = (slice(&k)?, slice(&kappas)?);
         let n = kappas.len();
-        let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
-        self.learner
-            .model()
-            .moments_precomputed(k, kappas, |i, s, v| (scores[i], variances[i]) = (s, v))?;
+        let (scores, variances) =
+            self.learner
+                .read(py, "moments_precomputed", Work::Batch, |l| {
+                    let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
+                    l.model().moments_precomputed(k, kappas, |i, s, v| {
+                        (scores[i], variances[i]) = (s, v)
+                    })?;
+                    Ok((scores, variances))
+                })?;
         Ok((
             PyArray1::from_vec(py, scores),
             PyArray1::from_vec(py, variances),
@@ -1000,38 +1214,89 @@ impl KernelModel {
 
     /// The support rows as CSR arrays (data, indices, indptr).
     fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        support_arrays(py, self.learner.model())
+        let support = self
+            .learner
+            .get(py, "support_vectors", |l| l.model().support_vectors())?;
+        support_arrays(py, support)
     }
 
     /// ν, one coefficient per support row.
     #[getter]
-    fn dual_coef<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-        PyArray1::from_slice(py, self.learner.model().dual_coef())
+    fn dual_coef<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
+        let nu = self
+            .learner
+            .get(py, "dual_coef", |l| l.model().dual_coef().to_vec())?;
+        Ok(PyArray1::from_vec(py, nu))
     }
 
     #[getter]
-    fn n_support(&self) -> usize {
-        self.learner.model().n_support()
+    fn n_support(&self, py: Python<'_>) -> PyResult<usize> {
+        self.learner.get(py, "n_support", |l| l.model().n_support())
     }
 
     #[getter]
-    fn n_updates(&self) -> u64 {
-        self.learner.n_updates()
+    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_updates", DualLearner::n_updates)
     }
 
     #[getter]
-    fn n_mistakes(&self) -> u64 {
-        self.learner.n_mistakes()
+    fn n_mistakes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_mistakes", DualLearner::n_mistakes)
     }
 }
 
 /// A multiclass learner in the dual form: one dual Gaussian (support set, ν, Π) per class.
-#[pyclass(module = "cwrs._cwrs")]
+#[pyclass(module = "cwrs._cwrs", frozen)]
 struct MulticlassKernelModel {
-    learner: MulticlassLearner<DualGaussian>,
+    learner: Guarded<MulticlassLearner<DualGaussian>>,
     rule_name: String,
     params: Vec<(String, f64)>,
     settings: KernelSettings,
+}
+
+impl MulticlassKernelModel {
+    const NAME: &'static str = "MulticlassKernelModel";
+
+    /// The model over `n_classes` classes whose dual Gaussians `restore(class, fresh)` makes
+    /// from fresh ones.
+    #[allow(clippy::too_many_arguments)]
+    fn build(
+        rule: &str,
+        params: Vec<(String, f64)>,
+        strategy: &str,
+        n_classes: usize,
+        settings: KernelSettings,
+        counters: (u64, u64),
+        mut restore: impl FnMut(usize, DualGaussian) -> PyResult<DualGaussian>,
+    ) -> PyResult<Self> {
+        let parsed = Rule::from_name(rule, &named(&params))?;
+        if n_classes < 2 {
+            return Err(PyValueError::new_err(
+                "a multiclass model needs at least 2 classes",
+            ));
+        }
+        let per_class = std::mem::size_of::<DualGaussian>().div_ceil(8);
+        check_memory(n_classes.checked_mul(per_class), || {
+            format!("a kernel model of {n_classes} classes")
+        })?;
+        let fresh = settings.gaussian(parsed)?;
+        let classes = (0..n_classes)
+            .map(|class| restore(class, fresh.clone()))
+            .collect::<PyResult<Vec<_>>>()?;
+        let learner = MulticlassLearner::with_classes(
+            parsed,
+            Strategy::from_name(strategy)?,
+            settings.n_features,
+            classes,
+        )
+        .with_counters(counters.0, counters.1);
+        Ok(MulticlassKernelModel {
+            learner: Guarded::new(Self::NAME, learner),
+            rule_name: rule.to_string(),
+            params,
+            settings,
+        })
+    }
 }
 
 #[pymethods]
@@ -1051,32 +1316,18 @@ impl MulticlassKernelModel {
         a: f64,
         budget: Option<usize>,
     ) -> PyResult<Self> {
-        let settings = KernelSettings {
-            name: Some(kernel),
-            params: kernel_params,
-            n_features,
-            fit_intercept,
-            a,
-            budget,
-        };
-        let parsed = Rule::from_name(rule, &named(&params))?;
-        if n_classes < 2 {
-            return Err(PyValueError::new_err(
-                "a multiclass model needs at least 2 classes",
-            ));
-        }
-        let classes = vec![settings.gaussian(parsed)?; n_classes];
-        let learner = MulticlassLearner::with_classes(
-            parsed,
-            Strategy::from_name(strategy)?,
-            n_features,
-            classes,
-        );
-        Ok(MulticlassKernelModel {
-            learner,
-            rule_name: rule.to_string(),
-            params,
-            settings,
+        let shape = (n_features, fit_intercept, a, budget);
+        let settings = KernelSettings::new(Some(kernel), kernel_params, shape);
+        guarded(Self::NAME, "__new__", || {
+            Self::build(
+                rule,
+                params,
+                strategy,
+                n_classes,
+                settings,
+                (0, 0),
+                |_, g| Ok(g),
+            )
         })
     }
 
@@ -1093,52 +1344,47 @@ impl MulticlassKernelModel {
         classes: Vec<(SupportArrays, CoefficientArrays)>,
         counters: (u64, u64),
     ) -> PyResult<Self> {
-        let (n_features, fit_intercept, a, budget) = shape;
-        let model = Self::new(
-            rule,
-            params,
-            strategy,
-            classes.len(),
-            kernel,
-            kernel_params,
-            n_features,
-            fit_intercept,
-            a,
-            budget,
-        )?;
-        let fresh = model.learner.classes()[0].clone();
-        let restored = classes
-            .iter()
-            .map(|(support, coefficients)| restore_gaussian(fresh.clone(), support, coefficients))
-            .collect::<PyResult<Vec<_>>>()?;
-        let learner = MulticlassLearner::with_classes(
-            model.learner.rule(),
-            model.learner.strategy(),
-            n_features,
-            restored,
-        )
-        .with_counters(counters.0, counters.1);
-        Ok(MulticlassKernelModel { learner, ..model })
+        let settings = KernelSettings::new(Some(kernel), kernel_params, shape);
+        guarded(Self::NAME, "from_state", || {
+            Self::build(
+                rule,
+                params,
+                strategy,
+                classes.len(),
+                settings,
+                counters,
+                |k, fresh| {
+                    let (support, coefficients) = &classes[k];
+                    restore_gaussian(fresh, support, coefficients)
+                },
+            )
+        })
     }
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let (kernel, kernel_params, shape) = self.settings.as_tuple();
-        let l = &self.learner;
-        let classes = l
-            .classes()
-            .iter()
-            .map(|g| gaussian_state(py, g))
+        let (strategy, classes, counters) = self.learner.read(py, "state", Work::Quick, |l| {
+            let classes = l.classes().iter().map(dual_values).collect::<Vec<_>>();
+            Ok((
+                l.strategy().name(),
+                classes,
+                (l.n_updates(), l.n_mistakes()),
+            ))
+        })?;
+        let classes = classes
+            .into_iter()
+            .map(|g| dual_state(py, g))
             .collect::<PyResult<Vec<_>>>()?;
         (
             self.rule_name.clone(),
             self.params.clone(),
-            l.strategy().name(),
+            strategy,
             kernel,
             kernel_params,
             shape,
             classes,
-            (l.n_updates(), l.n_mistakes()),
+            counters,
         )
             .into_pyobject(py)
     }
@@ -1146,7 +1392,7 @@ impl MulticlassKernelModel {
     /// Learns the rows of `x` with class indices `labels`.
     #[pyo3(signature = (x, labels, repeats=None, order=None))]
     fn partial_fit<'py>(
-        &mut self,
+        &self,
         py: Python<'py>,
         x: MatrixArg<'py>,
         labels: PyReadonlyArray1<'py, i64>,
@@ -1156,8 +1402,9 @@ impl MulticlassKernelModel {
         let (view, labels) = (x.view()?, indices(&labels, "labels")?);
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        let learner = &mut self.learner;
-        Ok(py.detach(|| learner.partial_fit(&view, &labels, presentation))?)
+        self.learner.write(py, "partial_fit", Work::Batch, |l| {
+            Ok(l.partial_fit(&view, &labels, presentation)?)
+        })
     }
 
     /// μ_k·φ(x) for every row and class (rows × classes).
@@ -1166,16 +1413,21 @@ impl MulticlassKernelModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| {
-            self.learner.decision_function(m, out)
-        })
+        fill_rows(
+            py,
+            &self.learner,
+            "decision_function",
+            &x,
+            per_class,
+            |l, m, out| l.decision_function(m, out),
+        )
     }
 
     /// φ(x)ᵀΣ_kφ(x) for every row and class.
     fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| self.learner.variances(m, out))
+        fill_rows(py, &self.learner, "variance", &x, per_class, |l, m, out| {
+            l.variances(m, out)
+        })
     }
 
     /// P(class k has the highest score), as for the primal multiclass model.
@@ -1184,25 +1436,34 @@ impl MulticlassKernelModel {
         py: Python<'py>,
         x: MatrixArg<'py>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let width = Some(self.learner.n_classes());
-        fill_rows(py, &x, width, |m, out| self.learner.probabilities(m, out))
+        fill_rows(
+            py,
+            &self.learner,
+            "probabilities",
+            &x,
+            per_class,
+            |l, m, out| l.probabilities(m, out),
+        )
     }
 
     /// Support rows per class.
     #[getter]
-    fn n_support<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<u64>> {
-        let counts = self.learner.classes().iter().map(|g| g.n_support() as u64);
-        PyArray1::from_iter(py, counts)
+    fn n_support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<u64>>> {
+        let counts = self.learner.get(py, "n_support", |l| {
+            let counts = l.classes().iter().map(|g| g.n_support() as u64);
+            counts.collect::<Vec<_>>()
+        })?;
+        Ok(PyArray1::from_vec(py, counts))
     }
 
     #[getter]
-    fn n_updates(&self) -> u64 {
-        self.learner.n_updates()
+    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_updates", |l| l.n_updates())
     }
 
     #[getter]
-    fn n_mistakes(&self) -> u64 {
-        self.learner.n_mistakes()
+    fn n_mistakes(&self, py: Python<'_>) -> PyResult<u64> {
+        self.learner.get(py, "n_mistakes", |l| l.n_mistakes())
     }
 }
 
@@ -1210,7 +1471,9 @@ impl MulticlassKernelModel {
 #[pyfunction]
 fn normal_quantile(p: f64) -> PyResult<f64> {
     if p > 0.0 && p < 1.0 {
-        Ok(crate::rules::normal_quantile(p))
+        guarded("_cwrs", "normal_quantile", || {
+            Ok(crate::rules::normal_quantile(p))
+        })
     } else {
         Err(PyValueError::new_err(format!(
             "p must lie in (0, 1), got {p}"
@@ -1231,11 +1494,11 @@ fn margin_probabilities<'py>(
             "scores and variances differ in length",
         ));
     }
-    let p = scores
-        .iter()
-        .zip(variances)
-        .map(|(&s, &v)| margin_probability(s, v));
-    Ok(PyArray1::from_iter(py, p))
+    let p = guarded("_cwrs", "margin_probabilities", || {
+        let p = scores.iter().zip(variances);
+        Ok(p.map(|(&s, &v)| margin_probability(s, v)).collect())
+    })?;
+    Ok(PyArray1::from_vec(py, p))
 }
 
 /// Columns (as int64) and signs (±1.0) of `tokens` hashed into `n_features` columns
@@ -1249,13 +1512,13 @@ fn hash_tokens<'py>(
     if n_features == 0 {
         return Err(PyValueError::new_err("n_features must be at least 1"));
     }
-    let (columns, signs): (Vec<i64>, Vec<f64>) = tokens
-        .iter()
-        .map(|t| {
+    let (columns, signs): (Vec<i64>, Vec<f64>) = guarded("_cwrs", "hash_tokens", || {
+        let hashed = tokens.iter().map(|t| {
             let (column, sign) = hashed_column(t.as_bytes(), n_features);
             (i64::from(column), sign)
-        })
-        .unzip();
+        });
+        Ok(hashed.unzip())
+    })?;
     Ok((
         PyArray1::from_vec(py, columns),
         PyArray1::from_vec(py, signs),

@@ -10,6 +10,7 @@ use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
+use super::guard::guarded;
 use crate::data::libsvm::{Chunk, ChunkStream, IndexBase, Reader};
 use crate::error::CwError;
 
@@ -45,14 +46,17 @@ fn read_svmlight<'py>(
         Some(false) => IndexBase::One,
         _ => IndexBase::Zero,
     };
-    let chunk = py.detach(|| -> Result<Chunk, CwError> {
-        let mut chunk = Chunk::default();
-        Reader::new(file, base, usize::MAX).next_chunk(&mut chunk)?;
-        if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
-            chunk.indices.iter_mut().for_each(|j| *j -= 1);
-            chunk.n_features -= 1;
-        }
-        Ok(chunk)
+    let chunk = guarded("_cwrs", "read_svmlight", || {
+        py.detach(|| -> Result<Chunk, CwError> {
+            let mut chunk = Chunk::default();
+            Reader::new(file, base, usize::MAX).next_chunk(&mut chunk)?;
+            if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
+                chunk.indices.iter_mut().for_each(|j| *j -= 1);
+                chunk.n_features -= 1;
+            }
+            Ok(chunk)
+        })
+        .map_err(PyErr::from)
     })?;
     let found = chunk.n_features;
     let n_features = match n_features {
@@ -110,7 +114,10 @@ impl SvmlightChunks {
         } else {
             IndexBase::One
         };
-        let (stream, job) = ChunkStream::new(open(&path)?, base, chunk_rows);
+        let file = open(&path)?;
+        let (stream, job) = guarded("SvmlightChunks", "__new__", || {
+            Ok(ChunkStream::new(file, base, chunk_rows))
+        })?;
         // The job ends by itself once this object (the stream) is dropped.
         thread::Builder::new()
             .name("cwrs-svmlight".into())
@@ -129,7 +136,10 @@ impl SvmlightChunks {
         &self,
         py: Python<'py>,
     ) -> PyResult<Option<(F64s<'py>, F64s<'py>, I64s<'py>, I64s<'py>, usize)>> {
-        let Some(chunk) = py.detach(|| self.lock().next_chunk())? else {
+        let next = guarded("SvmlightChunks", "__next__", || {
+            Ok(py.detach(|| self.lock().next_chunk())?)
+        })?;
+        let Some(chunk) = next else {
             return Ok(None);
         };
         let arrays = (

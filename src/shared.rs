@@ -1,0 +1,249 @@
+//! A model shared by the threads of a program, and panics turned into errors: what the Python
+//! bindings wrap around every call into the core. Free of Python, so that `cargo test` covers it.
+//!
+//! - [`catch_panic`]: a panic (a bug in the core) becomes an error value instead of unwinding
+//!   into the caller.
+//! - [`Shared`]: a model behind a read-write lock. Any number of threads read it at once
+//!   (predictions); an update waits for the calls running on the model, and they for it. A thread
+//!   never waits for the lock while holding the host's thread state (Python's GIL): it waits
+//!   detached (see [`Detach`]), so the thread that holds the lock can always finish.
+//! - An update that panics leaves the model in an unknown state (half updated): the lock is then
+//!   poisoned and every later call on the model fails with [`Failure::Poisoned`] instead of
+//!   using it. A read that panics leaves the model as it was.
+
+use std::any::Any;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::{LockResult, RwLock, TryLockError, TryLockResult};
+
+/// Runs `f`, turning a panic into `Err(panic message)`.
+pub fn catch_panic<T>(f: impl FnOnce() -> T) -> Result<T, String> {
+    catch_unwind(AssertUnwindSafe(f)).map_err(|payload| panic_message(payload.as_ref()))
+}
+
+fn panic_message(payload: &(dyn Any + Send)) -> String {
+    if let Some(message) = payload.downcast_ref::<&str>() {
+        message.to_string()
+    } else if let Some(message) = payload.downcast_ref::<String>() {
+        message.clone()
+    } else {
+        "panic with a non-text payload".to_string()
+    }
+}
+
+/// Why a call on a [`Shared`] model failed.
+#[derive(Debug, PartialEq)]
+pub enum Failure<E> {
+    /// The call's own error (bad input, ...); the model is as it was.
+    Error(E),
+    /// The call panicked (a bug), with this message.
+    Panic(String),
+    /// An earlier update panicked: the model may be half updated and is no longer used.
+    Poisoned,
+}
+
+/// Runs work with the caller's thread state released (for Python: without the GIL), so that
+/// other threads run meanwhile.
+pub trait Detach {
+    fn run_detached<R: Send>(self, f: impl FnOnce() -> R + Send) -> R;
+}
+
+/// How much work a call does, which decides where it waits for the model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Work {
+    /// A batch: always run detached.
+    Batch,
+    /// Little work (one row, a getter): run attached when the model is free at once, since
+    /// releasing and retaking the thread state would cost more than the work; otherwise wait
+    /// and run detached.
+    Quick,
+}
+
+/// A model that threads share: see the module documentation.
+#[derive(Debug, Default)]
+pub struct Shared<T> {
+    model: RwLock<T>,
+}
+
+impl<T: Send + Sync> Shared<T> {
+    pub fn new(model: T) -> Self {
+        Shared {
+            model: RwLock::new(model),
+        }
+    }
+
+    /// Runs `f` on the model alongside other readers, after any update in progress.
+    pub fn read<R: Send, E: Send>(
+        &self,
+        detach: impl Detach,
+        work: Work,
+        f: impl FnOnce(&T) -> Result<R, E> + Send,
+    ) -> Result<R, Failure<E>> {
+        access(
+            detach,
+            work,
+            || self.model.try_read(),
+            || self.model.read(),
+            |model| f(&model),
+        )
+    }
+
+    /// Runs `f` on the model alone, after the calls in progress on it.
+    pub fn write<R: Send, E: Send>(
+        &self,
+        detach: impl Detach,
+        work: Work,
+        f: impl FnOnce(&mut T) -> Result<R, E> + Send,
+    ) -> Result<R, Failure<E>> {
+        access(
+            detach,
+            work,
+            || self.model.try_write(),
+            || self.model.write(),
+            |mut model| f(&mut model),
+        )
+    }
+}
+
+/// Locks with `try_lock` (attached, never waits) or `lock` (detached, waits), then runs `f`
+/// on the guard; a panic anywhere becomes [`Failure::Panic`].
+fn access<G, R: Send, E: Send>(
+    detach: impl Detach,
+    work: Work,
+    try_lock: impl FnOnce() -> TryLockResult<G>,
+    lock: impl FnOnce() -> LockResult<G> + Send,
+    f: impl FnOnce(G) -> Result<R, E> + Send,
+) -> Result<R, Failure<E>> {
+    let run = |guard: LockResult<G>| match guard {
+        Ok(guard) => f(guard).map_err(Failure::Error),
+        Err(_) => Err(Failure::Poisoned),
+    };
+    catch_panic(|| {
+        if work == Work::Quick {
+            match try_lock() {
+                Ok(guard) => return run(Ok(guard)),
+                Err(TryLockError::Poisoned(_)) => return Err(Failure::Poisoned),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        detach.run_detached(|| run(lock()))
+    })
+    .unwrap_or_else(|message| Err(Failure::Panic(message)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::Barrier;
+
+    /// Records whether work ran detached.
+    struct Probe<'a>(&'a AtomicBool);
+
+    impl Detach for Probe<'_> {
+        fn run_detached<R: Send>(self, f: impl FnOnce() -> R + Send) -> R {
+            self.0.store(true, Ordering::SeqCst);
+            f()
+        }
+    }
+
+    fn detached(
+        call: impl FnOnce(Probe) -> Result<i32, Failure<String>>,
+    ) -> (Result<i32, Failure<String>>, bool) {
+        let flag = AtomicBool::new(false);
+        let result = call(Probe(&flag));
+        (result, flag.load(Ordering::SeqCst))
+    }
+
+    #[test]
+    fn catch_panic_gives_the_message() {
+        assert_eq!(catch_panic(|| 7), Ok(7));
+        assert_eq!(
+            catch_panic(|| -> i32 { panic!("static text") }),
+            Err("static text".to_string())
+        );
+        let index = 5;
+        let result = catch_panic(|| [1, 2, 3][index % 8]);
+        assert!(result.unwrap_err().contains("index out of bounds"));
+        let boxed = catch_panic(|| std::panic::panic_any(42_u8));
+        assert_eq!(boxed, Err("panic with a non-text payload".to_string()));
+    }
+
+    #[test]
+    fn quick_work_runs_attached_and_batches_detached() {
+        let shared = Shared::new(1);
+        let (result, was_detached) =
+            detached(|p| shared.read(p, Work::Quick, |m| Ok::<_, String>(*m + 1)));
+        assert_eq!((result, was_detached), (Ok(2), false));
+        let (result, was_detached) = detached(|p| {
+            shared.write(p, Work::Batch, |m| {
+                *m += 10;
+                Ok::<_, String>(*m)
+            })
+        });
+        assert_eq!((result, was_detached), (Ok(11), true));
+        let (result, _) = detached(|p| shared.read(p, Work::Quick, |_| Err("bad".to_string())));
+        assert_eq!(result, Err(Failure::Error("bad".to_string())));
+    }
+
+    #[test]
+    fn quick_work_waits_detached_while_the_model_is_busy() {
+        let shared = Shared::new(0);
+        let (started, release) = (Barrier::new(2), Barrier::new(2));
+        std::thread::scope(|scope| {
+            scope.spawn(|| {
+                let flag = AtomicBool::new(false);
+                shared
+                    .write(Probe(&flag), Work::Batch, |m| {
+                        started.wait();
+                        release.wait();
+                        *m = 5;
+                        Ok::<_, String>(())
+                    })
+                    .unwrap();
+            });
+            started.wait();
+            // The writer holds the model: a quick read cannot run attached, so it waits detached
+            // (the probe releases the writer just before the read blocks) and sees the update.
+            struct ReleaseThenRun<'a>(&'a Barrier);
+            impl Detach for ReleaseThenRun<'_> {
+                fn run_detached<R: Send>(self, f: impl FnOnce() -> R + Send) -> R {
+                    self.0.wait();
+                    f()
+                }
+            }
+            let seen = shared.read(ReleaseThenRun(&release), Work::Quick, |m| {
+                Ok::<_, String>(*m)
+            });
+            assert_eq!(seen, Ok(5));
+        });
+    }
+
+    #[test]
+    fn a_panic_becomes_a_failure_and_a_panicking_update_poisons_the_model() {
+        let shared = Shared::new(vec![1.0, 2.0]);
+        for work in [Work::Quick, Work::Batch] {
+            let (result, _) = detached(|p| {
+                shared.read(p, work, |m| -> Result<i32, String> {
+                    panic!("read {}", m.len())
+                })
+            });
+            assert_eq!(result, Err(Failure::Panic("read 2".to_string())));
+        }
+        // A read that panicked left the model usable.
+        let (result, _) = detached(|p| shared.read(p, Work::Quick, |m| Ok(m.len() as i32)));
+        assert_eq!(result, Ok(2));
+        let (result, _) = detached(|p| {
+            shared.write(p, Work::Batch, |m| -> Result<i32, String> {
+                m[0] = f64::NAN; // half updated
+                panic!("update")
+            })
+        });
+        assert_eq!(result, Err(Failure::Panic("update".to_string())));
+        for work in [Work::Quick, Work::Batch] {
+            let (read, _) = detached(|p| shared.read(p, work, |m| Ok(m.len() as i32)));
+            assert_eq!(read, Err(Failure::Poisoned));
+            let (write, _) = detached(|p| shared.write(p, work, |m| Ok(m.len() as i32)));
+            assert_eq!(write, Err(Failure::Poisoned));
+        }
+    }
+}
