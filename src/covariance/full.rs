@@ -1,7 +1,7 @@
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::Observation;
+use super::{Observation, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR};
 use crate::data::Features;
 use crate::rules::sherman_morrison_factor;
 
@@ -45,6 +45,10 @@ const PARALLEL_ORDER: usize = 256;
 /// Folds happen when `pending` is full, whatever rows came in which call, and a row's
 /// arithmetic is the same alone or among others, so learning a batch gives the same bits as
 /// learning its rows one by one.
+///
+/// Each rank-one step is guarded so that Σ stays positive definite and its diagonal away from
+/// 0 in float64 (see [`Full::guarded_factor`] and the safeguards of `crate::covariance`); for
+/// that the diagonals of Σ₀ and of Σ are kept alongside, in O(d) per update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Full {
     dim: usize,
@@ -53,8 +57,29 @@ pub struct Full {
     sigma: Vec<f64>,
     /// The pending h_b, `dim` values each.
     pending: Vec<f64>,
+    /// The diagonal of Σ₀: the scale of the rounding errors of Σ = Σ₀ − Σ_b h_b h_bᵀ.
+    base_diagonal: Vec<f64>,
+    /// The diagonal of Σ: Σ₀'s less h_b,i² for each pending h_b in order (so it depends only on
+    /// the sequence of updates, like everything else here).
+    diagonal: Vec<f64>,
+    /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor.
+    roomy: bool,
+    /// The dense x of the last prepared example (for [`Full::update`]).
+    x: Vec<f64>,
     /// Σx of the last prepared example (for [`Full::update`]).
     sigma_x: Vec<f64>,
+}
+
+/// How far above its floor (see [`diagonal_floor`]) every diagonal entry must stand, with a
+/// step that keeps at least 1/FLOOR_MARGIN of the variance along x, for the per-entry floor
+/// check of [`Full::guarded_factor`] to be skipped: 2²⁰.
+const FLOOR_MARGIN: f64 = (1u64 << 20) as f64;
+
+/// The least value an update may leave at Σ_jj, for Σ₀_jj = `base`: [`FULL_VARIANCE_FLOOR`],
+/// and at least τ·Σ₀_jj so that Σ_jj is never rounding noise of Σ₀_jj − Σ_b h_b,j².
+#[inline]
+fn diagonal_floor(base: f64) -> f64 {
+    FULL_VARIANCE_FLOOR.max(RELATIVE_VARIANCE_FLOOR * base)
 }
 
 /// y += a·x.
@@ -63,23 +88,35 @@ fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(y, &x)| *y += a * x);
 }
 
-/// x·y with four independent sums, so the loop vectorizes and pipelines.
+/// Σ_j term(x_j, y_j) with four independent sums, so the loop vectorizes and pipelines.
 #[inline]
-fn dot(x: &[f64], y: &[f64]) -> f64 {
+fn sum_of_terms(x: &[f64], y: &[f64], term: impl Fn(&f64, &f64) -> f64) -> f64 {
     let mut sums = [0.0; 4];
     let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
     let tail: f64 = xc
         .remainder()
         .iter()
         .zip(yc.remainder())
-        .map(|(a, b)| a * b)
+        .map(|(a, b)| term(a, b))
         .sum();
     for (a, b) in xc.zip(yc) {
         for k in 0..4 {
-            sums[k] += a[k] * b[k];
+            sums[k] += term(&a[k], &b[k]);
         }
     }
     (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail
+}
+
+/// x·y.
+#[inline]
+fn dot(x: &[f64], y: &[f64]) -> f64 {
+    sum_of_terms(x, y, |a, b| a * b)
+}
+
+/// Σ_j x_j²·w_j.
+#[inline]
+fn weighted_squares(x: &[f64], w: &[f64]) -> f64 {
+    sum_of_terms(x, w, |a, b| a * a * b)
 }
 
 /// y_i = Σ_j Σ_ij x_j for R rows from `i0` and W right-hand sides (`x[j][t]` is coordinate j of
@@ -304,13 +341,19 @@ impl Full {
     pub fn new(dim: usize, a: f64) -> Self {
         let mut sigma = vec![0.0; dim * dim];
         sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);
-        Full {
+        let mut full = Full {
             dim,
             mean: vec![0.0; dim],
             sigma,
             pending: Vec::new(),
+            base_diagonal: vec![a; dim],
+            diagonal: vec![a; dim],
+            roomy: false,
+            x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
-        }
+        };
+        full.roomy = full.is_roomy();
+        full
     }
 
     /// From the mean and [`Full::state`]: Σ₀ row-major, then fewer pending terms than a block;
@@ -321,13 +364,44 @@ impl Full {
             return None;
         }
         let (sigma, pending) = state.split_at(dim * dim);
-        Some(Full {
+        let mut full = Full {
             dim,
             mean,
             sigma: sigma.to_vec(),
             pending: pending.to_vec(),
+            base_diagonal: vec![0.0; dim],
+            diagonal: vec![0.0; dim],
+            roomy: false,
+            x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
-        })
+        };
+        full.refresh_diagonal();
+        for h in pending.chunks_exact(dim.max(1)) {
+            full.diagonal
+                .iter_mut()
+                .zip(h)
+                .for_each(|(s, &h)| *s -= h * h);
+        }
+        full.roomy = full.is_roomy();
+        Some(full)
+    }
+
+    /// Both diagonals from Σ₀ (after a fold, when nothing is pending).
+    fn refresh_diagonal(&mut self) {
+        let d = self.dim;
+        for (i, s) in self.base_diagonal.iter_mut().enumerate() {
+            *s = self.sigma[i * d + i];
+        }
+        self.diagonal.copy_from_slice(&self.base_diagonal);
+        self.roomy = self.is_roomy();
+    }
+
+    /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor (see [`Full::guarded_factor`]).
+    fn is_roomy(&self) -> bool {
+        self.diagonal
+            .iter()
+            .zip(&self.base_diagonal)
+            .all(|(&s, &base)| s >= FLOOR_MARGIN * diagonal_floor(base))
     }
 
     pub fn mean(&self) -> &[f64] {
@@ -377,24 +451,77 @@ impl Full {
         dot(x, sigma_x)
     }
 
-    /// Adds h = √β·Σx to the pending terms, folding them when there are `limit`.
-    fn push(&mut self, sigma_x: &[f64], c: f64, v: f64, limit: usize) {
-        let scale = sherman_morrison_factor(c, v).sqrt();
-        self.pending.extend(sigma_x.iter().map(|&g| scale * g));
+    /// The Sherman–Morrison factor β = c/(1 + cv) of the step Σ ← Σ − β(Σx)(Σx)ᵀ for the row `x`
+    /// with `sigma_x` = Σx and v = x·Σx, capped by the two safeguards of the full form (see
+    /// `crate::covariance`). Σ is held as Σ₀ − Σ_b h_b h_bᵀ, whose rounding errors scale with the
+    /// diagonal of Σ₀ (s₀ below), so the caps are relative to that:
+    ///
+    /// * the variance along x after the step, v − βv², stays at least
+    ///   [`RELATIVE_VARIANCE_FLOOR`]·q with q = Σ_j s₀_j x_j², the variance x would have were Σ₀
+    ///   diagonal: β ≤ (1 − τq/v)/v. This keeps Σ positive definite by a margin far above the
+    ///   rounding of its representation;
+    /// * no diagonal entry falls below max([`FULL_VARIANCE_FLOOR`], τ·s₀_j):
+    ///   β·(Σx)_j² ≤ Σ_jj − max(floor, τ·s₀_j), so Σ never underflows and no entry of the
+    ///   diagonal becomes rounding noise of Σ₀'s.
+    ///
+    /// Neither binds unless c·v > ~1e12, a variance shrinks ~1e12-fold within one block of
+    /// pending terms or nears 1e-292, so ordinary data keep the exact factor, bit for bit
+    /// (`guards_do_not_bind_on_ordinary_data`).
+    fn guarded_factor(&self, x: &[f64], sigma_x: &[f64], c: f64, v: f64) -> f64 {
+        let beta = sherman_morrison_factor(c, v);
+        let q = weighted_squares(x, &self.base_diagonal);
+        let mut beta = beta.min((1.0 - RELATIVE_VARIANCE_FLOOR * (q / v)) / v);
+        // The step leaves Σ' ⪰ (1 − βv)Σ, so no Σ_jj can reach its floor while all stand
+        // FLOOR_MARGIN above it and 1 − βv ≥ 1/FLOOR_MARGIN: then the check is skipped.
+        if !(self.roomy && 1.0 - beta * v >= 1.0 / FLOOR_MARGIN) {
+            let entries = || sigma_x.iter().zip(&self.diagonal).zip(&self.base_diagonal);
+            if entries().any(|((&g, &s), &base)| s - beta * (g * g) < diagonal_floor(base)) {
+                // Rare: the largest β that keeps every diagonal entry at its floor.
+                beta = entries()
+                    .filter(|((&g, _), _)| g != 0.0)
+                    .map(|((&g, &s), &base)| (s - diagonal_floor(base)) / (g * g))
+                    .fold(beta, f64::min);
+            }
+        }
+        beta.max(0.0)
+    }
+
+    /// Adds h = √β·Σx to the pending terms (β from [`Full::guarded_factor`]) and takes h_i² off
+    /// the diagonal, folding them when there are `limit`.
+    fn push(&mut self, x: &[f64], sigma_x: &[f64], c: f64, v: f64, limit: usize) {
+        let scale = self.guarded_factor(x, sigma_x, c, v).sqrt();
+        let mut roomy = true;
+        let diagonals = self.diagonal.iter_mut().zip(&self.base_diagonal);
+        self.pending
+            .extend(sigma_x.iter().zip(diagonals).map(|(&g, (s, &base))| {
+                let h = scale * g;
+                *s -= h * h;
+                roomy &= *s >= FLOOR_MARGIN * diagonal_floor(base);
+                h
+            }));
+        self.roomy = roomy;
         if self.pending.len() >= limit * self.dim {
             fold(&mut self.sigma, self.dim, &self.pending);
             self.pending.clear();
+            self.refresh_diagonal();
         }
     }
 
     /// Computes and keeps Σx for one row and returns v = x·Σx.
     pub fn prepare(&mut self, x: &Features) -> f64 {
-        let mut dense = vec![[0.0]; self.dim];
-        x.for_each(|j, xj| dense[j] = [xj]);
+        let mut dense = std::mem::take(&mut self.x);
+        dense.fill(0.0);
+        x.for_each(|j, xj| dense[j] = xj);
         let mut sigma_x = std::mem::take(&mut self.sigma_x);
-        product(&self.sigma, self.dim, &dense, as_lanes(&mut sigma_x));
-        let v = self.correct(dense.as_flattened(), &mut sigma_x);
+        product(
+            &self.sigma,
+            self.dim,
+            as_lanes_ref(&dense),
+            as_lanes(&mut sigma_x),
+        );
+        let v = self.correct(&dense, &mut sigma_x);
         self.sigma_x = sigma_x;
+        self.x = dense;
         v
     }
 
@@ -403,9 +530,12 @@ impl Full {
     pub fn update(&mut self, step: f64, c: f64, v: f64) {
         axpy(&mut self.mean, step, &self.sigma_x);
         if c != 0.0 {
-            let sigma_x = std::mem::take(&mut self.sigma_x);
-            self.push(&sigma_x, c, v, 1);
-            self.sigma_x = sigma_x;
+            let (x, sigma_x) = (
+                std::mem::take(&mut self.x),
+                std::mem::take(&mut self.sigma_x),
+            );
+            self.push(&x, &sigma_x, c, v, 1);
+            (self.x, self.sigma_x) = (x, sigma_x);
         }
     }
 
@@ -436,7 +566,7 @@ impl Full {
                 if let Some((step, c)) = decide(start + k, seen) {
                     axpy(&mut self.mean, step, &gk);
                     if c != 0.0 {
-                        self.push(&gk, c, variance, block_size);
+                        self.push(&x, &gk, c, variance, block_size);
                         if self.pending.is_empty() {
                             // Σ₀ changed: the rest of the block needs new products.
                             next = start + k + 1;
@@ -529,8 +659,165 @@ fn as_lanes_ref(v: &[f64]) -> &[[f64; 1]] {
 }
 #[cfg(test)]
 mod tests {
-    use super::MAX_BLOCK;
+    use super::{Full, FULL_VARIANCE_FLOOR, MAX_BLOCK, RELATIVE_VARIANCE_FLOOR};
+    use crate::data::Shape;
+    use crate::rules::sherman_morrison_factor;
     use crate::{CovarianceKind, Learner, Matrix, Presentation, Row, Rule};
+
+    /// Uniform numbers in [-1, 1) from a xorshift generator.
+    fn uniform(seed: u64) -> impl FnMut() -> f64 {
+        let mut state = seed;
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
+        }
+    }
+
+    /// Whether a symmetric Σ is positive definite: the Cholesky factorisation of its diagonally
+    /// scaled form D^-½ Σ D^-½ (a congruence, so the same inertia, and free of the scale of Σ)
+    /// has positive pivots.
+    fn positive_definite(sigma: &[f64], d: usize) -> bool {
+        let root: Vec<f64> = (0..d).map(|i| sigma[i * d + i].sqrt()).collect();
+        if root.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
+            return false;
+        }
+        let mut l: Vec<f64> = (0..d * d)
+            .map(|k| sigma[k] / root[k / d] / root[k % d])
+            .collect();
+        for j in 0..d {
+            let pivot = l[j * d + j] - (0..j).map(|k| l[j * d + k] * l[j * d + k]).sum::<f64>();
+            if pivot.is_nan() || pivot <= 0.0 {
+                return false;
+            }
+            l[j * d + j] = pivot.sqrt();
+            for i in j + 1..d {
+                let t = l[i * d + j] - (0..j).map(|k| l[i * d + k] * l[j * d + k]).sum::<f64>();
+                l[i * d + j] = t / l[j * d + j];
+            }
+        }
+        true
+    }
+
+    fn symmetric(sigma: &[f64], d: usize) -> bool {
+        (0..d).all(|i| (0..i).all(|j| sigma[i * d + j] == sigma[j * d + i]))
+    }
+
+    /// On ordinary data the safeguards of the full form never bind: the guarded factor is the
+    /// Sherman–Morrison factor, bit for bit, on every update of a long stream.
+    #[test]
+    fn guards_do_not_bind_on_ordinary_data() {
+        for (d, c) in [(6, 1.0), (6, 100.0), (40, 0.5)] {
+            let shape = Shape::new(d, false).unwrap();
+            let mut full = Full::new(d, 1.0);
+            let mut next = uniform(0x9E37_79B9_7F4A_7C15 + d as u64);
+            for _ in 0..3000 {
+                let x: Vec<f64> = (0..d).map(|_| next() * 3.0).collect();
+                let v = full.prepare(&shape.features(Row::Dense(&x)));
+                let guarded = full.guarded_factor(&full.x, &full.sigma_x, c, v);
+                assert_eq!(guarded, sherman_morrison_factor(c, v), "d = {d}, c = {c}");
+                full.update(0.1 * next(), c, v);
+            }
+            let sigma = full.values();
+            assert!(symmetric(&sigma, d) && positive_definite(&sigma, d));
+        }
+    }
+
+    /// An infinite precision gain (an ExactCW collapse) leaves the variance along x at the
+    /// relative floor τ·q instead of at rounding noise, and Σ positive definite.
+    #[test]
+    fn guards_cap_a_collapsing_step() {
+        let shape = Shape::new(3, false).unwrap();
+        let x = [1.0, 2.0, -3.0];
+        let features = shape.features(Row::Dense(&x));
+        let mut full = Full::new(3, 1.0);
+        let v = full.prepare(&features);
+        full.update(0.0, f64::INFINITY, v);
+        let after = full.prepare(&features);
+        let q = 14.0; // Σ_j Σ_jj x_j² before the step
+        let expected = RELATIVE_VARIANCE_FLOOR * q;
+        assert!(
+            (after - expected).abs() < 1e-3 * expected,
+            "{after:e} vs {expected:e}"
+        );
+        assert!(positive_definite(&full.values(), 3));
+    }
+
+    /// AROW on rows of size ~1e150 (c·v ~ 1e300), exactly collinear ones, and rows mixing
+    /// 1e150 with 1e-150: the plain Sherman–Morrison update loses positive definiteness within
+    /// ten rows; the guarded one keeps Σ symmetric, positive definite, with its diagonal above
+    /// the floor, and batch = row by row still holds bit for bit (also with pending terms).
+    #[test]
+    fn guards_keep_sigma_positive_definite_at_extreme_scales() {
+        let mut next = uniform(0x2545_F491_4F6C_DD1D);
+        for d in [5, 40] {
+            let n = if d < 32 { 3000 } else { 600 };
+            let pattern: Vec<f64> = (0..d).map(|j| [1.0, 2.0, -1.0, 0.5][j % 4]).collect();
+            let scales: Vec<f64> = (0..d).map(|j| [1e150, 1e-150, 1.0][j % 3]).collect();
+            for name in ["huge", "collinear huge", "mixed"] {
+                let mut row = || -> Vec<f64> {
+                    match name {
+                        "huge" => (0..d).map(|_| next() * 1e150).collect(),
+                        "collinear huge" => {
+                            let z = next() * 1e150;
+                            pattern.iter().map(|p| p * z).collect()
+                        }
+                        _ => scales.iter().map(|s| s * next()).collect(),
+                    }
+                };
+                let x: Vec<f64> = (0..n).flat_map(|_| row()).collect();
+                let y: Vec<f64> = (0..n)
+                    .map(|_| if next() < 0.0 { 1.0 } else { -1.0 })
+                    .collect();
+                if name != "collinear huge" {
+                    // (On collinear rows the plain update leaves rounding noise of either sign
+                    // along the collapsed direction, so its failure is not certain there.)
+                    let (_, plain) = plain_arow(&x[..10 * d], &y[..10], d, 1.0);
+                    assert!(
+                        !positive_definite(&plain, d),
+                        "{name}: the plain update is PD"
+                    );
+                }
+                let model = learn_batch_and_rows(Rule::from_name("AROW", &[]).unwrap(), &x, &y);
+                let sigma = model.covariance();
+                assert!(sigma
+                    .iter()
+                    .chain(model.mean().iter())
+                    .all(|s| s.is_finite()));
+                assert!(symmetric(&sigma, d), "{name}, d = {d}");
+                assert!(positive_definite(&sigma, d), "{name}, d = {d}: {sigma:?}");
+                for i in 0..d {
+                    assert!(
+                        sigma[i * d + i] >= 0.999 * FULL_VARIANCE_FLOOR,
+                        "{name}, d = {d}"
+                    );
+                }
+            }
+        }
+    }
+
+    /// A full-covariance learner after the rows of `x` (`y.len()` of them) as one batch, checked
+    /// to be bit for bit the learner after them row by row (folds come every block of updates
+    /// either way).
+    fn learn_batch_and_rows(rule: Rule, x: &[f64], y: &[f64]) -> Learner {
+        let (n, d) = (y.len(), x.len() / y.len());
+        let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
+        let matrix = Matrix::Dense {
+            values: x,
+            n_rows: n,
+            n_cols: d,
+        };
+        model
+            .partial_fit(&matrix, y, Presentation::default())
+            .unwrap();
+        let mut single = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
+        for (row, &label) in x.chunks_exact(d).zip(y) {
+            single.learn(Row::Dense(row), label).unwrap();
+        }
+        assert_eq!(model, single, "d = {d}");
+        model
+    }
 
     /// AROW with the plain Sherman–Morrison update, one row at a time, on a dense Σ.
     fn plain_arow(x: &[f64], y: &[f64], d: usize, r: f64) -> (Vec<f64>, Vec<f64>) {
@@ -591,22 +878,8 @@ mod tests {
             let y: Vec<f64> = (0..n)
                 .map(|_| if next() < 0.5 { 1.0 } else { -1.0 })
                 .collect();
-            let rule = Rule::from_name("AROW", &[("r", 0.5)]).unwrap();
-            let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
-            let matrix = Matrix::Dense {
-                values: &x,
-                n_rows: n,
-                n_cols: d,
-            };
-            model
-                .partial_fit(&matrix, &y, Presentation::default())
-                .unwrap();
-            // Row by row gives the same bits: folds come every block of updates either way.
-            let mut single = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
-            for (row, &label) in x.chunks_exact(d).zip(&y) {
-                single.learn(Row::Dense(row), label).unwrap();
-            }
-            assert_eq!(model, single, "d = {d}");
+            let model =
+                learn_batch_and_rows(Rule::from_name("AROW", &[("r", 0.5)]).unwrap(), &x, &y);
             assert!(model.n_updates() > 2 * MAX_BLOCK as u64, "d = {d}");
             let (mean, sigma) = plain_arow(&x, &y, d, 0.5);
             assert!(max_relative_error(&model.mean(), &mean) < 1e-9, "d = {d}");
