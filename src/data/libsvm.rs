@@ -212,6 +212,23 @@ impl<R: Read> Reader<R> {
     }
 }
 
+/// The whole of `source` as one chunk. `zero_based` is `Some(true)` or `Some(false)` for
+/// zero- or one-based indices, `None` for scikit-learn's "auto": one-based unless some index
+/// is 0.
+pub fn read_all<R: Read>(source: R, zero_based: Option<bool>) -> Result<Chunk, CwError> {
+    let base = match zero_based {
+        Some(false) => IndexBase::One,
+        _ => IndexBase::Zero,
+    };
+    let mut chunk = Chunk::default();
+    Reader::new(source, base, usize::MAX).next_chunk(&mut chunk)?;
+    if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
+        chunk.indices.iter_mut().for_each(|j| *j -= 1);
+        chunk.n_features -= 1;
+    }
+    Ok(chunk)
+}
+
 /// Space, tab, CR, VT and FF: the whitespace of Python's `bytes.split()`, as scikit-learn's
 /// reader splits on it; a newline ends the line.
 #[inline(always)]

@@ -10,8 +10,7 @@ use numpy::PyArray1;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use crate::data::libsvm::{Chunk, ChunkStream, IndexBase, Reader};
-use crate::error::CwError;
+use crate::data::libsvm::{read_all, Chunk, ChunkStream, IndexBase};
 
 type F64s<'py> = Bound<'py, PyArray1<f64>>;
 type I64s<'py> = Bound<'py, PyArray1<i64>>;
@@ -41,19 +40,7 @@ fn read_svmlight<'py>(
     usize,
 )> {
     let file = open(&path)?;
-    let base = match zero_based {
-        Some(false) => IndexBase::One,
-        _ => IndexBase::Zero,
-    };
-    let chunk = py.detach(|| -> Result<Chunk, CwError> {
-        let mut chunk = Chunk::default();
-        Reader::new(file, base, usize::MAX).next_chunk(&mut chunk)?;
-        if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
-            chunk.indices.iter_mut().for_each(|j| *j -= 1);
-            chunk.n_features -= 1;
-        }
-        Ok(chunk)
-    })?;
+    let chunk = py.detach(|| read_all(file, zero_based))?;
     let found = chunk.n_features;
     let n_features = match n_features {
         // At least one column, as scikit-learn gives a file with no entries.
