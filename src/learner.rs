@@ -481,6 +481,19 @@ mod tests {
         assert_eq!(model, before);
     }
 
+    /// Fuzz crash (model_state): n_features = usize::MAX with an intercept overflowed the
+    /// number of coordinates; in release it wrapped to an empty model that then indexed out of
+    /// bounds on the first sparse row.
+    #[test]
+    fn from_state_rejects_a_bias_past_usize_max() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        for kind in [CovarianceKind::Diagonal, CovarianceKind::Full] {
+            let restored = Learner::from_state(rule, kind, usize::MAX, true, &[], &[], 0, 0);
+            assert!(restored.is_err(), "{kind:?}");
+        }
+        assert!(Shape::new(usize::MAX, false).is_ok());
+    }
+
     #[test]
     fn zero_row_without_intercept_is_a_noop() {
         for name in crate::rules::RULE_NAMES {

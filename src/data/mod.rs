@@ -417,6 +417,12 @@ impl Shape {
                 "a model needs at least one feature".into(),
             ));
         }
+        // The bias takes one more coordinate, which must still be countable.
+        if n_features.checked_add(usize::from(fit_intercept)).is_none() {
+            return Err(CwError::InvalidInput(format!(
+                "n_features {n_features} is too large"
+            )));
+        }
         Ok(Shape {
             n_features,
             fit_intercept,
