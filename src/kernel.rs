@@ -882,15 +882,16 @@ impl DualLearner {
     /// One round on the loaded row with score `f`; `next` as in [`DualGaussian::update`].
     fn learn_loaded(&mut self, row: &Row, f: f64, y: f64, next: Option<(Kernel, &Row)>) -> bool {
         let m = y * f;
+        // The counters saturate: a restored state may hold any count.
         if m <= 0.0 {
-            self.n_mistakes += 1;
+            self.n_mistakes = self.n_mistakes.saturating_add(1);
         }
         let (v, kappa) = self.model.prepare();
         let Some(step) = self.rule.step(m, v, kappa) else {
             return false;
         };
         self.model.update(row, step.alpha * y, step.c, v, next);
-        self.n_updates += 1;
+        self.n_updates = self.n_updates.saturating_add(1);
         true
     }
 

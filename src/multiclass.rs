@@ -336,14 +336,15 @@ impl<M: ClassModel> MulticlassLearner<M> {
             *score = class.learn_score(&row);
         }
         let rival = highest_other(&self.scores, label);
+        // The counters saturate: a restored state may hold any count.
         if self.scores[label] - self.scores[rival] <= 0.0 {
-            self.n_mistakes += 1;
+            self.n_mistakes = self.n_mistakes.saturating_add(1);
         }
         let changed = match self.strategy {
             Strategy::MaxScore => self.max_score_update(&row, label, rival),
             Strategy::OneVsRest => self.one_vs_rest_update(&row, label),
         };
-        self.n_updates += u64::from(changed);
+        self.n_updates = self.n_updates.saturating_add(u64::from(changed));
         changed
     }
 
@@ -714,4 +715,5 @@ mod tests {
             }
         }
     }
+
 }
