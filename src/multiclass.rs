@@ -162,7 +162,9 @@ impl MulticlassLearner<Linear> {
         check_n_classes(n_classes)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let dim = shape.dim();
-        if means.len() != n_classes * dim || !covariances.len().is_multiple_of(n_classes) {
+        if n_classes.checked_mul(dim) != Some(means.len())
+            || !covariances.len().is_multiple_of(n_classes)
+        {
             return Err(CwError::InvalidInput(format!(
                 "state of {n_classes} classes does not divide into classes: {} mean values, {} \
                  covariance values",
@@ -716,4 +718,26 @@ mod tests {
         }
     }
 
+    /// Fuzz crash (model_state): n_classes × dim overflowed (a panic in debug builds); in
+    /// release 2^62 classes of 4 coordinates wrapped to 0 values, so an empty state passed and
+    /// built a learner with no class at all, which panicked on its first use.
+    #[test]
+    fn from_state_rejects_a_class_count_whose_size_overflows() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        for n_classes in [1 << 62, usize::MAX] {
+            let restored = MulticlassLearner::from_state(
+                rule,
+                Strategy::MaxScore,
+                CovarianceKind::Diagonal,
+                n_classes,
+                3,
+                true,
+                &[],
+                &[],
+                0,
+                0,
+            );
+            assert!(restored.is_err(), "{n_classes} classes");
+        }
+    }
 }
