@@ -564,6 +564,24 @@ mod tests {
         assert_eq!((dual.n_updates(), dual.n_mistakes()), (max, max));
     }
 
+    /// A restored covariance is what a learner can have saved: diagonal variances are positive
+    /// (floored at the smallest normal), a full Σ₀ is exactly symmetric (every fold mirrors
+    /// it). Negative, zero or asymmetric ones used to be accepted, and gave NaN predictions.
+    #[test]
+    fn from_state_refuses_impossible_covariances() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        let restore = |kind, covariance: &[f64]| {
+            Learner::from_state(rule, kind, 2, false, &[0.5, -1.0], covariance, 3, 1)
+        };
+        assert!(restore(CovarianceKind::Diagonal, &[1.0, 5e-324]).is_ok());
+        for bad in [[1.0, 0.0], [1.0, -0.0], [-1.0, 1.0]] {
+            assert!(restore(CovarianceKind::Diagonal, &bad).is_err(), "{bad:?}");
+        }
+        assert!(restore(CovarianceKind::Full, &[2.0, 0.5, 0.5, 1.0]).is_ok());
+        let error = restore(CovarianceKind::Full, &[2.0, 0.5, 0.25, 1.0]).unwrap_err();
+        assert!(error.to_string().contains("symmetric"), "{error}");
+    }
+
     #[test]
     fn zero_row_without_intercept_is_a_noop() {
         for name in crate::rules::RULE_NAMES {
