@@ -472,7 +472,8 @@ fn parse_line(
     if !sorted {
         sort_row(indices, values, scratch);
         if let Some(w) = indices.windows(2).find(|w| w[0] == w[1]) {
-            let shown = w[0] + i64::from(base == IndexBase::One);
+            // As written in the file (one more than i64::MAX for the largest one-based index).
+            let shown = w[0] as u64 + u64::from(base == IndexBase::One);
             return Err(line.error(format!("duplicate index {shown}")));
         }
     }
@@ -692,6 +693,23 @@ mod tests {
         assert_eq!(
             error_of("1 1:1 1:1\n", IndexBase::Zero),
             "line 1: duplicate index 1"
+        );
+    }
+
+    /// Fuzz crash (libsvm_reader): a duplicate of the largest one-based index, 2^63, is the
+    /// column i64::MAX; naming it as written overflowed (a panic in debug builds, a negative
+    /// index in the message in release).
+    #[test]
+    fn a_duplicate_of_the_largest_index_is_named_as_written() {
+        let text = "1 9223372036854775808:1 9223372036854775808:2\n";
+        assert_eq!(
+            error_of(text, IndexBase::One),
+            "line 1: duplicate index 9223372036854775808"
+        );
+        let text = "1 9223372036854775807:1 5:0 9223372036854775807:2\n";
+        assert_eq!(
+            error_of(text, IndexBase::Zero),
+            "line 1: duplicate index 9223372036854775807"
         );
     }
 
