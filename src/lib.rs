@@ -14,6 +14,8 @@ pub mod multiclass;
 pub mod regression;
 pub mod rules;
 pub mod sparse_l1;
+#[cfg(test)]
+mod state_props;
 
 #[cfg(feature = "python")]
 mod python;
