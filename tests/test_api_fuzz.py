@@ -11,9 +11,9 @@ ValueError). A call that raises leaves the estimator exactly as it was (its pick
 a fitted estimator never has NaN or infinity in coef_.
 
 Huge values (|x| ≥ 1e30, up to 1e300) may overflow a model or its outputs to ±inf or NaN: that
-is arithmetic, not a crash, so once a sequence has passed such values the finiteness checks turn
-into a hypothesis event ("non-finite after huge values", see --hypothesis-show-statistics);
-`CWRS_FUZZ_STRICT=1` keeps them as failures.
+is arithmetic, not a crash, so once a sequence has passed such values the finiteness checks (and
+the check that a learned model's pickle loads back) turn into hypothesis events ("... after huge
+values", see --hypothesis-show-statistics); `CWRS_FUZZ_STRICT=1` keeps them as failures.
 
 `CWRS_FUZZ_EXAMPLES=N` runs N examples per learner (default 50) for longer runs in a session.
 """
@@ -225,6 +225,15 @@ def check_finite_coef(model, huge_seen):
     finite(coef, "coef_", huge_seen)
 
 
+def check_pickle(model, huge_seen):
+    """A learned model pickles and unpickles (its state goes back through from_state)."""
+    try:
+        pickle.loads(pickle.dumps(model))
+    except ValueError as error:
+        assert huge_seen and not STRICT, f"the pickled model does not load: {error}"
+        event("unpicklable model after huge values")
+
+
 def check_output(model, op, out, n, huge_seen):
     if op == "predict":
         assert np.shape(out) == (n,)
@@ -294,6 +303,7 @@ def test_random_calls_succeed_or_raise_cleanly(name, data):
         if op in ("partial_fit", "fit"):
             assert out is model
             check_finite_coef(model, huge_seen)
+            check_pickle(model, huge_seen)
         else:
             check_output(model, op, out, n, huge_seen)
 
