@@ -443,6 +443,14 @@ impl DualGaussian {
         if !(finite(state.nu) && finite(state.pi) && finite(state.gram)) {
             return Err(bad("non-finite coefficients"));
         }
+        // Only the lower triangles are kept: a saved Π or Gram matrix is exactly symmetric.
+        let symmetric = |m: &[f64]| (0..n).all(|p| (0..p).all(|q| m[p * n + q] == m[q * n + p]));
+        if !(symmetric(state.gram) && (state.pi.is_empty() || symmetric(state.pi))) {
+            return Err(bad("Π and the Gram matrix must be symmetric"));
+        }
+        if self.budget.is_some_and(|b| n > b) {
+            return Err(bad("more support rows than the budget"));
+        }
         let offsets = state
             .indptr
             .iter()
@@ -885,15 +893,16 @@ impl DualLearner {
     /// One round on the loaded row with score `f`; `next` as in [`DualGaussian::update`].
     fn learn_loaded(&mut self, row: &Row, f: f64, y: f64, next: Option<(Kernel, &Row)>) -> bool {
         let m = y * f;
+        // The counters saturate: a restored state may hold any count.
         if m <= 0.0 {
-            self.n_mistakes += 1;
+            self.n_mistakes = self.n_mistakes.saturating_add(1);
         }
         let (v, kappa) = self.model.prepare();
         let Some(step) = self.rule.step(m, v, kappa) else {
             return false;
         };
         self.model.update(row, step.alpha * y, step.c, v, next);
-        self.n_updates += 1;
+        self.n_updates = self.n_updates.saturating_add(1);
         true
     }
 
@@ -1159,6 +1168,40 @@ mod tests {
             let want = sigma[0] * x0 * x0 + 2.0 * sigma[1] * x0 * x1 + sigma[3] * x1 * x1;
             assert!((got - want).abs() <= 1e-9 * want, "{got} vs {want}");
         }
+    }
+
+    /// A restored state is what a learner can have saved: Π and the Gram matrix are exactly
+    /// symmetric (only their lower triangles were kept, so an asymmetric one was silently
+    /// changed), and the support set fits the budget (an overfull one stayed overfull, as each
+    /// update removes one row).
+    #[test]
+    fn with_state_refuses_asymmetric_matrices_and_an_overfull_budget() {
+        let kernel = Some(Kernel::Rbf { gamma: 0.5 });
+        let fresh = |budget| DualGaussian::new(kernel, true, 2, true, 1.0, budget).unwrap();
+        let (values, indices, indptr) = ([1.0, 2.0, 3.0], [0, 1, 0], [0, 2, 3]);
+        let symmetric = [1.0, 0.5, 0.5, 2.0];
+        let asymmetric = [1.0, 0.5, 0.25, 2.0];
+        let state = |pi, gram| DualState {
+            values: &values,
+            indices: &indices,
+            indptr: &indptr,
+            nu: &[0.5, -0.5],
+            pi,
+            gram,
+        };
+        assert!(fresh(None)
+            .with_state(state(&symmetric, &symmetric))
+            .is_ok());
+        assert!(fresh(Some(2))
+            .with_state(state(&symmetric, &symmetric))
+            .is_ok());
+        for (pi, gram) in [(&asymmetric, &symmetric), (&symmetric, &asymmetric)] {
+            assert!(fresh(None).with_state(state(pi, gram)).is_err());
+        }
+        let error = fresh(Some(1))
+            .with_state(state(&symmetric, &symmetric))
+            .unwrap_err();
+        assert!(error.to_string().contains("budget"), "{error}");
     }
 
     #[test]

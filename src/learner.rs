@@ -171,29 +171,31 @@ impl Learner {
     pub fn learn(&mut self, row: Row, y: f64) -> Result<bool, CwError> {
         row.validate(self.shape.n_features)?;
         check_labels(&[y])?;
-        let before = self.n_updates;
-        self.learn_valid(std::iter::once((0, row)), &[y]);
-        Ok(self.n_updates > before)
+        Ok(self.learn_valid(std::iter::once((0, row)), &[y]) > 0)
     }
 
-    /// Learns `rows` (index into `y`, row) in order; everything is valid.
-    fn learn_valid<'a>(&mut self, rows: impl Iterator<Item = (usize, Row<'a>)>, y: &[f64]) {
+    /// Learns `rows` (index into `y`, row) in order; everything is valid. Returns the number of
+    /// updates. The counters saturate: a restored state may hold any count.
+    fn learn_valid<'a>(&mut self, rows: impl Iterator<Item = (usize, Row<'a>)>, y: &[f64]) -> u64 {
         let (shape, rule) = (self.shape, self.rule);
-        let (n_mistakes, n_updates) = (&mut self.n_mistakes, &mut self.n_updates);
+        let (mut mistakes, mut updates) = (0u64, 0u64);
         let rows = rows.map(|(i, row)| (i, shape.features(row)));
         self.model.learn_rows(rows, |i, seen| {
             let m = y[i] * seen.score;
             if m <= 0.0 {
-                *n_mistakes += 1;
+                mistakes += 1;
             }
             let step = rule.step(m, seen.variance, seen.squared_norm)?;
-            *n_updates += 1;
+            updates += 1;
             Some(Update {
                 step: step.alpha * y[i],
                 c: step.c,
                 eta: rule.l1_rate(&step, seen.variance),
             })
         });
+        self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
+        self.n_updates = self.n_updates.saturating_add(updates);
+        updates
     }
 
     /// How many numbers the model holds (what a copy of it costs).
@@ -531,6 +533,105 @@ mod tests {
             )
             .is_err());
         assert_eq!(model, before);
+    }
+
+    /// Fuzz crash (model_state): n_features = usize::MAX with an intercept overflowed the
+    /// number of coordinates; in release it wrapped to an empty model that then indexed out of
+    /// bounds on the first sparse row.
+    #[test]
+    fn from_state_rejects_a_bias_past_usize_max() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        for kind in [CovarianceKind::Diagonal, CovarianceKind::Full] {
+            let restored = Learner::from_state(rule, kind, usize::MAX, true, &[], &[], 0, 0);
+            assert!(restored.is_err(), "{kind:?}");
+        }
+        assert!(Shape::new(usize::MAX, false).is_err()); // past MAX_FEATURES too
+    }
+
+    /// Fuzz crash (model_state): a restored state may hold any counter, and learning from
+    /// u64::MAX overflowed (a panic in debug builds; in release the count wrapped to 0 and
+    /// `learn` reported an update as no change). The counters saturate in every learner.
+    #[test]
+    fn counters_restored_at_u64_max_saturate() {
+        use crate::kernel::DualLearner;
+        use crate::multiclass::{MulticlassLearner, Strategy};
+        use crate::regression::Regressor;
+        use crate::rules::RegressionRule;
+
+        let max = u64::MAX;
+        let rule = Rule::from_name("PA", &[]).unwrap();
+        let mut binary = Learner::from_state(
+            rule,
+            CovarianceKind::Identity,
+            2,
+            false,
+            &[0.0, 0.0],
+            &[],
+            max,
+            max,
+        )
+        .unwrap();
+        assert!(binary.learn(Row::Dense(&[1.0, 2.0]), 1.0).unwrap());
+        assert_eq!((binary.n_updates(), binary.n_mistakes()), (max, max));
+
+        let regression_rule = RegressionRule::from_name("PA", &[]).unwrap();
+        let mut regressor = Regressor::from_state(
+            regression_rule,
+            CovarianceKind::Identity,
+            1,
+            true,
+            &[0.0, 0.0],
+            &[],
+            max,
+        )
+        .unwrap();
+        assert!(regressor.learn(Row::Dense(&[1.0]), 5.0).unwrap());
+        assert_eq!(regressor.n_updates(), max);
+
+        let mut multiclass = MulticlassLearner::from_state(
+            rule,
+            Strategy::MaxScore,
+            CovarianceKind::Identity,
+            3,
+            1,
+            false,
+            &[0.0; 3],
+            &[],
+            max,
+            max,
+        )
+        .unwrap();
+        assert!(multiclass.learn(Row::Dense(&[1.0]), 2).unwrap());
+        assert_eq!(
+            (multiclass.n_updates(), multiclass.n_mistakes()),
+            (max, max)
+        );
+
+        let mut dual = DualLearner::new(rule, None, 1, false, 1.0, None)
+            .unwrap()
+            .with_counters(max, max);
+        assert!(dual
+            .learn_precomputed(Row::Dense(&[1.0]), &[], 1.0, 1.0)
+            .unwrap());
+        assert_eq!((dual.n_updates(), dual.n_mistakes()), (max, max));
+    }
+
+    /// A restored covariance is what a learner can have saved: diagonal variances are positive
+    /// (floored at the smallest normal), a full Σ₀ is exactly symmetric (every fold mirrors
+    /// it). Negative, zero or asymmetric ones used to be accepted, and gave NaN predictions.
+    #[test]
+    fn from_state_refuses_impossible_covariances() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        let restore = |kind, covariance: &[f64]| {
+            Learner::from_state(rule, kind, 2, false, &[0.5, -1.0], covariance, 3, 1)
+        };
+        assert!(restore(CovarianceKind::Diagonal, &[1.0, 5e-324]).is_ok());
+        for bad in [[1.0, 0.0], [1.0, -0.0], [-1.0, 1.0]] {
+            assert!(restore(CovarianceKind::Diagonal, &bad).is_err(), "{bad:?}");
+        }
+        assert!(restore(CovarianceKind::Full, &[2.0, 0.5, 0.5, 1.0]).is_ok());
+        let error = restore(CovarianceKind::Full, &[2.0, 0.5, 0.25, 1.0]).unwrap_err();
+        assert!(error.to_string().contains("symmetric"), "{error}");
     }
 
     #[test]

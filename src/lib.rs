@@ -17,6 +17,8 @@ pub mod rules;
 #[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) mod shared;
 pub mod sparse_l1;
+#[cfg(test)]
+mod state_props;
 
 #[cfg(feature = "python")]
 mod python;

@@ -339,14 +339,15 @@ impl<M: ClassModel> MulticlassLearner<M> {
             *score = class.learn_score(&row);
         }
         let rival = highest_other(&self.scores, label);
+        // The counters saturate: a restored state may hold any count.
         if self.scores[label] - self.scores[rival] <= 0.0 {
-            self.n_mistakes += 1;
+            self.n_mistakes = self.n_mistakes.saturating_add(1);
         }
         let changed = match self.strategy {
             Strategy::MaxScore => self.max_score_update(&row, label, rival),
             Strategy::OneVsRest => self.one_vs_rest_update(&row, label),
         };
-        self.n_updates += u64::from(changed);
+        self.n_updates = self.n_updates.saturating_add(u64::from(changed));
         changed
     }
 
@@ -715,6 +716,29 @@ mod tests {
                     .is_err());
                 assert_eq!(single, batch);
             }
+        }
+    }
+
+    /// Fuzz crash (model_state): n_classes × dim overflowed (a panic in debug builds); in
+    /// release 2^62 classes of 4 coordinates wrapped to 0 values, so an empty state passed and
+    /// built a learner with no class at all, which panicked on its first use.
+    #[test]
+    fn from_state_rejects_a_class_count_whose_size_overflows() {
+        let rule = Rule::from_name("AROW", &[]).unwrap();
+        for n_classes in [1 << 62, usize::MAX] {
+            let restored = MulticlassLearner::from_state(
+                rule,
+                Strategy::MaxScore,
+                CovarianceKind::Diagonal,
+                n_classes,
+                3,
+                true,
+                &[],
+                &[],
+                0,
+                0,
+            );
+            assert!(restored.is_err(), "{n_classes} classes");
         }
     }
 }

@@ -125,24 +125,26 @@ impl Regressor {
     pub fn learn(&mut self, row: Row, y: f64) -> Result<bool, CwError> {
         row.validate(self.shape.n_features)?;
         check_targets(&[y])?;
-        let before = self.n_updates;
-        self.learn_valid(std::iter::once((0, row)), &[y]);
-        Ok(self.n_updates > before)
+        Ok(self.learn_valid(std::iter::once((0, row)), &[y]) > 0)
     }
 
-    /// Learns `rows` (index into `y`, row) in order; everything is valid.
-    fn learn_valid<'a>(&mut self, rows: impl Iterator<Item = (usize, Row<'a>)>, y: &[f64]) {
-        let (shape, rule, n_updates) = (self.shape, self.rule, &mut self.n_updates);
+    /// Learns `rows` (index into `y`, row) in order; everything is valid. Returns the number of
+    /// updates. The counter saturates: a restored state may hold any count.
+    fn learn_valid<'a>(&mut self, rows: impl Iterator<Item = (usize, Row<'a>)>, y: &[f64]) -> u64 {
+        let (shape, rule) = (self.shape, self.rule);
+        let mut updates = 0u64;
         let rows = rows.map(|(i, row)| (i, shape.features(row)));
         self.model.learn_rows(rows, |i, seen| {
             let step = rule.step(y[i] - seen.score, seen.variance, seen.squared_norm)?;
-            *n_updates += 1;
+            updates += 1;
             Some(Update {
                 step: step.alpha,
                 c: step.c,
                 eta: rule.l1_rate(&step, seen.variance),
             })
         });
+        self.n_updates = self.n_updates.saturating_add(updates);
+        updates
     }
 
     /// Learns the rows of `x` with targets `y` as `presentation` says; validated first, so an

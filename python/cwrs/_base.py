@@ -631,7 +631,8 @@ class Classifier(Estimator):
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
     ) -> float:
         """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
-        correct = self.predict(X) == column_or_1d(y)
+        predicted = self.predict(X)
+        correct = predicted == check_labels(y, predicted.shape[0])
         return float(np.average(correct, weights=sample_weight))
 
     # ----------------------------------------------------------------- fitted attributes
@@ -839,8 +840,9 @@ class Regressor(Estimator):
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
     ) -> float:
         """Coefficient of determination R² of `predict(X)` against y."""
-        y = column_or_1d(y).astype(np.float64)
-        residual = np.average((y - self.predict(X)) ** 2, weights=sample_weight)
+        predicted = self.predict(X)
+        y = check_targets(y, predicted.shape[0])
+        residual = np.average((y - predicted) ** 2, weights=sample_weight)
         spread = np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight)
         if spread == 0:
             return 1.0 if residual == 0 else 0.0

@@ -359,7 +359,7 @@ impl Full {
     /// From the mean and [`Full::state`]: Σ₀ row-major, then fewer pending terms than a block;
     /// `None` if the length does not fit.
     pub fn from_state(dim: usize, mean: Vec<f64>, state: &[f64]) -> Option<Self> {
-        let pending = state.len().checked_sub(dim * dim)?;
+        let pending = state.len().checked_sub(dim.checked_mul(dim)?)?;
         if !pending.is_multiple_of(dim.max(1)) || pending / dim.max(1) >= block_size(dim) {
             return None;
         }

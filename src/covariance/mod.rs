@@ -144,11 +144,7 @@ impl Moments {
                 "covariance contains NaN or infinity".into(),
             ));
         }
-        if kind == CovarianceKind::Diagonal && covariance.iter().any(|&v| v < 0.0) {
-            return Err(CwError::InvalidInput(
-                "a diagonal covariance holds a negative variance".into(),
-            ));
-        }
+        check_covariance_values(kind, dim, covariance)?;
         let moments = match kind {
             CovarianceKind::Identity => covariance
                 .is_empty()
@@ -282,6 +278,39 @@ impl Moments {
             Moments::Diagonal(d) => d.prefetch(x),
             Moments::Full(_) => {}
         }
+    }
+}
+
+/// Checks what a learned covariance always is, once its length fits: positive variances
+/// (the diagonal form floors them at [`VARIANCE_FLOOR`]), and for the full form an exactly
+/// symmetric Σ₀ (every fold mirrors it). The signs of the full form's variances are not
+/// checked: rounding in Sherman–Morrison can leave a learned variance at 0 or just below.
+fn check_covariance_values(
+    kind: CovarianceKind,
+    dim: usize,
+    covariance: &[f64],
+) -> Result<(), CwError> {
+    let bad = |what: &str| {
+        Err(CwError::InvalidInput(format!(
+            "a {} covariance {what}",
+            kind.name()
+        )))
+    };
+    match kind {
+        CovarianceKind::Diagonal if covariance.iter().any(|&v| v <= 0.0) => {
+            bad("must hold positive variances")
+        }
+        CovarianceKind::Full => {
+            let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) else {
+                return Ok(()); // the length check reports it
+            };
+            let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
+            if (0..dim).any(|i| (0..i).any(|j| row(i)[j] != row(j)[i])) {
+                return bad("must be symmetric");
+            }
+            Ok(())
+        }
+        _ => Ok(()),
     }
 }
 

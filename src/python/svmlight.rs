@@ -11,8 +11,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
 use super::guard::guarded;
-use crate::data::libsvm::{Chunk, ChunkStream, IndexBase, Reader};
-use crate::error::CwError;
+use crate::data::libsvm::{read_all, Chunk, ChunkStream, IndexBase};
 
 type F64s<'py> = Bound<'py, PyArray1<f64>>;
 type I64s<'py> = Bound<'py, PyArray1<i64>>;
@@ -42,21 +41,9 @@ fn read_svmlight<'py>(
     usize,
 )> {
     let file = open(&path)?;
-    let base = match zero_based {
-        Some(false) => IndexBase::One,
-        _ => IndexBase::Zero,
-    };
     let chunk = guarded("_cwrs", "read_svmlight", || {
-        py.detach(|| -> Result<Chunk, CwError> {
-            let mut chunk = Chunk::default();
-            Reader::new(file, base, usize::MAX).next_chunk(&mut chunk)?;
-            if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
-                chunk.indices.iter_mut().for_each(|j| *j -= 1);
-                chunk.n_features -= 1;
-            }
-            Ok(chunk)
-        })
-        .map_err(PyErr::from)
+        py.detach(|| read_all(file, zero_based))
+            .map_err(PyErr::from)
     })?;
     let found = chunk.n_features;
     let n_features = match n_features {
