@@ -510,7 +510,7 @@ def corrupted_states():
     cases.append(("features-overflow", kind, s, ValueError, "a model cannot hold"))
     s = list(state)
     s[6] = -np.abs(s[6])
-    cases.append(("negative-variances", kind, s, ValueError, "negative variance"))
+    cases.append(("negative-variances", kind, s, ValueError, "must hold positive variances"))
     s = list(state)
     s[5] = s[5][:-1]
     cases.append(("short-mean", kind, s, ValueError, "a mean must hold 6 finite values"))
