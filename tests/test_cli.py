@@ -206,6 +206,10 @@ BAD = {
     ),
     "zero passes": (["train", "-a", "PA", "-d", "svmguide3", "-o", "x", "--passes", "0"],
                     "--passes must be >= 1"),
+    "output folder missing": (
+        ["train", "-a", "PA", "-d", "svmguide3", "-o", "/nonexistent/m.cwrs"],
+        "/nonexistent/m.cwrs: its folder does not exist",
+    ),
     "malformed line": (["train", "-a", "PA", "-d", malformed, "-o", "x"], "line 2"),
     "not a model": (["test", "-i", malformed, "-d", "svmguide3"], "not a cwrs model file"),
     "missing model": (["test", "-i", "/nonexistent.cwrs", "-d", "svmguide3"],

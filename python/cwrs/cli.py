@@ -314,6 +314,8 @@ def run_train(args, reporter):
     if args.passes < 1:
         raise UsageError("--passes must be >= 1")
     cls = learner_class(args.algorithm)
+    if not Path(args.output).resolve().parent.is_dir():
+        raise UsageError(f"{args.output}: its folder does not exist")
     params = common_params(args)
     if args.covariance:
         params["covariance"] = args.covariance
