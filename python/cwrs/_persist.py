@@ -17,7 +17,6 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Union
 
 import numpy as np
 
-from . import _cwrs
 from ._base import Classifier
 
 if TYPE_CHECKING:
@@ -98,7 +97,7 @@ class _Encoder:
             state = value.bit_generator.state
             return {"$generator": self.encode(state, where)}
         name = type(value).__name__
-        if name in _helper_classes() and type(value) is _helper_classes()[name]:
+        if type(value) is _helper_classes().get(name):
             return {"$object": name, "attributes": self.encode(vars(value), where)}
         if callable(value):
             raise ValueError(
