@@ -137,13 +137,15 @@ def assert_covariance_close(got, ref, cov, a, rtol=1e-9, what="covariance_", err
 
 
 def model_state(est):
-    """The fitted state of an estimator as a dict of numpy arrays / ints."""
+    """The fitted state of an estimator as a dict of numpy arrays / ints (regressors count no
+    mistakes)."""
     s = {
         "coef_": np.array(est.coef_, copy=True),
         "intercept_": np.array(est.intercept_, copy=True),
         "n_updates_": int(est.n_updates_),
-        "n_mistakes_": int(est.n_mistakes_),
     }
+    if hasattr(est, "n_mistakes_"):
+        s["n_mistakes_"] = int(est.n_mistakes_)
     if hasattr(est, "covariance_"):
         s["covariance_"] = np.array(est.covariance_, copy=True)
     return s

@@ -112,17 +112,20 @@ def dense_forms(X):
 DENSE_FORM_IDS = [form_id for form_id, _ in dense_forms(integer_data()[0])]
 
 
+def assert_form_fits_alike(name, covariance, X, form, y):
+    """Fitting and predicting `form`, another form of the array `X`, gives the same bits."""
+    expected = fitted(name, covariance, X, y)
+    model = fitted(name, covariance, form, y)
+    assert_same_state(state(model), state(expected))
+    np.testing.assert_array_equal(model.decision_function(form), expected.decision_function(X))
+    np.testing.assert_array_equal(model.predict(form), expected.predict(X))
+
+
 @pytest.mark.parametrize("form_id", DENSE_FORM_IDS)
 @pytest.mark.parametrize("name, covariance", CONFIGS, ids=CONFIG_IDS)
 def test_dense_forms_give_the_same_model(name, covariance, form_id):
     X, y = integer_data()
-    form = dict(dense_forms(X))[form_id]
-    expected = fitted(name, covariance, X, y)
-    model = fitted(name, covariance, form, y)
-    assert_same_state(state(model), state(expected))
-    # Prediction takes the same forms.
-    np.testing.assert_array_equal(model.decision_function(form), expected.decision_function(X))
-    np.testing.assert_array_equal(model.predict(form), expected.predict(X))
+    assert_form_fits_alike(name, covariance, X, dict(dense_forms(X))[form_id], y)
 
 
 @pytest.mark.parametrize("name, covariance", CONFIGS, ids=CONFIG_IDS)
@@ -228,12 +231,7 @@ SPARSE_IDS = [f"{k}-{np.dtype(d).name}-{v}" for k, d, v in SPARSE_CASES]
 @pytest.mark.parametrize("name, covariance", CONFIGS, ids=CONFIG_IDS)
 def test_sparse_forms_give_the_same_model(name, covariance, kind, index_dtype, variant):
     X, y = integer_data()
-    X_sparse = sparse_form(X, kind, index_dtype, variant)
-    expected = fitted(name, covariance, X, y)
-    model = fitted(name, covariance, X_sparse, y)
-    assert_same_state(state(model), state(expected))
-    np.testing.assert_array_equal(model.decision_function(X_sparse), expected.decision_function(X))
-    np.testing.assert_array_equal(model.predict(X_sparse), expected.predict(X))
+    assert_form_fits_alike(name, covariance, X, sparse_form(X, kind, index_dtype, variant), y)
 
 
 @pytest.mark.parametrize("name, covariance", CONFIGS, ids=CONFIG_IDS)

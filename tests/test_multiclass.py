@@ -38,25 +38,11 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import cwrs
+from _cwtest_util import assert_states_identical, model_state
+from reference import DEFAULTS, FIRST_ORDER, SECOND_ORDER
 
 RTOL = 1e-9
 
-FIRST_ORDER = ("Perceptron", "PA", "PA1", "PA2")
-SECOND_ORDER = ("SOP", "CW", "ExactCW", "AROW", "NAROW", "SCW1", "SCW2", "NHERD")
-DEFAULTS = {
-    "Perceptron": {},
-    "PA": {},
-    "PA1": {"C": 1.0},
-    "PA2": {"C": 1.0},
-    "SOP": {},
-    "CW": {"eta": 0.7},
-    "ExactCW": {"eta": 0.7},
-    "AROW": {"r": 1.0},
-    "NAROW": {"b": 1.0},
-    "SCW1": {"C": 1.0, "eta": 0.75},
-    "SCW2": {"C": 1.0, "eta": 0.9},
-    "NHERD": {"C": 1.0},
-}
 FORMS = [(r, None) for r in FIRST_ORDER] + [(r, c) for r in SECOND_ORDER for c in ("diag", "full")]
 FORM_IDS = [f"{r}-{c or 'identity'}" for r, c in FORMS]
 STRATEGIES = ("max-score", "ovr")
@@ -387,29 +373,6 @@ def make(rule, cov, params=None, a=1.0, strategy="max-score", fit_intercept=Fals
     return getattr(cwrs, rule)(**kw)
 
 
-def state(est):
-    s = {
-        "coef_": np.array(est.coef_, copy=True),
-        "intercept_": np.array(est.intercept_, copy=True),
-        "n_updates_": int(est.n_updates_),
-        "n_mistakes_": int(est.n_mistakes_),
-    }
-    if hasattr(est, "covariance_"):
-        s["covariance_"] = np.array(est.covariance_, copy=True)
-    return s
-
-
-def assert_identical(s1, s2, what=""):
-    assert s1.keys() == s2.keys()
-    for k in s1:
-        if isinstance(s1[k], np.ndarray):
-            assert s1[k].shape == s2[k].shape, f"{what} {k}: shape {s1[k].shape} vs {s2[k].shape}"
-            assert np.array_equal(s1[k], s2[k]), f"{what} {k} differs (max |Δ| "\
-                f"{np.abs(s1[k] - s2[k]).max()})"
-        else:
-            assert s1[k] == s2[k], f"{what} {k}: {s1[k]} != {s2[k]}"
-
-
 def close(got, ref, atol, what):
     got, ref = np.asarray(got, float), np.asarray(ref, float)
     assert got.shape == ref.shape, f"{what}: shape {got.shape} vs {ref.shape}"
@@ -479,7 +442,7 @@ def run_against_reference(rule, cov, strategy, params, a, X, y, K):
     # Creates the (unlearned) model: weight 0 skips the row.
     est.partial_fit(X[:1], y[:1], classes=classes, sample_weight=[0])
     ref = RefMulticlass(rule, params, cov, strategy, K, d, a)
-    prev = state(est)
+    prev = model_state(est)
     note(f"K={K} n={n} d={d} params={params} a={a}")
     for t in range(n):
         x = X[t]
@@ -488,7 +451,7 @@ def run_against_reference(rule, cov, strategy, params, a, X, y, K):
         atol = RTOL * max(1.0, float(((np.abs(ref.mu) + ref.moved) @ np.abs(x)).max()))
         close(dec, ref_dec, atol, f"round {t}: decision_function before learning")
         est.partial_fit(x[None, :], y[t : t + 1])
-        cur = state(est)
+        cur = model_state(est)
         changed = {k for k in range(K)
                    if not np.array_equal(cur["coef_"][k], prev["coef_"][k])
                    or ("covariance_" in cur
@@ -567,29 +530,29 @@ def test_batch_equals_rows_dense_equals_csr(rule, cov, strategy):
     classes = np.arange(4)
     batch = make(rule, cov, strategy=strategy, fit_intercept=True)
     batch.partial_fit(X, y, classes=classes)
-    reference_state = state(batch)
+    reference_state = model_state(batch)
     assert reference_state["coef_"].shape == (4, X.shape[1])
     assert reference_state["intercept_"].shape == (4,)
 
     rows = make(rule, cov, strategy=strategy, fit_intercept=True)
     for t in range(X.shape[0]):
         rows.partial_fit(X[t : t + 1], y[t : t + 1], classes=classes)
-    assert_identical(state(rows), reference_state, "row by row")
+    assert_states_identical(model_state(rows), reference_state, "row by row")
 
     chunks = make(rule, cov, strategy=strategy, fit_intercept=True)
     for part in np.array_split(np.arange(X.shape[0]), 7):
         chunks.partial_fit(X[part], y[part], classes=classes)
-    assert_identical(state(chunks), reference_state, "uneven chunks")
+    assert_states_identical(model_state(chunks), reference_state, "uneven chunks")
 
     fitted = make(rule, cov, strategy=strategy, fit_intercept=True, shuffle=False).fit(X, y)
-    assert_identical(state(fitted), reference_state, "fit")
+    assert_states_identical(model_state(fitted), reference_state, "fit")
 
     # sample_weight k presents the row k times in succession.
     w = np.random.default_rng(1).integers(0, 3, size=X.shape[0])
     weighted = make(rule, cov, strategy=strategy).partial_fit(X, y, classes, sample_weight=w)
     repeated = make(rule, cov, strategy=strategy).partial_fit(
         np.repeat(X, w, axis=0), np.repeat(y, w), classes)
-    assert_identical(state(weighted), state(repeated), "sample_weight = repetition")
+    assert_states_identical(model_state(weighted), model_state(repeated), "sample_weight = repetition")
 
     for index_dtype in (np.int32, np.int64):
         Xs = sp.csr_matrix(X)
@@ -597,7 +560,7 @@ def test_batch_equals_rows_dense_equals_csr(rule, cov, strategy):
         Xs.indptr = Xs.indptr.astype(index_dtype)
         sparse = make(rule, cov, strategy=strategy, fit_intercept=True)
         sparse.partial_fit(Xs, y, classes=classes)
-        assert_identical(state(sparse), reference_state, f"CSR ({index_dtype.__name__})")
+        assert_states_identical(model_state(sparse), reference_state, f"CSR ({index_dtype.__name__})")
         assert np.array_equal(sparse.decision_function(Xs), batch.decision_function(X))
     assert np.array_equal(batch.decision_function(sp.csc_matrix(X)), batch.decision_function(X))
 
@@ -610,14 +573,14 @@ def test_pickle_round_trip(rule, cov, strategy):
     est = make(rule, cov, strategy=strategy, fit_intercept=True)
     est.partial_fit(X[first], y[first], classes=np.arange(5))
     clone = pickle.loads(pickle.dumps(est))
-    assert_identical(state(clone), state(est), "after unpickling")
+    assert_states_identical(model_state(clone), model_state(est), "after unpickling")
     assert clone.get_params() == est.get_params()
     assert np.array_equal(clone.classes_, est.classes_)
     assert np.array_equal(clone.decision_function(X), est.decision_function(X))
     # Continued training is identical, and the original is unaffected by the clone.
     clone.partial_fit(X[second], y[second])
     est.partial_fit(X[second], y[second])
-    assert_identical(state(clone), state(est), "continued training")
+    assert_states_identical(model_state(clone), model_state(est), "continued training")
     if rule in SECOND_ORDER:
         assert np.array_equal(clone.predict_proba(X), est.predict_proba(X))
 
@@ -674,7 +637,7 @@ def test_two_classes_use_the_binary_learner(rule, cov):
     # The same model whatever multi_class says.
     a = make(rule, cov, strategy="max-score", random_state=0).fit(X, y)
     b = make(rule, cov, strategy="ovr", random_state=0).fit(X, y)
-    assert_identical(state(a), state(b), "binary: multi_class is irrelevant")
+    assert_states_identical(model_state(a), model_state(b), "binary: multi_class is irrelevant")
 
 
 # =============================================================================================
@@ -692,7 +655,7 @@ def test_string_labels(rule, cov, strategy):
     est = make(rule, cov, strategy=strategy, shuffle=False).fit(X, words)
     coded = make(rule, cov, strategy=strategy, shuffle=False).fit(X, codes)
     assert np.array_equal(est.classes_, names)
-    assert_identical(state(est), state(coded), "string labels = their sorted codes")
+    assert_states_identical(model_state(est), model_state(coded), "string labels = their sorted codes")
     assert np.array_equal(est.predict(X), names[coded.predict(X)])
     assert est.predict(X).dtype.kind == "U"
     assert est.score(X, words) == coded.score(X, codes)
@@ -700,12 +663,12 @@ def test_string_labels(rule, cov, strategy):
     chunked = make(rule, cov, strategy=strategy)
     chunked.partial_fit(X[:20], list(words[:20]), classes=["dog", "cat", "bee", "ant"])
     chunked.partial_fit(X[20:], list(words[20:]))
-    assert_identical(state(chunked), state(est), "chunked string labels")
+    assert_states_identical(model_state(chunked), model_state(est), "chunked string labels")
     # An unknown label raises and leaves the model unchanged.
-    before = state(chunked)
+    before = model_state(chunked)
     with pytest.raises(ValueError, match="emu"):
         chunked.partial_fit(X[:3], ["ant", "emu", "bee"])
-    assert_identical(state(chunked), before, "after a rejected label")
+    assert_states_identical(model_state(chunked), before, "after a rejected label")
 
 
 @pytest.mark.parametrize("strategy", STRATEGIES)
@@ -821,7 +784,7 @@ def test_digits_n_mistakes_is_progressive_validation(digits):
             mistakes += int(s[y[t]] <= np.delete(s, y[t]).max())
             est.partial_fit(X[t : t + 1], y[t : t + 1])
         assert est.n_mistakes_ == mistakes == batch.n_mistakes_
-        assert_identical(state(est), state(batch), "digits row by row")
+        assert_states_identical(model_state(est), model_state(batch), "digits row by row")
 
 
 # a1a (UCI Adult, shared/datasets) holds one-hot blocks of categorical attributes; features

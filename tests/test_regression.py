@@ -24,6 +24,8 @@ from hypothesis import HealthCheck, given, note, settings
 from hypothesis import strategies as st
 
 import cwrs
+from _cwtest_util import assert_states_identical, model_state
+from reference import exact_inverse
 
 RTOL = 1e-9
 AMBIG = 1e-9  # width of the band (relative to the error scale) where a decision is ambiguous
@@ -40,23 +42,6 @@ def make(name, cov=None, **kw):
     if cov is not None:
         kw["covariance"] = cov
     return getattr(cwrs, name)(**kw)
-
-
-def state(est):
-    s = {"coef_": np.array(est.coef_, copy=True), "intercept_": np.array(est.intercept_, copy=True),
-         "n_updates_": int(est.n_updates_)}
-    if hasattr(est, "covariance_"):
-        s["covariance_"] = np.array(est.covariance_, copy=True)
-    return s
-
-
-def assert_identical(s1, s2, what=""):
-    assert s1.keys() == s2.keys()
-    for k in s1:
-        if isinstance(s1[k], np.ndarray):
-            assert s1[k].shape == s2[k].shape and np.array_equal(s1[k], s2[k]), f"{what}: {k}"
-        else:
-            assert s1[k] == s2[k], f"{what}: {k} {s1[k]} != {s2[k]}"
 
 
 def max_rel_err(got, want):
@@ -80,25 +65,10 @@ def exact_ridge(X, y, r, a):
     G = [[sum(Xf[t][i] * Xf[t][j] for t in range(n)) for j in range(d)] for i in range(d)]
     b = [sum(Xf[t][i] * yf[t] for t in range(n)) for i in range(d)]
     P = [[G[i][j] / rf + (1 / af if i == j else 0) for j in range(d)] for i in range(d)]
-    Sigma = _inverse(P)
+    Sigma = exact_inverse(P)
     # μ = Σ Xᵀy / r  (= (XᵀX + (r/a) I)⁻¹ Xᵀy)
     mu = [sum(Sigma[i][j] * b[j] for j in range(d)) / rf for i in range(d)]
     return np.array([float(m) for m in mu]), np.array([[float(s) for s in row] for row in Sigma])
-
-
-def _inverse(A):
-    n = len(A)
-    M = [list(row) + [Fraction(int(i == j)) for j in range(n)] for i, row in enumerate(A)]
-    for col in range(n):
-        piv = next(r for r in range(col, n) if M[r][col] != 0)
-        M[col], M[piv] = M[piv], M[col]
-        pv = M[col][col]
-        M[col] = [e / pv for e in M[col]]
-        for r in range(n):
-            if r != col and M[r][col] != 0:
-                f = M[r][col]
-                M[r] = [x - f * z for x, z in zip(M[r], M[col])]
-    return [row[n:] for row in M]
 
 
 RIDGE_CASES = [(1.0, 1.0), (0.1, 10.0), (10.0, 0.1), (0.5, 2.0), (3.0, 3.0)]
@@ -141,7 +111,7 @@ def ridge_agreement(r, a, fit_intercept):
     refit = cwrs.AROWRegressor(
         r=r, a=a, covariance="full", fit_intercept=fit_intercept, shuffle=False
     ).fit(X, y)
-    assert_identical(state(refit), state(est), "fit")
+    assert_states_identical(model_state(refit), model_state(est), "fit")
     return errors
 
 
@@ -327,16 +297,16 @@ def test_batch_rows_csr_pickle(name, cov):
     rows = make(name, cov)
     for t in range(50):
         rows.partial_fit(X[t : t + 1], y[t : t + 1])
-    assert_identical(state(rows), state(batch), "rows")
-    assert_identical(state(make(name, cov, shuffle=False).fit(X, y)), state(batch), "fit")
+    assert_states_identical(model_state(rows), model_state(batch), "rows")
+    assert_states_identical(model_state(make(name, cov, shuffle=False).fit(X, y)), model_state(batch), "fit")
     sparse = make(name, cov).partial_fit(sp.csr_matrix(X), y)
-    assert_identical(state(sparse), state(batch), "CSR")
+    assert_states_identical(model_state(sparse), model_state(batch), "CSR")
     assert np.array_equal(batch.predict(sp.csr_matrix(X)), batch.predict(X))
     clone = pickle.loads(pickle.dumps(batch))
-    assert_identical(state(clone), state(batch), "pickle")
+    assert_states_identical(model_state(clone), model_state(batch), "pickle")
     clone.partial_fit(X[::-1], y[::-1])
     batch.partial_fit(X[::-1], y[::-1])
-    assert_identical(state(clone), state(batch), "pickle, continued")
+    assert_states_identical(model_state(clone), model_state(batch), "pickle, continued")
     # score is R²
     from sklearn.metrics import r2_score
 
@@ -452,7 +422,7 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(name, cov):
     rng = np.random.default_rng(9)
     X, y = rng.normal(size=(20, 4)), rng.normal(size=20)
     est = make(name, cov, random_state=0).fit(X, y)
-    before = state(est)
+    before = model_state(est)
     pred_before = est.predict(X)
     y_nan = y.copy()
     y_nan[13] = np.nan  # after valid rows: a half-applied batch would show
@@ -473,12 +443,12 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(name, cov):
     for what, (Xb, yb) in cases.items():
         with pytest.raises(ValueError):
             est.partial_fit(Xb, yb)
-        assert_identical(state(est), before, f"partial_fit with {what}")
+        assert_states_identical(model_state(est), before, f"partial_fit with {what}")
         if "features" in what:
             continue  # fit() starts afresh: another number of features is not an error there
         with pytest.raises(ValueError):
             est.fit(Xb, yb)
-        assert_identical(state(est), before, f"fit with {what}")
+        assert_states_identical(model_state(est), before, f"fit with {what}")
     with pytest.raises(ValueError, match="features"):
         est.predict(X[:, :3])
     assert np.array_equal(est.predict(X), pred_before)
@@ -486,7 +456,7 @@ def test_bad_input_raises_and_leaves_the_model_unchanged(name, cov):
     fresh = make(name, cov, random_state=0).fit(X, y)
     est.partial_fit(X, y)
     fresh.partial_fit(X, y)
-    assert_identical(state(est), state(fresh), "after the rejected calls")
+    assert_states_identical(model_state(est), model_state(fresh), "after the rejected calls")
 
 
 @pytest.mark.parametrize("name,param,value", [

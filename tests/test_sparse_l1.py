@@ -330,11 +330,8 @@ def _rows(rng, n, d, density, kind, scale, p_zero_row, p_repeat):
     return X, repeats
 
 
-@st.composite
-def sparse_streams(draw, max_n=60, max_d=30):
-    """(X, y): sparse rows (density 0.05-0.5; gaussian, binary or term-frequency values), some
-    all-zero and some repeated rows (same or flipped label); labels the sign of a sparse true
-    weight vector with some label noise."""
+def _draw_rows(draw, max_n, max_d):
+    """(rng, X, repeats): the sparse rows both stream strategies share (see `_rows`)."""
     n = draw(st.integers(1, max_n))
     d = draw(st.integers(1, max_d))
     density = draw(st.floats(min_value=0.05, max_value=0.5))
@@ -342,10 +339,19 @@ def sparse_streams(draw, max_n=60, max_d=30):
     scale = draw(st.sampled_from([1.0, 1.0, 0.3, 3.0]))
     p_zero_row = draw(st.sampled_from([0.0, 0.1, 0.25]))
     p_repeat = draw(st.sampled_from([0.0, 0.2, 0.4]))
-    flip = draw(st.sampled_from([0.0, 0.1, 0.5]))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     X, repeats = _rows(rng, n, d, density, kind, scale, p_zero_row, p_repeat)
+    return rng, X, repeats
+
+
+@st.composite
+def sparse_streams(draw, max_n=60, max_d=30):
+    """(X, y): sparse rows (density 0.05-0.5; gaussian, binary or term-frequency values), some
+    all-zero and some repeated rows (same or flipped label); labels the sign of a sparse true
+    weight vector with some label noise."""
+    flip = draw(st.sampled_from([0.0, 0.1, 0.5]))
+    rng, X, repeats = _draw_rows(draw, max_n, max_d)
+    n, d = X.shape
     w = rng.normal(size=d) * (rng.random(d) < 0.4)
     f = X @ w
     y = np.where(f > 0, 1, np.where(f < 0, -1, rng.choice(CLASSES, size=n)))
@@ -357,18 +363,10 @@ def sparse_streams(draw, max_n=60, max_d=30):
 
 @st.composite
 def sparse_regression_streams(draw, max_n=60, max_d=30):
-    n = draw(st.integers(1, max_n))
-    d = draw(st.integers(1, max_d))
-    density = draw(st.floats(min_value=0.05, max_value=0.5))
-    kind = draw(st.sampled_from(["gauss", "binary", "tf"]))
-    scale = draw(st.sampled_from([1.0, 1.0, 0.3, 3.0]))
-    p_zero_row = draw(st.sampled_from([0.0, 0.1, 0.25]))
-    p_repeat = draw(st.sampled_from([0.0, 0.2, 0.4]))
     noise = draw(st.sampled_from([0.0, 0.1, 1.0]))
     offset = draw(st.sampled_from([0.0, 0.0, 2.0]))
-    seed = draw(st.integers(0, 2**32 - 1))
-    rng = np.random.default_rng(seed)
-    X, repeats = _rows(rng, n, d, density, kind, scale, p_zero_row, p_repeat)
+    rng, X, repeats = _draw_rows(draw, max_n, max_d)
+    n, d = X.shape
     w = rng.normal(size=d) * (rng.random(d) < 0.4)
     y = X @ w + offset + noise * rng.normal(size=n)
     for t, s in repeats:
