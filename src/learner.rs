@@ -6,35 +6,13 @@ use std::borrow::Cow;
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Row, Shape};
 use crate::error::CwError;
-use crate::objective::{Binary, Objective, Regression};
+use crate::objective::{Binary, SingleModel};
 use crate::online::Online;
 use crate::rules::{margin_probability, Rule};
 use crate::sparse_l1::L1;
 
 /// A binary learner: one rule × one covariance form, with the counters; labels are ±1.
 pub type Learner = Online<Binary, Gaussian>;
-
-/// The objectives that drive a single model.
-pub trait SingleModel: Objective {}
-impl SingleModel for Binary {}
-impl SingleModel for Regression {}
-
-/// Checks that a rule and a covariance form fit together: first-order rules keep Σ = I,
-/// second-order rules learn a diagonal or full Σ.
-pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
-    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
-        return Ok(());
-    }
-    let expected = if rule.is_second_order() {
-        "\"diag\" or \"full\""
-    } else {
-        "identity"
-    };
-    Err(CwError::InvalidParameter(format!(
-        "{rule:?} needs a {expected} covariance, got {:?}",
-        kind.name()
-    )))
-}
 
 /// Checks the initial variance a > 0.
 pub(crate) fn check_initial_variance(a: f64) -> Result<(), CwError> {
@@ -60,21 +38,6 @@ pub(crate) fn fresh_gaussian(
 }
 
 impl Learner {
-    /// A fresh learner with μ = 0 and Σ = a·I (a is ignored by the identity covariance).
-    pub fn new(
-        rule: Rule,
-        kind: CovarianceKind,
-        n_features: usize,
-        fit_intercept: bool,
-        a: f64,
-    ) -> Result<Learner, CwError> {
-        check_initial_variance(a)?;
-        check_covariance(rule, kind)?;
-        let shape = Shape::new(n_features, fit_intercept)?;
-        let model = fresh_gaussian(kind, shape, a, 1)?;
-        Ok(Online::with_models(Binary(rule), vec![model]))
-    }
-
     /// Rebuilds a learner from its state (the inverse of the accessors).
     #[allow(clippy::too_many_arguments)]
     pub fn from_state(
@@ -87,10 +50,8 @@ impl Learner {
         n_updates: u64,
         n_mistakes: u64,
     ) -> Result<Learner, CwError> {
-        check_covariance(rule, kind)?;
-        let shape = Shape::new(n_features, fit_intercept)?;
-        let model = Gaussian::from_parts(kind, shape, mean, covariance)?;
-        Ok(Online::with_models(Binary(rule), vec![model]).with_counters(n_updates, n_mistakes))
+        let restored = Self::restore(rule, kind, n_features, fit_intercept, mean, covariance)?;
+        Ok(restored.with_counters(n_updates, n_mistakes))
     }
 }
 
@@ -119,6 +80,38 @@ impl<O: SingleModel, M: Covariance> Online<O, M> {
 }
 
 impl<O: SingleModel> Online<O, Gaussian> {
+    /// A fresh learner with μ = 0 and Σ = a·I (a is ignored by the identity covariance).
+    pub fn new(
+        rule: O::Rule,
+        kind: CovarianceKind,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+    ) -> Result<Self, CwError> {
+        let objective = O::new(rule);
+        check_initial_variance(a)?;
+        objective.check_covariance(kind)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
+        let model = fresh_gaussian(kind, shape, a, 1)?;
+        Ok(Online::with_models(objective, vec![model]))
+    }
+
+    /// Rebuilds a learner from its model's state, with zero counters.
+    pub(crate) fn restore(
+        rule: O::Rule,
+        kind: CovarianceKind,
+        n_features: usize,
+        fit_intercept: bool,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError> {
+        let objective = O::new(rule);
+        objective.check_covariance(kind)?;
+        let shape = Shape::new(n_features, fit_intercept)?;
+        let model = Gaussian::from_parts(kind, shape, mean, covariance)?;
+        Ok(Online::with_models(objective, vec![model]))
+    }
+
     /// Adds sparse L1 training (diagonal covariance only), with its lazy state when restoring.
     pub fn with_l1(self, l1: L1) -> Result<Self, CwError> {
         self.try_map_models(|_, model| model.with_l1(l1.clone()))

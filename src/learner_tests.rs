@@ -1,6 +1,5 @@
 use super::*;
 use crate::data::Presentation;
-use crate::online::{validate_ahead, VALIDATION_CHUNK};
 
 #[test]
 fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
@@ -83,50 +82,6 @@ fn stream(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
         })
         .collect();
     (x, y)
-}
-
-/// A batch large enough to be validated on a second core while it is learned gives the
-/// same bits as row by row, and an invalid row anywhere in it leaves the model untouched.
-#[test]
-fn validating_ahead_learns_the_same_and_undoes_a_late_error() {
-    let (n, d) = (3 * VALIDATION_CHUNK + 5, 12);
-    let (x, y) = stream(n, d, 99);
-    let matrix = Matrix::Dense {
-        values: &x,
-        n_rows: n,
-        n_cols: d,
-    };
-    let repeats: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
-    let presentation = Presentation {
-        repeats: Some(&repeats),
-        ..Presentation::default()
-    };
-    for kind in [CovarianceKind::Diagonal, CovarianceKind::Full] {
-        let mut batch = learner("AROW", kind, true, d);
-        assert!(validate_ahead(&matrix, &presentation, batch.n_values()));
-        batch.partial_fit(&matrix, &y, presentation).unwrap();
-        let mut single = learner("AROW", kind, true, d);
-        for i in 0..n {
-            for _ in 0..repeats[i] {
-                single
-                    .learn(Row::Dense(&x[i * d..(i + 1) * d]), y[i])
-                    .unwrap();
-            }
-        }
-        assert_eq!(batch, single, "{kind:?}");
-        for bad_row in [0, VALIDATION_CHUNK + 7, n - 1] {
-            let mut values = x.clone();
-            values[bad_row * d + 3] = f64::NAN;
-            let poisoned = Matrix::Dense {
-                values: &values,
-                n_rows: n,
-                n_cols: d,
-            };
-            let before = batch.clone();
-            assert!(batch.partial_fit(&poisoned, &y, presentation).is_err());
-            assert_eq!(batch, before, "{kind:?}, NaN in row {bad_row}");
-        }
-    }
 }
 
 #[test]

@@ -5,7 +5,8 @@
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Shape};
 use crate::error::CwError;
-use crate::learner::{check_covariance, check_initial_variance, fresh_gaussian};
+use crate::learner::{check_initial_variance, fresh_gaussian};
+use crate::objective::check_covariance;
 use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
 use crate::online::Online;

@@ -7,7 +7,7 @@
 //! - [`Multiclass`]: class indices, one model per class; max-score (single constraint,
 //!   Crammer–Singer style) or one-vs-rest.
 
-use crate::covariance::{Covariance, Observation, Update};
+use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
 use crate::data::Row;
 use crate::error::CwError;
 use crate::rules::{is_learnable_variance, RegressionRule, Rule, Step};
@@ -45,6 +45,23 @@ impl StepRule for RegressionRule {
     fn is_second_order(&self) -> bool {
         RegressionRule::is_second_order(self)
     }
+}
+
+/// Checks that a classification rule and a covariance form fit together: first-order rules
+/// keep Σ = I, second-order rules learn a diagonal or full Σ.
+pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
+    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
+        return Ok(());
+    }
+    let expected = if rule.is_second_order() {
+        "\"diag\" or \"full\""
+    } else {
+        "identity"
+    };
+    Err(CwError::InvalidParameter(format!(
+        "{rule:?} needs a {expected} covariance, got {:?}",
+        kind.name()
+    )))
 }
 
 /// The update of one model for `step` with its mean step signed by `sign`: the L1 step scale
@@ -89,45 +106,37 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     ) -> Tally;
 }
 
-/// The rounds of a one-model objective: `margin(i, score)` gives row i's (m, sign of its mean
-/// step, whether the round is a mistake).
-#[inline]
-fn learn_one_model<'a, M: Covariance>(
-    rule: impl StepRule,
-    model: &mut M,
-    rows: impl Iterator<Item = (usize, Row<'a>)>,
-    margin: impl Fn(usize, f64) -> (f64, f64, bool),
-) -> Tally {
-    let mut tally = Tally::default();
-    model.learn_rows(rows, |i, seen: Observation| {
-        let (m, sign, mistake) = margin(i, seen.score);
-        tally.mistakes += u64::from(mistake);
-        let step = rule.step(m, seen.variance, seen.squared_norm)?;
-        tally.updates += 1;
-        Some(update_of(rule, step, sign, seen.variance))
-    });
-    tally
+/// An objective that drives one model with real targets: the loop hands its rows to
+/// [`Covariance::learn_rows`].
+pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    type Rule: StepRule;
+
+    fn new(rule: Self::Rule) -> Self;
+
+    fn rule(&self) -> Self::Rule;
+
+    /// Checks that the rule and a covariance form fit together: first-order rules keep
+    /// Σ = I, second-order rules learn a diagonal or full Σ.
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError>;
+
+    /// Checks targets before any row is learned.
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError>;
+
+    /// For target `y` and score μ·x: the margin (or residual) m, the sign of the mean step and
+    /// whether the round is a mistake.
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
 }
 
-/// Binary classification with ±1 labels: m = y·μ·x; a mistake is m ≤ 0.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct Binary(pub Rule);
-
-impl Objective for Binary {
-    type Rule = Rule;
+impl<T: SingleModel> Objective for T {
+    type Rule = T::Rule;
     type Target = f64;
 
-    fn rule(&self) -> Rule {
-        self.0
+    fn rule(&self) -> T::Rule {
+        SingleModel::rule(self)
     }
 
     fn check_targets(&self, _n_models: usize, y: &[f64]) -> Result<(), CwError> {
-        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
-            Some(bad) => Err(CwError::InvalidInput(format!(
-                "labels must be -1 or +1, got {bad}"
-            ))),
-            None => Ok(()),
-        }
+        SingleModel::check_targets(self, y)
     }
 
     #[inline]
@@ -138,10 +147,51 @@ impl Objective for Binary {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         y: &[f64],
     ) -> Tally {
-        learn_one_model(self.0, &mut models[0], rows, |i, score| {
-            let m = y[i] * score;
-            (m, y[i], m <= 0.0)
-        })
+        let rule = SingleModel::rule(self);
+        let mut tally = Tally::default();
+        models[0].learn_rows(rows, |i, seen: Observation| {
+            let (m, sign, mistake) = self.margin(y[i], seen.score);
+            tally.mistakes += u64::from(mistake);
+            let step = rule.step(m, seen.variance, seen.squared_norm)?;
+            tally.updates += 1;
+            Some(update_of(rule, step, sign, seen.variance))
+        });
+        tally
+    }
+}
+
+/// Binary classification with ±1 labels: m = y·μ·x; a mistake is m ≤ 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Binary(pub Rule);
+
+impl SingleModel for Binary {
+    type Rule = Rule;
+
+    fn new(rule: Rule) -> Self {
+        Binary(rule)
+    }
+
+    fn rule(&self) -> Rule {
+        self.0
+    }
+
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+        check_covariance(self.0, kind)
+    }
+
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {
+        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
+            Some(bad) => Err(CwError::InvalidInput(format!(
+                "labels must be -1 or +1, got {bad}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
+        let m = y * score;
+        (m, y, m <= 0.0)
     }
 }
 
@@ -149,15 +199,30 @@ impl Objective for Binary {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Regression(pub RegressionRule);
 
-impl Objective for Regression {
+impl SingleModel for Regression {
     type Rule = RegressionRule;
-    type Target = f64;
+
+    fn new(rule: RegressionRule) -> Self {
+        Regression(rule)
+    }
 
     fn rule(&self) -> RegressionRule {
         self.0
     }
 
-    fn check_targets(&self, _n_models: usize, y: &[f64]) -> Result<(), CwError> {
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+        if self.0.is_second_order() == (kind != CovarianceKind::Identity) {
+            Ok(())
+        } else {
+            Err(CwError::InvalidParameter(format!(
+                "{:?} regression cannot use a {:?} covariance",
+                self.0,
+                kind.name()
+            )))
+        }
+    }
+
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {
         if y.iter().all(|t| t.is_finite()) {
             Ok(())
         } else {
@@ -168,16 +233,8 @@ impl Objective for Regression {
     }
 
     #[inline]
-    fn learn<'a, M: Covariance>(
-        &self,
-        models: &mut [M],
-        _scores: &mut [f64],
-        rows: impl Iterator<Item = (usize, Row<'a>)>,
-        y: &[f64],
-    ) -> Tally {
-        learn_one_model(self.0, &mut models[0], rows, |i, score| {
-            (y[i] - score, 1.0, false)
-        })
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
+        (y - score, 1.0, false)
     }
 }
 

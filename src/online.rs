@@ -202,3 +202,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         })
     }
 }
+
+#[cfg(test)]
+#[path = "online_tests.rs"]
+mod tests;

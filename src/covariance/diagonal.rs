@@ -5,7 +5,7 @@ use std::borrow::Cow;
 
 use super::{
     check_finite_parts, impossible, prefetch, wrong_length, Covariance, CovarianceKind,
-    Observation, PrimalForm, VARIANCE_FLOOR,
+    Observation, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -23,13 +23,22 @@ pub struct Coordinate {
 
 /// Diagonal covariance: the diagonal of the precision update (CW-Stdev eq. 15; docs/design.md
 /// §2.5), Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Diagonal {
     shape: Shape,
     /// The stored moments; with an L1 penalty some coordinates of the mean still owe their
     /// pending threshold (see [`PrimalForm::effective_mean`]).
     coordinates: Vec<Coordinate>,
     l1: Option<L1>,
+    /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
+    /// not part of the model).
+    largest_sigma_x: f64,
+}
+
+impl PartialEq for Diagonal {
+    fn eq(&self, other: &Self) -> bool {
+        (self.shape, &self.coordinates, &self.l1) == (other.shape, &other.coordinates, &other.l1)
+    }
 }
 
 impl Diagonal {
@@ -73,6 +82,21 @@ impl Diagonal {
         x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
         v
     }
+
+    /// Whether μ + step·Σx overflows for the row `x` last observed or prepared: checked
+    /// coordinate by coordinate only when the largest |step·(Σx)_j| could reach it.
+    #[inline]
+    fn mean_step_overflows(&self, x: &Features, step: f64) -> bool {
+        if step.abs() * self.largest_sigma_x < MEAN_STEP_LIMIT {
+            return false;
+        }
+        let mut overflows = false;
+        x.for_each(|j, xj| {
+            let c = &self.coordinates[j];
+            overflows |= !(c.mean + step * (c.variance * xj)).is_finite();
+        });
+        overflows
+    }
 }
 
 impl PrimalForm for Diagonal {
@@ -91,6 +115,7 @@ impl PrimalForm for Diagonal {
             shape,
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
+            largest_sigma_x: 0.0,
         }
     }
 
@@ -114,6 +139,7 @@ impl PrimalForm for Diagonal {
             shape,
             coordinates,
             l1: None,
+            largest_sigma_x: 0.0,
         })
     }
 
@@ -166,7 +192,14 @@ impl Covariance for Diagonal {
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (self.variance(&x), x.squared_norm())
+        let (mut v, mut largest) = (0.0, 0.0f64);
+        x.for_each(|j, xj| {
+            let variance = self.coordinates[j].variance;
+            v += variance * xj * xj;
+            largest = largest.max((variance * xj).abs());
+        });
+        self.largest_sigma_x = largest;
+        (v, x.squared_norm())
     }
 
     /// The learning path's single pass over a row (after the L1 catch-up): (μ·x, xᵀΣx, ‖x‖²).
@@ -174,19 +207,24 @@ impl Covariance for Diagonal {
     fn observe(&mut self, row: Row) -> Observation {
         let x = self.shape.features(row);
         self.catch_up(&x);
-        let mut o = Observation::default();
+        let (mut o, mut largest) = (Observation::default(), 0.0f64);
         x.for_each(|j, xj| {
             let Coordinate { mean, variance } = self.coordinates[j];
             o.score += mean * xj;
             o.variance += variance * xj * xj;
             o.squared_norm += xj * xj;
+            largest = largest.max((variance * xj).abs());
         });
+        self.largest_sigma_x = largest;
         o
     }
 
     #[inline]
     fn update(&mut self, row: Row, step: f64, c: f64, _v: f64, eta: f64) {
         let x = self.shape.features(row);
+        if self.mean_step_overflows(&x, step) {
+            return;
+        }
         let coordinates = &mut self.coordinates;
         x.for_each(|j, xj| {
             // A zero of a dense row changes nothing, so it is skipped. One division per

@@ -98,6 +98,16 @@ fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(y, &x)| *y += a * x);
 }
 
+/// Whether μ + step·Σx overflows (the round is then skipped; see
+/// [`super::MEAN_STEP_LIMIT`]). O(d), beside the O(d²) of a row.
+#[inline]
+fn mean_step_overflows(mean: &[f64], step: f64, sigma_x: &[f64]) -> bool {
+    !mean
+        .iter()
+        .zip(sigma_x)
+        .all(|(&m, &g)| (m + step * g).is_finite())
+}
+
 /// Σ_j term(x_j, y_j) with four independent sums, so the loop vectorizes and pipelines.
 #[inline]
 fn sum_of_terms(x: &[f64], y: &[f64], term: impl Fn(&f64, &f64) -> f64) -> f64 {
@@ -539,6 +549,9 @@ impl Full {
                     squared_norm: row.squared_norm(),
                 };
                 if let Some((step, c)) = decide(start + k, seen) {
+                    if mean_step_overflows(&self.mean, step, &gk) {
+                        continue;
+                    }
                     axpy(&mut self.mean, step, &gk);
                     if c != 0.0 {
                         self.push(&x, &gk, c, variance, block_size);
@@ -648,6 +661,9 @@ impl Covariance for Full {
     /// One row's update: its rank-one term waits with the others, as in [`Full::learn_block`],
     /// so rows learned one at a time (the multiclass learners) also fold once per block.
     fn update(&mut self, _row: Row, step: f64, c: f64, v: f64, _eta: f64) {
+        if mean_step_overflows(&self.mean, step, &self.sigma_x) {
+            return;
+        }
         axpy(&mut self.mean, step, &self.sigma_x);
         if c != 0.0 {
             let (x, sigma_x) = (

@@ -2,7 +2,10 @@
 
 use std::borrow::Cow;
 
-use super::{check_finite_parts, prefetch, wrong_length, Covariance, CovarianceKind, PrimalForm};
+use super::{
+    check_finite_parts, prefetch, wrong_length, Covariance, CovarianceKind, PrimalForm,
+    MEAN_STEP_LIMIT,
+};
 use crate::data::{Row, Shape};
 use crate::error::CwError;
 
@@ -68,12 +71,18 @@ impl Covariance for Identity {
         (v, v)
     }
 
+    /// `v` = ‖x‖² bounds every |x_j|: only a step near that bound is checked for overflow.
     #[inline]
-    fn update(&mut self, row: Row, step: f64, _c: f64, _v: f64, _eta: f64) {
-        let mean = &mut self.mean;
-        self.shape
-            .features(row)
-            .for_each(|j, xj| mean[j] += step * xj);
+    fn update(&mut self, row: Row, step: f64, _c: f64, v: f64, _eta: f64) {
+        let (x, mean) = (self.shape.features(row), &mut self.mean);
+        if step.abs() * v.sqrt() >= MEAN_STEP_LIMIT {
+            let mut overflows = false;
+            x.for_each(|j, xj| overflows |= !(mean[j] + step * xj).is_finite());
+            if overflows {
+                return;
+            }
+        }
+        x.for_each(|j, xj| mean[j] += step * xj);
     }
 
     #[inline]

@@ -65,6 +65,11 @@ pub const RELATIVE_VARIANCE_FLOOR: f64 = 1.0 / (1u64 << 40) as f64;
 /// of Σ's entries stays below float64's relative precision.
 pub const FULL_VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE / f64::EPSILON;
 
+/// The mean step of a round is applied only if μ + step·Σx stays finite (else the round leaves
+/// the model as it was): with |μ_j| ≤ f64::MAX, a step term below 2⁹⁷⁰ (half the spacing of
+/// floats at f64::MAX) cannot round to infinity, so the forms check coordinates only past it.
+pub const MEAN_STEP_LIMIT: f64 = f64::MAX / (1u64 << 54) as f64;
+
 /// What the learning path needs from one row before choosing a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Observation {
