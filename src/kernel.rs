@@ -10,10 +10,11 @@
 //! ν ← ν + α·y·Πk, x joins S with ν_x = α·y·a, and Π ← Π − β·h hᵀ with h = (Πk, a) over S ∪ {x}.
 //! x joins S only when the rule fires. First-order rules are the case a = 1, Π = 0.
 
+use crate::covariance::Covariance;
 use crate::data::{Matrix, Presentation, Row};
 use crate::error::CwError;
-use crate::learner::{check_initial_variance, check_labels};
-use crate::multiclass::ClassModel;
+use crate::learner::check_initial_variance;
+use crate::objective::{Binary, Objective};
 use crate::rules::{margin_probability, sherman_morrison_factor, Rule};
 
 /// A positive-definite kernel, as in scikit-learn's pairwise kernels.
@@ -823,29 +824,46 @@ impl DualGaussian {
     }
 }
 
-impl ClassModel for DualGaussian {
+impl Covariance for DualGaussian {
+    fn n_features(&self) -> usize {
+        self.n_features
+    }
+
     fn check_learnable(&self) -> Result<(), CwError> {
         self.built_in().map(|_| ())
     }
 
-    fn learn_score(&mut self, row: &Row) -> f64 {
+    fn learn_score(&mut self, row: Row) -> f64 {
         let kernel = self.kernel.expect("checked by check_learnable");
-        self.load(kernel, row)
+        self.load(kernel, &row)
     }
 
-    fn prepare(&mut self, _row: &Row) -> (f64, f64) {
+    fn prepare(&mut self, _row: Row) -> (f64, f64) {
         DualGaussian::prepare(self)
     }
 
-    fn update(&mut self, row: &Row, step: f64, c: f64, v: f64, _eta: f64) {
-        DualGaussian::update(self, row, step, c, v, None)
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
+        DualGaussian::update(self, &row, step, c, v, None)
     }
 
-    fn moments(&self, row: &Row) -> (f64, f64) {
+    fn moments(&self, row: Row) -> (f64, f64) {
         match self.kernel {
-            Some(kernel) => self.row_moments(kernel, row, &mut Vec::new(), &mut Vec::new()),
+            Some(kernel) => self.row_moments(kernel, &row, &mut Vec::new(), &mut Vec::new()),
             None => (f64::NAN, f64::NAN),
         }
+    }
+
+    fn score(&self, row: Row) -> f64 {
+        Covariance::moments(self, row).0
+    }
+
+    fn n_values(&self) -> usize {
+        let n = self.support.len();
+        self.support
+            .iter()
+            .map(|s| s.values.len() * 3 / 2)
+            .sum::<usize>()
+            + n * (2 * n + 1)
     }
 }
 
@@ -944,7 +962,7 @@ impl DualLearner {
     ) -> Result<(), CwError> {
         let kernel = self.model.built_in()?;
         presentation.check(x, self.model.n_features, y.len())?;
-        check_labels(y)?;
+        Binary(self.rule).check_targets(1, y)?;
         // A row is learned once the next one is known, so that its update can prepare that
         // one in the same sweep over Π.
         let mut pending = None;
@@ -976,7 +994,7 @@ impl DualLearner {
         y: f64,
     ) -> Result<bool, CwError> {
         row.validate(self.model.n_features)?;
-        check_labels(&[y])?;
+        Binary(self.rule).check_targets(1, &[y])?;
         self.model.check_kernel_values(k, &[kappa], 1)?;
         let f = self.model.load_precomputed(&row, k, kappa);
         Ok(self.learn_loaded(&row, f, y, None))

@@ -2,15 +2,17 @@
 //!
 //! Every rule of the family is a scalar function `(m, v, ‖x‖²) -> (α, c)` ([`rules`]); every
 //! covariance form knows how to compute `v = xᵀΣx` and apply a precision increment
-//! ([`covariance`]); a [`Learner`] combines one of each. See docs/design.md for the math.
+//! ([`covariance`]); the one learning loop ([`online::Online`]) drives models of a form for an
+//! objective ([`objective`]: binary, regression, multiclass). See docs/design.md for the math.
 
 pub mod covariance;
 pub mod data;
 pub mod error;
-pub mod gaussian;
 pub mod kernel;
 pub mod learner;
 pub mod multiclass;
+pub mod objective;
+pub mod online;
 pub mod regression;
 pub mod rules;
 // Used by the Python bindings only; its tests run with `cargo test`.

@@ -1,5 +1,15 @@
-use super::{prefetch, Observation, VARIANCE_FLOOR};
-use crate::data::Features;
+//! The diagonal covariance, with the optional sparse L1 penalty (docs/design.md §5): only this
+//! form supports it.
+
+use std::borrow::Cow;
+
+use super::{
+    check_finite_parts, impossible, prefetch, wrong_length, Covariance, CovarianceKind,
+    Observation, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
+};
+use crate::data::{Features, Row, Shape};
+use crate::error::CwError;
+use crate::sparse_l1::L1;
 
 /// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
 /// aligned), so a feature of a sparse row costs one cache line: the random gather into a table
@@ -11,72 +21,210 @@ pub struct Coordinate {
     pub variance: f64,
 }
 
-/// Diagonal covariance: the diagonal of the precision update (CW-Stdev eq. 15; docs/design.md §2.5),
-/// Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).
-#[derive(Clone, Debug, PartialEq)]
+/// Diagonal covariance: the diagonal of the precision update (CW-Stdev eq. 15; docs/design.md
+/// §2.5), Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).
+#[derive(Clone, Debug)]
 pub struct Diagonal {
+    shape: Shape,
+    /// The stored moments; with an L1 penalty some coordinates of the mean still owe their
+    /// pending threshold (see [`PrimalForm::effective_mean`]).
     coordinates: Vec<Coordinate>,
+    l1: Option<L1>,
+    /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
+    /// not part of the model).
+    largest_sigma_x: f64,
+}
+
+impl PartialEq for Diagonal {
+    fn eq(&self, other: &Self) -> bool {
+        (self.shape, &self.coordinates, &self.l1) == (other.shape, &other.coordinates, &other.l1)
+    }
 }
 
 impl Diagonal {
-    pub fn new(dim: usize, a: f64) -> Self {
-        Diagonal {
-            coordinates: vec![
-                Coordinate {
-                    mean: 0.0,
-                    variance: a,
-                };
-                dim
-            ],
-        }
-    }
-
-    pub fn from_parts(mean: &[f64], variances: &[f64]) -> Self {
-        let coordinates = mean
-            .iter()
-            .zip(variances)
-            .map(|(&mean, &variance)| Coordinate { mean, variance })
-            .collect();
-        Diagonal { coordinates }
-    }
-
     pub fn coordinates(&self) -> &[Coordinate] {
         &self.coordinates
     }
 
-    pub fn coordinates_mut(&mut self) -> &mut [Coordinate] {
-        &mut self.coordinates
+    /// Learning path: applies the pending L1 thresholds of the row's coordinates before they
+    /// are read and moved.
+    #[inline]
+    fn catch_up(&mut self, x: &Features) {
+        if let Some(l1) = &mut self.l1 {
+            let coordinates = &mut self.coordinates;
+            x.for_each(|j, xj| {
+                if xj != 0.0 {
+                    let c = &mut coordinates[j];
+                    l1.catch_up(j, &mut c.mean, c.variance);
+                }
+            });
+        }
     }
 
+    /// μ·x with the pending L1 thresholds applied (without a penalty, the stored mean).
     #[inline]
-    pub fn score(&self, x: &Features) -> f64 {
+    fn effective_score(&self, x: &Features) -> f64 {
+        let coordinates = &self.coordinates;
         let mut s = 0.0;
-        x.for_each(|j, xj| s += self.coordinates[j].mean * xj);
+        match &self.l1 {
+            Some(l1) => x.for_each(|j, xj| {
+                let c = &coordinates[j];
+                s += xj * l1.effective(j, c.mean, c.variance);
+            }),
+            None => x.for_each(|j, xj| s += coordinates[j].mean * xj),
+        }
         s
     }
 
     #[inline]
-    pub fn variance(&self, x: &Features) -> f64 {
+    fn variance(&self, x: &Features) -> f64 {
         let mut v = 0.0;
         x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
         v
     }
 
-    /// The learning path's single pass over a row: (μ·x, xᵀΣx, ‖x‖²).
+    /// Whether μ + step·Σx overflows for the row `x` last observed or prepared: checked
+    /// coordinate by coordinate only when the largest |step·(Σx)_j| could reach it.
     #[inline]
-    pub fn observe(&self, x: &Features) -> Observation {
-        let mut o = Observation::default();
+    fn mean_step_overflows(&self, x: &Features, step: f64) -> bool {
+        if step.abs() * self.largest_sigma_x < MEAN_STEP_LIMIT {
+            return false;
+        }
+        let mut overflows = false;
+        x.for_each(|j, xj| {
+            let c = &self.coordinates[j];
+            overflows |= !(c.mean + step * (c.variance * xj)).is_finite();
+        });
+        overflows
+    }
+}
+
+impl PrimalForm for Diagonal {
+    const KIND: CovarianceKind = CovarianceKind::Diagonal;
+
+    fn size(dim: usize) -> Option<usize> {
+        dim.checked_mul(2)
+    }
+
+    fn new(shape: Shape, a: f64) -> Self {
+        let coordinate = Coordinate {
+            mean: 0.0,
+            variance: a,
+        };
+        Diagonal {
+            shape,
+            coordinates: vec![coordinate; shape.dim()],
+            l1: None,
+            largest_sigma_x: 0.0,
+        }
+    }
+
+    /// Variances must be positive (learning floors them at [`VARIANCE_FLOOR`]).
+    fn from_parts(shape: Shape, mean: &[f64], variances: &[f64]) -> Result<Self, CwError> {
+        let dim = shape.dim();
+        check_finite_parts(dim, mean, variances)?;
+        if variances.iter().any(|&v| v <= 0.0) {
+            return Err(impossible(Self::KIND, "must hold positive variances"));
+        }
+        if variances.len() != dim {
+            let expected = format!("{dim} values");
+            return Err(wrong_length(Self::KIND, dim, &expected, variances.len()));
+        }
+        let coordinates = mean
+            .iter()
+            .zip(variances)
+            .map(|(&mean, &variance)| Coordinate { mean, variance })
+            .collect();
+        Ok(Diagonal {
+            shape,
+            coordinates,
+            l1: None,
+            largest_sigma_x: 0.0,
+        })
+    }
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn mean(&self) -> Cow<'_, [f64]> {
+        self.coordinates.iter().map(|c| c.mean).collect()
+    }
+
+    fn effective_mean(&self) -> Vec<f64> {
+        match &self.l1 {
+            Some(l1) => self
+                .coordinates
+                .iter()
+                .enumerate()
+                .map(|(j, c)| l1.effective(j, c.mean, c.variance))
+                .collect(),
+            None => self.mean().into_owned(),
+        }
+    }
+
+    fn covariance(&self) -> Cow<'_, [f64]> {
+        self.coordinates.iter().map(|c| c.variance).collect()
+    }
+
+    fn with_l1(mut self, l1: L1) -> Result<Self, CwError> {
+        self.l1 = Some(l1);
+        Ok(self)
+    }
+
+    fn l1(&self) -> Option<&L1> {
+        self.l1.as_ref()
+    }
+}
+
+impl Covariance for Diagonal {
+    fn n_features(&self) -> usize {
+        self.shape.n_features
+    }
+
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        let x = self.shape.features(row);
+        self.catch_up(&x);
+        self.effective_score(&x)
+    }
+
+    #[inline]
+    fn prepare(&mut self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        let (mut v, mut largest) = (0.0, 0.0f64);
+        x.for_each(|j, xj| {
+            let variance = self.coordinates[j].variance;
+            v += variance * xj * xj;
+            largest = largest.max((variance * xj).abs());
+        });
+        self.largest_sigma_x = largest;
+        (v, x.squared_norm())
+    }
+
+    /// The learning path's single pass over a row (after the L1 catch-up): (μ·x, xᵀΣx, ‖x‖²).
+    #[inline]
+    fn observe(&mut self, row: Row) -> Observation {
+        let x = self.shape.features(row);
+        self.catch_up(&x);
+        let (mut o, mut largest) = (Observation::default(), 0.0f64);
         x.for_each(|j, xj| {
             let Coordinate { mean, variance } = self.coordinates[j];
             o.score += mean * xj;
             o.variance += variance * xj * xj;
             o.squared_norm += xj * xj;
+            largest = largest.max((variance * xj).abs());
         });
+        self.largest_sigma_x = largest;
         o
     }
 
     #[inline]
-    pub fn update(&mut self, x: &Features, step: f64, c: f64) {
+    fn update(&mut self, row: Row, step: f64, c: f64, _v: f64, eta: f64) {
+        let x = self.shape.features(row);
+        if self.mean_step_overflows(&x, step) {
+            return;
+        }
         let coordinates = &mut self.coordinates;
         x.for_each(|j, xj| {
             // A zero of a dense row changes nothing, so it is skipped. One division per
@@ -91,16 +239,37 @@ impl Diagonal {
                 coordinate.variance = (s / (1.0 + c * xj * xj * s)).max(VARIANCE_FLOOR);
             }
         });
+        // This round's L1 threshold: applied to the row's coordinates now (with their new
+        // variances) and to all others lazily.
+        if let Some(l1) = &mut self.l1 {
+            l1.advance(eta);
+            self.catch_up(&x);
+        }
     }
 
     /// Asks the cache for the coordinates of a row that will be learned next, so their
     /// fetch overlaps the current row's work.
     #[inline]
-    pub fn prefetch(&self, x: &Features) {
-        x.for_each(|j, _| {
+    fn prefetch(&self, row: Row) {
+        self.shape.features(row).for_each(|j, _| {
             if let Some(coordinate) = self.coordinates.get(j) {
                 prefetch(coordinate);
             }
         });
+    }
+
+    fn moments(&self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        (self.effective_score(&x), self.variance(&x))
+    }
+
+    #[inline]
+    fn score(&self, row: Row) -> f64 {
+        self.effective_score(&self.shape.features(row))
+    }
+
+    fn n_values(&self) -> usize {
+        let l1 = if self.l1.is_some() { 1 } else { 0 };
+        (2 + l1) * self.coordinates.len()
     }
 }

@@ -1,9 +1,18 @@
+//! The full covariance: a dense symmetric Σ updated by Sherman–Morrison, in blocks of rows.
+
 use std::borrow::Cow;
 use std::ops::Range;
 
-use super::{Observation, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR};
-use crate::data::Features;
+use super::{
+    check_finite_parts, impossible, is_positive_definite, wrong_length, Covariance, CovarianceKind,
+    Observation, PrimalForm, Update, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR,
+};
+use crate::data::{Features, Row, Shape};
+use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
+
+/// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
+const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
 
 /// The most rank-one terms that wait before a fold.
 pub const MAX_BLOCK: usize = 32;
@@ -40,7 +49,7 @@ const PARALLEL_ORDER: usize = 256;
 /// Σ is kept as Σ = Σ₀ − Σ_b h_b h_bᵀ: the last rank-one terms h_b wait in `pending` (up to a
 /// block of them, see [`block_size`]) and are folded into Σ₀ together, in one pass that keeps
 /// tiles of Σ₀ in registers (Σ₀ ← Σ₀ − H Hᵀ). A row's Σx is Σ₀x corrected by the pending
-/// terms in O(d) each, and [`Full::learn_rows`] computes Σ₀x for a block of rows in one pass
+/// terms in O(d) each, and [`Full::learn_block`] computes Σ₀x for a block of rows in one pass
 /// over Σ₀, again by tiles. Two passes over Σ per block of updates replace two per update.
 /// Folds happen when `pending` is full, whatever rows came in which call, and a row's
 /// arithmetic is the same alone or among others, so learning a batch gives the same bits as
@@ -51,6 +60,7 @@ const PARALLEL_ORDER: usize = 256;
 /// that the diagonals of Σ₀ and of Σ are kept alongside, in O(d) per update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Full {
+    shape: Shape,
     dim: usize,
     mean: Vec<f64>,
     /// Σ₀, row-major.
@@ -64,9 +74,9 @@ pub struct Full {
     diagonal: Vec<f64>,
     /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor.
     roomy: bool,
-    /// The dense x of the last prepared example (for [`Full::update`]).
+    /// The dense x of the last prepared example (for the update).
     x: Vec<f64>,
-    /// Σx of the last prepared example (for [`Full::update`]).
+    /// Σx of the last prepared example (for the update).
     sigma_x: Vec<f64>,
 }
 
@@ -86,6 +96,16 @@ fn diagonal_floor(base: f64) -> f64 {
 #[inline]
 fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
     y.iter_mut().zip(x).for_each(|(y, &x)| *y += a * x);
+}
+
+/// Whether μ + step·Σx overflows (the round is then skipped; see
+/// [`super::MEAN_STEP_LIMIT`]). O(d), beside the O(d²) of a row.
+#[inline]
+fn mean_step_overflows(mean: &[f64], step: f64, sigma_x: &[f64]) -> bool {
+    !mean
+        .iter()
+        .zip(sigma_x)
+        .all(|(&m, &g)| (m + step * g).is_finite())
 }
 
 /// Σ_j term(x_j, y_j) with four independent sums, so the loop vectorizes and pipelines.
@@ -338,33 +358,18 @@ fn mirror(sigma: &mut [f64], dim: usize) {
 }
 
 impl Full {
-    pub fn new(dim: usize, a: f64) -> Self {
-        let mut sigma = vec![0.0; dim * dim];
-        sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);
-        let mut full = Full {
-            dim,
-            mean: vec![0.0; dim],
-            sigma,
-            pending: Vec::new(),
-            base_diagonal: vec![a; dim],
-            diagonal: vec![a; dim],
-            roomy: false,
-            x: vec![0.0; dim],
-            sigma_x: vec![0.0; dim],
-        };
-        full.roomy = full.is_roomy();
-        full
-    }
-
-    /// From the mean and [`Full::state`]: Σ₀ row-major, then fewer pending terms than a block;
-    /// `None` if the length does not fit.
-    pub fn from_state(dim: usize, mean: Vec<f64>, state: &[f64]) -> Option<Self> {
+    /// From the mean and [`Full::state`]: Σ₀ row-major, then any number of pending terms (a
+    /// block fills up at most to [`block_size`], but a saved state is accepted whatever the
+    /// block size was); `None` if the length does not fit.
+    fn from_state(shape: Shape, mean: Vec<f64>, state: &[f64]) -> Option<Self> {
+        let dim = shape.dim();
         let pending = state.len().checked_sub(dim.checked_mul(dim)?)?;
-        if !pending.is_multiple_of(dim.max(1)) || pending / dim.max(1) >= block_size(dim) {
+        if !pending.is_multiple_of(dim.max(1)) {
             return None;
         }
         let (sigma, pending) = state.split_at(dim * dim);
         let mut full = Full {
+            shape,
             dim,
             mean,
             sigma: sigma.to_vec(),
@@ -404,10 +409,6 @@ impl Full {
             .all(|(&s, &base)| s >= FLOOR_MARGIN * diagonal_floor(base))
     }
 
-    pub fn mean(&self) -> &[f64] {
-        &self.mean
-    }
-
     /// Σ row-major (Σ₀ with the pending terms folded in).
     pub fn values(&self) -> Cow<'_, [f64]> {
         if self.pending.is_empty() {
@@ -425,7 +426,7 @@ impl Full {
 
     /// xᵀΣx touching only the rows and columns of the non-zeros: O(nnz²) plus O(nnz) per
     /// pending term (prediction path).
-    pub fn variance(&self, x: &Features) -> f64 {
+    fn variance(&self, x: &Features) -> f64 {
         let d = self.dim;
         let mut v = 0.0;
         x.for_each(|k, xk| {
@@ -501,14 +502,12 @@ impl Full {
             }));
         self.roomy = roomy;
         if self.pending.len() >= limit * self.dim {
-            fold(&mut self.sigma, self.dim, &self.pending);
-            self.pending.clear();
-            self.refresh_diagonal();
+            Covariance::fold(self);
         }
     }
 
     /// Computes and keeps Σx for one row and returns v = x·Σx.
-    pub fn prepare(&mut self, x: &Features) -> f64 {
+    fn prepare_features(&mut self, x: &Features) -> f64 {
         let mut dense = std::mem::take(&mut self.x);
         dense.fill(0.0);
         x.for_each(|j, xj| dense[j] = xj);
@@ -525,24 +524,10 @@ impl Full {
         v
     }
 
-    /// μ ← μ + step·Σx, then Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, with `v` from [`Full::prepare`]. This
-    /// one-row protocol (the multiclass learners') folds at once, so it leaves nothing pending.
-    pub fn update(&mut self, step: f64, c: f64, v: f64) {
-        axpy(&mut self.mean, step, &self.sigma_x);
-        if c != 0.0 {
-            let (x, sigma_x) = (
-                std::mem::take(&mut self.x),
-                std::mem::take(&mut self.sigma_x),
-            );
-            self.push(&x, &sigma_x, c, v, 1);
-            (self.x, self.sigma_x) = (x, sigma_x);
-        }
-    }
-
     /// Learns `rows` in order: `decide(k, observation)` gives row k's mean step and precision
     /// gain (μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ), or `None` to leave the model unchanged.
     /// Σ₀x is computed for a block of rows at a time, and again for the rows after a fold.
-    pub fn learn_rows(
+    fn learn_block(
         &mut self,
         rows: &[Features],
         mut decide: impl FnMut(usize, Observation) -> Option<(f64, f64)>,
@@ -564,6 +549,9 @@ impl Full {
                     squared_norm: row.squared_norm(),
                 };
                 if let Some((step, c)) = decide(start + k, seen) {
+                    if mean_step_overflows(&self.mean, step, &gk) {
+                        continue;
+                    }
                     axpy(&mut self.mean, step, &gk);
                     if c != 0.0 {
                         self.push(&x, &gk, c, variance, block_size);
@@ -577,6 +565,155 @@ impl Full {
             }
             start = next;
         }
+    }
+}
+
+impl PrimalForm for Full {
+    const KIND: CovarianceKind = CovarianceKind::Full;
+
+    /// The mean, Σ₀ and the dense x and Σx of the row being learned.
+    fn size(dim: usize) -> Option<usize> {
+        dim.checked_mul(dim + 2)
+    }
+
+    fn describe(dim: usize, classes: &str, each: &str) -> (String, &'static str) {
+        let what =
+            format!("{classes}a full {dim}×{dim} covariance matrix {each}(covariance=\"full\")");
+        let advice = "; covariance=\"diag\" needs memory linear in the number of features";
+        (what, advice)
+    }
+
+    fn new(shape: Shape, a: f64) -> Self {
+        let dim = shape.dim();
+        let mut sigma = vec![0.0; dim * dim];
+        sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);
+        let mut full = Full {
+            shape,
+            dim,
+            mean: vec![0.0; dim],
+            sigma,
+            pending: Vec::new(),
+            base_diagonal: vec![a; dim],
+            diagonal: vec![a; dim],
+            roomy: false,
+            x: vec![0.0; dim],
+            sigma_x: vec![0.0; dim],
+        };
+        full.roomy = full.is_roomy();
+        full
+    }
+
+    /// Σ₀ must be exactly symmetric (every fold mirrors it) and Σ positive definite. The signs
+    /// of the variances are not checked on their own: rounding in Sherman–Morrison can leave a
+    /// learned variance at 0 or just below.
+    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
+        let dim = shape.dim();
+        check_finite_parts(dim, mean, covariance)?;
+        if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {
+            let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
+            if (0..dim).any(|i| (0..i).any(|j| row(i)[j] != row(j)[i])) {
+                return Err(impossible(Self::KIND, "must be symmetric"));
+            }
+            if !is_positive_definite(dim, sigma, &covariance[dim * dim..])? {
+                return Err(impossible(Self::KIND, "must be positive definite"));
+            }
+        }
+        Full::from_state(shape, mean.to_vec(), covariance).ok_or_else(|| {
+            let expected = format!("{dim}×{dim} values and pending terms");
+            wrong_length(Self::KIND, dim, &expected, covariance.len())
+        })
+    }
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn mean(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.mean)
+    }
+
+    fn covariance(&self) -> Cow<'_, [f64]> {
+        self.values()
+    }
+
+    /// Σ₀ row-major, then the pending terms.
+    fn covariance_state(&self) -> Cow<'_, [f64]> {
+        Cow::Owned(self.state())
+    }
+}
+
+impl Covariance for Full {
+    fn n_features(&self) -> usize {
+        self.shape.n_features
+    }
+
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        self.score(row)
+    }
+
+    #[inline]
+    fn prepare(&mut self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        (self.prepare_features(&x), x.squared_norm())
+    }
+
+    /// One row's update: its rank-one term waits with the others, as in [`Full::learn_block`],
+    /// so rows learned one at a time (the multiclass learners) also fold once per block.
+    fn update(&mut self, _row: Row, step: f64, c: f64, v: f64, _eta: f64) {
+        if mean_step_overflows(&self.mean, step, &self.sigma_x) {
+            return;
+        }
+        axpy(&mut self.mean, step, &self.sigma_x);
+        if c != 0.0 {
+            let (x, sigma_x) = (
+                std::mem::take(&mut self.x),
+                std::mem::take(&mut self.sigma_x),
+            );
+            self.push(&x, &sigma_x, c, v, block_size(self.dim));
+            (self.x, self.sigma_x) = (x, sigma_x);
+        }
+    }
+
+    /// Blocks of rows share one pass over Σ (see [`Full::learn_block`]).
+    fn learn_rows<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+    ) {
+        let shape = self.shape;
+        let mut rows = rows.peekable();
+        while rows.peek().is_some() {
+            let (indices, block): (Vec<usize>, Vec<Features>) = rows
+                .by_ref()
+                .take(ROWS_PER_CALL)
+                .map(|(i, row)| (i, shape.features(row)))
+                .unzip();
+            self.learn_block(&block, |k, seen| {
+                decide(indices[k], seen).map(|u| (u.step, u.c))
+            });
+        }
+    }
+
+    fn moments(&self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        (x.dot(&self.mean), self.variance(&x))
+    }
+
+    #[inline]
+    fn score(&self, row: Row) -> f64 {
+        self.shape.features(row).dot(&self.mean)
+    }
+
+    fn n_values(&self) -> usize {
+        self.dim * (self.dim + 2)
+    }
+
+    /// Folds the pending rank-one terms into Σ₀.
+    fn fold(&mut self) {
+        fold(&mut self.sigma, self.dim, &self.pending);
+        self.pending.clear();
+        self.refresh_diagonal();
     }
 }
 
@@ -657,239 +794,7 @@ fn as_lanes(v: &mut [f64]) -> &mut [[f64; 1]] {
 fn as_lanes_ref(v: &[f64]) -> &[[f64; 1]] {
     v.as_chunks::<1>().0
 }
+
 #[cfg(test)]
-mod tests {
-    use super::{Full, FULL_VARIANCE_FLOOR, MAX_BLOCK, RELATIVE_VARIANCE_FLOOR};
-    use crate::data::Shape;
-    use crate::rules::sherman_morrison_factor;
-    use crate::{CovarianceKind, Learner, Matrix, Presentation, Row, Rule};
-
-    /// Uniform numbers in [-1, 1) from a xorshift generator.
-    fn uniform(seed: u64) -> impl FnMut() -> f64 {
-        let mut state = seed;
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            (state >> 11) as f64 / (1u64 << 52) as f64 - 1.0
-        }
-    }
-
-    /// Whether a symmetric Σ is positive definite: the Cholesky factorisation of its diagonally
-    /// scaled form D^-½ Σ D^-½ (a congruence, so the same inertia, and free of the scale of Σ)
-    /// has positive pivots.
-    fn positive_definite(sigma: &[f64], d: usize) -> bool {
-        let root: Vec<f64> = (0..d).map(|i| sigma[i * d + i].sqrt()).collect();
-        if root.iter().any(|r| !(*r > 0.0 && r.is_finite())) {
-            return false;
-        }
-        let mut l: Vec<f64> = (0..d * d)
-            .map(|k| sigma[k] / root[k / d] / root[k % d])
-            .collect();
-        for j in 0..d {
-            let pivot = l[j * d + j] - (0..j).map(|k| l[j * d + k] * l[j * d + k]).sum::<f64>();
-            if pivot.is_nan() || pivot <= 0.0 {
-                return false;
-            }
-            l[j * d + j] = pivot.sqrt();
-            for i in j + 1..d {
-                let t = l[i * d + j] - (0..j).map(|k| l[i * d + k] * l[j * d + k]).sum::<f64>();
-                l[i * d + j] = t / l[j * d + j];
-            }
-        }
-        true
-    }
-
-    fn symmetric(sigma: &[f64], d: usize) -> bool {
-        (0..d).all(|i| (0..i).all(|j| sigma[i * d + j] == sigma[j * d + i]))
-    }
-
-    /// On ordinary data the safeguards of the full form never bind: the guarded factor is the
-    /// Sherman–Morrison factor, bit for bit, on every update of a long stream.
-    #[test]
-    fn guards_do_not_bind_on_ordinary_data() {
-        for (d, c) in [(6, 1.0), (6, 100.0), (40, 0.5)] {
-            let shape = Shape::new(d, false).unwrap();
-            let mut full = Full::new(d, 1.0);
-            let mut next = uniform(0x9E37_79B9_7F4A_7C15 + d as u64);
-            for _ in 0..3000 {
-                let x: Vec<f64> = (0..d).map(|_| next() * 3.0).collect();
-                let v = full.prepare(&shape.features(Row::Dense(&x)));
-                let guarded = full.guarded_factor(&full.x, &full.sigma_x, c, v);
-                assert_eq!(guarded, sherman_morrison_factor(c, v), "d = {d}, c = {c}");
-                full.update(0.1 * next(), c, v);
-            }
-            let sigma = full.values();
-            assert!(symmetric(&sigma, d) && positive_definite(&sigma, d));
-        }
-    }
-
-    /// An infinite precision gain (an ExactCW collapse) leaves the variance along x at the
-    /// relative floor τ·q instead of at rounding noise, and Σ positive definite.
-    #[test]
-    fn guards_cap_a_collapsing_step() {
-        let shape = Shape::new(3, false).unwrap();
-        let x = [1.0, 2.0, -3.0];
-        let features = shape.features(Row::Dense(&x));
-        let mut full = Full::new(3, 1.0);
-        let v = full.prepare(&features);
-        full.update(0.0, f64::INFINITY, v);
-        let after = full.prepare(&features);
-        let q = 14.0; // Σ_j Σ_jj x_j² before the step
-        let expected = RELATIVE_VARIANCE_FLOOR * q;
-        assert!(
-            (after - expected).abs() < 1e-3 * expected,
-            "{after:e} vs {expected:e}"
-        );
-        assert!(positive_definite(&full.values(), 3));
-    }
-
-    /// AROW on rows of size ~1e150 (c·v ~ 1e300), exactly collinear ones, and rows mixing
-    /// 1e150 with 1e-150: the plain Sherman–Morrison update loses positive definiteness within
-    /// ten rows; the guarded one keeps Σ symmetric, positive definite, with its diagonal above
-    /// the floor, and batch = row by row still holds bit for bit (also with pending terms).
-    #[test]
-    fn guards_keep_sigma_positive_definite_at_extreme_scales() {
-        let mut next = uniform(0x2545_F491_4F6C_DD1D);
-        for d in [5, 40] {
-            let n = if d < 32 { 3000 } else { 600 };
-            let pattern: Vec<f64> = (0..d).map(|j| [1.0, 2.0, -1.0, 0.5][j % 4]).collect();
-            let scales: Vec<f64> = (0..d).map(|j| [1e150, 1e-150, 1.0][j % 3]).collect();
-            for name in ["huge", "collinear huge", "mixed"] {
-                let mut row = || -> Vec<f64> {
-                    match name {
-                        "huge" => (0..d).map(|_| next() * 1e150).collect(),
-                        "collinear huge" => {
-                            let z = next() * 1e150;
-                            pattern.iter().map(|p| p * z).collect()
-                        }
-                        _ => scales.iter().map(|s| s * next()).collect(),
-                    }
-                };
-                let x: Vec<f64> = (0..n).flat_map(|_| row()).collect();
-                let y: Vec<f64> = (0..n)
-                    .map(|_| if next() < 0.0 { 1.0 } else { -1.0 })
-                    .collect();
-                if name != "collinear huge" {
-                    // (On collinear rows the plain update leaves rounding noise of either sign
-                    // along the collapsed direction, so its failure is not certain there.)
-                    let (_, plain) = plain_arow(&x[..10 * d], &y[..10], d, 1.0);
-                    assert!(
-                        !positive_definite(&plain, d),
-                        "{name}: the plain update is PD"
-                    );
-                }
-                let model = learn_batch_and_rows(Rule::from_name("AROW", &[]).unwrap(), &x, &y);
-                let sigma = model.covariance();
-                assert!(sigma
-                    .iter()
-                    .chain(model.mean().iter())
-                    .all(|s| s.is_finite()));
-                assert!(symmetric(&sigma, d), "{name}, d = {d}");
-                assert!(positive_definite(&sigma, d), "{name}, d = {d}: {sigma:?}");
-                for i in 0..d {
-                    assert!(
-                        sigma[i * d + i] >= 0.999 * FULL_VARIANCE_FLOOR,
-                        "{name}, d = {d}"
-                    );
-                }
-            }
-        }
-    }
-
-    /// A full-covariance learner after the rows of `x` (`y.len()` of them) as one batch, checked
-    /// to be bit for bit the learner after them row by row (folds come every block of updates
-    /// either way).
-    fn learn_batch_and_rows(rule: Rule, x: &[f64], y: &[f64]) -> Learner {
-        let (n, d) = (y.len(), x.len() / y.len());
-        let mut model = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
-        let matrix = Matrix::Dense {
-            values: x,
-            n_rows: n,
-            n_cols: d,
-        };
-        model
-            .partial_fit(&matrix, y, Presentation::default())
-            .unwrap();
-        let mut single = Learner::new(rule, CovarianceKind::Full, d, false, 1.0).unwrap();
-        for (row, &label) in x.chunks_exact(d).zip(y) {
-            single.learn(Row::Dense(row), label).unwrap();
-        }
-        assert_eq!(model, single, "d = {d}");
-        model
-    }
-
-    /// AROW with the plain Sherman–Morrison update, one row at a time, on a dense Σ.
-    fn plain_arow(x: &[f64], y: &[f64], d: usize, r: f64) -> (Vec<f64>, Vec<f64>) {
-        let (mut mean, mut sigma) = (vec![0.0; d], vec![0.0; d * d]);
-        (0..d).for_each(|i| sigma[i * d + i] = 1.0);
-        for (row, &label) in x.chunks_exact(d).zip(y) {
-            let sx: Vec<f64> = (0..d)
-                .map(|i| (0..d).map(|j| sigma[i * d + j] * row[j]).sum())
-                .collect();
-            let v: f64 = row.iter().zip(&sx).map(|(a, b)| a * b).sum();
-            let m = label * row.iter().zip(&mean).map(|(a, b)| a * b).sum::<f64>();
-            if m < 1.0 {
-                let beta = 1.0 / (v + r);
-                let alpha = (1.0 - m) * beta;
-                mean.iter_mut()
-                    .zip(&sx)
-                    .for_each(|(w, s)| *w += alpha * label * s);
-                for i in 0..d {
-                    for j in 0..d {
-                        sigma[i * d + j] -= beta * sx[i] * sx[j];
-                    }
-                }
-            }
-        }
-        (mean, sigma)
-    }
-
-    fn max_relative_error(got: &[f64], want: &[f64]) -> f64 {
-        let scale = want.iter().fold(0.0f64, |m, w| m.max(w.abs()));
-        got.iter()
-            .zip(want)
-            .fold(0.0, |m, (g, w)| m.max((g - w).abs() / scale))
-    }
-
-    /// Blocks of rows (both cores from d = 256 on, tiles with remainders, sparse rows, folds in
-    /// the middle of a block) equal the plain update to 1e-9 relative, and Σ stays exactly
-    /// symmetric.
-    #[test]
-    fn blocks_equal_the_plain_update() {
-        for (d, n, density) in [(7, 200, 1.0), (45, 150, 0.2), (258, 100, 1.0)] {
-            let mut state = 0x2545_F491_4F6C_DD1Du64;
-            let mut next = || {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 11) as f64 / (1u64 << 53) as f64
-            };
-            let x: Vec<f64> = (0..n * d)
-                .map(|_| {
-                    let value = next() * 2.0 - 1.0;
-                    if next() < density {
-                        value
-                    } else {
-                        0.0
-                    }
-                })
-                .collect();
-            let y: Vec<f64> = (0..n)
-                .map(|_| if next() < 0.5 { 1.0 } else { -1.0 })
-                .collect();
-            let model =
-                learn_batch_and_rows(Rule::from_name("AROW", &[("r", 0.5)]).unwrap(), &x, &y);
-            assert!(model.n_updates() > 2 * MAX_BLOCK as u64, "d = {d}");
-            let (mean, sigma) = plain_arow(&x, &y, d, 0.5);
-            assert!(max_relative_error(&model.mean(), &mean) < 1e-9, "d = {d}");
-            let covariance = model.covariance();
-            assert!(max_relative_error(&covariance, &sigma) < 1e-9, "d = {d}");
-            for i in 0..d {
-                for j in 0..i {
-                    assert_eq!(covariance[i * d + j], covariance[j * d + i]);
-                }
-            }
-        }
-    }
-}
+#[path = "full_tests.rs"]
+mod tests;

@@ -40,13 +40,15 @@
 
 mod diagonal;
 mod full;
-
-use std::borrow::Cow;
+mod identity;
+mod primal;
 
 pub use diagonal::{Coordinate, Diagonal};
 pub use full::{Full, MAX_BLOCK};
+pub use identity::Identity;
+pub use primal::{Gaussian, PrimalForm};
 
-use crate::data::Features;
+use crate::data::Row;
 use crate::error::CwError;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
@@ -63,6 +65,11 @@ pub const RELATIVE_VARIANCE_FLOOR: f64 = 1.0 / (1u64 << 40) as f64;
 /// of Σ's entries stays below float64's relative precision.
 pub const FULL_VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE / f64::EPSILON;
 
+/// The mean step of a round is applied only if μ + step·Σx stays finite (else the round leaves
+/// the model as it was): with |μ_j| ≤ f64::MAX, a step term below 2⁹⁷⁰ (half the spacing of
+/// floats at f64::MAX) cannot round to infinity, so the forms check coordinates only past it.
+pub const MEAN_STEP_LIMIT: f64 = f64::MAX / (1u64 << 54) as f64;
+
 /// What the learning path needs from one row before choosing a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct Observation {
@@ -72,6 +79,88 @@ pub struct Observation {
     pub variance: f64,
     /// ‖x‖² (equal to v for the identity covariance).
     pub squared_norm: f64,
+}
+
+/// What one learning round does: μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ, then the L1 threshold
+/// of step scale `eta` (if the model has a penalty).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Update {
+    pub step: f64,
+    pub c: f64,
+    pub eta: f64,
+}
+
+/// One linear model's Gaussian over weights, in one representation, as the learning loop
+/// ([`crate::online::Online`]) sees it. A new covariance form is one type implementing this.
+pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    /// Input features a row has (rows are validated against it by the loop).
+    fn n_features(&self) -> usize;
+
+    /// Whether the model can learn (the dual form needs a kernel it can evaluate).
+    fn check_learnable(&self) -> Result<(), CwError> {
+        Ok(())
+    }
+
+    /// Learning path, step 1: μ·x after the row's pending L1 thresholds.
+    fn learn_score(&mut self, row: Row) -> f64;
+
+    /// Learning path, step 2, for the row last scored: (v = xᵀΣx, ‖x‖² as the rules see it);
+    /// keeps what `update` needs (Σx).
+    fn prepare(&mut self, row: Row) -> (f64, f64);
+
+    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ for the row last prepared (v from prepare), then
+    /// the L1 threshold of step scale `eta` if the model has a penalty.
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, eta: f64);
+
+    /// Steps 1 and 2 at once (a form may fuse them into one pass over the row).
+    #[inline]
+    fn observe(&mut self, row: Row) -> Observation {
+        let score = self.learn_score(row);
+        let (variance, squared_norm) = self.prepare(row);
+        Observation {
+            score,
+            variance,
+            squared_norm,
+        }
+    }
+
+    /// A hint that `row` is learned next (a form may start fetching what it touches).
+    #[inline]
+    fn prefetch(&self, _row: Row) {}
+
+    /// Single-model rounds over many rows: `decide(i, observation)` gives row i's [`Update`]
+    /// or `None`. Default: the per-row protocol above, with a prefetch of the next row; the
+    /// full form overrides it to block rows, the dual form to prepare the next row during the
+    /// current update.
+    fn learn_rows<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+    ) {
+        let mut rows = rows.peekable();
+        while let Some((i, row)) = rows.next() {
+            if let Some(&(_, next)) = rows.peek() {
+                self.prefetch(next);
+            }
+            let seen = self.observe(row);
+            if let Some(u) = decide(i, seen) {
+                self.update(row, u.step, u.c, seen.variance, u.eta);
+            }
+        }
+    }
+
+    /// Prediction path: (μ·x, xᵀΣx).
+    fn moments(&self, row: Row) -> (f64, f64);
+
+    /// Prediction path: μ·x alone.
+    fn score(&self, row: Row) -> f64;
+
+    /// Numbers the model holds (what a copy costs: validate-ahead, interrupt restore).
+    fn n_values(&self) -> usize;
+
+    /// Applies any pending covariance terms, so that the stored covariance is Σ itself (the
+    /// full form; a no-op for the others). Predictions do not change; later rounding may.
+    fn fold(&mut self) {}
 }
 
 /// Which covariance a learner keeps.
@@ -106,215 +195,33 @@ impl CovarianceKind {
     }
 }
 
-/// The mean and covariance of one linear model, in the layout of its covariance form.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Moments {
-    /// Σ = I: only the mean.
-    Identity(Vec<f64>),
-    /// Mean and variance interleaved per coordinate.
-    Diagonal(Diagonal),
-    Full(Full),
+/// Checks a restored mean: `dim` finite values, and a covariance of finite values.
+fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
+    if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
+        return Err(CwError::InvalidInput(format!(
+            "a mean must hold {dim} finite values, got {}",
+            mean.len()
+        )));
+    }
+    if covariance.iter().any(|x| !x.is_finite()) {
+        return Err(CwError::InvalidInput(
+            "covariance contains NaN or infinity".into(),
+        ));
+    }
+    Ok(())
 }
 
-impl Moments {
-    /// μ = 0, Σ = a·I over `dim` coordinates.
-    pub fn new(kind: CovarianceKind, dim: usize, a: f64) -> Moments {
-        match kind {
-            CovarianceKind::Identity => Moments::Identity(vec![0.0; dim]),
-            CovarianceKind::Diagonal => Moments::Diagonal(Diagonal::new(dim, a)),
-            CovarianceKind::Full => Moments::Full(Full::new(dim, a)),
-        }
-    }
-
-    /// Rebuilds the moments from [`Moments::mean`] and [`Moments::covariance_state`].
-    pub fn from_parts(
-        kind: CovarianceKind,
-        dim: usize,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError> {
-        if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
-            return Err(CwError::InvalidInput(format!(
-                "a mean must hold {dim} finite values, got {}",
-                mean.len()
-            )));
-        }
-        if covariance.iter().any(|x| !x.is_finite()) {
-            return Err(CwError::InvalidInput(
-                "covariance contains NaN or infinity".into(),
-            ));
-        }
-        check_covariance_values(kind, dim, covariance)?;
-        let moments = match kind {
-            CovarianceKind::Identity => covariance
-                .is_empty()
-                .then(|| Moments::Identity(mean.to_vec())),
-            CovarianceKind::Diagonal => (covariance.len() == dim)
-                .then(|| Moments::Diagonal(Diagonal::from_parts(mean, covariance))),
-            CovarianceKind::Full => {
-                Full::from_state(dim, mean.to_vec(), covariance).map(Moments::Full)
-            }
-        };
-        moments.ok_or_else(|| {
-            let expected = match kind {
-                CovarianceKind::Identity => "no values".to_string(),
-                CovarianceKind::Diagonal => format!("{dim} values"),
-                CovarianceKind::Full => format!("{dim}×{dim} values and pending terms"),
-            };
-            CwError::InvalidInput(format!(
-                "a {} covariance over {dim} coordinates needs {expected}, got {} values",
-                kind.name(),
-                covariance.len()
-            ))
-        })
-    }
-
-    pub fn kind(&self) -> CovarianceKind {
-        match self {
-            Moments::Identity(_) => CovarianceKind::Identity,
-            Moments::Diagonal(_) => CovarianceKind::Diagonal,
-            Moments::Full(_) => CovarianceKind::Full,
-        }
-    }
-
-    pub fn mean(&self) -> Cow<'_, [f64]> {
-        match self {
-            Moments::Identity(mean) => Cow::Borrowed(mean),
-            Moments::Diagonal(d) => d.coordinates().iter().map(|c| c.mean).collect(),
-            Moments::Full(f) => Cow::Borrowed(f.mean()),
-        }
-    }
-
-    /// What [`Moments::from_parts`] takes back: the covariance values, and for the full form
-    /// its pending rank-one terms after Σ₀.
-    pub fn covariance_state(&self) -> Cow<'_, [f64]> {
-        match self {
-            Moments::Full(f) => Cow::Owned(f.state()),
-            _ => self.covariance(),
-        }
-    }
-
-    /// The covariance values: empty (identity), the variances (diagonal) or Σ row-major (full).
-    pub fn covariance(&self) -> Cow<'_, [f64]> {
-        match self {
-            Moments::Identity(_) => Cow::Borrowed(&[]),
-            Moments::Diagonal(d) => d.coordinates().iter().map(|c| c.variance).collect(),
-            Moments::Full(f) => f.values(),
-        }
-    }
-
-    /// μ·x.
-    #[inline]
-    pub fn score(&self, x: &Features) -> f64 {
-        match self {
-            Moments::Identity(mean) => x.dot(mean),
-            Moments::Diagonal(d) => d.score(x),
-            Moments::Full(f) => x.dot(f.mean()),
-        }
-    }
-
-    /// v = xᵀΣx without changing any state (prediction path).
-    #[inline]
-    pub fn variance(&self, x: &Features) -> f64 {
-        match self {
-            Moments::Identity(_) => x.squared_norm(),
-            Moments::Diagonal(d) => d.variance(x),
-            Moments::Full(f) => f.variance(x),
-        }
-    }
-
-    /// μ·x, xᵀΣx and ‖x‖² on the learning path (one pass over the row for the diagonal form);
-    /// keeps what [`Moments::update`] needs for this `x`.
-    #[inline]
-    pub fn observe(&mut self, x: &Features) -> Observation {
-        match self {
-            Moments::Diagonal(d) => d.observe(x),
-            Moments::Identity(mean) => {
-                let squared_norm = x.squared_norm();
-                Observation {
-                    score: x.dot(mean),
-                    variance: squared_norm,
-                    squared_norm,
-                }
-            }
-            Moments::Full(f) => Observation {
-                score: x.dot(f.mean()),
-                variance: f.prepare(x),
-                squared_norm: x.squared_norm(),
-            },
-        }
-    }
-
-    /// v = xᵀΣx on the learning path, keeping what [`Moments::update`] needs for this `x`.
-    #[inline]
-    pub fn prepare(&mut self, x: &Features) -> f64 {
-        match self {
-            Moments::Full(f) => f.prepare(x),
-            _ => self.variance(x),
-        }
-    }
-
-    /// μ ← μ + step·Σx, then Σ⁻¹ ← Σ⁻¹ + c·x xᵀ. `v` is the value [`Moments::observe`] or
-    /// [`Moments::prepare`] returned for this `x`, which must be the last one looked at.
-    #[inline]
-    pub fn update(&mut self, x: &Features, step: f64, c: f64, v: f64) {
-        match self {
-            Moments::Identity(mean) => x.for_each(|j, xj| mean[j] += step * xj),
-            Moments::Diagonal(d) => d.update(x, step, c),
-            Moments::Full(f) => f.update(step, c, v),
-        }
-    }
-
-    /// A hint that `x` is learned next: the identity and diagonal forms start fetching the
-    /// coordinates it touches.
-    #[inline]
-    pub fn prefetch(&self, x: &Features) {
-        match self {
-            Moments::Identity(mean) => x.for_each(|j, _| {
-                if let Some(w) = mean.get(j) {
-                    prefetch(w);
-                }
-            }),
-            Moments::Diagonal(d) => d.prefetch(x),
-            Moments::Full(_) => {}
-        }
-    }
+/// The error for a restored covariance of the wrong length.
+fn wrong_length(kind: CovarianceKind, dim: usize, expected: &str, got: usize) -> CwError {
+    CwError::InvalidInput(format!(
+        "a {} covariance over {dim} coordinates needs {expected}, got {got} values",
+        kind.name()
+    ))
 }
 
-/// Checks what a learned covariance always is, once its length fits: positive variances
-/// (the diagonal form floors them at [`VARIANCE_FLOOR`]), and for the full form an exactly
-/// symmetric Σ₀ (every fold mirrors it). The signs of the full form's variances are not
-/// checked: rounding in Sherman–Morrison can leave a learned variance at 0 or just below.
-fn check_covariance_values(
-    kind: CovarianceKind,
-    dim: usize,
-    covariance: &[f64],
-) -> Result<(), CwError> {
-    let bad = |what: &str| {
-        Err(CwError::InvalidInput(format!(
-            "a {} covariance {what}",
-            kind.name()
-        )))
-    };
-    match kind {
-        CovarianceKind::Diagonal if covariance.iter().any(|&v| v <= 0.0) => {
-            bad("must hold positive variances")
-        }
-        CovarianceKind::Full => {
-            let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) else {
-                return Ok(()); // the length check reports it
-            };
-            let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
-            if (0..dim).any(|i| (0..i).any(|j| row(i)[j] != row(j)[i])) {
-                return bad("must be symmetric");
-            }
-            if !is_positive_definite(dim, sigma, &covariance[dim * dim..])? {
-                return bad("must be positive definite");
-            }
-            Ok(())
-        }
-        _ => Ok(()),
-    }
+/// The error for a restored covariance that no learning produces.
+fn impossible(kind: CovarianceKind, what: &str) -> CwError {
+    CwError::InvalidInput(format!("a {} covariance {what}", kind.name()))
 }
 
 /// Whether Σ = Σ₀ − Σ_k h_k h_kᵀ is positive definite, for a symmetric Σ₀ (`sigma`, row-major)

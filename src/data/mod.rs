@@ -444,28 +444,6 @@ impl Shape {
             bias: self.fit_intercept.then_some(self.n_features),
         }
     }
-
-    /// Fills `out` (`width` values per row of `x`) by calling `f` on each row's features.
-    pub fn fill_rows(
-        &self,
-        x: &Matrix,
-        out: &mut [f64],
-        width: usize,
-        mut f: impl FnMut(&Features, &mut [f64]),
-    ) -> Result<(), CwError> {
-        x.validate(self.n_features)?;
-        if out.len() != x.n_rows() * width {
-            return Err(CwError::InvalidInput(format!(
-                "output holds {} values for {} rows of {width}",
-                out.len(),
-                x.n_rows()
-            )));
-        }
-        for (i, o) in out.chunks_exact_mut(width.max(1)).enumerate() {
-            f(&self.features(x.row(i)), o);
-        }
-        Ok(())
-    }
 }
 
 /// A row as the model sees it: the user's features plus the bias feature, if any.

@@ -11,13 +11,14 @@ use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::covariance::Covariance;
 use crate::covariance::CovarianceKind;
 use crate::data::hashing::hashed_column;
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::{check_memory, zeros, CwError};
 use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
 use crate::learner::Learner;
-use crate::multiclass::{ClassModel, MulticlassLearner, Strategy};
+use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{margin_probability, RegressionRule, Rule};
 use crate::shared::Work;
@@ -550,8 +551,11 @@ impl MulticlassModel {
 
     /// Everything needed to rebuild the model exactly, as plain Python and NumPy values.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        // The state holds each class's Σ folded: fold the model too, so that it and a copy
+        // restored from the state go on learning alike.
         let (header, shape, means, covariances, counters, l1_states) =
-            self.learner.read(py, "state", Work::Quick, |l| {
+            self.learner.write(py, "state", Work::Quick, |l| {
+                l.fold();
                 Ok((
                     (
                         l.strategy().name(),
@@ -683,7 +687,7 @@ impl MulticlassModel {
 }
 
 /// One value per class and row: the width of a multiclass model's outputs.
-fn per_class<M: ClassModel>(learner: &MulticlassLearner<M>) -> Option<usize> {
+fn per_class<M: Covariance>(learner: &MulticlassLearner<M>) -> Option<usize> {
     Some(learner.n_classes())
 }
 

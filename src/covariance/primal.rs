@@ -1,0 +1,253 @@
+//! The primal Gaussian: one linear model over the features of a [`Shape`], in the covariance
+//! form chosen at run time. Each form is one file implementing [`Covariance`] and
+//! [`PrimalForm`]; the `primal_forms!` line at the end of this file lists them, and the macro
+//! writes the enum and its dispatch (a new form is one file plus a name in that line).
+
+use std::borrow::Cow;
+
+use super::{Covariance, CovarianceKind, Diagonal, Full, Identity, Observation, Update};
+use crate::data::{Row, Shape};
+use crate::error::{check_memory, CwError};
+use crate::sparse_l1::L1;
+
+/// What the primal forms share beyond [`Covariance`]: construction, memory size and state.
+pub trait PrimalForm: Covariance + Sized {
+    const KIND: CovarianceKind;
+
+    /// The numbers one model over `dim` coordinates holds (`None` if that overflows).
+    fn size(dim: usize) -> Option<usize>;
+
+    /// What a model too large to allocate is called in the error, and advice on a smaller one.
+    fn describe(dim: usize, classes: &str, each: &str) -> (String, &'static str) {
+        let what = format!(
+            "{classes}a {:?} model {each}over {dim} coordinates",
+            Self::KIND.name()
+        );
+        (what, "")
+    }
+
+    /// μ = 0, Σ = a·I.
+    fn new(shape: Shape, a: f64) -> Self;
+
+    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
+    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError>;
+
+    fn shape(&self) -> Shape;
+
+    /// The stored mean (before pending L1 thresholds).
+    fn mean(&self) -> Cow<'_, [f64]>;
+
+    /// The mean with every pending L1 threshold applied: what predictions use.
+    fn effective_mean(&self) -> Vec<f64> {
+        self.mean().into_owned()
+    }
+
+    /// The covariance values: empty (identity), the variances (diagonal) or Σ row-major (full).
+    fn covariance(&self) -> Cow<'_, [f64]>;
+
+    /// The covariance as [`PrimalForm::from_parts`] takes it back.
+    fn covariance_state(&self) -> Cow<'_, [f64]> {
+        self.covariance()
+    }
+
+    /// Adds sparse L1 training (docs/design.md §5); only the diagonal form supports it.
+    fn with_l1(self, _l1: L1) -> Result<Self, CwError> {
+        Err(CwError::InvalidParameter(format!(
+            "an L1 penalty needs the diagonal covariance, not {:?}",
+            Self::KIND.name()
+        )))
+    }
+
+    fn l1(&self) -> Option<&L1> {
+        None
+    }
+}
+
+macro_rules! primal_forms {
+    ($($form:ident),* $(,)?) => {
+        /// A primal Gaussian N(μ, Σ) over weight vectors, in one of the covariance forms.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum Gaussian {
+            $($form($form),)*
+        }
+
+        impl Gaussian {
+            /// Checks that `copies` Gaussians of `kind` over `dim` coordinates fit in memory,
+            /// before [`Gaussian::new`] allocates them (an allocation failure would abort).
+            pub fn check_size(
+                kind: CovarianceKind,
+                dim: usize,
+                copies: usize,
+            ) -> Result<(), CwError> {
+                let (classes, each) = match copies {
+                    1 => (String::new(), ""),
+                    n => (format!("{n} classes of "), "each "),
+                };
+                let (size, (what, advice)) = match kind {
+                    $(CovarianceKind::$form => {
+                        ($form::size(dim), $form::describe(dim, &classes, each))
+                    })*
+                };
+                check_memory(size.and_then(|n| n.checked_mul(copies)), || what, advice)
+            }
+
+            /// μ = 0, Σ = a·I over the coordinates of `shape`.
+            pub fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Gaussian {
+                match kind {
+                    $(CovarianceKind::$form => Gaussian::$form($form::new(shape, a)),)*
+                }
+            }
+
+            /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`].
+            pub fn from_parts(
+                kind: CovarianceKind,
+                shape: Shape,
+                mean: &[f64],
+                covariance: &[f64],
+            ) -> Result<Gaussian, CwError> {
+                Ok(match kind {
+                    $(CovarianceKind::$form => {
+                        Gaussian::$form($form::from_parts(shape, mean, covariance)?)
+                    })*
+                })
+            }
+
+            pub fn kind(&self) -> CovarianceKind {
+                match self {
+                    $(Gaussian::$form(_) => $form::KIND,)*
+                }
+            }
+
+            pub fn shape(&self) -> Shape {
+                match self {
+                    $(Gaussian::$form(f) => f.shape(),)*
+                }
+            }
+
+            /// Adds sparse L1 training (only the diagonal form supports it).
+            pub fn with_l1(self, l1: L1) -> Result<Gaussian, CwError> {
+                Ok(match self {
+                    $(Gaussian::$form(f) => Gaussian::$form(f.with_l1(l1)?),)*
+                })
+            }
+
+            pub fn l1(&self) -> Option<&L1> {
+                match self {
+                    $(Gaussian::$form(f) => f.l1(),)*
+                }
+            }
+
+            /// The stored mean (before pending L1 thresholds).
+            pub fn mean(&self) -> Cow<'_, [f64]> {
+                match self {
+                    $(Gaussian::$form(f) => f.mean(),)*
+                }
+            }
+
+            /// The mean with every pending L1 threshold applied: what predictions use.
+            pub fn effective_mean(&self) -> Vec<f64> {
+                match self {
+                    $(Gaussian::$form(f) => f.effective_mean(),)*
+                }
+            }
+
+            /// The covariance values: empty (identity), the variances (diagonal) or Σ
+            /// row-major (full).
+            pub fn covariance(&self) -> Cow<'_, [f64]> {
+                match self {
+                    $(Gaussian::$form(f) => f.covariance(),)*
+                }
+            }
+
+            /// The covariance as [`Gaussian::from_parts`] takes it back (for the full form,
+            /// Σ₀ then its pending rank-one terms).
+            pub fn covariance_state(&self) -> Cow<'_, [f64]> {
+                match self {
+                    $(Gaussian::$form(f) => f.covariance_state(),)*
+                }
+            }
+        }
+
+        impl Covariance for Gaussian {
+            fn n_features(&self) -> usize {
+                match self {
+                    $(Gaussian::$form(f) => f.n_features(),)*
+                }
+            }
+
+            #[inline]
+            fn learn_score(&mut self, row: Row) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.learn_score(row),)*
+                }
+            }
+
+            #[inline]
+            fn prepare(&mut self, row: Row) -> (f64, f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.prepare(row),)*
+                }
+            }
+
+            #[inline]
+            fn update(&mut self, row: Row, step: f64, c: f64, v: f64, eta: f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.update(row, step, c, v, eta),)*
+                }
+            }
+
+            #[inline]
+            fn observe(&mut self, row: Row) -> Observation {
+                match self {
+                    $(Gaussian::$form(f) => f.observe(row),)*
+                }
+            }
+
+            #[inline]
+            fn prefetch(&self, row: Row) {
+                match self {
+                    $(Gaussian::$form(f) => f.prefetch(row),)*
+                }
+            }
+
+            /// Dispatches once per call, so each form runs its own monomorphised loop.
+            fn learn_rows<'a>(
+                &mut self,
+                rows: impl Iterator<Item = (usize, Row<'a>)>,
+                decide: impl FnMut(usize, Observation) -> Option<Update>,
+            ) {
+                match self {
+                    $(Gaussian::$form(f) => f.learn_rows(rows, decide),)*
+                }
+            }
+
+            #[inline]
+            fn moments(&self, row: Row) -> (f64, f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.moments(row),)*
+                }
+            }
+
+            #[inline]
+            fn score(&self, row: Row) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.score(row),)*
+                }
+            }
+
+            fn n_values(&self) -> usize {
+                match self {
+                    $(Gaussian::$form(f) => f.n_values(),)*
+                }
+            }
+
+            fn fold(&mut self) {
+                match self {
+                    $(Gaussian::$form(f) => f.fold(),)*
+                }
+            }
+        }
+    };
+}
+
+primal_forms!(Identity, Diagonal, Full);

@@ -1,0 +1,378 @@
+//! What the learning loop ([`crate::online::Online`]) optimises: an objective turns a row's
+//! target and score(s) into the margin (or residual) m, the variance v the rule sees, and the
+//! signed steps of the models it drives (docs/design.md §4 for multiclass).
+//!
+//! - [`Binary`]: ±1 labels, m = y·μ·x, one model.
+//! - [`Regression`]: real targets, the residual y − μ·x, one model.
+//! - [`Multiclass`]: class indices, one model per class; max-score (single constraint,
+//!   Crammer–Singer style) or one-vs-rest.
+
+use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
+use crate::data::Row;
+use crate::error::CwError;
+use crate::rules::{is_learnable_variance, RegressionRule, Rule, Step};
+
+/// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale.
+pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
+    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
+    fn l1_rate(&self, step: &Step, v: f64) -> f64;
+    fn is_second_order(&self) -> bool;
+}
+
+impl StepRule for Rule {
+    #[inline]
+    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+        Rule::step(self, m, v, norm2)
+    }
+    #[inline]
+    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        Rule::l1_rate(self, step, v)
+    }
+    fn is_second_order(&self) -> bool {
+        Rule::is_second_order(self)
+    }
+}
+
+impl StepRule for RegressionRule {
+    #[inline]
+    fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        RegressionRule::step(self, e, v, norm2)
+    }
+    #[inline]
+    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        RegressionRule::l1_rate(self, step, v)
+    }
+    fn is_second_order(&self) -> bool {
+        RegressionRule::is_second_order(self)
+    }
+}
+
+/// Checks that a classification rule and a covariance form fit together: first-order rules
+/// keep Σ = I, second-order rules learn a diagonal or full Σ.
+pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
+    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
+        return Ok(());
+    }
+    let expected = if rule.is_second_order() {
+        "\"diag\" or \"full\""
+    } else {
+        "identity"
+    };
+    Err(CwError::InvalidParameter(format!(
+        "{rule:?} needs a {expected} covariance, got {:?}",
+        kind.name()
+    )))
+}
+
+/// The update of one model for `step` with its mean step signed by `sign`: the L1 step scale
+/// comes from the rule at the variance `v` it saw.
+#[inline]
+fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64) -> Update {
+    Update {
+        step: step.alpha * sign,
+        c: step.c,
+        eta: rule.l1_rate(&step, v),
+    }
+}
+
+/// Mistakes and updates of some rounds.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub mistakes: u64,
+    pub updates: u64,
+}
+
+/// What an objective does in the loop.
+pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    type Rule: StepRule;
+    /// One row's target: a ±1 label, a real value or a class index.
+    type Target: Copy + Send + Sync;
+
+    fn rule(&self) -> Self::Rule;
+
+    /// Checks targets before any row is learned (`n_models` models are driven).
+    fn check_targets(&self, n_models: usize, targets: &[Self::Target]) -> Result<(), CwError>;
+
+    /// Learns `rows` (index into `targets`, row) in order; everything is valid. A one-model
+    /// objective hands them to [`Covariance::learn_rows`] (so the full form blocks rows and the
+    /// dual form looks ahead); a several-model one runs the per-row protocol. `scores` holds
+    /// one value per model (work space).
+    fn learn<'a, M: Covariance>(
+        &self,
+        models: &mut [M],
+        scores: &mut [f64],
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[Self::Target],
+    ) -> Tally;
+}
+
+/// An objective that drives one model with real targets: the loop hands its rows to
+/// [`Covariance::learn_rows`].
+pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    type Rule: StepRule;
+
+    fn new(rule: Self::Rule) -> Self;
+
+    fn rule(&self) -> Self::Rule;
+
+    /// Checks that the rule and a covariance form fit together: first-order rules keep
+    /// Σ = I, second-order rules learn a diagonal or full Σ.
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError>;
+
+    /// Checks targets before any row is learned.
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError>;
+
+    /// For target `y` and score μ·x: the margin (or residual) m, the sign of the mean step and
+    /// whether the round is a mistake.
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
+}
+
+impl<T: SingleModel> Objective for T {
+    type Rule = T::Rule;
+    type Target = f64;
+
+    fn rule(&self) -> T::Rule {
+        SingleModel::rule(self)
+    }
+
+    fn check_targets(&self, _n_models: usize, y: &[f64]) -> Result<(), CwError> {
+        SingleModel::check_targets(self, y)
+    }
+
+    #[inline]
+    fn learn<'a, M: Covariance>(
+        &self,
+        models: &mut [M],
+        _scores: &mut [f64],
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        y: &[f64],
+    ) -> Tally {
+        let rule = SingleModel::rule(self);
+        let mut tally = Tally::default();
+        models[0].learn_rows(rows, |i, seen: Observation| {
+            let (m, sign, mistake) = self.margin(y[i], seen.score);
+            tally.mistakes += u64::from(mistake);
+            let step = rule.step(m, seen.variance, seen.squared_norm)?;
+            tally.updates += 1;
+            Some(update_of(rule, step, sign, seen.variance))
+        });
+        tally
+    }
+}
+
+/// Binary classification with ±1 labels: m = y·μ·x; a mistake is m ≤ 0.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Binary(pub Rule);
+
+impl SingleModel for Binary {
+    type Rule = Rule;
+
+    fn new(rule: Rule) -> Self {
+        Binary(rule)
+    }
+
+    fn rule(&self) -> Rule {
+        self.0
+    }
+
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+        check_covariance(self.0, kind)
+    }
+
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {
+        match y.iter().find(|&&t| t != 1.0 && t != -1.0) {
+            Some(bad) => Err(CwError::InvalidInput(format!(
+                "labels must be -1 or +1, got {bad}"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    #[inline]
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
+        let m = y * score;
+        (m, y, m <= 0.0)
+    }
+}
+
+/// Regression: the residual e = y − μ·x plays the margin's part; no round is a mistake.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Regression(pub RegressionRule);
+
+impl SingleModel for Regression {
+    type Rule = RegressionRule;
+
+    fn new(rule: RegressionRule) -> Self {
+        Regression(rule)
+    }
+
+    fn rule(&self) -> RegressionRule {
+        self.0
+    }
+
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+        if self.0.is_second_order() == (kind != CovarianceKind::Identity) {
+            Ok(())
+        } else {
+            Err(CwError::InvalidParameter(format!(
+                "{:?} regression cannot use a {:?} covariance",
+                self.0,
+                kind.name()
+            )))
+        }
+    }
+
+    fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {
+        if y.iter().all(|t| t.is_finite()) {
+            Ok(())
+        } else {
+            Err(CwError::InvalidInput(
+                "Input y contains NaN or infinity".into(),
+            ))
+        }
+    }
+
+    #[inline]
+    fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
+        (y - score, 1.0, false)
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Strategy {
+    MaxScore,
+    OneVsRest,
+}
+
+impl Strategy {
+    pub fn from_name(name: &str) -> Result<Strategy, CwError> {
+        match name {
+            "max-score" => Ok(Strategy::MaxScore),
+            "ovr" => Ok(Strategy::OneVsRest),
+            _ => Err(CwError::InvalidParameter(format!(
+                "multi_class must be \"max-score\" or \"ovr\", got {name:?}"
+            ))),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Strategy::MaxScore => "max-score",
+            Strategy::OneVsRest => "ovr",
+        }
+    }
+}
+
+/// Multiclass classification with one model per class (docs/design.md §4). A mistake is a
+/// round where the true class does not score strictly above every other class.
+///
+/// - Max-score: with s the highest-scoring wrong class, m = μ_y·x − μ_s·x and V = xᵀΣ_y x +
+///   xᵀΣ_s x (the block-diagonal view of the label-augmented feature space, where x appears as
+///   +x in block y and −x in block s, so ‖x‖² counts twice); the rule's step on (m, V) moves
+///   μ_y by +α·Σ_y x and μ_s by −α·Σ_s x, each Σ with the same precision increment c.
+/// - One-vs-rest: class k learns the binary problem "k or not" with its own model.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Multiclass {
+    pub rule: Rule,
+    pub strategy: Strategy,
+}
+
+impl Multiclass {
+    /// One round on `row` of class `label`, with `scores` holding μ_k·x of every class:
+    /// whether any model changed.
+    fn round<M: Covariance>(
+        &self,
+        models: &mut [M],
+        scores: &[f64],
+        row: Row,
+        label: usize,
+        rival: usize,
+    ) -> bool {
+        let rule = self.rule;
+        match self.strategy {
+            Strategy::MaxScore => {
+                let m = scores[label] - scores[rival];
+                let (v_label, norm2_label) = models[label].prepare(row);
+                let (v_rival, norm2_rival) = models[rival].prepare(row);
+                // The rule's gate sees only the sum, but each class's Σ update divides by its
+                // own v (β = c/(1 + c·v)): a dual v, a difference of large kernel terms, can
+                // round to ≤ 0 while the other class's is large, and then β is negative or
+                // infinite and Σ goes NaN.
+                if !(is_learnable_variance(v_label) && is_learnable_variance(v_rival)) {
+                    return false;
+                }
+                let v = v_label + v_rival;
+                let Some(step) = rule.step(m, v, norm2_label + norm2_rival) else {
+                    return false;
+                };
+                for (k, sign, v_k) in [(label, 1.0, v_label), (rival, -1.0, v_rival)] {
+                    let u = update_of(rule, step, sign, v);
+                    models[k].update(row, u.step, u.c, v_k, u.eta);
+                }
+                true
+            }
+            Strategy::OneVsRest => {
+                let mut changed = false;
+                for (k, model) in models.iter_mut().enumerate() {
+                    let y = if k == label { 1.0 } else { -1.0 };
+                    let (v, norm2) = model.prepare(row);
+                    if let Some(step) = rule.step(y * scores[k], v, norm2) {
+                        let u = update_of(rule, step, y, v);
+                        model.update(row, u.step, u.c, v, u.eta);
+                        changed = true;
+                    }
+                }
+                changed
+            }
+        }
+    }
+}
+
+impl Objective for Multiclass {
+    type Rule = Rule;
+    type Target = usize;
+
+    fn rule(&self) -> Rule {
+        self.rule
+    }
+
+    fn check_targets(&self, n_classes: usize, labels: &[usize]) -> Result<(), CwError> {
+        match labels.iter().find(|&&k| k >= n_classes) {
+            Some(bad) => Err(CwError::InvalidInput(format!(
+                "class index {bad} is out of range for {n_classes} classes"
+            ))),
+            None => Ok(()),
+        }
+    }
+
+    fn learn<'a, M: Covariance>(
+        &self,
+        models: &mut [M],
+        scores: &mut [f64],
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        labels: &[usize],
+    ) -> Tally {
+        let mut tally = Tally::default();
+        for (i, row) in rows {
+            for (score, model) in scores.iter_mut().zip(models.iter_mut()) {
+                *score = model.learn_score(row);
+            }
+            let label = labels[i];
+            let rival = highest_other(scores, label);
+            tally.mistakes += u64::from(scores[label] - scores[rival] <= 0.0);
+            tally.updates += u64::from(self.round(models, scores, row, label, rival));
+        }
+        tally
+    }
+}
+
+/// The highest-scoring class other than `label` (the first one on ties).
+fn highest_other(scores: &[f64], label: usize) -> usize {
+    let mut best = if label == 0 { 1 } else { 0 };
+    for (k, &s) in scores.iter().enumerate() {
+        if k != label && s > scores[best] {
+            best = k;
+        }
+    }
+    best
+}

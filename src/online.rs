@@ -1,0 +1,208 @@
+//! The learning loop: one objective ([`crate::objective`]) driving one or more models of a
+//! covariance form ([`crate::covariance::Covariance`]). It owns what every learner shares: row
+//! validation (ahead of learning on a second core for large batches), presentation order and
+//! repeats, the counters, and the predictions' output shapes.
+
+use crate::covariance::Covariance;
+use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
+use crate::error::CwError;
+use crate::objective::{Objective, Tally};
+
+/// An online learner: `objective` drives `models` (one, or one per class).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Online<O: Objective, M: Covariance> {
+    objective: O,
+    models: Vec<M>,
+    n_updates: u64,
+    n_mistakes: u64,
+    /// μ_k·x of the current row, per model (work space of the several-model objectives).
+    scores: Vec<f64>,
+}
+
+/// Rows validated per step when a second core validates ahead of learning.
+pub(crate) const VALIDATION_CHUNK: usize = 4096;
+
+/// Whether a batch is learned while a second core validates its rows ahead: when there is a
+/// second core, the rows come in order, and the batch is large next to the model, whose copy
+/// (kept to undo a late error) then costs little beside the validation it hides.
+pub(crate) fn validate_ahead(x: &Matrix, presentation: &Presentation, model_values: usize) -> bool {
+    presentation.order.is_none()
+        && x.n_rows() > 2 * VALIDATION_CHUNK
+        && x.n_entries() >= 4 * model_values
+        && crate::available_cores() >= 2
+}
+
+impl<O: Objective, M: Covariance> Online<O, M> {
+    /// A learner over the given models (at least one, all over the same features), with zero
+    /// counters.
+    pub fn with_models(objective: O, models: Vec<M>) -> Self {
+        let scores = vec![0.0; models.len()];
+        Online {
+            objective,
+            models,
+            n_updates: 0,
+            n_mistakes: 0,
+            scores,
+        }
+    }
+
+    /// Sets the counters (when restoring a state).
+    pub fn with_counters(mut self, n_updates: u64, n_mistakes: u64) -> Self {
+        (self.n_updates, self.n_mistakes) = (n_updates, n_mistakes);
+        self
+    }
+
+    pub fn objective(&self) -> &O {
+        &self.objective
+    }
+
+    pub fn rule(&self) -> O::Rule {
+        self.objective.rule()
+    }
+
+    /// The models, in class order.
+    pub fn models(&self) -> &[M] {
+        &self.models
+    }
+
+    /// Changes each model (with its index) by `f`, which may fail.
+    pub(crate) fn try_map_models(
+        mut self,
+        mut f: impl FnMut(usize, M) -> Result<M, CwError>,
+    ) -> Result<Self, CwError> {
+        self.models = std::mem::take(&mut self.models)
+            .into_iter()
+            .enumerate()
+            .map(|(k, model)| f(k, model))
+            .collect::<Result<_, _>>()?;
+        Ok(self)
+    }
+
+    pub fn n_features(&self) -> usize {
+        self.models[0].n_features()
+    }
+
+    /// Rounds whose update changed the model.
+    pub fn n_updates(&self) -> u64 {
+        self.n_updates
+    }
+
+    /// Rounds counted as mistakes by the objective (never for regression).
+    pub fn n_mistakes(&self) -> u64 {
+        self.n_mistakes
+    }
+
+    /// Applies every pending covariance term (see [`Covariance::fold`]).
+    pub fn fold(&mut self) {
+        self.models.iter_mut().for_each(M::fold);
+    }
+
+    /// How many numbers the models hold (what a copy costs).
+    pub fn n_values(&self) -> usize {
+        self.models.iter().map(M::n_values).sum()
+    }
+
+    /// Checks targets and that the models can learn.
+    fn check_targets(&self, targets: &[O::Target]) -> Result<(), CwError> {
+        self.models.iter().try_for_each(M::check_learnable)?;
+        self.objective.check_targets(self.models.len(), targets)
+    }
+
+    /// Learns one row with its target; returns whether the model changed.
+    pub fn learn(&mut self, row: Row, target: O::Target) -> Result<bool, CwError> {
+        row.validate(self.n_features())?;
+        self.check_targets(&[target])?;
+        Ok(self.learn_valid(std::iter::once((0, row)), &[target]) > 0)
+    }
+
+    /// Learns `rows` (index into `targets`, row) in order; everything is valid. Returns the
+    /// number of updates. The counters saturate: a restored state may hold any count.
+    fn learn_valid<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+    ) -> u64 {
+        let Tally { mistakes, updates } =
+            self.objective
+                .learn(&mut self.models, &mut self.scores, rows, targets);
+        self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
+        self.n_updates = self.n_updates.saturating_add(updates);
+        updates
+    }
+
+    /// Learns the rows of `x` with `targets` as `presentation` says. An error leaves the model
+    /// untouched: rows are validated before any is learned, or, in a large batch, on a second
+    /// core ahead of the learner, with the model restored if a late row is bad. The result is
+    /// exactly that of calling [`Online::learn`] row by row.
+    pub fn partial_fit(
+        &mut self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: Presentation,
+    ) -> Result<(), CwError> {
+        let n_features = self.n_features();
+        if validate_ahead(x, &presentation, self.n_values()) {
+            presentation.check_shapes(x, n_features, targets.len())?;
+            self.check_targets(targets)?;
+            // A late error must leave the model as it was: keep a copy to restore.
+            let before = self.clone();
+            let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
+                let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
+                self.learn_valid(rows, targets);
+            });
+            if learned.is_err() {
+                *self = before;
+            }
+            return learned;
+        }
+        presentation.check(x, n_features, targets.len())?;
+        self.check_targets(targets)?;
+        let rows = presentation.sequence(x.n_rows()).map(|i| (i, x.row(i)));
+        self.learn_valid(rows, targets);
+        Ok(())
+    }
+
+    /// Fills `out` (`width` values per row of `x`) by calling `f` with the models and each row.
+    pub(crate) fn fill_rows(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        width: usize,
+        mut f: impl FnMut(&[M], Row, &mut [f64]),
+    ) -> Result<(), CwError> {
+        x.validate(self.n_features())?;
+        if out.len() != x.n_rows() * width {
+            return Err(CwError::InvalidInput(format!(
+                "output holds {} values for {} rows of {width}",
+                out.len(),
+                x.n_rows()
+            )));
+        }
+        for (i, o) in out.chunks_exact_mut(width.max(1)).enumerate() {
+            f(&self.models, x.row(i), o);
+        }
+        Ok(())
+    }
+
+    /// μ_k·x for every row and model: `out` is rows × models, row-major.
+    pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.fill_rows(x, out, self.models.len(), |models, row, o| {
+            o.iter_mut()
+                .zip(models)
+                .for_each(|(o, model)| *o = model.score(row));
+        })
+    }
+
+    /// xᵀΣ_k x for every row and model (rows × models).
+    pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.fill_rows(x, out, self.models.len(), |models, row, o| {
+            o.iter_mut()
+                .zip(models)
+                .for_each(|(o, model)| *o = model.moments(row).1);
+        })
+    }
+}
+
+#[cfg(test)]
+#[path = "online_tests.rs"]
+mod tests;
