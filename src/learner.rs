@@ -553,7 +553,8 @@ mod tests {
     /// `learn` reported an update as no change). The counters saturate in every learner.
     #[test]
     fn counters_restored_at_u64_max_saturate() {
-        use crate::kernel::DualLearner;
+        use crate::covariance::dual::DualLearner;
+        use crate::kernel::Kernel;
         use crate::multiclass::{MulticlassLearner, Strategy};
         use crate::regression::Regressor;
         use crate::rules::RegressionRule;
@@ -607,12 +608,17 @@ mod tests {
             (max, max)
         );
 
-        let mut dual = DualLearner::new(rule, None, 1, false, 1.0, None)
+        let mut dual = DualLearner::new(rule, Kernel::Linear, 1, false, 1.0, None)
             .unwrap()
             .with_counters(max, max);
-        assert!(dual
-            .learn_precomputed(Row::Dense(&[1.0]), &[], 1.0, 1.0)
-            .unwrap());
+        let one = Matrix::Dense {
+            values: &[1.0],
+            n_rows: 1,
+            n_cols: 1,
+        };
+        dual.partial_fit(&one, &[1.0], Presentation::default())
+            .unwrap();
+        assert_eq!(dual.model().n_support(), 1);
         assert_eq!((dual.n_updates(), dual.n_mistakes()), (max, max));
     }
 

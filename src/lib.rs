@@ -13,6 +13,7 @@ pub mod learner;
 pub mod multiclass;
 pub mod regression;
 pub mod rules;
+pub(crate) mod simd;
 // Used by the Python bindings only; its tests run with `cargo test`.
 #[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) mod shared;

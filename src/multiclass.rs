@@ -43,7 +43,7 @@ impl Strategy {
 }
 
 /// One class's linear model as a multiclass learner drives it: the primal [`Linear`] model or
-/// the dual [`crate::kernel::DualGaussian`].
+/// the dual [`crate::covariance::dual::DualGaussian`].
 pub trait ClassModel {
     /// Whether the model can learn here (the dual form needs a built-in kernel).
     fn check_learnable(&self) -> Result<(), CwError>;
@@ -639,7 +639,8 @@ mod tests {
 
     #[test]
     fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
-        use crate::kernel::{DualGaussian, Kernel};
+        use crate::covariance::dual::DualGaussian;
+        use crate::kernel::Kernel;
         let mut seed = 0x9E37_79B9u64;
         let mut next = || {
             seed ^= seed << 13;
@@ -667,15 +668,9 @@ mod tests {
             for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
                 let mut primal =
                     MulticlassLearner::new(rule, strategy, kind, 3, d, true, 0.9).unwrap();
-                let class = DualGaussian::new(
-                    Some(Kernel::Linear),
-                    rule.is_second_order(),
-                    d,
-                    true,
-                    0.9,
-                    None,
-                )
-                .unwrap();
+                let class =
+                    DualGaussian::new(Kernel::Linear, rule.is_second_order(), d, true, 0.9, None)
+                        .unwrap();
                 let mut dual = MulticlassLearner::with_classes(rule, strategy, d, vec![class; 3]);
                 primal
                     .partial_fit(&m, &labels, Presentation::default())

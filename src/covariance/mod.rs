@@ -39,15 +39,17 @@
 //!    caps depend only on the sequence of updates.
 
 mod diagonal;
-mod full;
+pub mod dual;
+pub(crate) mod full;
 
 use std::borrow::Cow;
 
 pub use diagonal::{Coordinate, Diagonal};
 pub use full::{Full, MAX_BLOCK};
 
-use crate::data::Features;
+use crate::data::{Features, Row};
 use crate::error::CwError;
+use crate::gaussian::Update;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
 /// below anything ordinary data produces, it only stops an overflowing precision gain from
@@ -72,6 +74,60 @@ pub struct Observation {
     pub variance: f64,
     /// ‖x‖² (equal to v for the identity covariance).
     pub squared_norm: f64,
+}
+
+/// A covariance form as the learning loop drives it: observe a row, then apply the rule's
+/// (α, c). Learning a row is [`Covariance::learn_score`], [`Covariance::prepare`] and, when the
+/// rule steps, [`Covariance::update`], in that order and for the same row.
+pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    fn n_features(&self) -> usize;
+    /// Whether the model can learn here.
+    fn check_learnable(&self) -> Result<(), CwError> {
+        Ok(())
+    }
+    /// μ·x on the learning path, keeping what the next calls need for this row (k_S(x) in the
+    /// dual form).
+    fn learn_score(&mut self, row: Row) -> f64;
+    /// (v, ‖x‖² as the rules see it) of the row last scored (κ in the dual form).
+    fn prepare(&mut self, row: Row) -> (f64, f64);
+    /// μ ← μ + step·Σx, Σ⁻¹ ← Σ⁻¹ + c·x xᵀ for the row last prepared, with its `v`; then the L1
+    /// threshold of step scale `eta`, if the model has a penalty.
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, eta: f64);
+    /// Learns `rows` (an index for `decide`, the row) in order: `decide` sees each row's
+    /// observation and returns the step to apply, if any.
+    fn learn_rows<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        decide: impl FnMut(usize, Observation) -> Option<Update>,
+    ) {
+        learn_each(self, rows, decide);
+    }
+    /// (μ·x, xᵀΣx) on the prediction path.
+    fn moments(&self, row: Row) -> (f64, f64);
+    /// μ·x on the prediction path.
+    fn score(&self, row: Row) -> f64;
+    /// How many f64 values the model holds.
+    fn n_values(&self) -> usize;
+}
+
+/// [`Covariance::learn_rows`] one row at a time.
+pub(crate) fn learn_each<'a, C: Covariance>(
+    model: &mut C,
+    rows: impl Iterator<Item = (usize, Row<'a>)>,
+    mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+) {
+    for (i, row) in rows {
+        let score = model.learn_score(row);
+        let (variance, squared_norm) = model.prepare(row);
+        let seen = Observation {
+            score,
+            variance,
+            squared_norm,
+        };
+        if let Some(step) = decide(i, seen) {
+            model.update(row, step.step, step.c, variance, step.eta);
+        }
+    }
 }
 
 /// Which covariance a learner keeps.
