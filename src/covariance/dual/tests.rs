@@ -484,3 +484,117 @@ fn budgeted_learning_matches_recorded_values() {
         }
     }
 }
+
+/// The RBF kernel computed by rows, as a custom kernel (a Python callable) is: from dense rows
+/// against the CSR support rows, with the built-in kernel's arithmetic. It fails once it has
+/// been asked `fail_after` times.
+#[derive(Debug)]
+struct RowsRbf {
+    gamma: f64,
+    calls: std::sync::atomic::AtomicUsize,
+    fail_after: usize,
+}
+
+impl RowsRbf {
+    fn new(gamma: f64, fail_after: usize) -> Self {
+        RowsRbf {
+            gamma,
+            calls: Default::default(),
+            fail_after,
+        }
+    }
+
+    fn call(&self) -> Result<(), CwError> {
+        let calls = self.calls.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if calls < self.fail_after {
+            Ok(())
+        } else {
+            Err(CwError::InvalidInput("kernel service down".into()))
+        }
+    }
+}
+
+impl KernelFunction for RowsRbf {
+    fn evaluate(&self, rows: &Matrix, support: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.call()?;
+        let (kernel, m) = (Kernel::Rbf { gamma: self.gamma }, support.n_rows());
+        for i in 0..rows.n_rows() {
+            let Row::Dense(x) = rows.row(i) else {
+                panic!("dense rows expected")
+            };
+            for p in 0..m {
+                let z = support.row(p);
+                let mut terms = Vec::new();
+                z.for_each(|j, v| terms.push(v * x[j]));
+                let dot: f64 = terms.iter().sum();
+                let (xx, zz) = (rows.row(i).squared_norm(), z.squared_norm());
+                out[i * m + p] = kernel.eval(dot, xx, zz);
+            }
+        }
+        Ok(())
+    }
+
+    fn diagonal(&self, rows: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.call()?;
+        out.iter_mut().for_each(|k| *k = 1.0);
+        Ok(())
+    }
+}
+
+#[test]
+fn a_custom_kernel_learns_exactly_as_the_built_in_one() {
+    let (n, d) = (300, 3);
+    let (x, y) = stream(n, d);
+    let m = Matrix::Dense {
+        values: &x,
+        n_rows: n,
+        n_cols: d,
+    };
+    for (name, budget) in [("AROW", Some(15)), ("SCW1", None), ("PA1", Some(10))] {
+        let rule = Rule::from_name(name, &[]).unwrap();
+        let custom = Kernel::Custom(std::sync::Arc::new(RowsRbf::new(0.5, usize::MAX)));
+        let mut built_in =
+            DualLearner::new(rule, Kernel::Rbf { gamma: 0.5 }, d, true, 1.0, budget).unwrap();
+        let mut by_rows = DualLearner::new(rule, custom, d, true, 1.0, budget).unwrap();
+        built_in.partial_fit(&m, &y, Presentation::default()).unwrap();
+        by_rows.partial_fit(&m, &y, Presentation::default()).unwrap();
+        let counts = |l: &DualLearner| (l.n_updates(), l.n_mistakes(), l.model().n_support());
+        assert_eq!(counts(&by_rows), counts(&built_in), "{name}");
+        assert!(built_in.n_updates() > 20, "{name}");
+        assert_eq!(by_rows.model().dual_coef(), built_in.model().dual_coef());
+        assert_eq!(
+            by_rows.model().dual_covariance(),
+            built_in.model().dual_covariance()
+        );
+        let (mut a, mut b) = (vec![0.0; n], vec![0.0; n]);
+        by_rows.variances(&m, &mut a).unwrap();
+        built_in.variances(&m, &mut b).unwrap();
+        assert_eq!(a, b, "{name}");
+    }
+}
+
+#[test]
+fn a_failing_custom_kernel_leaves_the_learner_as_it_was() {
+    let (n, d) = (80, 3);
+    let (x, y) = stream(n, d);
+    let rows = |r: std::ops::Range<usize>| Matrix::Dense {
+        values: &x[r.start * d..r.end * d],
+        n_rows: r.len(),
+        n_cols: d,
+    };
+    let rule = Rule::from_name("AROW", &[]).unwrap();
+    let kernel = Kernel::Custom(std::sync::Arc::new(RowsRbf::new(0.5, 60)));
+    let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(8)).unwrap();
+    model
+        .partial_fit(&rows(0..20), &y[..20], Presentation::default())
+        .unwrap();
+    assert!(model.n_updates() > 0);
+    let before = model.clone();
+    let error = model
+        .partial_fit(&rows(20..n), &y[20..], Presentation::default())
+        .unwrap_err();
+    assert_eq!(error.to_string(), "kernel service down");
+    assert_eq!(model, before);
+    let mut out = vec![0.0; 5];
+    assert!(model.decision_function(&rows(0..5), &mut out).is_err());
+}
