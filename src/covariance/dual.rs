@@ -8,7 +8,8 @@
 //! so with k = k_S(x) and κ = k(x, x): μ·φ(x) = kᵀν, Σφ(x) = a·φ(x) + Σ_p (Πk)_p φ(x_p) and
 //! v = a·κ + kᵀΠk. The template step μ ← μ + α·y·Σφ(x), Σ ← Σ − β(Σφ(x))(Σφ(x))ᵀ becomes:
 //! ν ← ν + α·y·Πk, x joins S with ν_x = α·y·a, and Π ← Π − β·h hᵀ with h = (Πk, a) over S ∪ {x}.
-//! x joins S only when the rule fires. First-order rules are the case a = 1, Π = 0.
+//! x joins S only when the rule fires. First-order rules are the case a = 1, Π = 0
+//! (docs/design.md §3.4).
 //!
 //! Kernel values come from a built-in [`Kernel`] or a custom one (a Python callable) through
 //! [`crate::kernel::KernelFunction`]; either way this form is a [`Covariance`] that the one

@@ -1057,7 +1057,8 @@ fn dual_state(py: Python<'_>, values: DualValues) -> PyResult<Bound<'_, PyTuple>
 }
 
 /// A binary learner in the dual (kernel) form, with an optional budget on the support set.
-/// `kernel=None` means the caller supplies kernel values (a Python callable kernel).
+/// `kernel` is a built-in kernel's name or a Python callable `kernel(X, Z)`; with a callable,
+/// `sparse_support` says whether it gets the support rows as a CSR matrix.
 #[pyclass(module = "cwrs._cwrs", frozen)]
 struct KernelModel {
     learner: Guarded<DualLearner>,
@@ -1249,7 +1250,7 @@ impl KernelModel {
         self.learner.get(py, "n_support", |l| l.model().n_support())
     }
 
-    /// The built-in kernel's name (None for caller-supplied values) and whether the model has a
+    /// The built-in kernel's name (None for a callable kernel) and whether the model has a
     /// bias term, as it was built.
     #[getter]
     fn kernel_form(&self) -> (Option<String>, bool) {

@@ -534,7 +534,7 @@ impl KernelFunction for RowsRbf {
         Ok(())
     }
 
-    fn diagonal(&self, rows: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+    fn diagonal(&self, _rows: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.call()?;
         out.iter_mut().for_each(|k| *k = 1.0);
         Ok(())
@@ -556,8 +556,12 @@ fn a_custom_kernel_learns_exactly_as_the_built_in_one() {
         let mut built_in =
             DualLearner::new(rule, Kernel::Rbf { gamma: 0.5 }, d, true, 1.0, budget).unwrap();
         let mut by_rows = DualLearner::new(rule, custom, d, true, 1.0, budget).unwrap();
-        built_in.partial_fit(&m, &y, Presentation::default()).unwrap();
-        by_rows.partial_fit(&m, &y, Presentation::default()).unwrap();
+        built_in
+            .partial_fit(&m, &y, Presentation::default())
+            .unwrap();
+        by_rows
+            .partial_fit(&m, &y, Presentation::default())
+            .unwrap();
         let counts = |l: &DualLearner| (l.n_updates(), l.n_mistakes(), l.model().n_support());
         assert_eq!(counts(&by_rows), counts(&built_in), "{name}");
         assert!(built_in.n_updates() > 20, "{name}");
