@@ -3,7 +3,8 @@
 //! `cargo bench` runs them; `cargo bench -- diag` selects a group.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cwrs::kernel::{DualLearner, Kernel};
+use cwrs::kernel::Kernel;
+use cwrs::learner::DualLearner;
 use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
 use std::hint::black_box;
 
@@ -119,7 +120,7 @@ fn kernel_budget(c: &mut Criterion) {
         let batch = (200_000 / budget).max(4);
         let (values, y) = dense_stream(3 * budget + batch, d);
         let rule = Rule::from_name("AROW", &[]).unwrap();
-        let kernel = Some(Kernel::Rbf { gamma: 0.01 });
+        let kernel = Kernel::Rbf { gamma: 0.01 };
         let mut model = DualLearner::new(rule, kernel, d, true, 1.0, Some(budget)).unwrap();
         // Warm up until the support set is full, so that every measured update also removes a
         // support row (the steady state).

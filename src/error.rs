@@ -1,7 +1,9 @@
 //! The one error type of the crate; the Python bindings map it to `ValueError` (`OSError` for
 //! I/O, `MemoryError` for a model too large for memory).
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 #[derive(Clone, Debug, PartialEq)]
 pub enum CwError {
@@ -14,6 +16,26 @@ pub enum CwError {
     /// A model or result too large for the memory available (an allocation that would abort
     /// the process if it were attempted).
     OutOfMemory(String),
+    /// What code outside the crate that it called raised (a custom kernel's Python exception),
+    /// passed back as it is.
+    Raised(Raised),
+}
+
+/// An error value of the caller's code, carried through the core untouched; two are equal when
+/// they are the same one.
+#[derive(Clone)]
+pub struct Raised(pub Arc<dyn Any + Send + Sync>);
+
+impl PartialEq for Raised {
+    fn eq(&self, other: &Raised) -> bool {
+        Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl fmt::Debug for Raised {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Raised(..)")
+    }
 }
 
 impl fmt::Display for CwError {
@@ -23,6 +45,7 @@ impl fmt::Display for CwError {
             | CwError::InvalidInput(msg)
             | CwError::Io(_, msg)
             | CwError::OutOfMemory(msg) => f.write_str(msg),
+            CwError::Raised(_) => f.write_str("an error raised by the caller's code"),
         }
     }
 }

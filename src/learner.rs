@@ -3,9 +3,11 @@
 
 use std::borrow::Cow;
 
+use crate::covariance::dual::DualGaussian;
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Row, Shape};
 use crate::error::CwError;
+use crate::kernel::Kernel;
 use crate::objective::{Binary, SingleModel};
 use crate::online::Online;
 use crate::rules::{margin_probability, Rule};
@@ -13,6 +15,9 @@ use crate::sparse_l1::L1;
 
 /// A binary learner: one rule × one covariance form, with the counters; labels are ±1.
 pub type Learner = Online<Binary, Gaussian>;
+
+/// A binary learner in the dual (kernel) form.
+pub type DualLearner = Online<Binary, DualGaussian>;
 
 /// Checks the initial variance a > 0.
 pub(crate) fn check_initial_variance(a: f64) -> Result<(), CwError> {
@@ -55,14 +60,32 @@ impl Learner {
     }
 }
 
+impl DualLearner {
+    /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1).
+    pub fn new(
+        rule: Rule,
+        kernel: Kernel,
+        n_features: usize,
+        fit_intercept: bool,
+        a: f64,
+        budget: Option<usize>,
+    ) -> Result<DualLearner, CwError> {
+        let second_order = rule.is_second_order();
+        let model = DualGaussian::new(kernel, second_order, n_features, fit_intercept, a, budget)?;
+        Ok(DualLearner::from_gaussian(rule, model))
+    }
+
+    /// A learner over a given dual Gaussian (fresh or restored), with zero counters.
+    pub fn from_gaussian(rule: Rule, model: DualGaussian) -> DualLearner {
+        Online::with_models(Binary::new(rule), vec![model])
+    }
+}
+
 impl<M: Covariance> Online<Binary, M> {
     /// P(y = +1 | x) = Φ(μ·x / √(xᵀΣx)) under the Gaussian over weights; 1/2 when xᵀΣx = 0
     /// (an all-zero row without intercept). For the identity covariance this is Φ(μ·x/‖x‖).
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.fill_rows(x, out, 1, |models, row, o| {
-            let (score, v) = models[0].moments(row);
-            o[0] = margin_probability(score, v);
-        })
+        self.fill_per_model(x, out, true, margin_probability)
     }
 }
 

@@ -233,7 +233,7 @@ fn from_state_rejects_a_bias_past_usize_max() {
 /// `learn` reported an update as no change). The counters saturate in every learner.
 #[test]
 fn counters_restored_at_u64_max_saturate() {
-    use crate::kernel::DualLearner;
+    use crate::learner::DualLearner;
     use crate::multiclass::{MulticlassLearner, Strategy};
     use crate::regression::Regressor;
     use crate::rules::RegressionRule;
@@ -287,12 +287,10 @@ fn counters_restored_at_u64_max_saturate() {
         (max, max)
     );
 
-    let mut dual = DualLearner::new(rule, None, 1, false, 1.0, None)
+    let mut dual = DualLearner::new(rule, crate::kernel::Kernel::Linear, 1, false, 1.0, None)
         .unwrap()
         .with_counters(max, max);
-    assert!(dual
-        .learn_precomputed(Row::Dense(&[1.0]), &[], 1.0, 1.0)
-        .unwrap());
+    assert!(dual.learn(Row::Dense(&[1.0]), 1.0).unwrap());
     assert_eq!((dual.n_updates(), dual.n_mistakes()), (max, max));
 }
 

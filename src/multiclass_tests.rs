@@ -44,7 +44,8 @@ fn argmax_probabilities_rank_like_the_means() {
 
 #[test]
 fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
-    use crate::kernel::{DualGaussian, Kernel};
+    use crate::covariance::dual::DualGaussian;
+    use crate::kernel::Kernel;
     let mut seed = 0x9E37_79B9u64;
     let mut next = || {
         seed ^= seed << 13;
@@ -71,15 +72,9 @@ fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
         };
         for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
             let mut primal = MulticlassLearner::new(rule, strategy, kind, 3, d, true, 0.9).unwrap();
-            let class = DualGaussian::new(
-                Some(Kernel::Linear),
-                rule.is_second_order(),
-                d,
-                true,
-                0.9,
-                None,
-            )
-            .unwrap();
+            let class =
+                DualGaussian::new(Kernel::Linear, rule.is_second_order(), d, true, 0.9, None)
+                    .unwrap();
             let mut dual = MulticlassLearner::with_classes(rule, strategy, d, vec![class; 3]);
             primal
                 .partial_fit(&m, &labels, Presentation::default())

@@ -112,7 +112,9 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     pub fn learn(&mut self, row: Row, target: O::Target) -> Result<bool, CwError> {
         row.validate(self.n_features())?;
         self.check_targets(&[target])?;
-        Ok(self.learn_valid(std::iter::once((0, row)), &[target]) > 0)
+        let updates =
+            self.learn_undoably(|online| online.learn_valid(std::iter::once((0, row)), &[target]))?;
+        Ok(updates > 0)
     }
 
     /// Learns `rows` (index into `targets`, row) in order; everything is valid. Returns the
@@ -149,7 +151,13 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
-            });
+            })
+            .and_then(
+                |()| match self.models.iter_mut().find_map(M::take_failure) {
+                    Some(error) => Err(error),
+                    None => Ok(()),
+                },
+            );
             if learned.is_err() {
                 *self = before;
             }
@@ -157,9 +165,41 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         }
         presentation.check(x, n_features, targets.len())?;
         self.check_targets(targets)?;
-        let rows = presentation.sequence(x.n_rows()).map(|i| (i, x.row(i)));
-        self.learn_valid(rows, targets);
+        self.learn_undoably(|online| {
+            let rows = presentation.sequence(x.n_rows()).map(|i| (i, x.row(i)));
+            online.learn_valid(rows, targets)
+        })?;
         Ok(())
+    }
+
+    /// Runs `learn`; if a model's learning failed midway (a custom kernel's error), restores
+    /// the learner as it was and returns that error.
+    fn learn_undoably(&mut self, learn: impl FnOnce(&mut Self) -> u64) -> Result<u64, CwError> {
+        let before = self.models.iter().any(M::can_fail).then(|| self.clone());
+        let updates = learn(self);
+        match self.models.iter_mut().find_map(M::take_failure) {
+            Some(error) => {
+                if let Some(before) = before {
+                    *self = before;
+                }
+                Err(error)
+            }
+            None => Ok(updates),
+        }
+    }
+
+    /// Validates `x` and checks that `out` holds `width` values per row.
+    fn check_output(&self, x: &Matrix, out: &[f64], width: usize) -> Result<(), CwError> {
+        x.validate(self.n_features())?;
+        if out.len() == x.n_rows() * width {
+            Ok(())
+        } else {
+            Err(CwError::InvalidInput(format!(
+                "output holds {} values for {} rows of {width}",
+                out.len(),
+                x.n_rows()
+            )))
+        }
     }
 
     /// Fills `out` (`width` values per row of `x`) by calling `f` with the models and each row.
@@ -170,36 +210,40 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         width: usize,
         mut f: impl FnMut(&[M], Row, &mut [f64]),
     ) -> Result<(), CwError> {
-        x.validate(self.n_features())?;
-        if out.len() != x.n_rows() * width {
-            return Err(CwError::InvalidInput(format!(
-                "output holds {} values for {} rows of {width}",
-                out.len(),
-                x.n_rows()
-            )));
-        }
+        self.check_output(x, out, width)?;
         for (i, o) in out.chunks_exact_mut(width.max(1)).enumerate() {
             f(&self.models, x.row(i), o);
         }
         Ok(())
     }
 
-    /// μ_k·x for every row and model: `out` is rows × models, row-major.
+    /// Fills `out` (rows × models, row-major) with `value(μ_k·x, x_iᵀΣ_k x)` for every row and
+    /// model, the variance computed only when `with_variance`.
+    pub(crate) fn fill_per_model(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        with_variance: bool,
+        value: impl Fn(f64, f64) -> f64,
+    ) -> Result<(), CwError> {
+        let width = self.models.len();
+        self.check_output(x, out, width)?;
+        for (k, model) in self.models.iter().enumerate() {
+            model.predict_rows(x, with_variance, |i, score, v| {
+                out[i * width + k] = value(score, v);
+            })?;
+        }
+        Ok(())
+    }
+
+    /// μ_k·x for every row and model (rows × models).
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.fill_rows(x, out, self.models.len(), |models, row, o| {
-            o.iter_mut()
-                .zip(models)
-                .for_each(|(o, model)| *o = model.score(row));
-        })
+        self.fill_per_model(x, out, false, |score, _| score)
     }
 
     /// xᵀΣ_k x for every row and model (rows × models).
     pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.fill_rows(x, out, self.models.len(), |models, row, o| {
-            o.iter_mut()
-                .zip(models)
-                .for_each(|(o, model)| *o = model.moments(row).1);
-        })
+        self.fill_per_model(x, out, true, |_, v| v)
     }
 }
 

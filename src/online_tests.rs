@@ -1,6 +1,7 @@
 use super::*;
+use crate::covariance::dual::DualGaussian;
 use crate::covariance::CovarianceKind;
-use crate::kernel::{DualGaussian, Kernel};
+use crate::kernel::Kernel;
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
@@ -163,7 +164,7 @@ fn multiclass_full_blocks_agree_with_the_linear_kernel() {
     for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
         let mut primal =
             MulticlassLearner::new(rule, strategy, CovarianceKind::Full, 3, d, true, 0.9).unwrap();
-        let class = DualGaussian::new(Some(Kernel::Linear), true, d, true, 0.9, None).unwrap();
+        let class = DualGaussian::new(Kernel::Linear, true, d, true, 0.9, None).unwrap();
         let mut dual = MulticlassLearner::with_classes(rule, strategy, d, vec![class; 3]);
         primal
             .partial_fit(&dense(&x, d), &classes, Presentation::default())

@@ -6,9 +6,11 @@
 
 use proptest::prelude::*;
 
+use crate::covariance::dual::{DualGaussian, DualState};
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation};
-use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
+use crate::kernel::Kernel;
+use crate::learner::DualLearner;
 use crate::learner::Learner;
 use crate::multiclass::{MulticlassLearner, Strategy as MulticlassStrategy};
 use crate::regression::Regressor;
@@ -383,14 +385,14 @@ proptest! {
         at: usize,
     ) {
         let rule = Rule::from_name(RULE_NAMES[rule], &[]).unwrap();
-        let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel];
-        let mut model = DualLearner::new(rule, Some(kernel), data.d, intercept, 1.0, budget).unwrap();
+        let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel].clone();
+        let mut model = DualLearner::new(rule, kernel.clone(), data.d, intercept, 1.0, budget).unwrap();
         model.partial_fit(&data.matrix(), &data.signs(), Presentation::default()).unwrap();
         let g = model.model();
         let (values, indices, indptr) = g.support_vectors();
         let (nu, pi, gram) = (g.dual_coef().to_vec(), g.dual_covariance(), g.gram());
         let fresh = |budget| {
-            DualGaussian::new(Some(kernel), rule.is_second_order(), data.d, intercept, 1.0, budget).unwrap()
+            DualGaussian::new(kernel.clone(), rule.is_second_order(), data.d, intercept, 1.0, budget).unwrap()
         };
         let restore = |budget, values: &[f64], indices: &[u32], indptr: &[u64], nu: &[f64], pi: &[f64], gram: &[f64]| {
             fresh(budget).with_state(DualState { values, indices, indptr, nu, pi, gram })

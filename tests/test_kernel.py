@@ -211,6 +211,59 @@ def test_a_failing_callable_kernel_leaves_the_model_unchanged():
     assert (model.n_updates_, model.n_mistakes_) == before[1:]
 
 
+@pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
+def test_a_callable_kernel_learns_as_the_python_loop_did(sparse):
+    # Recorded from the Python row-by-row loop that drove callable kernels before the Rust loop
+    # took them over: a budgeted run with many removals, the same bits.
+    X, y = circles(n=400, seed=1)
+    Xin = sp.csr_matrix(X) if sparse else X
+    model = cwrs.SCW1(kernel=rbf_callable, budget=25, random_state=0).fit(Xin, y)
+    assert (model.n_mistakes_, model.n_updates_, model.n_support_) == (9, 218, 25)
+    scores = [
+        "0x1.552ff2740e9d4p-1", "0x1.44fe512fd8564p-1", "-0x1.8cdae19b50238p-1",
+        "0x1.10f62e4a04e1fp-1", "-0x1.ecd1977c631a3p-2", "-0x1.4515e7a94e0efp-1",
+    ]
+    probabilities = [
+        "0x1.8c4b2c5d72030p-1", "0x1.8712d5861e440p-1", "0x1.6c3d2b7cb953cp-3",
+        "0x1.6bf3feb48f3acp-1", "0x1.29fe1af2d9d2ep-2", "0x1.dde229b3b2352p-3",
+    ]
+    assert [float(v).hex() for v in model.decision_function(Xin[:6])] == scores
+    assert [float(v).hex() for v in model.predict_proba(Xin[:6])[:, 1]] == probabilities
+
+
+def test_a_callable_kernel_gets_rows_and_support_rows_in_the_fitted_format():
+    # Rows come as they are given (a dense array or a CSR matrix), the support rows in the
+    # format of the input the model was fitted on, whatever later calls pass.
+    X, y = circles(n=60)
+    seen = set()
+
+    def kernel(A, B):
+        seen.add((type(A), type(B)))
+        return rbf_callable(A, B)
+
+    for fitted, other in ((X, sp.csr_matrix(X)), (sp.csr_matrix(X), X)):
+        seen.clear()
+        model = cwrs.AROW(kernel=kernel, shuffle=False).fit(fitted, y)
+        assert seen == {(type(fitted), type(fitted))}
+        seen.clear()
+        model.partial_fit(other[:3], y[:3])
+        model.decision_function(other)
+        assert seen == {(type(other), type(fitted)), (type(other), type(other))}
+
+
+def test_an_exception_of_a_callable_kernel_propagates_as_itself():
+    X, y = circles(n=30)
+
+    class KernelDown(Exception):
+        pass
+
+    def kernel(A, B):
+        raise KernelDown("no values today")
+
+    with pytest.raises(KernelDown, match="no values today"):
+        cwrs.AROW(kernel=kernel).fit(X, y)
+
+
 @pytest.mark.parametrize("multi_class", ["max-score", "ovr"])
 def test_multiclass_kernel_learners(multi_class):
     X, y = linear_stream(n=150, d=4, seed=2)

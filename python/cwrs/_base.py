@@ -18,7 +18,6 @@ import numpy.typing as npt
 from . import _cwrs
 from ._kernel import (
     KERNELS,
-    CallableKernelModel,
     RandomFourierFeatures,
     check_budget,
     check_degree,
@@ -146,7 +145,7 @@ class Estimator:
     if TYPE_CHECKING:  # what every subclass defines, for the methods here
         n_features_in_: int
         feature_names_in_: npt.NDArray[np.object_]
-        _model: Any  # the native model (cwrs._cwrs) or CallableKernelModel
+        _model: Any  # the native model (cwrs._cwrs)
 
         def partial_fit(self, X: MatrixLike, y: ArrayLike, *args: Any, **kwargs: Any) -> Self: ...
 
@@ -204,10 +203,15 @@ class Estimator:
     def __setstate__(self, state):
         if "_model" in state:
             kind, model_state = state["_model"]
-            model_class = (
-                CallableKernelModel if kind == "CallableKernelModel" else getattr(_cwrs, kind)
-            )
-            state["_model"] = model_class.from_state(*model_state)
+            model_class = getattr(_cwrs, kind)
+            if model_class is _cwrs.KernelModel and model_state[2] is None:
+                # A callable kernel: the estimator keeps it, the native state does not.
+                rule, params, _, *rest = model_state
+                state["_model"] = model_class.from_state(
+                    rule, params, state["kernel"], *rest, sparse_support=state["_sparse_input"]
+                )
+            else:
+                state["_model"] = model_class.from_state(*model_state)
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
 
     # ----------------------------------------------------------------- threads
@@ -589,11 +593,9 @@ class Classifier(Estimator):
                 )
                 return model, None
             model = _cwrs.KernelModel(
-                self._rule, params, self.kernel if built_in else None, kernel_params,
-                n_features, fit_intercept, a, check_budget(self.budget),
+                self._rule, params, self.kernel, kernel_params, n_features, fit_intercept, a,
+                check_budget(self.budget), sparse_support=sparse,
             )
-            if not built_in:
-                model = CallableKernelModel(model, self.kernel, sparse)
             return model, None
         l1 = self._l1()
         if n_classes == 2:
@@ -746,10 +748,8 @@ class Classifier(Estimator):
             return model.means
         if isinstance(model, _cwrs.MulticlassKernelModel):
             raise AttributeError("a multiclass kernel learner has no coef_")
-        if isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
-            kernel, fit_intercept = (
-                model.kernel_form if isinstance(model, _cwrs.KernelModel) else (None, False)
-            )
+        if isinstance(model, _cwrs.KernelModel):
+            kernel, fit_intercept = model.kernel_form
             if kernel != "linear":
                 raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
             weights = model.dual_coef @ self.support_vectors_
@@ -778,7 +778,7 @@ class Classifier(Estimator):
 
     def _kernel_model(self):
         model = self._fitted_model()
-        if not isinstance(model, (_cwrs.KernelModel, CallableKernelModel)):
+        if not isinstance(model, _cwrs.KernelModel):
             raise AttributeError("only binary kernel learners (kernel=...) have one support set")
         return model
 
@@ -1051,7 +1051,7 @@ _DEPENDENT_PARAMS: tuple[tuple[str, Callable[[Any], bool], bool, str], ...] = (
 MULTICLASS_MODELS = (_cwrs.MulticlassModel, _cwrs.MulticlassKernelModel)
 # The models the one-row path of partial_fit drives (primal: no kernel).
 _ONE_ROW_MODELS = (_cwrs.BinaryModel, _cwrs.MulticlassModel, _cwrs.RegressionModel)
-KERNEL_MODELS = (_cwrs.KernelModel, _cwrs.MulticlassKernelModel, CallableKernelModel)
+KERNEL_MODELS = (_cwrs.KernelModel, _cwrs.MulticlassKernelModel)
 
 
 def _refuse_overflow(values, method):

@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import final
+from typing import Any, Callable, final
 
 import numpy as np
 import numpy.typing as npt
@@ -229,22 +229,24 @@ class KernelModel:
         cls,
         rule: str,
         params: _Params,
-        kernel: str | None,
+        kernel: str | Callable[[Any, Any], Any],
         kernel_params: _KernelParams,
         n_features: int,
         fit_intercept: bool,
         a: float,
         budget: int | None,
+        sparse_support: bool = False,
     ) -> Self: ...
     @staticmethod
     def from_state(
         rule: str,
         params: _Params,
-        kernel: str | None,
+        kernel: str | Callable[[Any, Any], Any] | None,
         kernel_params: _KernelParams,
         shape: _KernelShape,
         gaussian: _DualGaussian,
         counters: tuple[int, int],
+        sparse_support: bool = False,
     ) -> KernelModel: ...
     def state(
         self,
@@ -254,12 +256,9 @@ class KernelModel:
     def partial_fit(
         self, x: _Matrix, y: _F64, repeats: _U32 | None = None, order: _I64 | None = None
     ) -> None: ...
-    def learn_precomputed(self, x: _Matrix, k: _F64, kappa: float, y: float) -> bool: ...
-    def check_input(self, x: _Matrix) -> None: ...
     def decision_function(self, x: _Matrix) -> _F64: ...
     def variance(self, x: _Matrix) -> _F64: ...
     def positive_probability(self, x: _Matrix) -> _F64: ...
-    def moments_precomputed(self, k: _F64, kappas: _F64) -> tuple[_F64, _F64]: ...
     def support_vectors(self) -> tuple[_F64, _U32, _U64]: ...
     @property
     def dual_coef(self) -> _F64: ...

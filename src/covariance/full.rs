@@ -10,6 +10,7 @@ use super::{
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
+use crate::simd::{fold_rows, product_rows};
 
 /// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
 const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
@@ -178,7 +179,7 @@ fn product_tile<const R: usize, const W: usize>(
 /// y = Σx over rows `rows` of y, for each group of W right-hand sides: `x` holds the groups
 /// (`dim` entries each) and `y` the matching rows of each group's result.
 #[inline(always)]
-fn product_rows_portable<const W: usize>(
+pub(crate) fn product_rows_portable<const W: usize>(
     sigma: &[f64],
     dim: usize,
     rows: Range<usize>,
@@ -229,7 +230,12 @@ fn fold_tile<const R: usize, const C: usize>(
 /// diagonal block rightwards only (half the work of the square); [`mirror`] then copies the
 /// upper triangle down.
 #[inline(always)]
-fn fold_rows_portable(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
+pub(crate) fn fold_rows_portable(
+    sigma: &mut [f64],
+    dim: usize,
+    rows: Range<usize>,
+    pending: &[f64],
+) {
     let mut i = rows.start;
     while i < rows.end {
         let tile = &mut sigma[(i - rows.start) * dim..];
@@ -250,53 +256,6 @@ fn fold_rows_portable(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending
             i += 1;
         }
     }
-}
-
-/// The same loops compiled for AVX2 where the CPU has it: twice the vector width, and the same
-/// results (Rust never fuses or reorders floating-point operations by itself).
-#[cfg(target_arch = "x86_64")]
-mod avx2 {
-    use std::ops::Range;
-
-    #[target_feature(enable = "avx2")]
-    pub fn product_rows<const W: usize>(
-        sigma: &[f64],
-        dim: usize,
-        rows: Range<usize>,
-        x: &[[f64; W]],
-        y: &mut [&mut [[f64; W]]],
-    ) {
-        super::product_rows_portable(sigma, dim, rows, x, y);
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
-        super::fold_rows_portable(sigma, dim, rows, pending);
-    }
-}
-
-fn product_rows<const W: usize>(
-    sigma: &[f64],
-    dim: usize,
-    rows: Range<usize>,
-    x: &[[f64; W]],
-    y: &mut [&mut [[f64; W]]],
-) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::product_rows(sigma, dim, rows, x, y) };
-    }
-    product_rows_portable(sigma, dim, rows, x, y);
-}
-
-fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::fold_rows(sigma, dim, rows, pending) };
-    }
-    fold_rows_portable(sigma, dim, rows, pending);
 }
 
 /// Whether a second core is there and worth waking for this much work per row of Σ.

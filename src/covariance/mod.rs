@@ -39,7 +39,8 @@
 //!    caps depend only on the sequence of updates.
 
 mod diagonal;
-mod full;
+pub mod dual;
+pub(crate) mod full;
 mod identity;
 mod primal;
 
@@ -48,7 +49,7 @@ pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
 pub use primal::{Gaussian, PrimalForm};
 
-use crate::data::Row;
+use crate::data::{Matrix, Row};
 use crate::error::CwError;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
@@ -135,18 +136,41 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn learn_rows<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+        decide: impl FnMut(usize, Observation) -> Option<Update>,
     ) {
-        let mut rows = rows.peekable();
-        while let Some((i, row)) = rows.next() {
-            if let Some(&(_, next)) = rows.peek() {
-                self.prefetch(next);
-            }
-            let seen = self.observe(row);
-            if let Some(u) = decide(i, seen) {
-                self.update(row, u.step, u.c, seen.variance, u.eta);
-            }
+        learn_each(self, rows, decide);
+    }
+
+    /// Whether learning can fail midway (a custom kernel runs the user's code): the loop then
+    /// keeps a copy of the learner to undo the call.
+    fn can_fail(&self) -> bool {
+        false
+    }
+
+    /// The error that stopped learning, if any (cleared); rows after it were not learned.
+    fn take_failure(&mut self) -> Option<CwError> {
+        None
+    }
+
+    /// Prediction over the rows of a validated `x`: `each(i, μ·x_i, x_iᵀΣx_i)`, the variance
+    /// only when `with_variance` (NaN otherwise). Default: row by row; the dual form asks a
+    /// custom kernel once for the whole batch.
+    fn predict_rows(
+        &self,
+        x: &Matrix,
+        with_variance: bool,
+        mut each: impl FnMut(usize, f64, f64),
+    ) -> Result<(), CwError> {
+        for i in 0..x.n_rows() {
+            let row = x.row(i);
+            let (score, variance) = if with_variance {
+                self.moments(row)
+            } else {
+                (self.score(row), f64::NAN)
+            };
+            each(i, score, variance);
         }
+        Ok(())
     }
 
     /// Prediction path: (μ·x, xᵀΣx).
@@ -161,6 +185,24 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Applies any pending covariance terms, so that the stored covariance is Σ itself (the
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
+}
+
+/// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.
+pub(crate) fn learn_each<'a, C: Covariance>(
+    model: &mut C,
+    rows: impl Iterator<Item = (usize, Row<'a>)>,
+    mut decide: impl FnMut(usize, Observation) -> Option<Update>,
+) {
+    let mut rows = rows.peekable();
+    while let Some((i, row)) = rows.next() {
+        if let Some(&(_, next)) = rows.peek() {
+            model.prefetch(next);
+        }
+        let seen = model.observe(row);
+        if let Some(u) = decide(i, seen) {
+            model.update(row, u.step, u.c, seen.variance, u.eta);
+        }
+    }
 }
 
 /// Which covariance a learner keeps.

@@ -89,9 +89,10 @@ impl<T: Send + Sync> Guarded<T> {
             Failure::Error(err) => err,
             Failure::Panic(message) => internal_error(self.class, operation, &message),
             Failure::Reentrant => PyRuntimeError::new_err(format!(
-                "cwrs: {}.{operation} was called from inside another call on the same model (by a \
-                 callback such as a signal handler); that call would wait for itself forever. \
-                 Use a copy of the estimator inside the callback",
+                "cwrs: {}.{operation} was called from inside another call on the same model (one \
+                 of its own calls, by a callback such as a kernel function or a signal handler); \
+                 that call would wait for itself forever. Use a copy of the estimator inside the \
+                 callback",
                 self.class
             )),
             Failure::Poisoned => PyRuntimeError::new_err(format!(

@@ -12,10 +12,11 @@ use std::time::{Duration, Instant};
 use pyo3::prelude::*;
 
 use super::guard::Guarded;
+use crate::covariance::dual::DualGaussian;
 use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation, Shape, Stop};
 use crate::error::CwError;
-use crate::kernel::{DualGaussian, DualLearner};
+use crate::learner::DualLearner;
 use crate::learner::Learner;
 use crate::multiclass::MulticlassLearner;
 use crate::regression::Regressor;

@@ -6,26 +6,31 @@
 //! point runs the core through it or through [`guarded`] (see `guard.rs`): threads sharing a model
 //! wait for each other, and a panic raises `RuntimeError` instead of `PanicException`.
 
+use std::sync::Arc;
+
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArrayMethods};
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
+use crate::covariance::dual::{DualGaussian, DualState};
 use crate::covariance::Covariance;
 use crate::covariance::CovarianceKind;
 use crate::data::hashing::hashed_column;
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::{check_memory, zeros, CwError};
-use crate::kernel::{DualGaussian, DualLearner, DualState, Kernel};
-use crate::learner::Learner;
+use crate::kernel::{Kernel, KernelFunction};
+use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{margin_probability, RegressionRule, Rule};
 use crate::shared::Work;
 use crate::sparse_l1::{Penalty, L1};
+use callable_kernel::CallableKernel;
 use guard::{guarded, Guarded};
 use interrupt::learn_batch;
 
+mod callable_kernel;
 mod guard;
 mod interrupt;
 mod svmlight;
@@ -37,6 +42,7 @@ impl From<CwError> for PyErr {
         match err {
             CwError::Io(kind, msg) => std::io::Error::new(kind, msg).into(),
             CwError::OutOfMemory(msg) => PyMemoryError::new_err(msg),
+            CwError::Raised(raised) => callable_kernel::reraise(&raised),
             err => PyValueError::new_err(err.to_string()),
         }
     }
@@ -899,9 +905,38 @@ type CoefficientArrays<'py> = (
     PyReadonlyArray1<'py, f64>,
 );
 
+/// A callable kernel, if any.
+type Custom = Option<Arc<dyn KernelFunction>>;
+
+/// A kernel as Python passes it: a built-in kernel's name or a callable.
+#[derive(FromPyObject)]
+enum KernelArg {
+    Name(String),
+    Function(Py<PyAny>),
+}
+
+impl KernelArg {
+    /// (the name, the callable as a custom kernel).
+    fn split(self, py: Python<'_>, sparse_support: bool) -> PyResult<(Option<String>, Custom)> {
+        match self {
+            KernelArg::Name(name) => Ok((Some(name), None)),
+            KernelArg::Function(f) if f.bind(py).is_callable() => {
+                let custom = CallableKernel::new(f, sparse_support);
+                Ok((None, Some(Arc::new(custom))))
+            }
+            KernelArg::Function(_) => Err(PyValueError::new_err(
+                "kernel must be the name of a built-in kernel or a callable",
+            )),
+        }
+    }
+}
+
 /// The kernel settings shared by the dual models, as Python passes them.
 struct KernelSettings {
+    /// The built-in kernel's name; `None` with a callable kernel.
     name: Option<String>,
+    /// The callable kernel (not part of the state: the estimator keeps it).
+    callable: Custom,
     params: (f64, u32, f64),
     n_features: usize,
     fit_intercept: bool,
@@ -918,6 +953,7 @@ impl KernelSettings {
         let (n_features, fit_intercept, a, budget) = shape;
         KernelSettings {
             name,
+            callable: None,
             params,
             n_features,
             fit_intercept,
@@ -926,14 +962,29 @@ impl KernelSettings {
         }
     }
 
+    /// With the callable kernel `kernel` (a built-in kernel's name is kept as it is).
+    fn with_kernel(
+        mut self,
+        py: Python<'_>,
+        kernel: KernelArg,
+        sparse_support: bool,
+    ) -> PyResult<Self> {
+        (self.name, self.callable) = kernel.split(py, sparse_support)?;
+        Ok(self)
+    }
+
     /// A fresh dual Gaussian for `rule`.
     fn gaussian(&self, rule: Rule) -> PyResult<DualGaussian> {
         let (gamma, degree, coef0) = self.params;
-        let kernel = self
-            .name
-            .as_deref()
-            .map(|name| Kernel::from_name(name, gamma, degree, coef0))
-            .transpose()?;
+        let kernel = match (&self.callable, &self.name) {
+            (Some(callable), _) => Kernel::Custom(callable.clone()),
+            (None, Some(name)) => Kernel::from_name(name, gamma, degree, coef0)?,
+            (None, None) => {
+                return Err(PyValueError::new_err(
+                    "a model with a callable kernel needs it: pass the callable as `kernel`",
+                ))
+            }
+        };
         Ok(DualGaussian::new(
             kernel,
             rule.is_second_order(),
@@ -1010,7 +1061,8 @@ fn dual_state(py: Python<'_>, values: DualValues) -> PyResult<Bound<'_, PyTuple>
 }
 
 /// A binary learner in the dual (kernel) form, with an optional budget on the support set.
-/// `kernel=None` means the caller supplies kernel values (a Python callable kernel).
+/// `kernel` is a built-in kernel's name or a Python callable `kernel(X, Z)`; with a callable,
+/// `sparse_support` says whether it gets the support rows as a CSR matrix.
 #[pyclass(module = "cwrs._cwrs", frozen)]
 struct KernelModel {
     learner: Guarded<DualLearner>,
@@ -1046,41 +1098,53 @@ impl KernelModel {
 #[pymethods]
 impl KernelModel {
     #[new]
-    #[pyo3(signature = (rule, params, kernel, kernel_params, n_features, fit_intercept, a, budget))]
+    #[pyo3(signature = (
+        rule, params, kernel, kernel_params, n_features, fit_intercept, a, budget,
+        sparse_support=false,
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn new(
+        py: Python<'_>,
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: Option<String>,
+        kernel: KernelArg,
         kernel_params: (f64, u32, f64),
         n_features: usize,
         fit_intercept: bool,
         a: f64,
         budget: Option<usize>,
+        sparse_support: bool,
     ) -> PyResult<Self> {
-        let settings = KernelSettings::new(
-            kernel,
-            kernel_params,
-            (n_features, fit_intercept, a, budget),
-        );
+        let settings =
+            KernelSettings::new(None, kernel_params, (n_features, fit_intercept, a, budget))
+                .with_kernel(py, kernel, sparse_support)?;
         guarded(Self::NAME, "__new__", || {
             Self::build(rule, params, settings, (0, 0), Ok)
         })
     }
 
-    /// Rebuilds a model from the tuple returned by `state()`.
+    /// Rebuilds a model from the tuple returned by `state()`; a model with a callable kernel
+    /// (whose state has None for it) needs the callable as `kernel`.
     #[staticmethod]
+    #[pyo3(signature = (
+        rule, params, kernel, kernel_params, shape, gaussian, counters, sparse_support=false,
+    ))]
     #[allow(clippy::too_many_arguments)]
     fn from_state(
+        py: Python<'_>,
         rule: &str,
         params: Vec<(String, f64)>,
-        kernel: Option<String>,
+        kernel: Option<KernelArg>,
         kernel_params: (f64, u32, f64),
         shape: (usize, bool, f64, Option<usize>),
         gaussian: (SupportArrays, CoefficientArrays),
         counters: (u64, u64),
+        sparse_support: bool,
     ) -> PyResult<Self> {
-        let settings = KernelSettings::new(kernel, kernel_params, shape);
+        let mut settings = KernelSettings::new(None, kernel_params, shape);
+        if let Some(kernel) = kernel {
+            settings = settings.with_kernel(py, kernel, sparse_support)?;
+        }
         guarded(Self::NAME, "from_state", || {
             Self::build(rule, params, settings, counters, |fresh| {
                 restore_gaussian(fresh, &gaussian.0, &gaussian.1)
@@ -1106,7 +1170,7 @@ impl KernelModel {
             .into_pyobject(py)
     }
 
-    /// Learns the rows of `x` with labels `y` (±1), with the built-in kernel.
+    /// Learns the rows of `x` with labels `y` (±1).
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
         &self,
@@ -1121,39 +1185,6 @@ impl KernelModel {
         let presentation = presentation.view()?;
         learn_batch(py, &self.learner, &view, presentation, |l, presentation| {
             l.partial_fit(&view, y, presentation)
-        })
-    }
-
-    /// Learns the single row `x` (a 1-row matrix) from caller-supplied kernel values `k`
-    /// (against every support row) and `kappa` = k(x, x).
-    fn learn_precomputed(
-        &self,
-        py: Python<'_>,
-        x: MatrixArg,
-        k: PyReadonlyArray1<f64>,
-        kappa: f64,
-        y: f64,
-    ) -> PyResult<bool> {
-        let (view, k) = (x.view()?, slice(&k)?);
-        if view.n_rows() != 1 {
-            return Err(PyValueError::new_err(
-                "learn_precomputed takes exactly one row",
-            ));
-        }
-        let n_features = self.settings.n_features;
-        self.learner
-            .write(py, "learn_precomputed", Work::Quick, |l| {
-                view.validate(n_features)?;
-                Ok(l.learn_precomputed(view.row(0), k, kappa, y)?)
-            })
-    }
-
-    /// Checks `x` against the model (shape, indices, finiteness) without learning.
-    fn check_input(&self, py: Python<'_>, x: MatrixArg) -> PyResult<()> {
-        let view = x.view()?;
-        let n_features = self.settings.n_features;
-        guarded(Self::NAME, "check_input", || {
-            py.detach(|| Ok(view.validate(n_features)?))
         })
     }
 
@@ -1201,31 +1232,6 @@ impl KernelModel {
         )
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) per row from caller-supplied `k` (rows × support rows, row-major)
-    /// and `kappas` = k(x, x), both without the bias.
-    fn moments_precomputed<'py>(
-        &self,
-        py: Python<'py>,
-        k: PyReadonlyArray1<'py, f64>,
-        kappas: PyReadonlyArray1<'py, f64>,
-    ) -> PyResult<(Bound<'py, Float64Array>, Bound<'py, Float64Array>)> {
-        let (k, kappas) = (slice(&k)?, slice(&kappas)?);
-        let n = kappas.len();
-        let (scores, variances) =
-            self.learner
-                .read(py, "moments_precomputed", Work::Batch, |l| {
-                    let (mut scores, mut variances) = (vec![0.0; n], vec![0.0; n]);
-                    l.model().moments_precomputed(k, kappas, |i, s, v| {
-                        (scores[i], variances[i]) = (s, v)
-                    })?;
-                    Ok((scores, variances))
-                })?;
-        Ok((
-            PyArray1::from_vec(py, scores),
-            PyArray1::from_vec(py, variances),
-        ))
-    }
-
     /// The support rows as CSR arrays (data, indices, indptr).
     fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         let support = self
@@ -1248,7 +1254,7 @@ impl KernelModel {
         self.learner.get(py, "n_support", |l| l.model().n_support())
     }
 
-    /// The built-in kernel's name (None for caller-supplied values) and whether the model has a
+    /// The built-in kernel's name (None for a callable kernel) and whether the model has a
     /// bias term, as it was built.
     #[getter]
     fn kernel_form(&self) -> (Option<String>, bool) {
