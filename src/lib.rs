@@ -7,6 +7,7 @@
 pub mod covariance;
 pub mod data;
 pub mod error;
+pub mod estimator;
 pub mod gaussian;
 pub mod kernel;
 pub mod learner;
@@ -17,6 +18,7 @@ pub mod rules;
 #[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) mod shared;
 pub mod sparse_l1;
+pub mod state;
 #[cfg(test)]
 mod state_props;
 
