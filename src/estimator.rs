@@ -14,7 +14,7 @@ use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
 use crate::sparse_l1::{Penalty, L1};
-use crate::state::{State, Value};
+use crate::state::State;
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
@@ -29,7 +29,7 @@ pub enum Model {
 /// A learner and the configuration it was built from (returned with its state).
 #[derive(Clone, Debug)]
 pub struct Estimator {
-    config: State,
+    config: State<'static>,
     model: Model,
 }
 
@@ -83,6 +83,21 @@ fn rule(config: &State) -> Result<Rule, CwError> {
     Rule::from_name(config.string("rule")?, &named(config.params("params")?))
 }
 
+/// The configuration entries of `state` (without what was learned).
+fn config_of(state: &State) -> State<'static> {
+    let entries = state.entries.iter();
+    let entries = entries.filter(|(key, _)| CONFIG_KEYS.contains(&key.as_str()));
+    let entries = entries.map(|(k, v)| (k.clone(), v.clone().into_owned()));
+    State {
+        entries: entries.collect(),
+        ..State::default()
+    }
+}
+
+fn regression_rule(config: &State) -> Result<RegressionRule, CwError> {
+    RegressionRule::from_name(config.string("rule")?, &named(config.params("params")?))
+}
+
 fn shape(config: &State) -> Result<(usize, bool), CwError> {
     Ok((config.count("n_features")?, config.bool("fit_intercept")?))
 }
@@ -108,6 +123,19 @@ fn penalty(config: &State, shape: Shape) -> Result<Option<L1>, CwError> {
             )
         })
         .transpose()
+}
+
+/// `learner` (of `shape`) with the configured L1 penalty, if any, added by `with_l1`.
+fn penalised<L>(
+    learner: L,
+    config: &State,
+    shape: Shape,
+    with_l1: impl FnOnce(L, L1) -> Result<L, CwError>,
+) -> Result<L, CwError> {
+    match penalty(config, shape)? {
+        Some(l1) => with_l1(learner, l1),
+        None => Ok(learner),
+    }
 }
 
 /// A fresh dual Gaussian as configured (`kernel` None: the caller supplies kernel values).
@@ -167,7 +195,7 @@ fn multiclass_kernel(
 }
 
 /// The support set and coefficients of a dual Gaussian, by name.
-fn dual_entries(g: &DualGaussian) -> State {
+fn dual_entries(g: &DualGaussian) -> State<'static> {
     let (values, indices, indptr) = g.support_vectors();
     State::default()
         .with("support_values", values)
@@ -190,7 +218,7 @@ fn restore_dual(fresh: DualGaussian, state: &State) -> Result<DualGaussian, CwEr
 }
 
 /// The lazy L1 state (H, H per coordinate) of a penalised single model.
-fn l1_entries(l1: Option<&L1>) -> State {
+fn l1_entries(l1: Option<&L1>) -> State<'static> {
     let state = State::default();
     match l1 {
         Some(l1) => state
@@ -205,7 +233,7 @@ fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
 }
 
 /// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
-fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State {
+fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
     State::default()
         .with("mean", mean)
         .with("covariance_values", covariance)
@@ -213,20 +241,17 @@ fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State {
 
 impl Estimator {
     /// A fresh model as `config` says. A malformed configuration is an invalid parameter.
-    pub fn new(config: State) -> Result<Estimator, CwError> {
+    pub fn new(config: State<'_>) -> Result<Estimator, CwError> {
         let model = Self::build(&config).map_err(|err| match err {
             CwError::InvalidState(message) => {
                 CwError::InvalidParameter(format!("model configuration: {message}"))
             }
             err => err,
         })?;
-        let config = config.entries.into_iter();
-        let config = config.filter(|(key, _)| CONFIG_KEYS.contains(&key.as_str()));
-        let config = State {
-            entries: config.collect(),
-            ..State::default()
-        };
-        Ok(Estimator { config, model })
+        Ok(Estimator {
+            config: config_of(&config),
+            model,
+        })
     }
 
     fn build(config: &State) -> Result<Model, CwError> {
@@ -245,22 +270,15 @@ impl Estimator {
                     fit_intercept,
                     a()?,
                 )?;
-                match penalty(config, learner.shape())? {
-                    Some(l1) => Model::Binary(learner.with_l1(l1)?),
-                    None => Model::Binary(learner),
-                }
+                let shape = learner.shape();
+                Model::Binary(penalised(learner, config, shape, Learner::with_l1)?)
             }
             "regressor" => {
-                let rule = RegressionRule::from_name(
-                    config.string("rule")?,
-                    &named(config.params("params")?),
-                )?;
+                let rule = regression_rule(config)?;
                 let learner =
                     Regressor::new(rule, covariance(config)?, n_features, fit_intercept, a()?)?;
-                match penalty(config, learner.shape())? {
-                    Some(l1) => Model::Regressor(learner.with_l1(l1)?),
-                    None => Model::Regressor(learner),
-                }
+                let shape = learner.shape();
+                Model::Regressor(penalised(learner, config, shape, Regressor::with_l1)?)
             }
             "multiclass" => {
                 let learner = MulticlassLearner::new(
@@ -272,10 +290,13 @@ impl Estimator {
                     fit_intercept,
                     a()?,
                 )?;
-                match penalty(config, learner.shape())? {
-                    Some(l1) => Model::Multiclass(learner.with_l1(l1)?),
-                    None => Model::Multiclass(learner),
-                }
+                let shape = learner.shape();
+                Model::Multiclass(penalised(
+                    learner,
+                    config,
+                    shape,
+                    MulticlassLearner::with_l1,
+                )?)
             }
             "kernel" => {
                 let rule = rule(config)?;
@@ -308,114 +329,119 @@ impl Estimator {
 
     fn restore(state: &State) -> Result<Estimator, CwError> {
         state.check_version()?;
-        let mut estimator = Estimator::new(state.clone()).map_err(|err| match err {
-            CwError::InvalidParameter(message) => CwError::InvalidState(
-                message
-                    .trim_start_matches("model configuration: ")
-                    .to_string(),
-            ),
-            err => err,
-        })?;
         let updates = state.count("n_updates")?;
         let mistakes = || state.count("n_mistakes");
-        estimator.model = match estimator.model {
-            Model::Binary(fresh) => {
-                let (kind, shape) = (fresh.covariance_kind(), fresh.shape());
+        let moments =
+            || Ok::<_, CwError>((state.floats("mean")?, state.floats("covariance_values")?));
+        let model = match state.string("kind")? {
+            "binary" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let (mean, sigma) = moments()?;
                 let learner = Learner::from_state(
-                    fresh.rule(),
-                    kind,
-                    shape.n_features,
-                    shape.fit_intercept,
-                    state.floats("mean")?,
-                    state.floats("covariance_values")?,
+                    rule(state)?,
+                    covariance(state)?,
+                    n_features,
+                    fit_intercept,
+                    mean,
+                    sigma,
                     updates,
                     mistakes()?,
                 )?;
-                match fresh.l1() {
-                    Some(l1) => {
-                        let l1 = restore_l1(l1.clone(), state, shape.dim())?;
-                        Model::Binary(learner.with_l1(l1)?)
-                    }
-                    None => Model::Binary(learner),
-                }
+                let shape = learner.shape();
+                Model::Binary(penalised(learner, state, shape, |l, l1| {
+                    l.with_l1(restore_l1(l1, state, shape.dim())?)
+                })?)
             }
-            Model::Regressor(fresh) => {
-                let (kind, shape) = (fresh.covariance_kind(), fresh.shape());
+            "regressor" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let (mean, sigma) = moments()?;
                 let learner = Regressor::from_state(
-                    fresh.rule(),
-                    kind,
-                    shape.n_features,
-                    shape.fit_intercept,
-                    state.floats("mean")?,
-                    state.floats("covariance_values")?,
+                    regression_rule(state)?,
+                    covariance(state)?,
+                    n_features,
+                    fit_intercept,
+                    mean,
+                    sigma,
                     updates,
                 )?;
-                match fresh.l1() {
-                    Some(l1) => {
-                        let l1 = restore_l1(l1.clone(), state, shape.dim())?;
-                        Model::Regressor(learner.with_l1(l1)?)
-                    }
-                    None => Model::Regressor(learner),
-                }
+                let shape = learner.shape();
+                Model::Regressor(penalised(learner, state, shape, |l, l1| {
+                    l.with_l1(restore_l1(l1, state, shape.dim())?)
+                })?)
             }
-            Model::Multiclass(fresh) => {
-                let (shape, n_classes) = (fresh.shape(), fresh.n_classes());
+            "multiclass" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let n_classes: usize = state.count("n_classes")?;
                 let learner = MulticlassLearner::from_state(
-                    fresh.rule(),
-                    fresh.strategy(),
-                    fresh.covariance_kind(),
+                    rule(state)?,
+                    strategy(state)?,
+                    covariance(state)?,
                     n_classes,
-                    shape.n_features,
-                    shape.fit_intercept,
+                    n_features,
+                    fit_intercept,
                     state.floats("means")?,
                     state.floats("covariance_values")?,
                     updates,
                     mistakes()?,
                 )?;
-                match penalty(state, shape)? {
-                    None => Model::Multiclass(learner),
-                    Some(l1) => {
-                        let totals = state.floats_of("l1_totals", n_classes)?;
-                        let last = state.floats_of("l1_last", n_classes * shape.dim())?;
-                        let states = totals
-                            .iter()
-                            .zip(last.chunks_exact(shape.dim()))
-                            .map(|(&total, last)| (total, last.to_vec()))
-                            .collect::<Vec<_>>();
-                        Model::Multiclass(learner.with_l1(l1)?.with_l1_states(&states)?)
-                    }
-                }
+                let shape = learner.shape();
+                Model::Multiclass(penalised(learner, state, shape, |l, l1| {
+                    let totals = state.floats_of("l1_totals", n_classes)?;
+                    let last = state.floats_of("l1_last", n_classes * shape.dim())?;
+                    let states = totals
+                        .iter()
+                        .zip(last.chunks_exact(shape.dim()))
+                        .map(|(&total, last)| (total, last.to_vec()))
+                        .collect::<Vec<_>>();
+                    l.with_l1(l1)?.with_l1_states(&states)
+                })?)
             }
-            Model::Kernel(fresh) => {
-                let gaussian = restore_dual(fresh.model().clone(), state)?;
-                let learner = DualLearner::from_gaussian(fresh.rule(), gaussian);
+            "kernel" => {
+                let rule = rule(state)?;
+                let gaussian = restore_dual(dual_gaussian(state, rule)?, state)?;
+                let learner = DualLearner::from_gaussian(rule, gaussian);
                 Model::Kernel(learner.with_counters(updates, mistakes()?))
             }
-            Model::MulticlassKernel(fresh) => {
+            "multiclass_kernel" => {
                 let classes = state.states("classes")?;
-                let learner = multiclass_kernel(state, classes.len(), |class, fresh| {
+                let n_classes: usize = state.count("n_classes")?;
+                if classes.len() != n_classes {
+                    return Err(CwError::InvalidState(format!(
+                        "entry \"classes\" must hold one state per class ({n_classes}), got {}",
+                        classes.len()
+                    )));
+                }
+                let learner = multiclass_kernel(state, n_classes, |class, fresh| {
                     restore_dual(fresh, &classes[class])
                 })?;
-                drop(fresh);
                 Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
+            other => {
+                return Err(CwError::InvalidState(format!(
+                    "unknown model kind {other:?}"
+                )))
+            }
         };
-        Ok(estimator)
+        Ok(Estimator {
+            config: config_of(state),
+            model,
+        })
     }
 
     /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
     /// the model exactly. A full covariance is stored folded (Σ, nothing pending): the model
     /// folds its pending terms first, so that it predicts with the same Σ as its restored copy.
-    pub fn state(&mut self) -> Result<State, CwError> {
-        let learned = self.learned();
-        let state = self.config.clone().merged(learned);
-        if self.covariance_kind() == Some(CovarianceKind::Full) {
-            *self = Self::from_state(&state)?;
+    pub fn state(&mut self) -> State<'static> {
+        match &mut self.model {
+            Model::Binary(l) => l.fold(),
+            Model::Regressor(l) => l.fold(),
+            // The multiclass learners fold at every update, the dual form has nothing to fold.
+            _ => {}
         }
-        Ok(state)
+        self.config.clone().merged(self.learned())
     }
 
-    fn learned(&self) -> State {
+    fn learned(&self) -> State<'static> {
         let counters = State::default().with("n_updates", self.n_updates());
         let counters = match self.n_mistakes() {
             Some(mistakes) => counters.with("n_mistakes", mistakes),
@@ -471,7 +497,7 @@ impl Estimator {
     }
 
     /// The entries it was built from.
-    pub fn config(&self) -> &State {
+    pub fn config(&self) -> &State<'static> {
         &self.config
     }
 
@@ -506,14 +532,6 @@ impl Estimator {
             Model::Multiclass(l) => Some(l.n_mistakes()),
             Model::Kernel(l) => Some(l.n_mistakes()),
             Model::MulticlassKernel(l) => Some(l.n_mistakes()),
-        }
-    }
-
-    /// The rule's hyper-parameters, as the model was built with them.
-    pub fn params(&self) -> &[(String, f64)] {
-        match self.config.get("params") {
-            Ok(Value::Params(params)) => params,
-            _ => &[],
         }
     }
 

@@ -1,4 +1,5 @@
 use super::*;
+use crate::state::Value;
 
 const N_FEATURES: usize = 5;
 const N_ROWS: usize = 60;
@@ -30,7 +31,7 @@ fn data() -> (Vec<f64>, Vec<f64>, Vec<usize>) {
     (x, y, classes)
 }
 
-fn config(kind: &str, rule: &str, params: &[(&str, f64)]) -> State {
+fn config(kind: &str, rule: &str, params: &[(&str, f64)]) -> State<'static> {
     let params = params
         .iter()
         .map(|(k, v)| (k.to_string(), *v))
@@ -54,7 +55,7 @@ fn config(kind: &str, rule: &str, params: &[(&str, f64)]) -> State {
 }
 
 /// Every kind of model worth a round trip, each built from its configuration.
-fn configs() -> Vec<State> {
+fn configs() -> Vec<State<'static>> {
     let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
     vec![
         arow("binary"),
@@ -121,20 +122,16 @@ fn every_kind_restores_from_its_state_exactly() {
     for config in configs() {
         let mut estimator = Estimator::new(config.clone()).unwrap();
         train(&mut estimator, 0..N_ROWS / 2);
-        let state = estimator.state().unwrap();
+        let state = estimator.state();
         let mut restored = Estimator::from_state(&state).unwrap();
         let kind = estimator.kind();
-        assert_eq!(restored.state().unwrap(), state, "{kind}");
+        assert_eq!(restored.state(), state, "{kind}");
         let before = predictions(&estimator);
         assert_eq!(predictions(&restored), before, "{kind}");
         // Both go on learning alike.
         train(&mut estimator, N_ROWS / 2..N_ROWS);
         train(&mut restored, N_ROWS / 2..N_ROWS);
-        assert_eq!(
-            restored.state().unwrap(),
-            estimator.state().unwrap(),
-            "{kind}"
-        );
+        assert_eq!(restored.state(), estimator.state(), "{kind}");
         assert_eq!(predictions(&restored), predictions(&estimator), "{kind}");
     }
 }
@@ -145,7 +142,7 @@ fn the_full_covariance_is_stored_folded() {
     let mut estimator = Estimator::new(config).unwrap();
     train(&mut estimator, 0..7); // fewer rows than a block: terms are pending
     let dim = N_FEATURES + 1;
-    let state = estimator.state().unwrap();
+    let state = estimator.state();
     assert_eq!(state.floats("covariance_values").unwrap().len(), dim * dim);
     assert_eq!(
         state.floats("covariance_values").unwrap(),
@@ -166,7 +163,7 @@ fn message(result: Result<Estimator, CwError>) -> String {
 fn malformed_states_are_refused_naming_the_entry() {
     let mut estimator = Estimator::new(configs()[0].clone()).unwrap();
     train(&mut estimator, 0..10);
-    let state = estimator.state().unwrap();
+    let state = estimator.state();
     let mut missing = state.clone();
     missing.entries.remove("mean");
     assert_eq!(

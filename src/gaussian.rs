@@ -151,6 +151,11 @@ impl Gaussian {
         self.moments.covariance_state()
     }
 
+    /// See [`Moments::fold`].
+    pub fn fold(&mut self) {
+        self.moments.fold();
+    }
+
     pub fn kind(&self) -> CovarianceKind {
         self.moments.kind()
     }

@@ -111,6 +111,11 @@ impl Learner {
         Ok(self)
     }
 
+    /// See [`Moments::fold`](crate::covariance::Moments::fold).
+    pub fn fold(&mut self) {
+        self.model.fold();
+    }
+
     pub fn rule(&self) -> Rule {
         self.rule
     }

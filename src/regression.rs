@@ -78,6 +78,11 @@ impl Regressor {
         Ok(self)
     }
 
+    /// See [`Moments::fold`](crate::covariance::Moments::fold).
+    pub fn fold(&mut self) {
+        self.model.fold();
+    }
+
     pub fn rule(&self) -> RegressionRule {
         self.rule
     }

@@ -3,6 +3,7 @@
 //! configuration a new model is built from. Python sees it as a dict; pickles, `.cwrs` files and
 //! the river adapter store it (docs/model-format.md lists the entries of every kind).
 
+use std::borrow::Cow;
 use std::collections::BTreeMap;
 
 use crate::error::CwError;
@@ -10,26 +11,26 @@ use crate::error::CwError;
 /// The version of the entries' layout; a state of another version is refused.
 pub const STATE_VERSION: i64 = 1;
 
-/// One entry of a [`State`].
+/// One entry of a [`State`]; arrays are borrowed (from Python's buffers) or owned.
 #[derive(Clone, Debug, PartialEq)]
-pub enum Value {
+pub enum Value<'a> {
     /// An optional entry left empty (Python's `None`).
     None,
     Bool(bool),
     Int(i64),
     Float(f64),
     Str(String),
-    Floats(Vec<f64>),
-    U32s(Vec<u32>),
-    U64s(Vec<u64>),
-    I64s(Vec<i64>),
+    Floats(Cow<'a, [f64]>),
+    U32s(Cow<'a, [u32]>),
+    U64s(Cow<'a, [u64]>),
+    I64s(Cow<'a, [i64]>),
     /// Named numbers in order: a rule's hyper-parameters.
     Params(Vec<(String, f64)>),
     /// Nested states: one per class of a multiclass kernel model.
-    States(Vec<State>),
+    States(Vec<State<'a>>),
 }
 
-impl Value {
+impl Value<'_> {
     /// What the value is, for error messages.
     fn describe(&self) -> &'static str {
         match self {
@@ -49,52 +50,71 @@ impl Value {
 }
 
 macro_rules! value_from {
-    ($($t:ty => $variant:ident),*) => {
-        $(impl From<$t> for Value {
-            fn from(value: $t) -> Value {
-                Value::$variant(value)
+    ($($t:ty => $variant:ident $(($wrap:path))?),*) => {
+        $(impl<'a> From<$t> for Value<'a> {
+            fn from(value: $t) -> Value<'a> {
+                Value::$variant($($wrap)?(value))
             }
         })*
     };
 }
 
-value_from!(bool => Bool, i64 => Int, f64 => Float, String => Str, Vec<f64> => Floats,
-    Vec<u32> => U32s, Vec<u64> => U64s, Vec<i64> => I64s, Vec<(String, f64)> => Params,
-    Vec<State> => States);
+value_from!(bool => Bool, i64 => Int, f64 => Float, String => Str,
+    Vec<f64> => Floats(Cow::Owned), Vec<u32> => U32s(Cow::Owned), Vec<u64> => U64s(Cow::Owned),
+    Vec<(String, f64)> => Params, Vec<State<'a>> => States);
 
-impl From<&str> for Value {
-    fn from(value: &str) -> Value {
+impl From<&str> for Value<'_> {
+    fn from(value: &str) -> Self {
         Value::Str(value.to_string())
     }
 }
 
-impl From<usize> for Value {
-    fn from(value: usize) -> Value {
+impl From<usize> for Value<'_> {
+    fn from(value: usize) -> Self {
         Value::Int(i64::try_from(value).unwrap_or(i64::MAX))
     }
 }
 
-impl From<u64> for Value {
-    fn from(value: u64) -> Value {
+impl From<u64> for Value<'_> {
+    fn from(value: u64) -> Self {
         Value::Int(i64::try_from(value).unwrap_or(i64::MAX))
     }
 }
 
-impl<T: Into<Value>> From<Option<T>> for Value {
-    fn from(value: Option<T>) -> Value {
+impl<'a, T: Into<Value<'a>>> From<Option<T>> for Value<'a> {
+    fn from(value: Option<T>) -> Self {
         value.map_or(Value::None, Into::into)
+    }
+}
+
+impl Value<'_> {
+    /// The value with every array owned.
+    pub fn into_owned(self) -> Value<'static> {
+        match self {
+            Value::None => Value::None,
+            Value::Bool(b) => Value::Bool(b),
+            Value::Int(i) => Value::Int(i),
+            Value::Float(x) => Value::Float(x),
+            Value::Str(s) => Value::Str(s),
+            Value::Floats(x) => Value::Floats(Cow::Owned(x.into_owned())),
+            Value::U32s(x) => Value::U32s(Cow::Owned(x.into_owned())),
+            Value::U64s(x) => Value::U64s(Cow::Owned(x.into_owned())),
+            Value::I64s(x) => Value::I64s(Cow::Owned(x.into_owned())),
+            Value::Params(p) => Value::Params(p),
+            Value::States(s) => Value::States(s.into_iter().map(State::into_owned).collect()),
+        }
     }
 }
 
 /// Named entries and the version of their layout.
 #[derive(Clone, Debug, PartialEq)]
-pub struct State {
+pub struct State<'a> {
     pub version: i64,
-    pub entries: BTreeMap<String, Value>,
+    pub entries: BTreeMap<String, Value<'a>>,
 }
 
-impl Default for State {
-    fn default() -> State {
+impl Default for State<'_> {
+    fn default() -> Self {
         State {
             version: STATE_VERSION,
             entries: BTreeMap::new(),
@@ -107,19 +127,29 @@ fn invalid(key: &str, problem: &str) -> CwError {
     CwError::InvalidState(format!("entry {key:?} {problem}"))
 }
 
-impl State {
+impl<'a> State<'a> {
     /// `self` with `key` set to `value`.
-    pub fn with(mut self, key: &str, value: impl Into<Value>) -> State {
+    pub fn with(mut self, key: &str, value: impl Into<Value<'a>>) -> Self {
         self.set(key, value);
         self
     }
 
-    pub fn set(&mut self, key: &str, value: impl Into<Value>) {
+    pub fn set(&mut self, key: &str, value: impl Into<Value<'a>>) {
         self.entries.insert(key.to_string(), value.into());
     }
 
+    /// The state with every array owned.
+    pub fn into_owned(self) -> State<'static> {
+        State {
+            version: self.version,
+            entries: (self.entries.into_iter())
+                .map(|(k, v)| (k, v.into_owned()))
+                .collect(),
+        }
+    }
+
     /// Every entry of `other` added to (or replacing those of) `self`.
-    pub fn merged(mut self, other: State) -> State {
+    pub fn merged(mut self, other: Self) -> Self {
         self.entries.extend(other.entries);
         self
     }
@@ -137,22 +167,22 @@ impl State {
         }
     }
 
-    pub fn get(&self, key: &str) -> Result<&Value, CwError> {
+    pub fn get(&self, key: &str) -> Result<&Value<'a>, CwError> {
         self.entries
             .get(key)
             .ok_or_else(|| invalid(key, "is missing"))
     }
 
     /// The entry, or `None` when it is absent or `None`.
-    fn optional(&self, key: &str) -> Option<&Value> {
+    fn optional(&self, key: &str) -> Option<&Value<'a>> {
         self.entries.get(key).filter(|v| **v != Value::None)
     }
 
-    fn typed<'a, T>(
-        &'a self,
+    fn typed<'s, T>(
+        &'s self,
         key: &str,
         what: &str,
-        pick: impl FnOnce(&'a Value) -> Option<T>,
+        pick: impl FnOnce(&'s Value<'a>) -> Option<T>,
     ) -> Result<T, CwError> {
         let value = self.get(key)?;
         pick(value)
@@ -202,7 +232,7 @@ impl State {
 
     pub fn floats(&self, key: &str) -> Result<&[f64], CwError> {
         self.typed(key, "a float64 array", |v| match v {
-            Value::Floats(x) => Some(x.as_slice()),
+            Value::Floats(x) => Some(x.as_ref()),
             _ => None,
         })
     }
@@ -222,14 +252,14 @@ impl State {
 
     pub fn u32s(&self, key: &str) -> Result<&[u32], CwError> {
         self.typed(key, "a uint32 array", |v| match v {
-            Value::U32s(x) => Some(x.as_slice()),
+            Value::U32s(x) => Some(x.as_ref()),
             _ => None,
         })
     }
 
     pub fn u64s(&self, key: &str) -> Result<&[u64], CwError> {
         self.typed(key, "a uint64 array", |v| match v {
-            Value::U64s(x) => Some(x.as_slice()),
+            Value::U64s(x) => Some(x.as_ref()),
             _ => None,
         })
     }
@@ -241,7 +271,7 @@ impl State {
         })
     }
 
-    pub fn states(&self, key: &str) -> Result<&[State], CwError> {
+    pub fn states(&self, key: &str) -> Result<&[State<'a>], CwError> {
         self.typed(key, "a list of states", |v| match v {
             Value::States(x) => Some(x.as_slice()),
             _ => None,

@@ -151,7 +151,7 @@ class RandomFourierFeatures:
 class CallableKernelModel:
     """A dual model whose kernel is a Python callable `kernel(X, Z) -> (len(X), len(Z))` array.
 
-    It wraps the native `KernelModel` (which holds all the math and the support set) and feeds
+    It wraps a native kernel `Model` built with `kernel=None` (which holds all the math and the support set) and feeds
     it kernel values row by row, so it has the native models' interface. Slower than the built-in
     kernels: one call of the callable per row.
 
@@ -166,15 +166,22 @@ class CallableKernelModel:
         self.sparse = sparse
         self._lock = OwnedLock()
 
+    kind = "kernel"
+    n_classes = None
+
     # ------------------------------------------------------------------ persistence
     def state(self):
         return (self.native.state(), self.kernel, self.sparse)
 
     @classmethod
     def from_state(cls, native_state, kernel, sparse):
-        from ._cwrs import KernelModel
+        from ._cwrs import Model
 
-        return cls(KernelModel.from_state(*native_state), kernel, sparse)
+        return cls(Model.from_state(native_state), kernel, sparse)
+
+    def copy(self):
+        with self._lock:
+            return CallableKernelModel(self.native.copy(), self.kernel, self.sparse)
 
     # ------------------------------------------------------------------ kernel values
     def _rows(self, matrix, n_rows):
@@ -259,7 +266,7 @@ class CallableKernelModel:
         sequence = np.arange(n_rows) if order is None else order
         if repeats is not None:
             sequence = np.repeat(sequence, repeats[sequence])
-        snapshot = self.native.state()
+        snapshot = self.native.copy()
         try:
             support = self._support(n_features)
             for i in sequence:
@@ -269,9 +276,7 @@ class CallableKernelModel:
                 if self.native.learn_precomputed(one, k[0], kappas[0], float(y[i])):
                     support = self._support(n_features)
         except BaseException:
-            from ._cwrs import KernelModel
-
-            self.native = KernelModel.from_state(*snapshot)
+            self.native = snapshot
             raise
 
     def _moments(self, matrix):
@@ -291,7 +296,7 @@ class CallableKernelModel:
     def variance(self, matrix):
         return self._moments(matrix)[1]
 
-    def positive_probability(self, matrix):
+    def probabilities(self, matrix):
         from ._cwrs import margin_probabilities
 
         return margin_probabilities(*self._moments(matrix))
@@ -302,6 +307,10 @@ class CallableKernelModel:
     @property
     def dual_coef(self):
         return self.native.dual_coef
+
+    @property
+    def config(self):
+        return self.native.config
 
     @property
     def n_support(self):

@@ -169,6 +169,13 @@ impl Moments {
         })
     }
 
+    /// Folds the full form's pending rank-one terms into Σ (a stored state holds none).
+    pub fn fold(&mut self) {
+        if let Moments::Full(full) = self {
+            full.fold();
+        }
+    }
+
     pub fn kind(&self) -> CovarianceKind {
         match self {
             Moments::Identity(_) => CovarianceKind::Identity,
