@@ -612,7 +612,7 @@ class Classifier(Estimator):
         classes = self.classes_
         if model.kind == "binary":
             return {classes[0]: -1.0, classes[1]: 1.0}
-        return {label: k for k, label in enumerate(classes)}
+        return {label: float(k) for k, label in enumerate(classes)}  # a float: the fast extraction
 
     def _targets(self, model, y, classes, from_y=False):
         """Labels as the native model takes them: ±1 (binary) or class indices. `from_y`: the

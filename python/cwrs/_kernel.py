@@ -151,9 +151,9 @@ class RandomFourierFeatures:
 class CallableKernelModel:
     """A dual model whose kernel is a Python callable `kernel(X, Z) -> (len(X), len(Z))` array.
 
-    It wraps a native kernel `Model` built with `kernel=None` (which holds all the math and the support set) and feeds
-    it kernel values row by row, so it has the native models' interface. Slower than the built-in
-    kernels: one call of the callable per row.
+    It wraps a native kernel `Model` built with `kernel=None` (which holds all the math and the
+    support set) and feeds it kernel values row by row, so it has the native model's interface.
+    Slower than the built-in kernels: one call of the callable per row.
 
     A learning pass reads the support set, calls the kernel and updates the native model in
     turns, so calls on one model hold a lock (threads sharing it wait for each other, as with
