@@ -1,5 +1,6 @@
-//! The one error type of the crate; the Python bindings map it to `ValueError` (`OSError` for
-//! I/O, `MemoryError` for a model too large for memory).
+//! The one error type of the crate; the Python bindings map it to `ValueError` and its
+//! subclasses `InvalidParameterError` and `InvalidModelStateError` (`OSError` for I/O,
+//! `MemoryError` for a model too large for memory).
 
 use std::any::Any;
 use std::fmt;
@@ -11,6 +12,9 @@ pub enum CwError {
     InvalidParameter(String),
     /// Input data is malformed: shapes, indices, labels or non-finite values.
     InvalidInput(String),
+    /// A saved model state is malformed: an entry missing, of the wrong type or size, or values
+    /// that do not fit together.
+    InvalidState(String),
     /// Reading the input failed (the kind lets the bindings raise the matching `OSError`).
     Io(std::io::ErrorKind, String),
     /// A model or result too large for the memory available (an allocation that would abort
@@ -43,6 +47,7 @@ impl fmt::Display for CwError {
         match self {
             CwError::InvalidParameter(msg)
             | CwError::InvalidInput(msg)
+            | CwError::InvalidState(msg)
             | CwError::Io(_, msg)
             | CwError::OutOfMemory(msg) => f.write_str(msg),
             CwError::Raised(_) => f.write_str("an error raised by the caller's code"),

@@ -8,6 +8,7 @@
 pub mod covariance;
 pub mod data;
 pub mod error;
+pub mod estimator;
 pub mod kernel;
 pub mod learner;
 pub mod multiclass;
@@ -20,6 +21,7 @@ pub(crate) mod simd;
 #[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) mod shared;
 pub mod sparse_l1;
+pub mod state;
 #[cfg(test)]
 mod state_props;
 

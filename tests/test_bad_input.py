@@ -499,59 +499,54 @@ def test_more_features_than_any_model_can_hold():
 
 
 def native_state(model_id):
-    return fitted(model_id).__getstate__()["_model"]
+    return fitted(model_id).__getstate__()["_model"][1]
 
 
 def corrupted_states():
-    """(id, native class name, corrupted state tuple, exception, message)."""
+    """(id, corrupted named state, exception, message)."""
     cases = []
-    kind, state = native_state("AROW-diag-binary")
-    s = list(state)
-    s[3], s[5], s[6] = 2**64 - 1, np.zeros(0), np.zeros(0)  # n_features + bias overflowed to 0
-    cases.append(("features-overflow", kind, s, ValueError, "a model cannot hold"))
-    s = list(state)
-    s[6] = -np.abs(s[6])
-    cases.append(("negative-variances", kind, s, ValueError, "must hold positive variances"))
-    s = list(state)
-    s[5] = s[5][:-1]
-    cases.append(("short-mean", kind, s, ValueError, "a mean must hold 6 finite values"))
-    s = list(state)
-    s[2] = "dense"
-    cases.append(("unknown-covariance", kind, s, ValueError, "covariance"))
-    kind, state = native_state("SCW1-full-multiclass")
-    s = list(state)
-    s[4], s[5], s[7], s[8] = 2**63, 1, np.zeros(0), np.zeros(0)  # classes × dim overflowed to 0
-    cases.append(("classes-overflow", kind, s, ValueError, "does not divide into classes"))
-    s = list(state)
-    s[8] = s[8][:-1]
-    cases.append(("ragged-covariances", kind, s, ValueError, "does not divide into classes"))
-    kind, state = native_state("AROW-rbf-kernel-binary")
-    s = list(state)
-    s[4] = (s[4][0], s[4][1], s[4][2], 2)  # budget below the support set
-    cases.append(("over-budget", kind, s, ValueError, "more support rows than the budget"))
-    s = list(state)
-    (values, indices, indptr), coefficients = s[5]
-    s[5] = ((values, indices + 100, indptr), coefficients)
-    cases.append(("support-index-out-of-range", kind, s, ValueError, "out of range"))
+    state = native_state("AROW-diag-binary")
+    empty = {"mean": np.zeros(0), "covariance_values": np.zeros(0)}
+    s = dict(state, n_features=2**64 - 1, **empty)  # beyond any integer the state holds
+    cases.append(("features-overflow", s, cwrs.InvalidModelStateError, "n_features"))
+    s = dict(state, n_features=2**63 - 1, **empty)
+    cases.append(("features-too-many", s, ValueError, "a model cannot hold"))
+    s = dict(state, covariance_values=-np.abs(state["covariance_values"]))
+    cases.append(("negative-variances", s, ValueError, "must hold positive variances"))
+    s = dict(state, mean=state["mean"][:-1])
+    cases.append(("short-mean", s, ValueError, "a mean must hold 6 finite values"))
+    s = dict(state, covariance="dense")
+    cases.append(("unknown-covariance", s, ValueError, "covariance"))
+    state = native_state("SCW1-full-multiclass")
+    s = dict(state, n_classes=2**63 - 1, n_features=1, means=np.zeros(0))
+    s["covariance_values"] = np.zeros(0)  # classes × dim overflowed
+    cases.append(("classes-overflow", s, ValueError, "does not divide into classes"))
+    s = dict(state, covariance_values=state["covariance_values"][:-1])
+    cases.append(("ragged-covariances", s, ValueError, "does not divide into classes"))
+    state = native_state("AROW-rbf-kernel-binary")
+    s = dict(state, budget=2)
+    cases.append(("over-budget", s, ValueError, "more support rows than the budget"))
+    s = dict(state, support_indices=state["support_indices"] + 100)
+    cases.append(("support-index-out-of-range", s, ValueError, "out of range"))
     return cases
 
 
 @pytest.mark.parametrize(
-    "kind, state, error, message",
+    "state, error, message",
     [case[1:] for case in corrupted_states()],
     ids=[case[0] for case in corrupted_states()],
 )
-def test_corrupted_native_state_is_a_value_error(kind, state, error, message):
-    with pytest.raises(error, match=message):
-        getattr(_cwrs, kind).from_state(*state)
+def test_corrupted_native_state_is_a_value_error(state, error, message):
+    with pytest.raises(error, match=message) as raised:
+        _cwrs.Model.from_state(state)
+    assert isinstance(raised.value, cwrs.InvalidModelStateError)
 
 
 def test_corrupted_pickle_is_a_value_error():
     model = fitted("AROW-full-binary")
     state = model.__getstate__()
     kind, native = state["_model"]
-    native = list(native)
-    native[6] = native[6][:-3]
-    state["_model"] = (kind, tuple(native))
+    native = dict(native, covariance_values=native["covariance_values"][:-3])
+    state["_model"] = (kind, native)
     with pytest.raises(ValueError, match="covariance over 6 coordinates needs"):
         cwrs.AROW().__setstate__(state)

@@ -28,8 +28,12 @@ def _state(estimator):
 
 
 def _assert_equal(x, y):
-    """Bit-for-bit equality of nested tuples of arrays and plain values."""
-    if isinstance(x, np.ndarray):
+    """Bit-for-bit equality of nested dicts, tuples and lists of arrays and plain values."""
+    if isinstance(x, dict):
+        assert x.keys() == y.keys()
+        for key in x:
+            _assert_equal(x[key], y[key])
+    elif isinstance(x, np.ndarray):
         np.testing.assert_array_equal(x, y)
     elif isinstance(x, (tuple, list)):
         assert len(x) == len(y)

@@ -276,19 +276,31 @@ def test_save_and_load_stream_the_arrays(tmp_path):
 
 
 # ------------------------------------------------------------- 13.12: crafted but CRC-valid files
-def model_state_entry(index):
+def model_state_entry(name):
+    """The [name, value] pair of the native model's named state in a header, and the index of
+    the value in it."""
     def at(header):
-        return header["state"]["_model"]["$tuple"][1]["$tuple"], index
+        pairs = header["state"]["_model"]["$tuple"][1]["$dict"]
+        return next(pair for pair in pairs if pair[0] == name), 1
 
     return at
 
 
-def set_native(index, value):
+def set_native(name, value):
     def edit(header):
-        entries, i = model_state_entry(index)(header)
+        entries, i = model_state_entry(name)(header)
         entries[i] = value
 
     return edit
+
+
+def native_path(data, name):
+    """The path in the header of the native model's state entry `name`."""
+    _, _, length = _persist.PREFIX.unpack_from(data)
+    header = json.loads(data[_persist.PREFIX.size : _persist.PREFIX.size + length])
+    pairs = header["state"]["_model"]["$tuple"][1]["$dict"]
+    index = next(i for i, pair in enumerate(pairs) if pair[0] == name)
+    return ["_model", "$tuple", 1, "$dict", index, 1]
 
 
 def rename(name):
@@ -384,7 +396,7 @@ def test_a_deeply_nested_header_is_refused(depth):
 def test_a_full_covariance_that_is_not_positive_definite_is_refused(covariance):
     model = fitted(cwrs.AROW(covariance="full"))
     data = _persist.dumps(model)
-    values, replaced = array_of(data, ["_model", "$tuple", 1, "$tuple", 6])
+    values, replaced = array_of(data, native_path(data, "covariance_values"))
     assert values.shape == (25,)
     with pytest.raises(cwrs.ModelFormatError, match="positive definite"):
         _persist.loads(replaced(covariance.ravel()))

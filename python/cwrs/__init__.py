@@ -26,6 +26,7 @@ from ._classifiers import (
     ExactCW,
     Perceptron,
 )
+from ._cwrs import InvalidModelStateError, InvalidParameterError
 from ._hashing import FeatureHasher
 from ._persist import ModelFormatError, load
 from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
@@ -57,6 +58,8 @@ __all__ = [
     "ExactCW",
     "FeatureHasher",
     "IneffectiveParameterWarning",
+    "InvalidModelStateError",
+    "InvalidParameterError",
     "ModelFormatError",
     "NotFittedError",
     "Perceptron",

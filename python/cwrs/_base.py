@@ -197,21 +197,19 @@ class Estimator:
             state.pop(name, None)
         if "_model" in state:
             model = state["_model"]
-            state["_model"] = (type(model).__name__, model.state())
+            state["_model"] = (type(model).__name__, model.state())  # a dict of named entries
         return state
 
     def __setstate__(self, state):
         if "_model" in state:
             kind, model_state = state["_model"]
-            model_class = getattr(_cwrs, kind)
-            if model_class is _cwrs.KernelModel and model_state[2] is None:
-                # A callable kernel: the estimator keeps it, the native state does not.
-                rule, params, _, *rest = model_state
-                state["_model"] = model_class.from_state(
-                    rule, params, state["kernel"], *rest, sparse_support=state["_sparse_input"]
-                )
-            else:
-                state["_model"] = model_class.from_state(*model_state)
+            # A callable kernel: the estimator keeps it, the native state does not.
+            kernel = state.get("kernel")
+            custom = (
+                {"kernel": kernel, "sparse_support": state["_sparse_input"]}
+                if callable(kernel) else {}
+            )
+            state["_model"] = _cwrs.Model.from_state(model_state, **custom)
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
 
     # ----------------------------------------------------------------- threads
@@ -271,7 +269,7 @@ class Estimator:
         about the missing names). Called holding `_lock`, after validation."""
         model = self._model
         if (
-            type(model) in _ONE_ROW_MODELS
+            model.kind in _ONE_ROW_KINDS
             and self._feature_map is None
             and "feature_names_in_" not in self.__dict__
         ):
@@ -478,23 +476,23 @@ class Estimator:
         return f"lines {lines[0]}-{lines[-1]}"
 
     def _snapshot(self):
-        """The estimator's attributes and its model's state, for `_restore`."""
+        """The estimator's attributes and a copy of its model, for `_restore`."""
         with self._lock():
             attributes = dict(self.__dict__)
             model = attributes.get("_model")
-            return attributes, None if model is None else model.state()
+            return attributes, None if model is None else model.copy()
 
     def _restore(self, snapshot):
-        """Puts back the attributes and model state of `_snapshot` (a new model object, so that
-        no thread keeps learning into the restored one)."""
-        attributes, model_state = snapshot
+        """Puts back the attributes and the model copy of `_snapshot` (a new model object, so
+        that no thread keeps learning into the restored one)."""
+        attributes, model = snapshot
         with self._lock():
-            if model_state is not None:
-                attributes["_model"] = type(attributes["_model"]).from_state(*model_state)
+            if model is not None:
+                attributes["_model"] = model
             attributes.pop("_one_row", None)
             self.__dict__.clear()
             self.__dict__.update(attributes)
-            if model_state is not None and "_checked_params" in attributes:
+            if model is not None and "_checked_params" in attributes:
                 self._enable_one_row()
 
     @property
@@ -581,33 +579,27 @@ class Classifier(Estimator):
                 check_degree(self.degree),
                 _as_float("coef0", self.coef0),
             )
-            if n_classes != 2:
-                if not built_in:
-                    raise ValueError(
-                        "callable kernels support two classes; use a built-in kernel for "
-                        f"{n_classes}"
-                    )
-                model = _cwrs.MulticlassKernelModel(
-                    self._rule, params, self._multi_class(), n_classes, self.kernel,
-                    kernel_params, n_features, fit_intercept, a, check_budget(self.budget),
+            if n_classes != 2 and not built_in:
+                raise ValueError(
+                    f"callable kernels support two classes; use a built-in kernel for {n_classes}"
                 )
-                return model, None
-            model = _cwrs.KernelModel(
-                self._rule, params, self.kernel, kernel_params, n_features, fit_intercept, a,
-                check_budget(self.budget), sparse_support=sparse,
+            config = _config(
+                "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
+                n_features, fit_intercept, a, kernel=self.kernel if built_in else None,
+                gamma=kernel_params[0], degree=kernel_params[1], coef0=kernel_params[2],
+                budget=check_budget(self.budget), strategy=self._multi_class(),
+                n_classes=n_classes,
             )
+            # A callable kernel is passed on its own: it is code, not configuration.
+            custom = {} if built_in else {"kernel": self.kernel, "sparse_support": sparse}
+            model = _cwrs.Model(config, **custom)
             return model, None
-        l1 = self._l1()
-        if n_classes == 2:
-            model = _cwrs.BinaryModel(
-                self._rule, params, covariance, n_features, fit_intercept, a, l1
-            )
-            return model, feature_map
-        model = _cwrs.MulticlassModel(
-            self._rule, params, self._multi_class(), covariance, n_classes, n_features,
-            fit_intercept, a, l1,
+        shape = {} if n_classes == 2 else {"strategy": self._multi_class(), "n_classes": n_classes}
+        config = _config(
+            "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
+            fit_intercept, a, covariance=covariance, **_l1_config(self._l1()), **shape,
         )
-        return model, feature_map
+        return _cwrs.Model(config), feature_map
 
     def _multi_class(self):
         if not isinstance(self.multi_class, str) or self.multi_class not in ("max-score", "ovr"):
@@ -620,14 +612,14 @@ class Classifier(Estimator):
     def _one_row_targets(self, model):
         """label -> native target, for the one-row path of a primal model."""
         classes = self.classes_
-        if isinstance(model, _cwrs.BinaryModel):
+        if model.kind == "binary":
             return {classes[0]: -1.0, classes[1]: 1.0}
-        return {label: k for k, label in enumerate(classes)}
+        return {label: float(k) for k, label in enumerate(classes)}  # a float: the fast extraction
 
     def _targets(self, model, y, classes, from_y=False):
         """Labels as the native model takes them: ±1 (binary) or class indices. `from_y`: the
         classes were taken from y, so every label is among them."""
-        if from_y and isinstance(model, _cwrs.BinaryModel):
+        if from_y and model.kind == "binary":
             return np.where(y == classes[1], 1.0, -1.0)
         index = np.searchsorted(classes, y)
         known = index < classes.shape[0]
@@ -635,7 +627,7 @@ class Classifier(Estimator):
         if not known.all():
             unknown = np.unique(y[~known]).tolist()
             raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
-        if isinstance(model, MULTICLASS_MODELS):
+        if model.n_classes is not None:
             return index.astype(np.int64)
         return np.where(index == 1, 1.0, -1.0)
 
@@ -744,12 +736,13 @@ class Classifier(Estimator):
     def _weights(self):
         """The fitted means as rows × (model features + bias)."""
         model = self._fitted_model()
-        if isinstance(model, _cwrs.MulticlassModel):
-            return model.means
-        if isinstance(model, _cwrs.MulticlassKernelModel):
+        if model.kind == "multiclass":
+            return model.mean
+        if model.kind == "multiclass_kernel":
             raise AttributeError("a multiclass kernel learner has no coef_")
-        if isinstance(model, _cwrs.KernelModel):
-            kernel, fit_intercept = model.kernel_form
+        if model.kind == "kernel":
+            config = model.config
+            kernel, fit_intercept = config["kernel"], config["fit_intercept"]
             if kernel != "linear":
                 raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
             weights = model.dual_coef @ self.support_vectors_
@@ -778,7 +771,7 @@ class Classifier(Estimator):
 
     def _kernel_model(self):
         model = self._fitted_model()
-        if not isinstance(model, _cwrs.KernelModel):
+        if model.kind != "kernel":
             raise AttributeError("only binary kernel learners (kernel=...) have one support set")
         return model
 
@@ -787,7 +780,7 @@ class Classifier(Estimator):
         """Number of support rows of a kernel learner (summed over the classes' support sets
         for more than two classes)."""
         model = self._fitted_model()
-        if isinstance(model, _cwrs.MulticlassKernelModel):
+        if model.kind == "multiclass_kernel":
             return int(model.n_support.sum())
         return self._kernel_model().n_support
 
@@ -840,9 +833,9 @@ class ConfidenceWeightedClassifier(Classifier):
         """
         model = self._fitted_model()
         matrix = self._check_X_for(X)
-        if isinstance(model, MULTICLASS_MODELS):
+        if model.n_classes is not None:
             return _refuse_overflow(model.probabilities(matrix), "predict_proba")
-        positive = _refuse_overflow(model.positive_probability(matrix), "predict_proba")
+        positive = _refuse_overflow(model.probabilities(matrix), "predict_proba")
         return np.column_stack([1.0 - positive, positive])
 
     def predict_log_proba(self, X: MatrixLike) -> Float64Array:
@@ -856,11 +849,11 @@ class ConfidenceWeightedClassifier(Classifier):
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
         classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
-        if isinstance(model, KERNEL_MODELS):
+        if model.kind in ("kernel", "multiclass_kernel"):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
-        if isinstance(model, _cwrs.BinaryModel):
+        if model.kind == "binary":
             return _feature_block(model.covariance[None, :], model, self._n_weights())[0]
-        return _feature_block(model.covariances, model, self._n_weights())
+        return _feature_block(model.covariance, model, self._n_weights())
 
 
 class Regressor(Estimator):
@@ -888,8 +881,11 @@ class Regressor(Estimator):
         params, covariance, a, fit_intercept = self._model_args()
         l1 = self._l1()
         self._check_params_take_effect()
-        return _cwrs.RegressionModel(
-            self._rule, params, covariance, n_features, fit_intercept, a, l1
+        return _cwrs.Model(
+            _config(
+                "regressor", self._rule, params, n_features, fit_intercept, a,
+                covariance=covariance, **_l1_config(l1),
+            )
         )
 
     def _check_params(self):
@@ -948,7 +944,9 @@ class Regressor(Estimator):
 
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
-        return _refuse_overflow(self._fitted_model().predict(self._check_X_for(X)), "predict")
+        return _refuse_overflow(
+            self._fitted_model().decision_function(self._check_X_for(X)), "predict"
+        )
 
     def score(
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
@@ -995,10 +993,10 @@ class ConfidenceWeightedRegressor(Regressor):
         N(0, a·I) and noise variance r)."""
         model = self._fitted_model()
         matrix = self._check_X_for(X)
-        mean = _refuse_overflow(model.predict(matrix), "predict")
+        mean = _refuse_overflow(model.decision_function(matrix), "predict")
         if not return_std:
             return mean
-        noise = dict(model.params)["r"]  # the fitted r, whatever `set_params` said since
+        noise = model.config["params"]["r"]  # the fitted r, whatever `set_params` said since
         return mean, np.sqrt(model.variance(matrix) + noise)
 
     @property
@@ -1048,10 +1046,24 @@ _DEPENDENT_PARAMS: tuple[tuple[str, Callable[[Any], bool], bool, str], ...] = (
     ),
 )
 
-MULTICLASS_MODELS = (_cwrs.MulticlassModel, _cwrs.MulticlassKernelModel)
-# The models the one-row path of partial_fit drives (primal: no kernel).
-_ONE_ROW_MODELS = (_cwrs.BinaryModel, _cwrs.MulticlassModel, _cwrs.RegressionModel)
-KERNEL_MODELS = (_cwrs.KernelModel, _cwrs.MulticlassKernelModel)
+# The kinds of model the one-row path of partial_fit drives (primal: no kernel).
+_ONE_ROW_KINDS = ("binary", "multiclass", "regressor")
+
+
+def _config(kind, rule, params, n_features, fit_intercept, a, **entries):
+    """The configuration of a native model (docs/model-format.md lists its entries)."""
+    return {
+        "kind": kind, "rule": rule, "params": dict(params), "n_features": n_features,
+        "fit_intercept": fit_intercept, "a": a, **entries,
+    }
+
+
+def _l1_config(l1):
+    """The configuration entries of an L1 penalty spec (penalty, alpha, penalize_intercept)."""
+    if l1 is None:
+        return {"penalty": None}
+    penalty, alpha, penalize_intercept = l1
+    return {"penalty": penalty, "alpha": alpha, "penalize_intercept": penalize_intercept}
 
 
 def _refuse_overflow(values, method):

@@ -15,11 +15,9 @@ import numpy.typing as npt
 from typing_extensions import Self, TypeAlias
 
 __all__ = [
-    "BinaryModel",
-    "MulticlassModel",
-    "RegressionModel",
-    "KernelModel",
-    "MulticlassKernelModel",
+    "Model",
+    "InvalidParameterError",
+    "InvalidModelStateError",
     "normal_quantile",
     "margin_probabilities",
     "hash_tokens",
@@ -36,17 +34,9 @@ _U64: TypeAlias = npt.NDArray[np.uint64]
 # A batch of rows: a C-contiguous float64 (n, d) array, or the arrays of a CSR matrix
 # (data, indices, indptr, n_cols) with one integer type (int32 or int64) for indices and indptr.
 _Matrix: TypeAlias = _F64 | tuple[_F64, _I32, _I32, int] | tuple[_F64, _I64, _I64, int]
-# The hyper-parameters of a rule, by name: [("C", 1.0), ("eta", 0.75)].
-_Params: TypeAlias = list[tuple[str, float]]
-# An L1 penalty: (penalty name, alpha, penalize_intercept).
-_L1Spec: TypeAlias = tuple[str, float, bool] | None
-# A lazy L1 state: (accumulated penalty H, H at each coordinate's last update).
-_L1State: TypeAlias = tuple[float, _F64]
-# Kernel parameters (gamma, degree, coef0) and shape (n_features, fit_intercept, a, budget).
-_KernelParams: TypeAlias = tuple[float, int, float]
-_KernelShape: TypeAlias = tuple[int, bool, float, int | None]
-# One dual Gaussian: the support rows as CSR (data, indices, indptr), then (ν, Π, Gram).
-_DualGaussian: TypeAlias = tuple[tuple[_F64, _U32, _U64], tuple[_F64, _F64, _F64]]
+# A model's configuration or state by name (docs/model-format.md): a version, strings, bools,
+# numbers, None, 1-D arrays, the rule's hyper-parameters as a dict, and per-class states.
+_State: TypeAlias = dict[str, Any]
 
 RULE_NAMES: list[str]
 
@@ -66,258 +56,50 @@ class SvmlightChunks:
     def __iter__(self) -> Self: ...
     def __next__(self) -> tuple[_F64, _F64, _I64, _I64, int, _U64]: ...
 
-@final
-class BinaryModel:
-    def __new__(
-        cls,
-        rule: str,
-        params: _Params,
-        covariance: str,
-        n_features: int,
-        fit_intercept: bool,
-        a: float,
-        l1: _L1Spec = None,
-    ) -> Self: ...
-    @staticmethod
-    def from_state(
-        rule: str,
-        params: _Params,
-        covariance: str,
-        n_features: int,
-        fit_intercept: bool,
-        mean: _F64,
-        covariance_values: _F64,
-        n_updates: int,
-        n_mistakes: int,
-        l1: _L1Spec,
-        l1_state: _L1State | None,
-    ) -> BinaryModel: ...
-    def state(
-        self,
-    ) -> tuple[
-        str, _Params, str, int, bool, _F64, _F64, int, int, _L1Spec, _L1State | None
-    ]: ...
-    def learn_one(self, x: _F64, y: float) -> bool: ...
-    def partial_fit(
-        self, x: _Matrix, y: _F64, repeats: _U32 | None = None, order: _I64 | None = None
-    ) -> None: ...
-    def decision_function(self, x: _Matrix) -> _F64: ...
-    def variance(self, x: _Matrix) -> _F64: ...
-    def positive_probability(self, x: _Matrix) -> _F64: ...
-    @property
-    def mean(self) -> _F64: ...
-    @property
-    def covariance(self) -> _F64: ...
-    @property
-    def covariance_kind(self) -> str: ...
-    @property
-    def n_updates(self) -> int: ...
-    @property
-    def n_mistakes(self) -> int: ...
+class InvalidParameterError(ValueError): ...
+class InvalidModelStateError(ValueError): ...
 
 @final
-class MulticlassModel:
+class Model:
     def __new__(
         cls,
-        rule: str,
-        params: _Params,
-        strategy: str,
-        covariance: str,
-        n_classes: int,
-        n_features: int,
-        fit_intercept: bool,
-        a: float,
-        l1: _L1Spec = None,
+        config: _State,
+        kernel: Callable[[Any, Any], Any] | None = None,
+        sparse_support: bool = False,
     ) -> Self: ...
     @staticmethod
     def from_state(
-        rule: str,
-        params: _Params,
-        strategy: str,
-        covariance: str,
-        n_classes: int,
-        n_features: int,
-        fit_intercept: bool,
-        means: _F64,
-        covariances: _F64,
-        counters: tuple[int, int],
-        l1: _L1Spec,
-        l1_states: list[_L1State] | None,
-    ) -> MulticlassModel: ...
-    def state(
-        self,
-    ) -> tuple[
-        str,
-        _Params,
-        str,
-        str,
-        int,
-        int,
-        bool,
-        _F64,
-        _F64,
-        tuple[int, int],
-        _L1Spec,
-        list[_L1State] | None,
-    ]: ...
-    def learn_one(self, x: _F64, label: int) -> bool: ...
+        state: _State,
+        kernel: Callable[[Any, Any], Any] | None = None,
+        sparse_support: bool = False,
+    ) -> Model: ...
+    def state(self) -> _State: ...
+    def copy(self) -> Model: ...
+    def learn_one(self, x: _F64, y: float) -> bool: ...
     def partial_fit(
-        self, x: _Matrix, labels: _I64, repeats: _U32 | None = None, order: _I64 | None = None
+        self, x: _Matrix, y: _F64 | _I64, repeats: _U32 | None = None, order: _I64 | None = None
     ) -> None: ...
     def decision_function(self, x: _Matrix) -> _F64: ...
     def variance(self, x: _Matrix) -> _F64: ...
     def probabilities(self, x: _Matrix) -> _F64: ...
     @property
-    def means(self) -> _F64: ...
+    def kind(self) -> str: ...
     @property
-    def covariances(self) -> _F64: ...
+    def config(self) -> _State: ...
     @property
-    def covariance_kind(self) -> str: ...
+    def n_classes(self) -> int | None: ...
     @property
-    def n_updates(self) -> int: ...
-    @property
-    def n_mistakes(self) -> int: ...
-
-@final
-class RegressionModel:
-    def __new__(
-        cls,
-        rule: str,
-        params: _Params,
-        covariance: str,
-        n_features: int,
-        fit_intercept: bool,
-        a: float,
-        l1: _L1Spec = None,
-    ) -> Self: ...
-    @staticmethod
-    def from_state(
-        rule: str,
-        params: _Params,
-        covariance: str,
-        n_features: int,
-        fit_intercept: bool,
-        mean: _F64,
-        covariance_values: _F64,
-        n_updates: int,
-        l1: _L1Spec,
-        l1_state: _L1State | None,
-    ) -> RegressionModel: ...
-    def state(
-        self,
-    ) -> tuple[str, _Params, str, int, bool, _F64, _F64, int, _L1Spec, _L1State | None]: ...
-    def learn_one(self, x: _F64, y: float) -> bool: ...
-    def partial_fit(
-        self, x: _Matrix, y: _F64, repeats: _U32 | None = None, order: _I64 | None = None
-    ) -> None: ...
-    def predict(self, x: _Matrix) -> _F64: ...
-    def variance(self, x: _Matrix) -> _F64: ...
+    def covariance_kind(self) -> str | None: ...
     @property
     def mean(self) -> _F64: ...
     @property
-    def params(self) -> list[tuple[str, float]]: ...
-    @property
     def covariance(self) -> _F64: ...
     @property
-    def covariance_kind(self) -> str: ...
-    @property
     def n_updates(self) -> int: ...
-
-@final
-class KernelModel:
-    def __new__(
-        cls,
-        rule: str,
-        params: _Params,
-        kernel: str | Callable[[Any, Any], Any],
-        kernel_params: _KernelParams,
-        n_features: int,
-        fit_intercept: bool,
-        a: float,
-        budget: int | None,
-        sparse_support: bool = False,
-    ) -> Self: ...
-    @staticmethod
-    def from_state(
-        rule: str,
-        params: _Params,
-        kernel: str | Callable[[Any, Any], Any] | None,
-        kernel_params: _KernelParams,
-        shape: _KernelShape,
-        gaussian: _DualGaussian,
-        counters: tuple[int, int],
-        sparse_support: bool = False,
-    ) -> KernelModel: ...
-    def state(
-        self,
-    ) -> tuple[
-        str, _Params, str | None, _KernelParams, _KernelShape, _DualGaussian, tuple[int, int]
-    ]: ...
-    def partial_fit(
-        self, x: _Matrix, y: _F64, repeats: _U32 | None = None, order: _I64 | None = None
-    ) -> None: ...
-    def decision_function(self, x: _Matrix) -> _F64: ...
-    def variance(self, x: _Matrix) -> _F64: ...
-    def positive_probability(self, x: _Matrix) -> _F64: ...
+    @property
+    def n_mistakes(self) -> int | None: ...
+    @property
+    def n_support(self) -> int | _U64: ...
     def support_vectors(self) -> tuple[_F64, _U32, _U64]: ...
     @property
     def dual_coef(self) -> _F64: ...
-    @property
-    def n_support(self) -> int: ...
-    @property
-    def kernel_form(self) -> tuple[str | None, bool]: ...
-    @property
-    def n_updates(self) -> int: ...
-    @property
-    def n_mistakes(self) -> int: ...
-
-@final
-class MulticlassKernelModel:
-    def __new__(
-        cls,
-        rule: str,
-        params: _Params,
-        strategy: str,
-        n_classes: int,
-        kernel: str,
-        kernel_params: _KernelParams,
-        n_features: int,
-        fit_intercept: bool,
-        a: float,
-        budget: int | None,
-    ) -> Self: ...
-    @staticmethod
-    def from_state(
-        rule: str,
-        params: _Params,
-        strategy: str,
-        kernel: str,
-        kernel_params: _KernelParams,
-        shape: _KernelShape,
-        classes: list[_DualGaussian],
-        counters: tuple[int, int],
-    ) -> MulticlassKernelModel: ...
-    def state(
-        self,
-    ) -> tuple[
-        str,
-        _Params,
-        str,
-        str,
-        _KernelParams,
-        _KernelShape,
-        list[_DualGaussian],
-        tuple[int, int],
-    ]: ...
-    def partial_fit(
-        self, x: _Matrix, labels: _I64, repeats: _U32 | None = None, order: _I64 | None = None
-    ) -> None: ...
-    def decision_function(self, x: _Matrix) -> _F64: ...
-    def variance(self, x: _Matrix) -> _F64: ...
-    def probabilities(self, x: _Matrix) -> _F64: ...
-    @property
-    def n_support(self) -> _U64: ...
-    @property
-    def n_updates(self) -> int: ...
-    @property
-    def n_mistakes(self) -> int: ...

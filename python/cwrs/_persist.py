@@ -33,7 +33,7 @@ ModelFile = Union[str, "os.PathLike[str]", IO[bytes]]
 _Estimator = TypeVar("_Estimator", bound=Estimator)
 
 MAGIC = b"\x89CWRS\r\n\x1a\n"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 # magic, format version (u32), header length (u64); all integers little-endian
 PREFIX = struct.Struct(f"<{len(MAGIC)}sIQ")
 CHECKSUM = struct.Struct("<I")
@@ -42,13 +42,10 @@ ALIGNMENT = 8
 ARRAY_DTYPES = frozenset(
     ["|b1", "|i1", "|u1", "<i2", "<u2", "<i4", "<u4", "<i8", "<u8", "<f4", "<f8"]
 )
-# The native models a file may name, by the kind of estimator holding them; each is rebuilt by
-# its own validating `from_state`.
-CLASSIFIER_MODELS = frozenset(
-    ["BinaryModel", "MulticlassModel", "KernelModel", "MulticlassKernelModel"]
-)
-REGRESSOR_MODELS = frozenset(["RegressionModel"])
-NATIVE_MODELS = CLASSIFIER_MODELS | REGRESSOR_MODELS
+# The kinds of native model a file may hold, by the kind of estimator holding them; the model
+# is rebuilt from its named state by the validating `Model.from_state`.
+CLASSIFIER_MODELS = frozenset(["binary", "multiclass", "kernel", "multiclass_kernel"])
+REGRESSOR_MODELS = frozenset(["regressor"])
 # The attributes fit/partial_fit set: all of them in a fitted estimator, none in a new one.
 CLASSIFIER_FITTED = frozenset(
     ["_model", "_feature_map", "classes_", "n_features_in_", "_sparse_input"]
@@ -100,30 +97,19 @@ def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
     if extra and not (
         isinstance(model, tuple)
         and len(model) == 2
-        and model[0] in kinds
-        and isinstance(model[1], tuple)
+        and model[0] == "Model"
+        and isinstance(model[1], dict)
+        and model[1].get("kind") in kinds
     ):
         raise ValueError(f"unknown kind of fitted model for a {cls.__name__}")
 
 
-def _model_shape(kind: str, native: tuple) -> tuple[Any, Any, Any]:
-    """(rule name, number of input features, number of classes or None) of a native state."""
-    if kind == "BinaryModel":
-        return native[0], native[3], 2
-    if kind == "MulticlassModel":
-        return native[0], native[5], native[4]
-    if kind == "RegressionModel":
-        return native[0], native[3], None
-    if kind == "KernelModel":
-        return native[0], native[4][0], 2
-    return native[0], native[5][0], len(native[6])  # MulticlassKernelModel
-
-
-def _check_fitted(estimator: Estimator, kind: str, native: tuple) -> None:
-    """The fitted attributes agree with each other and with the native model's state
-    (`kind`, `native`): the rule of the estimator's class, its classes and its width."""
+def _check_fitted(estimator: Estimator, native: dict[str, Any]) -> None:
+    """The fitted attributes agree with each other and with the native model's named state:
+    the rule of the estimator's class, its classes and its width."""
     cls = type(estimator)
-    rule, model_features, n_classes = _model_shape(kind, native)
+    rule, model_features = native.get("rule"), native.get("n_features")
+    n_classes = None if native.get("kind") == "regressor" else native.get("n_classes", 2)
     if rule != cls._rule:
         raise ValueError(
             f"its model learns with the {rule!r} rule, but {cls.__name__} learns with "
@@ -182,10 +168,10 @@ def _check_hyper_parameters(estimator: Estimator) -> None:
 
 def _check_state(estimator: Estimator, model: Optional[tuple]) -> None:
     """Raises ValueError or TypeError if `estimator` (with the native model state `model`, a
-    (kind, state) pair, or None) is not one that `load` accepts. The native model itself is
+    ("Model", named state) pair, or None) is not one that `load` accepts. The native model itself is
     checked by its `from_state` (on load as it is rebuilt, on save before writing)."""
     if model is not None:
-        _check_fitted(estimator, *model)
+        _check_fitted(estimator, model[1])
     _check_hyper_parameters(estimator)
 
 
@@ -262,7 +248,7 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         _check_entries(cls, state)
         model = state.get("_model")
         if model is not None:
-            getattr(_cwrs, model[0]).from_state(*model[1])  # the check `load` makes
+            _cwrs.Model.from_state(model[1])  # the check `load` makes
         _check_state(estimator, model)
     except (TypeError, ValueError) as error:
         raise type(error)(
@@ -589,6 +575,7 @@ def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimato
         )
     if version < 1:
         raise ModelFormatError(f"corrupted model file: format version {version}")
+    upgrade = version == 1
     payload_start = PREFIX.size + header_length
     payload_size = size - CHECKSUM.size - payload_start
     if payload_size < 0:
@@ -603,6 +590,8 @@ def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimato
     decoder = _Decoder(arrays, STRING_GROWTH * size + STRING_SLACK)
     try:
         state = {key: decoder.decode(value) for key, value in state.items()}
+        if upgrade and isinstance(state.get("_model"), tuple):
+            state["_model"] = _model_from_v1(state["_model"], state.get("a", 1.0))
     except ModelFormatError:
         raise
     except (KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError) as error:
@@ -610,6 +599,79 @@ def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimato
     except RecursionError:
         raise ModelFormatError("corrupted model file: its header is nested too deeply") from None
     return _rebuild(cls, state)
+
+
+def _model_from_v1(model: tuple, a: Any) -> tuple[str, dict[str, Any]]:
+    """The ("Model", named state) pair of a format-version-1 model: a (native class name,
+    positional state tuple) pair (docs/model-format.md maps the positions to the names). A
+    linear model's state holds no `a` (only a fresh model uses it): the estimator's is taken."""
+    kind, native = model
+    if kind in ("BinaryModel", "RegressionModel"):
+        binary = kind == "BinaryModel"
+        rule, params, covariance, n_features, fit_intercept, mean, sigma, n_updates = native[:8]
+        l1, l1_state = native[-2:]
+        state = _linear(rule, params, covariance, n_features, fit_intercept, a, l1)
+        state.update(kind="binary" if binary else "regressor", mean=mean, n_updates=n_updates)
+        state["covariance_values"] = sigma
+        if binary:
+            state["n_mistakes"] = native[8]
+        if l1_state is not None:
+            state["l1_total"], state["l1_last"] = l1_state
+        return "Model", state
+    if kind == "MulticlassModel":
+        (rule, params, strategy, covariance, n_classes, n_features, fit_intercept, means, sigmas,
+         (n_updates, n_mistakes), l1, l1_states) = native
+        state = _linear(rule, params, covariance, n_features, fit_intercept, a, l1)
+        state.update(
+            kind="multiclass", strategy=strategy, n_classes=n_classes, means=means,
+            covariance_values=sigmas, n_updates=n_updates, n_mistakes=n_mistakes,
+        )
+        if l1_states is not None:
+            state["l1_totals"] = np.array([total for total, _ in l1_states], dtype=np.float64)
+            state["l1_last"] = np.concatenate([last for _, last in l1_states])
+        return "Model", state
+    if kind == "KernelModel":
+        rule, params, kernel, kernel_params, shape, gaussian, counters = native
+        classes = None
+    elif kind == "MulticlassKernelModel":
+        rule, params, strategy, kernel, kernel_params, shape, classes, counters = native
+    else:
+        raise ValueError(f"unknown kind of fitted model {kind!r:.80}")
+    (gamma, degree, coef0), (n_features, fit_intercept, a, budget) = kernel_params, shape
+    state = {
+        "version": 1, "kind": "kernel", "rule": rule, "params": dict(params),
+        "n_features": n_features, "fit_intercept": fit_intercept, "a": a, "kernel": kernel,
+        "gamma": gamma, "degree": degree, "coef0": coef0, "budget": budget,
+        "n_updates": counters[0], "n_mistakes": counters[1],
+    }
+    if classes is None:
+        state.update(_dual_from_v1(gaussian))
+    else:
+        state.update(kind="multiclass_kernel", strategy=strategy, n_classes=len(classes))
+        state["classes"] = [{"version": 1, **_dual_from_v1(g)} for g in classes]
+    return "Model", state
+
+
+def _linear(
+    rule: Any, params: Any, covariance: Any, n_features: Any, fit_intercept: Any, a: Any, l1: Any
+) -> dict[str, Any]:
+    """The configuration entries of a format-version-1 linear model."""
+    state = {
+        "version": 1, "rule": rule, "params": dict(params), "covariance": covariance,
+        "n_features": n_features, "fit_intercept": fit_intercept, "a": a, "penalty": None,
+    }
+    if l1 is not None:
+        state["penalty"], state["alpha"], state["penalize_intercept"] = l1
+    return state
+
+
+def _dual_from_v1(gaussian: tuple) -> dict[str, Any]:
+    """The named entries of one format-version-1 dual Gaussian."""
+    (values, indices, indptr), (nu, pi, gram) = gaussian
+    return {
+        "support_values": values, "support_indices": indices, "support_indptr": indptr,
+        "dual_coef": nu, "dual_covariance": pi, "gram": gram,
+    }
 
 
 def _parse_header(

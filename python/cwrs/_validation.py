@@ -148,7 +148,7 @@ def _check_index_range(indices, n, what) -> None:
 
 
 def check_X(X):
-    """Returns `(matrix, n_rows, n_cols)` where `matrix` is what `BinaryModel` takes: a
+    """Returns `(matrix, n_rows, n_cols)` where `matrix` is what the native `Model` takes: a
     C-contiguous float64 array, or a CSR tuple `(data, indices, indptr, n_cols)` in canonical form
     (sorted, duplicates summed) with one integer type for indices and indptr.
     """

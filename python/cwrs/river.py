@@ -196,45 +196,35 @@ class _Adapter:
         variance a, uncorrelated with the others (the prior, exactly as in a wide model)."""
         estimator = self.estimator_
         assert estimator is not None
-        model = estimator._model  # noqa: SLF001 - the adapter is part of cwrs
         a = float(getattr(estimator, "a", 1.0))
         old = estimator.n_features_in_
-        if isinstance(model, _cwrs.MulticlassModel):
-            (rule, params, strategy, kind, n_classes, _, fit_intercept, means, covs, counters,
-             l1, l1_states) = model.state()
-            dim = old + int(fit_intercept)
-            means = np.concatenate(
-                [_widen_mean(m, old, width) for m in means.reshape(n_classes, dim)]
+        state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+        kind, dim = state["covariance"], old + int(state["fit_intercept"])
+        if state["kind"] == "multiclass":
+            n_classes = state["n_classes"]
+            state["means"] = np.concatenate(
+                [_widen_mean(m, old, width) for m in state["means"].reshape(n_classes, dim)]
             )
-            covs = np.concatenate(
-                [_widen_cov(c, kind, old, width, dim, a) for c in np.split(covs, n_classes)]
+            covariances = np.split(state["covariance_values"], n_classes)
+            state["covariance_values"] = np.concatenate(
+                [_widen_cov(c, kind, old, width, dim, a) for c in covariances]
             )
-            if l1_states is not None:
-                l1_states = [_widen_l1(s, old, width) for s in l1_states]
-            estimator._model = _cwrs.MulticlassModel.from_state(  # noqa: SLF001
-                rule, params, strategy, kind, n_classes, width, fit_intercept, means, covs,
-                counters, l1, l1_states,
+            if "l1_last" in state:
+                last = state["l1_last"].reshape(n_classes, dim)
+                state["l1_last"] = np.concatenate(
+                    [_widen_l1(t, l, old, width) for t, l in zip(state["l1_totals"], last)]
+                )
+        elif state["kind"] in ("binary", "regressor"):
+            state["mean"] = _widen_mean(state["mean"], old, width)
+            state["covariance_values"] = _widen_cov(
+                state["covariance_values"], kind, old, width, dim, a
             )
-        elif isinstance(model, _cwrs.BinaryModel):
-            (rule, params, kind, _, fit_intercept, mean, cov, n_updates, n_mistakes, l1,
-             l1_state) = model.state()
-            dim = old + int(fit_intercept)
-            estimator._model = _cwrs.BinaryModel.from_state(  # noqa: SLF001
-                rule, params, kind, width, fit_intercept, _widen_mean(mean, old, width),
-                _widen_cov(cov, kind, old, width, dim, a), n_updates, n_mistakes, l1,
-                None if l1_state is None else _widen_l1(l1_state, old, width),
-            )
-        elif isinstance(model, _cwrs.RegressionModel):
-            (rule, params, kind, _, fit_intercept, mean, cov, n_updates, l1,
-             l1_state) = model.state()
-            dim = old + int(fit_intercept)
-            estimator._model = _cwrs.RegressionModel.from_state(  # noqa: SLF001
-                rule, params, kind, width, fit_intercept, _widen_mean(mean, old, width),
-                _widen_cov(cov, kind, old, width, dim, a), n_updates, l1,
-                None if l1_state is None else _widen_l1(l1_state, old, width),
-            )
+            if "l1_last" in state:
+                state["l1_last"] = _widen_l1(state["l1_total"], state["l1_last"], old, width)
         else:  # pragma: no cover - kernel models are refused in _setup
-            raise TypeError(f"cannot grow a {type(model).__name__}")
+            raise TypeError(f"cannot grow a {state['kind']} model")
+        state["n_features"] = width
+        estimator._model = _cwrs.Model.from_state(state)  # noqa: SLF001
         estimator.n_features_in_ = width
 
 
@@ -243,15 +233,14 @@ def _widen_mean(mean: Any, old: int, width: int) -> Any:
     return np.concatenate([mean[:old], np.zeros(width - old), mean[old:]])
 
 
-def _widen_l1(state: tuple[float, Any], old: int, width: int) -> tuple[float, Any]:
+def _widen_l1(total: float, last: Any, old: int, width: int) -> Any:
     """The lazy L1 state: new coordinates are up to date (their weight is 0 and stays 0)."""
-    total, last = state
-    return total, np.concatenate([last[:old], np.full(width - old, total), last[old:]])
+    return np.concatenate([last[:old], np.full(width - old, total), last[old:]])
 
 
 def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) -> Any:
-    """The covariance state with variance a for the new features and no correlation to them:
-    empty (identity), variances (diag), or Σ row-major then pending rank-one terms (full)."""
+    """The covariance values with variance a for the new features and no correlation to them:
+    empty (identity), variances (diag), or Σ row-major (full, stored folded)."""
     if kind == "identity":
         return cov
     if kind == "diag":
@@ -259,12 +248,9 @@ def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) ->
     new_dim = dim + width - old
     keep = np.r_[0:old, width:new_dim]  # where the old coordinates go
     sigma = np.zeros((new_dim, new_dim))
-    sigma[np.ix_(keep, keep)] = cov[: dim * dim].reshape(dim, dim)
+    sigma[np.ix_(keep, keep)] = cov.reshape(dim, dim)
     sigma[np.arange(old, width), np.arange(old, width)] = a
-    pending = cov[dim * dim :].reshape(-1, dim)
-    wide_pending = np.zeros((pending.shape[0], new_dim))
-    wide_pending[:, keep] = pending
-    return np.concatenate([sigma.ravel(), wide_pending.ravel()])
+    return sigma.ravel()
 
 
 class RiverClassifier(_Adapter, _RiverClassifierBase):
@@ -356,7 +342,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
             )
             return
         model = estimator._model  # noqa: SLF001
-        if isinstance(model, _cwrs.BinaryModel):
+        if model.kind == "binary":
             model.partial_fit(csr, np.array([1.0 if index == 1 else -1.0]))
         else:
             model.partial_fit(csr, np.array([index], dtype=np.int64))
@@ -369,7 +355,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
             return None
         csr, unseen = self._predicting_row(x)
         model = estimator._model  # noqa: SLF001
-        if isinstance(model, _cwrs.BinaryModel):
+        if model.kind == "binary":
             score = model.decision_function(csr)
             if isinstance(estimator, ConfidenceWeightedClassifier):
                 variance = model.variance(csr) + float(estimator.a) * unseen
@@ -462,7 +448,7 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
         if self.estimator_ is None:
             return 0.0
         csr, _ = self._predicting_row(x)
-        return float(self.estimator_._model.predict(csr)[0])  # noqa: SLF001
+        return float(self.estimator_._model.decision_function(csr)[0])  # noqa: SLF001
 
 
 def _logistic(margin: float) -> float:

@@ -378,6 +378,15 @@ impl Full {
         Cow::Owned(sigma)
     }
 
+    /// Folds the pending terms into Σ₀, as a full block does, leaving nothing pending.
+    pub fn fold(&mut self) {
+        if !self.pending.is_empty() {
+            fold(&mut self.sigma, self.dim, &self.pending);
+            self.pending.clear();
+            self.refresh_diagonal();
+        }
+    }
+
     /// Σ₀ row-major, then the pending terms: what [`Full::from_state`] takes back.
     pub fn state(&self) -> Vec<f64> {
         [&self.sigma[..], &self.pending[..]].concat()

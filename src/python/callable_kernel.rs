@@ -25,11 +25,23 @@ pub(super) struct CallableKernel {
 }
 
 impl CallableKernel {
-    pub(super) fn new(function: Py<PyAny>, sparse_support: bool) -> Self {
-        CallableKernel {
+    /// The custom kernel of a Python `kernel` argument (None: a built-in kernel or none).
+    pub(super) fn wrap(
+        kernel: Option<Py<PyAny>>,
+        sparse_support: bool,
+    ) -> PyResult<Option<Arc<dyn KernelFunction>>> {
+        let Some(function) = kernel else {
+            return Ok(None);
+        };
+        if !Python::attach(|py| function.bind(py).is_callable()) {
+            return Err(PyTypeError::new_err(
+                "kernel must be a callable kernel(X, Z)",
+            ));
+        }
+        Ok(Some(Arc::new(CallableKernel {
             function,
             sparse_support,
-        }
+        })))
     }
 
     /// The kernel's `__name__`, else its repr.

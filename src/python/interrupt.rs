@@ -1,5 +1,5 @@
 //! Long learning calls that Ctrl-C interrupts. A batch that costs more to learn than a copy of
-//! the model runs with a [`Stop`] that runs Python's signal handlers every [`SIGNAL_POLL`]
+//! the model ([`Estimator::costs`]) runs with a [`Stop`] that runs Python's signal handlers every [`SIGNAL_POLL`]
 //! (taking the GIL back for a moment); an exception they raise (KeyboardInterrupt) ends the
 //! batch early, the model is restored from the copy made before it, and the exception is
 //! raised: an interrupted call leaves the model as it was, like any refused call. A shorter
@@ -12,79 +12,25 @@ use std::time::{Duration, Instant};
 use pyo3::prelude::*;
 
 use super::guard::Guarded;
-use crate::covariance::dual::DualGaussian;
-use crate::covariance::CovarianceKind;
-use crate::data::{Matrix, Presentation, Shape, Stop};
+use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
-use crate::learner::DualLearner;
-use crate::learner::Learner;
-use crate::multiclass::MulticlassLearner;
-use crate::regression::Regressor;
+use crate::estimator::Estimator;
 use crate::shared::Work;
 
 /// How often a long call runs Python's signal handlers.
 pub(super) const SIGNAL_POLL: Duration = Duration::from_millis(50);
-
-/// A model that can be copied to be restored after an interrupted batch.
-pub(super) trait Restorable: Clone + Send + Sync {
-    /// The work (multiply-adds) of copying the model, and of learning one row of `entries`
-    /// entries, roughly.
-    fn costs(&self, entries: f64) -> (f64, f64);
-}
-
-fn linear_costs(shape: Shape, kind: CovarianceKind, n_models: usize, entries: f64) -> (f64, f64) {
-    let (dim, n) = (shape.dim() as f64, n_models as f64);
-    match kind {
-        // A full covariance is dim² numbers, and an update touches dim of them per entry.
-        CovarianceKind::Full => (n * dim * dim, n * (entries + 1.0) * dim),
-        _ => (n * 2.0 * dim, n * (entries + 1.0)),
-    }
-}
-
-impl Restorable for Learner {
-    fn costs(&self, entries: f64) -> (f64, f64) {
-        linear_costs(self.shape(), self.covariance_kind(), 1, entries)
-    }
-}
-
-impl Restorable for Regressor {
-    fn costs(&self, entries: f64) -> (f64, f64) {
-        linear_costs(self.shape(), self.covariance_kind(), 1, entries)
-    }
-}
-
-impl Restorable for MulticlassLearner {
-    fn costs(&self, entries: f64) -> (f64, f64) {
-        let n = self.n_classes();
-        linear_costs(self.shape(), self.covariance_kind(), n, entries)
-    }
-}
-
-/// A kernel model's row is scored against every support row: learning a row costs about as
-/// much as copying the model.
-impl Restorable for DualLearner {
-    fn costs(&self, _: f64) -> (f64, f64) {
-        (1.0, 1.0)
-    }
-}
-
-impl Restorable for MulticlassLearner<DualGaussian> {
-    fn costs(&self, _: f64) -> (f64, f64) {
-        (1.0, 1.0)
-    }
-}
 
 /// Batches that present fewer rows are never worth a copy.
 const MIN_INTERRUPTIBLE_ROWS: u64 = 4096;
 
 /// Runs `learn` (a `partial_fit` of `x` as `presentation` says) on `model`, interruptibly when
 /// the batch is long (see the module documentation).
-pub(super) fn learn_batch<T: Restorable>(
+pub(super) fn learn_batch(
     py: Python<'_>,
-    model: &Guarded<T>,
+    model: &Guarded<Estimator>,
     x: &Matrix,
     presentation: Presentation,
-    learn: impl FnOnce(&mut T, Presentation) -> Result<(), CwError> + Send,
+    learn: impl FnOnce(&mut Estimator, Presentation) -> Result<(), CwError> + Send,
 ) -> PyResult<()> {
     let rows = presentation.len(x.n_rows());
     let entries = x.n_entries() as f64 / x.n_rows().max(1) as f64;

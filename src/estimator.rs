@@ -1,0 +1,675 @@
+//! One type for every learner kind, built from a named configuration or state ([`State`]), with
+//! the one set of methods the Python bindings call. The configuration entries (all kinds:
+//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`,
+//! `penalty` and, with a penalty, `alpha` and `penalize_intercept`; multiclass kinds: `strategy`,
+//! `n_classes`; kernel kinds: `kernel`, `gamma`, `degree`, `coef0`, `budget`) and the learned
+//! entries of each kind are listed in docs/model-format.md.
+
+use crate::covariance::CovarianceKind;
+use crate::data::{Matrix, Presentation, Row, Shape};
+use crate::error::{check_memory, CwError};
+use std::sync::Arc;
+
+use crate::covariance::dual::{DualGaussian, DualState};
+use crate::kernel::{Kernel, KernelFunction};
+use crate::learner::{DualLearner, Learner};
+use crate::multiclass::{MulticlassLearner, Strategy};
+use crate::regression::Regressor;
+use crate::rules::{RegressionRule, Rule};
+use crate::sparse_l1::{Penalty, L1};
+use crate::state::State;
+
+/// The learner of each kind.
+#[derive(Clone, Debug)]
+pub enum Model {
+    Binary(Learner),
+    Regressor(Regressor),
+    Multiclass(MulticlassLearner),
+    Kernel(DualLearner),
+    MulticlassKernel(MulticlassLearner<DualGaussian>),
+}
+
+/// A learner and the configuration it was built from (returned with its state).
+#[derive(Clone, Debug)]
+pub struct Estimator {
+    config: State<'static>,
+    model: Model,
+}
+
+/// What `partial_fit` learns from: labels ±1 or targets (binary, kernel, regression), or class
+/// indices (multiclass).
+#[derive(Clone, Copy, Debug)]
+pub enum Targets<'a> {
+    Values(&'a [f64]),
+    Classes(&'a [usize]),
+}
+
+/// The configuration entries, copied from a state (the rest of it is what was learned).
+const CONFIG_KEYS: [&str; 17] = [
+    "kind",
+    "rule",
+    "params",
+    "n_features",
+    "fit_intercept",
+    "a",
+    "covariance",
+    "penalty",
+    "alpha",
+    "penalize_intercept",
+    "strategy",
+    "n_classes",
+    "kernel",
+    "gamma",
+    "degree",
+    "coef0",
+    "budget",
+];
+
+/// Runs `$body` with `$m` bound to the learner, whatever its kind.
+macro_rules! each {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            Model::Binary($m) => $body,
+            Model::Regressor($m) => $body,
+            Model::Multiclass($m) => $body,
+            Model::Kernel($m) => $body,
+            Model::MulticlassKernel($m) => $body,
+        }
+    };
+}
+
+fn named(params: &[(String, f64)]) -> Vec<(&str, f64)> {
+    params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
+fn rule(config: &State) -> Result<Rule, CwError> {
+    Rule::from_name(config.string("rule")?, &named(config.params("params")?))
+}
+
+/// The configuration entries of `state` (without what was learned).
+fn config_of(state: &State) -> State<'static> {
+    let entries = state.entries.iter();
+    let entries = entries.filter(|(key, _)| CONFIG_KEYS.contains(&key.as_str()));
+    let entries = entries.map(|(k, v)| (k.clone(), v.clone().into_owned()));
+    State {
+        entries: entries.collect(),
+        ..State::default()
+    }
+}
+
+fn regression_rule(config: &State) -> Result<RegressionRule, CwError> {
+    RegressionRule::from_name(config.string("rule")?, &named(config.params("params")?))
+}
+
+fn shape(config: &State) -> Result<(usize, bool), CwError> {
+    Ok((config.count("n_features")?, config.bool("fit_intercept")?))
+}
+
+fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
+    CovarianceKind::from_name(config.string("covariance")?)
+}
+
+fn strategy(config: &State) -> Result<Strategy, CwError> {
+    Strategy::from_name(config.string("strategy")?)
+}
+
+/// The configured L1 penalty, if any, for a model of `shape`.
+fn penalty(config: &State, shape: Shape) -> Result<Option<L1>, CwError> {
+    config
+        .optional_string("penalty")?
+        .map(|name| {
+            L1::for_shape(
+                Penalty::from_name(name)?,
+                config.float("alpha")?,
+                config.bool("penalize_intercept")?,
+                shape,
+            )
+        })
+        .transpose()
+}
+
+/// `learner` (of `shape`) with the configured L1 penalty, if any, added by `with_l1`.
+fn penalised<L>(
+    learner: L,
+    config: &State,
+    shape: Shape,
+    with_l1: impl FnOnce(L, L1) -> Result<L, CwError>,
+) -> Result<L, CwError> {
+    match penalty(config, shape)? {
+        Some(l1) => with_l1(learner, l1),
+        None => Ok(learner),
+    }
+}
+
+/// A custom kernel (a callable the bindings wrap): code, so never part of a configuration.
+pub type CustomKernel = Option<Arc<dyn KernelFunction>>;
+
+/// A fresh dual Gaussian as configured: the custom kernel if there is one, else the built-in
+/// kernel the configuration names.
+fn dual_gaussian(
+    config: &State,
+    rule: Rule,
+    custom: &CustomKernel,
+) -> Result<DualGaussian, CwError> {
+    let kernel = match (custom, config.optional_string("kernel")?) {
+        (Some(function), _) => Kernel::Custom(function.clone()),
+        (None, Some(name)) => {
+            let degree = config.count::<u32>("degree")?;
+            Kernel::from_name(name, config.float("gamma")?, degree, config.float("coef0")?)?
+        }
+        (None, None) => {
+            return Err(CwError::InvalidParameter(
+                "a model with a callable kernel needs the callable: pass it as `kernel`".into(),
+            ))
+        }
+    };
+    let (n_features, fit_intercept) = shape(config)?;
+    DualGaussian::new(
+        kernel,
+        rule.is_second_order(),
+        n_features,
+        fit_intercept,
+        config.float("a")?,
+        config.optional_count("budget")?,
+    )
+}
+
+/// A multiclass kernel learner over `n_classes` fresh dual Gaussians that `restore(class,
+/// fresh)` turns into the classes.
+fn multiclass_kernel(
+    config: &State,
+    n_classes: usize,
+    mut restore: impl FnMut(usize, DualGaussian) -> Result<DualGaussian, CwError>,
+) -> Result<MulticlassLearner<DualGaussian>, CwError> {
+    let rule = rule(config)?;
+    if n_classes < 2 {
+        return Err(CwError::InvalidInput(
+            "a multiclass model needs at least 2 classes".into(),
+        ));
+    }
+    let per_class = std::mem::size_of::<DualGaussian>().div_ceil(8);
+    check_memory(
+        n_classes.checked_mul(per_class),
+        || format!("a kernel model of {n_classes} classes"),
+        "",
+    )?;
+    if config.optional_string("kernel")?.is_none() {
+        return Err(CwError::InvalidParameter(
+            "a multiclass kernel model needs a built-in kernel".into(),
+        ));
+    }
+    let fresh = dual_gaussian(config, rule, &None)?;
+    let classes = (0..n_classes)
+        .map(|class| restore(class, fresh.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(MulticlassLearner::with_classes(
+        rule,
+        strategy(config)?,
+        config.count("n_features")?,
+        classes,
+    ))
+}
+
+/// The support set and coefficients of a dual Gaussian, by name.
+fn dual_entries(g: &DualGaussian) -> State<'static> {
+    let (values, indices, indptr) = g.support_vectors();
+    State::default()
+        .with("support_values", values)
+        .with("support_indices", indices)
+        .with("support_indptr", indptr)
+        .with("dual_coef", g.dual_coef().to_vec())
+        .with("dual_covariance", g.dual_covariance())
+        .with("gram", g.gram())
+}
+
+fn restore_dual(fresh: DualGaussian, state: &State) -> Result<DualGaussian, CwError> {
+    fresh.with_state(DualState {
+        values: state.floats("support_values")?,
+        indices: state.u32s("support_indices")?,
+        indptr: state.u64s("support_indptr")?,
+        nu: state.floats("dual_coef")?,
+        pi: state.floats("dual_covariance")?,
+        gram: state.floats("gram")?,
+    })
+}
+
+/// The lazy L1 state (H, H per coordinate) of a penalised single model.
+fn l1_entries(l1: Option<&L1>) -> State<'static> {
+    let state = State::default();
+    match l1 {
+        Some(l1) => state
+            .with("l1_total", l1.total())
+            .with("l1_last", l1.last().to_vec()),
+        None => state,
+    }
+}
+
+fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
+    l1.with_state(state.float("l1_total")?, state.floats_of("l1_last", dim)?)
+}
+
+/// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
+fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
+    State::default()
+        .with("mean", mean)
+        .with("covariance_values", covariance)
+}
+
+impl Estimator {
+    /// A fresh model as `config` says. A malformed configuration is an invalid parameter.
+    pub fn new(config: State<'_>, custom: CustomKernel) -> Result<Estimator, CwError> {
+        let model = Self::build(&config, &custom).map_err(|err| match err {
+            CwError::InvalidState(message) => {
+                CwError::InvalidParameter(format!("model configuration: {message}"))
+            }
+            err => err,
+        })?;
+        Ok(Estimator {
+            config: config_of(&config),
+            model,
+        })
+    }
+
+    fn build(config: &State, custom: &CustomKernel) -> Result<Model, CwError> {
+        let kind = config.string("kind")?;
+        let (n_features, fit_intercept) = match kind {
+            "binary" | "regressor" | "multiclass" => shape(config)?,
+            _ => (0, false),
+        };
+        let a = || config.float("a");
+        Ok(match kind {
+            "binary" => {
+                let learner = Learner::new(
+                    rule(config)?,
+                    covariance(config)?,
+                    n_features,
+                    fit_intercept,
+                    a()?,
+                )?;
+                let shape = learner.shape();
+                Model::Binary(penalised(learner, config, shape, Learner::with_l1)?)
+            }
+            "regressor" => {
+                let rule = regression_rule(config)?;
+                let learner =
+                    Regressor::new(rule, covariance(config)?, n_features, fit_intercept, a()?)?;
+                let shape = learner.shape();
+                Model::Regressor(penalised(learner, config, shape, Regressor::with_l1)?)
+            }
+            "multiclass" => {
+                let learner = MulticlassLearner::new(
+                    rule(config)?,
+                    strategy(config)?,
+                    covariance(config)?,
+                    config.count("n_classes")?,
+                    n_features,
+                    fit_intercept,
+                    a()?,
+                )?;
+                let shape = learner.shape();
+                Model::Multiclass(penalised(
+                    learner,
+                    config,
+                    shape,
+                    MulticlassLearner::with_l1,
+                )?)
+            }
+            "kernel" => {
+                let rule = rule(config)?;
+                Model::Kernel(DualLearner::from_gaussian(
+                    rule,
+                    dual_gaussian(config, rule, custom)?,
+                ))
+            }
+            "multiclass_kernel" => Model::MulticlassKernel(multiclass_kernel(
+                config,
+                config.count("n_classes")?,
+                |_, fresh| Ok(fresh),
+            )?),
+            other => {
+                return Err(CwError::InvalidParameter(format!(
+                    "unknown model kind {other:?}"
+                )))
+            }
+        })
+    }
+
+    /// The model of [`Estimator::state`]. Any problem with `state` (a missing or malformed
+    /// entry, values that do not fit together, another version) is an invalid state.
+    pub fn from_state(state: &State, custom: CustomKernel) -> Result<Estimator, CwError> {
+        Self::restore(state, &custom).map_err(|err| match err {
+            CwError::OutOfMemory(_) | CwError::InvalidState(_) => err,
+            err => CwError::InvalidState(err.to_string()),
+        })
+    }
+
+    fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
+        state.check_version()?;
+        let updates = state.count("n_updates")?;
+        let mistakes = || state.count("n_mistakes");
+        let moments =
+            || Ok::<_, CwError>((state.floats("mean")?, state.floats("covariance_values")?));
+        let model = match state.string("kind")? {
+            "binary" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let (mean, sigma) = moments()?;
+                let learner = Learner::from_state(
+                    rule(state)?,
+                    covariance(state)?,
+                    n_features,
+                    fit_intercept,
+                    mean,
+                    sigma,
+                    updates,
+                    mistakes()?,
+                )?;
+                let shape = learner.shape();
+                Model::Binary(penalised(learner, state, shape, |l, l1| {
+                    l.with_l1(restore_l1(l1, state, shape.dim())?)
+                })?)
+            }
+            "regressor" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let (mean, sigma) = moments()?;
+                let learner = Regressor::from_state(
+                    regression_rule(state)?,
+                    covariance(state)?,
+                    n_features,
+                    fit_intercept,
+                    mean,
+                    sigma,
+                    updates,
+                )?;
+                let shape = learner.shape();
+                Model::Regressor(penalised(learner, state, shape, |l, l1| {
+                    l.with_l1(restore_l1(l1, state, shape.dim())?)
+                })?)
+            }
+            "multiclass" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let n_classes: usize = state.count("n_classes")?;
+                let learner = MulticlassLearner::from_state(
+                    rule(state)?,
+                    strategy(state)?,
+                    covariance(state)?,
+                    n_classes,
+                    n_features,
+                    fit_intercept,
+                    state.floats("means")?,
+                    state.floats("covariance_values")?,
+                    updates,
+                    mistakes()?,
+                )?;
+                let shape = learner.shape();
+                Model::Multiclass(penalised(learner, state, shape, |l, l1| {
+                    let totals = state.floats_of("l1_totals", n_classes)?;
+                    let last = state.floats_of("l1_last", n_classes * shape.dim())?;
+                    let states = totals
+                        .iter()
+                        .zip(last.chunks_exact(shape.dim()))
+                        .map(|(&total, last)| (total, last.to_vec()))
+                        .collect::<Vec<_>>();
+                    l.with_l1(l1)?.with_l1_states(&states)
+                })?)
+            }
+            "kernel" => {
+                let rule = rule(state)?;
+                let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state)?;
+                let learner = DualLearner::from_gaussian(rule, gaussian);
+                Model::Kernel(learner.with_counters(updates, mistakes()?))
+            }
+            "multiclass_kernel" => {
+                let classes = state.states("classes")?;
+                let n_classes: usize = state.count("n_classes")?;
+                if classes.len() != n_classes {
+                    return Err(CwError::InvalidState(format!(
+                        "entry \"classes\" must hold one state per class ({n_classes}), got {}",
+                        classes.len()
+                    )));
+                }
+                let learner = multiclass_kernel(state, n_classes, |class, fresh| {
+                    restore_dual(fresh, &classes[class])
+                })?;
+                Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
+            }
+            other => {
+                return Err(CwError::InvalidState(format!(
+                    "unknown model kind {other:?}"
+                )))
+            }
+        };
+        Ok(Estimator {
+            config: config_of(state),
+            model,
+        })
+    }
+
+    /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
+    /// the model exactly. A full covariance is stored folded (Σ, nothing pending): the model
+    /// folds its pending terms first, so that it predicts with the same Σ as its restored copy.
+    pub fn state(&mut self) -> State<'static> {
+        match &mut self.model {
+            Model::Binary(l) => l.fold(),
+            Model::Regressor(l) => l.fold(),
+            // The multiclass learners fold at every update, the dual form has nothing to fold.
+            _ => {}
+        }
+        self.config.clone().merged(self.learned())
+    }
+
+    fn learned(&self) -> State<'static> {
+        let counters = State::default().with("n_updates", self.n_updates());
+        let counters = match self.n_mistakes() {
+            Some(mistakes) => counters.with("n_mistakes", mistakes),
+            None => counters,
+        };
+        let learned = match &self.model {
+            Model::Binary(l) => moments_entries(l.mean().into_owned(), l.covariance().into_owned())
+                .merged(l1_entries(l.l1())),
+            Model::Regressor(l) => {
+                moments_entries(l.mean().into_owned(), l.covariance().into_owned())
+                    .merged(l1_entries(l.l1()))
+            }
+            Model::Multiclass(l) => {
+                let learned = State::default()
+                    .with("means", l.means())
+                    .with("covariance_values", l.covariances());
+                match l.l1_states() {
+                    Some(states) => {
+                        let (totals, last): (Vec<f64>, Vec<Vec<f64>>) = states.into_iter().unzip();
+                        learned
+                            .with("l1_totals", totals)
+                            .with("l1_last", last.concat())
+                    }
+                    None => learned,
+                }
+            }
+            Model::Kernel(l) => dual_entries(l.model()),
+            Model::MulticlassKernel(l) => {
+                let classes = l.classes().iter().map(dual_entries).collect::<Vec<_>>();
+                State::default().with("classes", classes)
+            }
+        };
+        counters.merged(learned)
+    }
+
+    /// The model kind's name, as the configuration gives it.
+    pub fn kind(&self) -> &'static str {
+        match self.model {
+            Model::Binary(_) => "binary",
+            Model::Regressor(_) => "regressor",
+            Model::Multiclass(_) => "multiclass",
+            Model::Kernel(_) => "kernel",
+            Model::MulticlassKernel(_) => "multiclass_kernel",
+        }
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn model_mut(&mut self) -> &mut Model {
+        &mut self.model
+    }
+
+    /// The entries it was built from.
+    pub fn config(&self) -> &State<'static> {
+        &self.config
+    }
+
+    /// The number of classes of a multiclass model (its outputs per row), `None` for one
+    /// output per row.
+    pub fn n_classes(&self) -> Option<usize> {
+        match &self.model {
+            Model::Multiclass(l) => Some(l.n_classes()),
+            Model::MulticlassKernel(l) => Some(l.n_classes()),
+            _ => None,
+        }
+    }
+
+    pub fn covariance_kind(&self) -> Option<CovarianceKind> {
+        match &self.model {
+            Model::Binary(l) => Some(l.covariance_kind()),
+            Model::Regressor(l) => Some(l.covariance_kind()),
+            Model::Multiclass(l) => Some(l.covariance_kind()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    pub fn n_updates(&self) -> u64 {
+        each!(&self.model, l => l.n_updates())
+    }
+
+    /// Rounds that were mistakes (`None` for a regressor, which makes none).
+    pub fn n_mistakes(&self) -> Option<u64> {
+        match &self.model {
+            Model::Regressor(_) => None,
+            Model::Binary(l) => Some(l.n_mistakes()),
+            Model::Multiclass(l) => Some(l.n_mistakes()),
+            Model::Kernel(l) => Some(l.n_mistakes()),
+            Model::MulticlassKernel(l) => Some(l.n_mistakes()),
+        }
+    }
+
+    /// μ (classes × coordinates for a multiclass model) with every L1 threshold applied;
+    /// `None` for the dual form.
+    pub fn mean(&self) -> Option<Vec<f64>> {
+        match &self.model {
+            Model::Binary(l) => Some(l.effective_mean()),
+            Model::Regressor(l) => Some(l.effective_mean()),
+            Model::Multiclass(l) => Some(l.effective_means()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    /// The covariance values (empty, the variances, or Σ row-major; per class for a
+    /// multiclass model); `None` for the dual form.
+    pub fn covariance(&self) -> Option<Vec<f64>> {
+        match &self.model {
+            Model::Binary(l) => Some(l.covariance().into_owned()),
+            Model::Regressor(l) => Some(l.covariance().into_owned()),
+            Model::Multiclass(l) => Some(l.covariances()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    /// Learns one row with label ±1, target, or class index (as a float); returns whether the
+    /// model changed.
+    pub fn learn(&mut self, row: Row, target: f64) -> Result<bool, CwError> {
+        match &mut self.model {
+            Model::Binary(l) => l.learn(row, target),
+            Model::Regressor(l) => l.learn(row, target),
+            Model::Multiclass(l) => l.learn(row, class_index(target)?),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidInput(
+                "a kernel model learns through partial_fit".into(),
+            )),
+        }
+    }
+
+    /// Learns the rows of `x` as `presentation` says; everything is validated first.
+    pub fn partial_fit(
+        &mut self,
+        x: &Matrix,
+        targets: Targets,
+        presentation: Presentation,
+    ) -> Result<(), CwError> {
+        match (&mut self.model, targets) {
+            (Model::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Kernel(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Multiclass(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            (Model::MulticlassKernel(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            _ => Err(CwError::InvalidInput(format!(
+                "a {} model takes {}",
+                self.kind(),
+                match self.n_classes() {
+                    Some(_) => "class indices (int64)",
+                    None => "float64 targets",
+                }
+            ))),
+        }
+    }
+
+    /// μ·x per row (per row and class for a multiclass model).
+    pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            Model::Binary(l) => l.decision_function(x, out),
+            Model::Regressor(l) => l.predict(x, out),
+            Model::Multiclass(l) => l.decision_function(x, out),
+            Model::Kernel(l) => l.decision_function(x, out),
+            Model::MulticlassKernel(l) => l.decision_function(x, out),
+        }
+    }
+
+    /// xᵀΣx per row (per row and class for a multiclass model).
+    pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        each!(&self.model, l => l.variances(x, out))
+    }
+
+    /// P(y = +1) per row, or P(class k scores highest) per row and class.
+    pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            Model::Binary(l) => l.positive_probability(x, out),
+            Model::Kernel(l) => l.positive_probability(x, out),
+            Model::Multiclass(l) => l.probabilities(x, out),
+            Model::MulticlassKernel(l) => l.probabilities(x, out),
+            Model::Regressor(_) => Err(CwError::InvalidInput(
+                "a regressor gives no class probabilities".into(),
+            )),
+        }
+    }
+
+    /// The work (multiply-adds) of copying the model, and of learning one row of `entries`
+    /// entries, roughly: whether a long batch is worth a copy to restore on interruption.
+    pub fn costs(&self, entries: f64) -> (f64, f64) {
+        let (shape, kind, n) = match &self.model {
+            Model::Binary(l) => (l.shape(), l.covariance_kind(), 1),
+            Model::Regressor(l) => (l.shape(), l.covariance_kind(), 1),
+            Model::Multiclass(l) => (l.shape(), l.covariance_kind(), l.n_classes()),
+            // A kernel model's row is scored against every support row: learning a row costs
+            // about as much as copying the model.
+            Model::Kernel(_) | Model::MulticlassKernel(_) => return (1.0, 1.0),
+        };
+        let (dim, n) = (shape.dim() as f64, n as f64);
+        match kind {
+            // A full covariance is dim² numbers, and an update touches dim of them per entry.
+            CovarianceKind::Full => (n * dim * dim, n * (entries + 1.0) * dim),
+            _ => (n * 2.0 * dim, n * (entries + 1.0)),
+        }
+    }
+}
+
+/// A class index given as a float (the one-row path passes every target as one).
+fn class_index(target: f64) -> Result<usize, CwError> {
+    if target >= 0.0 && target.fract() == 0.0 && target < usize::MAX as f64 {
+        Ok(target as usize)
+    } else {
+        Err(CwError::InvalidInput(format!(
+            "a class index must be a non-negative integer, got {target}"
+        )))
+    }
+}
+
+#[cfg(test)]
+#[path = "estimator_tests.rs"]
+mod tests;

@@ -1,0 +1,214 @@
+use super::*;
+use crate::state::Value;
+
+const N_FEATURES: usize = 5;
+const N_ROWS: usize = 60;
+
+/// Rows with labels ±1 (from a fixed linear rule) and class indices 0..3.
+fn data() -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    let mut seed = 12345u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let x: Vec<f64> = (0..N_ROWS * N_FEATURES).map(|_| next()).collect();
+    let y = x
+        .chunks(N_FEATURES)
+        .map(|r| {
+            if r[0] + 0.5 * r[1] - r[2] > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let classes = x
+        .chunks(N_FEATURES)
+        .map(|r| usize::from(r[0] > 0.0) + usize::from(r[1] > 0.1))
+        .collect();
+    (x, y, classes)
+}
+
+fn config(kind: &str, rule: &str, params: &[(&str, f64)]) -> State<'static> {
+    let params = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect::<Vec<_>>();
+    State::default()
+        .with("kind", kind)
+        .with("rule", rule)
+        .with("params", params)
+        .with("n_features", N_FEATURES)
+        .with("fit_intercept", true)
+        .with("a", 1.0)
+        .with("covariance", "diag")
+        .with("penalty", None::<String>)
+        .with("strategy", "max-score")
+        .with("n_classes", 3usize)
+        .with("kernel", "rbf")
+        .with("gamma", 0.5)
+        .with("degree", 3i64)
+        .with("coef0", 1.0)
+        .with("budget", None::<usize>)
+}
+
+/// Every kind of model worth a round trip, each built from its configuration.
+fn configs() -> Vec<State<'static>> {
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
+    vec![
+        arow("binary"),
+        arow("binary").with("covariance", "full"),
+        config("binary", "PA", &[]).with("covariance", "identity"),
+        arow("binary")
+            .with("penalty", "l1")
+            .with("alpha", 0.01)
+            .with("penalize_intercept", false),
+        arow("multiclass"),
+        arow("multiclass")
+            .with("strategy", "ovr")
+            .with("covariance", "full"),
+        arow("multiclass")
+            .with("penalty", "l1")
+            .with("alpha", 0.01)
+            .with("penalize_intercept", true),
+        arow("regressor"),
+        arow("regressor").with("covariance", "full"),
+        arow("kernel").with("budget", 7usize),
+        arow("kernel").with("kernel", None::<String>),
+        arow("multiclass_kernel").with("strategy", "ovr"),
+    ]
+}
+
+fn train(estimator: &mut Estimator, rows: std::ops::Range<usize>) {
+    let (x, y, classes) = data();
+    let x = Matrix::Dense {
+        values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
+        n_rows: rows.len(),
+        n_cols: N_FEATURES,
+    };
+    let targets = match estimator.n_classes() {
+        Some(_) => Targets::Classes(&classes[rows]),
+        None => Targets::Values(&y[rows]),
+    };
+    let presentation = Presentation::default();
+    if estimator.config().get("kernel") == Ok(&Value::None) && estimator.kind() == "kernel" {
+        return; // the caller supplies kernel values: nothing to learn here
+    }
+    estimator.partial_fit(&x, targets, presentation).unwrap();
+}
+
+fn predictions(estimator: &Estimator) -> Vec<f64> {
+    if estimator.config().get("kernel") == Ok(&Value::None) && estimator.kind() == "kernel" {
+        return Vec::new();
+    }
+    let (x, _, _) = data();
+    let x = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    let width = estimator.n_classes().unwrap_or(1);
+    let mut scores = vec![0.0; N_ROWS * width];
+    let mut variances = scores.clone();
+    estimator.decision_function(&x, &mut scores).unwrap();
+    estimator.variances(&x, &mut variances).unwrap();
+    [scores, variances].concat()
+}
+
+#[test]
+fn every_kind_restores_from_its_state_exactly() {
+    for config in configs() {
+        let mut estimator = Estimator::new(config.clone(), None).unwrap();
+        train(&mut estimator, 0..N_ROWS / 2);
+        let state = estimator.state();
+        let mut restored = Estimator::from_state(&state, None).unwrap();
+        let kind = estimator.kind();
+        assert_eq!(restored.state(), state, "{kind}");
+        let before = predictions(&estimator);
+        assert_eq!(predictions(&restored), before, "{kind}");
+        // Both go on learning alike.
+        train(&mut estimator, N_ROWS / 2..N_ROWS);
+        train(&mut restored, N_ROWS / 2..N_ROWS);
+        assert_eq!(restored.state(), estimator.state(), "{kind}");
+        assert_eq!(predictions(&restored), predictions(&estimator), "{kind}");
+    }
+}
+
+#[test]
+fn the_full_covariance_is_stored_folded() {
+    let config = config("binary", "AROW", &[("r", 1.0)]).with("covariance", "full");
+    let mut estimator = Estimator::new(config, None).unwrap();
+    train(&mut estimator, 0..7); // fewer rows than a block: terms are pending
+    let dim = N_FEATURES + 1;
+    let state = estimator.state();
+    assert_eq!(state.floats("covariance_values").unwrap().len(), dim * dim);
+    assert_eq!(
+        state.floats("covariance_values").unwrap(),
+        estimator.covariance().unwrap()
+    );
+    let restored = Estimator::from_state(&state, None).unwrap();
+    assert_eq!(predictions(&restored), predictions(&estimator));
+}
+
+fn message(result: Result<Estimator, CwError>) -> String {
+    match result {
+        Err(CwError::InvalidState(message)) => message,
+        other => panic!("expected an invalid state, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_states_are_refused_naming_the_entry() {
+    let mut estimator = Estimator::new(configs()[0].clone(), None).unwrap();
+    train(&mut estimator, 0..10);
+    let state = estimator.state();
+    let mut missing = state.clone();
+    missing.entries.remove("mean");
+    assert_eq!(
+        message(Estimator::from_state(&missing, None)),
+        "entry \"mean\" is missing"
+    );
+    let wrong_type = state.clone().with("mean", vec![1u32]);
+    assert_eq!(
+        message(Estimator::from_state(&wrong_type, None)),
+        "entry \"mean\" must be a float64 array, got a uint32 array"
+    );
+    let short = state.clone().with("covariance_values", vec![1.0]);
+    assert!(
+        message(Estimator::from_state(&short, None)).contains("covariance"),
+        "{}",
+        message(Estimator::from_state(&short, None))
+    );
+    let newer = State {
+        version: 2,
+        ..state.clone()
+    };
+    assert!(message(Estimator::from_state(&newer, None)).starts_with("version 2 is not known"));
+    let unknown_rule = state.clone().with("rule", "nope");
+    assert!(message(Estimator::from_state(&unknown_rule, None)).contains("nope"));
+    let negative = state.with("n_updates", -1i64);
+    assert!(message(Estimator::from_state(&negative, None)).contains("\"n_updates\""));
+}
+
+#[test]
+fn a_malformed_configuration_is_an_invalid_parameter() {
+    let mut config = configs()[0].clone();
+    config.entries.remove("a");
+    assert!(matches!(
+        Estimator::new(config, None),
+        Err(CwError::InvalidParameter(m)) if m == "model configuration: entry \"a\" is missing"
+    ));
+}
+
+#[test]
+fn one_row_learning_takes_class_indices_as_floats() {
+    let mut estimator = Estimator::new(configs()[4].clone(), None).unwrap();
+    let row = [0.1, 0.2, 0.3, 0.4, 0.5];
+    assert!(estimator.learn(Row::Dense(&row), 2.0).unwrap());
+    for bad in [-1.0, 0.5, f64::NAN] {
+        assert!(estimator.learn(Row::Dense(&row), bad).is_err());
+    }
+    assert!(estimator.learn(Row::Dense(&row), 3.0).is_err());
+}

@@ -1,0 +1,306 @@
+//! Python values to core values and back: batches of rows (dense or CSR NumPy buffers, borrowed
+//! without a copy), targets, the presentation arguments, and named states (`State` ⇄ dict).
+
+use std::borrow::Cow;
+
+use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
+
+use crate::data::{Matrix, Presentation, Row};
+use crate::error::CwError;
+use crate::state::{State, Value};
+
+/// A batch of rows as passed from Python: a C-contiguous float64 matrix, or the arrays of a CSR
+/// matrix `(data, indices, indptr, n_cols)` with one integer type for indices and indptr.
+#[derive(FromPyObject)]
+pub(super) enum MatrixArg<'py> {
+    Dense(PyReadonlyArray2<'py, f64>),
+    Csr32(
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, i32>,
+        PyReadonlyArray1<'py, i32>,
+        usize,
+    ),
+    Csr64(
+        PyReadonlyArray1<'py, f64>,
+        PyReadonlyArray1<'py, i64>,
+        PyReadonlyArray1<'py, i64>,
+        usize,
+    ),
+}
+
+impl MatrixArg<'_> {
+    /// A zero-copy view of the buffers.
+    pub(super) fn view(&self) -> PyResult<Matrix<'_>> {
+        Ok(match self {
+            MatrixArg::Dense(x) => {
+                let shape = x.shape();
+                Matrix::Dense {
+                    values: contiguous(x.as_slice())?,
+                    n_rows: shape[0],
+                    n_cols: shape[1],
+                }
+            }
+            MatrixArg::Csr32(values, indices, indptr, n_cols) => Matrix::Csr32 {
+                values: slice(values)?,
+                indices: slice(indices)?,
+                indptr: slice(indptr)?,
+                n_cols: *n_cols,
+            },
+            MatrixArg::Csr64(values, indices, indptr, n_cols) => Matrix::Csr64 {
+                values: slice(values)?,
+                indices: slice(indices)?,
+                indptr: slice(indptr)?,
+                n_cols: *n_cols,
+            },
+        })
+    }
+}
+
+fn contiguous<T>(result: Result<T, numpy::AsSliceError>) -> PyResult<T> {
+    result.map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+pub(super) fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> PyResult<&'a [T]> {
+    contiguous(array.as_slice())
+}
+
+/// The one row of a (1, d) C-ordered float64 array: the single-row fast path.
+pub(super) fn one_row<'a>(x: &'a PyReadonlyArray2<f64>) -> PyResult<Row<'a>> {
+    if x.shape()[0] != 1 {
+        return Err(PyValueError::new_err(format!(
+            "learn_one takes one row, got {}",
+            x.shape()[0]
+        )));
+    }
+    Ok(Row::Dense(contiguous(x.as_slice())?))
+}
+
+/// Non-negative integers (row indices or class indices) as `usize`.
+pub(super) fn indices(array: &PyReadonlyArray1<i64>, what: &str) -> PyResult<Vec<usize>> {
+    array
+        .as_array()
+        .iter()
+        .map(|&i| usize::try_from(i))
+        .collect::<Result<_, _>>()
+        .map_err(|_| PyValueError::new_err(format!("{what} holds a negative index")))
+}
+
+/// What `partial_fit` learns from: float64 labels ±1 or targets, or int64 class indices.
+#[derive(FromPyObject)]
+pub(super) enum TargetsArg<'py> {
+    Values(PyReadonlyArray1<'py, f64>),
+    Classes(PyReadonlyArray1<'py, i64>),
+}
+
+/// The optional `repeats` and `order` arguments of `partial_fit`.
+pub(super) struct PresentationArgs<'py> {
+    repeats: Option<PyReadonlyArray1<'py, u32>>,
+    order: Option<Vec<usize>>,
+}
+
+impl<'py> PresentationArgs<'py> {
+    pub(super) fn new(
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+        order: Option<PyReadonlyArray1<'py, i64>>,
+    ) -> PyResult<Self> {
+        let order = order
+            .as_ref()
+            .map(|o| indices(o, "row order"))
+            .transpose()?;
+        Ok(PresentationArgs { repeats, order })
+    }
+
+    pub(super) fn view(&self) -> PyResult<Presentation<'_>> {
+        Ok(Presentation {
+            repeats: self.repeats.as_ref().map(slice).transpose()?,
+            order: self.order.as_deref(),
+            stop: None,
+        })
+    }
+}
+
+/// A NumPy array of a dict state, borrowed while a [`State`] built from it is used (`None`: an
+/// array of another type or shape, refused when the state is built).
+pub(super) type Held<'py> = Option<HeldArray<'py>>;
+
+pub(super) enum HeldArray<'py> {
+    F64(PyReadonlyArray1<'py, f64>),
+    U32(PyReadonlyArray1<'py, u32>),
+    U64(PyReadonlyArray1<'py, u64>),
+    I64(PyReadonlyArray1<'py, i64>),
+}
+
+impl HeldArray<'_> {
+    /// The values: borrowed when contiguous, else copied.
+    fn value(&self) -> Value<'_> {
+        fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
+            let slice = array.as_slice().map(Cow::Borrowed);
+            slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
+        }
+        match self {
+            HeldArray::F64(a) => Value::Floats(values(a)),
+            HeldArray::U32(a) => Value::U32s(values(a)),
+            HeldArray::U64(a) => Value::U64s(values(a)),
+            HeldArray::I64(a) => Value::I64s(values(a)),
+        }
+    }
+}
+
+/// The dicts in a list or tuple entry (nested states), in order.
+fn nested<'py>(value: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
+    let is_sequence = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
+    is_sequence.then(|| value.try_iter().into_iter().flatten().flatten().collect())
+}
+
+/// Borrows the arrays of `dict` (and of the dicts nested in its lists), in the order in which
+/// [`state_from_dict`] meets them: a state refers to Python's buffers instead of copying them.
+pub(super) fn hold_arrays<'py>(dict: &Bound<'py, PyDict>, held: &mut Vec<Held<'py>>) {
+    for value in dict.values() {
+        if value.is_instance_of::<PyUntypedArray>() {
+            let array = || {
+                macro_rules! first_of {
+                    ($($t:ty => $variant:ident),*) => {
+                        $(if let Ok(a) = value.extract::<PyReadonlyArray1<$t>>() {
+                            return Some(HeldArray::$variant(a));
+                        })*
+                    };
+                }
+                first_of!(f64 => F64, u32 => U32, u64 => U64, i64 => I64);
+                None
+            };
+            held.push(array());
+        } else if let Some(items) = nested(&value) {
+            for item in items {
+                if let Ok(item) = item.cast::<PyDict>() {
+                    hold_arrays(item, held);
+                }
+            }
+        }
+    }
+}
+
+/// A dict of named entries as a [`State`], its arrays taken from `held` (see [`hold_arrays`]);
+/// `versioned`: it must have a `version` entry (a saved state; a configuration has none). A
+/// malformed entry is an invalid state.
+pub(super) fn state_from_dict<'a>(
+    dict: &Bound<'_, PyDict>,
+    versioned: bool,
+    held: &mut impl Iterator<Item = &'a Held<'a>>,
+) -> Result<State<'a>, CwError> {
+    let mut state = State::default();
+    let mut version = None;
+    for (key, value) in dict.iter() {
+        let key = key
+            .extract::<String>()
+            .map_err(|_| CwError::InvalidState(format!("key {key} is not a string")))?;
+        let value = value_from_py(&key, &value, held)?;
+        if key == "version" {
+            version = Some(value);
+        } else {
+            state.entries.insert(key, value);
+        }
+    }
+    match version {
+        Some(Value::Int(version)) => state.version = version,
+        None if !versioned => {}
+        _ => {
+            return Err(CwError::InvalidState(
+                "entry \"version\" must be an int".into(),
+            ))
+        }
+    }
+    Ok(state)
+}
+
+fn value_from_py<'a>(
+    key: &str,
+    value: &Bound<'_, PyAny>,
+    held: &mut impl Iterator<Item = &'a Held<'a>>,
+) -> Result<Value<'a>, CwError> {
+    let bad = |what: &str| CwError::InvalidState(format!("entry {key:?} {what}"));
+    let type_name = || {
+        value
+            .get_type()
+            .name()
+            .map_or("?".into(), |n| n.to_string())
+    };
+    if value.is_none() {
+        return Ok(Value::None);
+    }
+    if let Ok(b) = value.cast::<PyBool>() {
+        return Ok(Value::Bool(b.is_true()));
+    }
+    if let Ok(x) = value.cast::<PyFloat>() {
+        return Ok(Value::Float(x.value()));
+    }
+    if let Ok(s) = value.cast::<PyString>() {
+        return Ok(Value::Str(s.to_string()));
+    }
+    if value.is_instance_of::<PyUntypedArray>() {
+        return match held.next() {
+            Some(Some(array)) => Ok(array.value()),
+            _ => Err(bad("must be a 1-D float64, uint32, uint64 or int64 array")),
+        };
+    }
+    if let Ok(params) = value.cast::<PyDict>() {
+        let entry = |(k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>)| Ok((k.extract()?, v.extract()?));
+        let params = params.iter().map(entry).collect::<PyResult<Vec<_>>>();
+        return params
+            .map(Value::Params)
+            .map_err(|_| bad("must map names to numbers"));
+    }
+    if let Some(items) = nested(value) {
+        let states = items.iter().map(|item| {
+            let dict = item
+                .cast::<PyDict>()
+                .map_err(|_| bad("must be a list of dicts"))?;
+            state_from_dict(dict, true, held)
+        });
+        return states.collect::<Result<_, _>>().map(Value::States);
+    }
+    match value.extract::<i64>() {
+        Ok(i) => Ok(Value::Int(i)),
+        Err(_) => Err(bad(&format!("has an unsupported type {}", type_name()))),
+    }
+}
+
+/// A [`State`] as a dict, its `version` first; its arrays move into NumPy without a copy.
+pub(super) fn state_to_dict<'py>(
+    py: Python<'py>,
+    state: State<'_>,
+) -> PyResult<Bound<'py, PyDict>> {
+    let dict = PyDict::new(py);
+    dict.set_item("version", state.version)?;
+    for (key, value) in state.entries {
+        dict.set_item(key, value_to_py(py, value)?)?;
+    }
+    Ok(dict)
+}
+
+fn value_to_py<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {
+    Ok(match value {
+        Value::None => py.None().into_bound(py),
+        Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),
+        Value::Int(i) => i.into_pyobject(py)?.into_any(),
+        Value::Float(x) => x.into_pyobject(py)?.into_any(),
+        Value::Str(s) => s.into_pyobject(py)?.into_any(),
+        Value::Floats(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
+        Value::U32s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
+        Value::U64s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
+        Value::I64s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
+        Value::Params(params) => {
+            let dict = PyDict::new(py);
+            for (name, value) in params {
+                dict.set_item(name, value)?;
+            }
+            dict.into_any()
+        }
+        Value::States(states) => {
+            let states = states.into_iter().map(|s| state_to_dict(py, s));
+            PyList::new(py, states.collect::<PyResult<Vec<_>>>()?)?.into_any()
+        }
+    })
+}
