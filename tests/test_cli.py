@@ -15,11 +15,8 @@ import pytest
 
 import cwrs
 from cwrs.cli import main
+from _shared_data import shared_data
 
-DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
-A1A, A1A_TEST = DATASETS / "a1a.libsvm", DATASETS / "a1a.t.libsvm"
-BREAST_CANCER = DATASETS / "breast_cancer.libsvm"
-needs_shared = pytest.mark.skipif(not A1A.exists(), reason="no ../shared/datasets beside the repo")
 
 
 def run(capsys, *argv):
@@ -59,14 +56,14 @@ def test_the_console_entry_point_runs_the_main_job():
     assert "%|" not in done.stderr  # no progress bar when stderr is not a terminal
 
 
-@needs_shared
 def test_compare_json_matches_the_python_api(capsys):
+    a1a = shared_data("a1a.libsvm")
     result = run_json(
-        capsys, "compare", "-d", A1A, "--learners", "AROW,PA1", "--covariance", "diag",
+        capsys, "compare", "-d", a1a, "--learners", "AROW,PA1", "--covariance", "diag",
         "--shuffle", "2", "--seed", "4", "--param", "C=0.5", "--no-bias",
     )
     assert result["rows"] == 1605 and result["features"] == 119 and result["runs"] == 2
-    X, y = cwrs.load_svmlight(A1A)
+    X, y = cwrs.load_svmlight(a1a)
     expected = {}
     for label, model in [("AROW (diag)", cwrs.AROW), ("PA1", lambda **p: cwrs.PA1(C=0.5, **p))]:
         rates = []
@@ -107,14 +104,14 @@ def test_plot_without_matplotlib_says_how_to_get_it(capsys, monkeypatch, tmp_pat
     assert err.strip() == "cwrs: error: --plot needs matplotlib: pip install 'cwrs[plot]'"
 
 
-@needs_shared
 def test_train_then_test_matches_the_python_api(capsys, tmp_path):
+    a1a, a1a_test = shared_data("a1a.libsvm"), shared_data("a1a.t.libsvm")
     model_path, predictions = tmp_path / "a1a.cwrs", tmp_path / "predictions.txt"
     trained = run_json(
-        capsys, "train", "-a", "AROW", "--param", "r=0.5", "-d", A1A, "-o", model_path,
+        capsys, "train", "-a", "AROW", "--param", "r=0.5", "-d", a1a, "-o", model_path,
         "--passes", "2", "--no-shuffle",
     )
-    X, y = cwrs.load_svmlight(A1A)
+    X, y = cwrs.load_svmlight(a1a)
     reference = cwrs.AROW(r=0.5).partial_fit(X, y, classes=[-1, 1]).partial_fit(X, y)
     assert trained["passes"] == 2 and trained["rows"] == 1605
     assert trained["mistakes"] == reference.n_mistakes_
@@ -122,8 +119,8 @@ def test_train_then_test_matches_the_python_api(capsys, tmp_path):
     assert trained["classes"] == [-1.0, 1.0]
     np.testing.assert_array_equal(cwrs.load(model_path).coef_, reference.coef_)
 
-    tested = run_json(capsys, "test", "-i", model_path, "-d", A1A_TEST, "-p", predictions)
-    X_test, y_test = cwrs.load_svmlight(A1A_TEST, n_features=X.shape[1])
+    tested = run_json(capsys, "test", "-i", model_path, "-d", a1a_test, "-p", predictions)
+    X_test, y_test = cwrs.load_svmlight(a1a_test, n_features=X.shape[1])
     predicted = reference.predict(X_test)
     assert tested["rows"] == len(y_test)
     assert tested["accuracy"] == np.mean(predicted == y_test)
@@ -131,17 +128,17 @@ def test_train_then_test_matches_the_python_api(capsys, tmp_path):
     np.testing.assert_array_equal(written, predicted)
 
 
-@needs_shared
 def test_full_covariance_training_in_text_mode(capsys, tmp_path):
+    breast_cancer = shared_data("breast_cancer.libsvm")
     model_path = tmp_path / "bc.cwrs"
     status, out, err = run(
-        capsys, "train", "-a", "SCW1", "--covariance", "full", "-d", BREAST_CANCER, "-o", model_path
+        capsys, "train", "-a", "SCW1", "--covariance", "full", "-d", breast_cancer, "-o", model_path
     )
     assert status == 0
     assert "SCW1 on breast_cancer.libsvm: 569 rows × 1 pass(es)" in out
     assert "online mistakes" in out and f"model written to {model_path}" in out
     assert cwrs.load(model_path).covariance_.shape == (30, 30)
-    status, out, err = run(capsys, "test", "-i", model_path, "-d", BREAST_CANCER, "-q")
+    status, out, err = run(capsys, "test", "-i", model_path, "-d", breast_cancer, "-q")
     assert status == 0 and out.startswith("SCW1 on breast_cancer.libsvm (569 rows): accuracy ")
     assert err == ""
 
@@ -234,7 +231,6 @@ def test_quiet_silences_diagnostics(capsys):
     assert status == 0 and err == "" and "PA" in out
 
 
-@needs_shared
 def test_progress_bar_on_a_terminal(capsys, monkeypatch, tmp_path):
     pytest.importorskip("tqdm")
 
@@ -255,9 +251,9 @@ def test_progress_bar_on_a_terminal(capsys, monkeypatch, tmp_path):
 
     terminal = Terminal()
     monkeypatch.setattr(sys, "stderr", terminal)
-    assert main(["train", "-a", "AROW", "-d", str(A1A), "-o", str(tmp_path / "m.cwrs")]) == 0
+    assert main(["train", "-a", "AROW", "-d", "svmguide3", "-o", str(tmp_path / "m.cwrs")]) == 0
     drawn = "".join(terminal.text)
-    assert "train:" in drawn and "/1605" in drawn and "rows/s" in drawn
+    assert "train:" in drawn and "/1243" in drawn and "rows/s" in drawn
     terminal.text.clear()
-    assert main(["train", "-a", "AROW", "-d", str(A1A), "-o", str(tmp_path / "m.cwrs"), "-q"]) == 0
+    assert main(["train", "-a", "AROW", "-d", "svmguide3", "-o", str(tmp_path / "m.cwrs"), "-q"]) == 0
     assert terminal.text == []

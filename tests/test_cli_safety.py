@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 import cwrs
-from cwrs import _files, cli
+from cwrs import _cli_io, _files, cli
 from cwrs.cli import main
 
 
@@ -280,8 +280,8 @@ def test_a_model_is_only_read_from_a_regular_file(tmp_path, files):
         capture_output=True, text=True, timeout=120,
     )
     assert done.returncode == 1
-    assert done.stderr == f"cwrs: error: {fifo}: not a regular file; a model is read from a " \
-        ".cwrs file\n"
+    assert done.stderr == f"cwrs: error: {str(fifo)!r} is a FIFO, not a model file: cwrs.load " \
+        "reads regular files (to read from a pipe, pass an open binary file)\n"
 
 
 def test_predictions_to_a_fifo_are_written_through(tmp_path, files):
@@ -605,13 +605,13 @@ def test_the_shuffle_buffer_on_sparse_rows_with_a_small_capacity_stays_bounded(m
     y = np.arange(5000)
     X = sparse.csr_matrix(np.repeat(y[:, None], 3, axis=1).astype(float))
     pools = []
-    add = cli.RowPool.add
+    add = _cli_io.RowPool.add
 
     def watched_add(pool, X, y):
         pools.append(pool)
         return add(pool, X, y)
 
-    monkeypatch.setattr(cli.RowPool, "add", watched_add)
+    monkeypatch.setattr(_cli_io.RowPool, "add", watched_add)
     emitted = list(cli.shuffled(chunked(X, y, 100), 40, np.random.default_rng(1)))
     order = np.concatenate([labels for _, labels in emitted])
     assert sorted(order) == list(y)

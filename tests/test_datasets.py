@@ -1,6 +1,7 @@
 """Every learner on the shared real data sets: one online pass in the stored order.
 
-For breast_cancer, svmguide3, a1a and w1a (`shared/datasets`, see its README.md and datasets.json),
+For breast_cancer, svmguide3, a1a and w1a (the shared data sets beside the repository: see
+`_shared_data.py`),
 each learner × covariance form with fit_intercept=False, a=1 and default hyper-parameters makes one
 `partial_fit` pass over the rows in the stored order (row t is round t+1, no shuffling). We check
 that
@@ -25,21 +26,15 @@ diagonal): identical mistake counts on all four data sets for all 20 configurati
 """
 
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 import pytest
 import scipy.sparse as sp
 
 import cwrs
+from _shared_data import shared_data
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 DATASETS = ("breast_cancer", "svmguide3", "a1a", "w1a")
-
-pytestmark = pytest.mark.skipif(
-    not DATA_DIR.is_dir(),
-    reason=f"shared data sets not found at {DATA_DIR} (expected next to the repository)",
-)
 
 CONFIGS = tuple(
     (cls.__name__, covariance)
@@ -52,64 +47,36 @@ def key(name, covariance):
     return name if covariance is None else f"{name}/{covariance}"
 
 
-# Online mistakes after one pass in the stored order (fit_intercept=False, a=1, defaults).
+# Online mistakes after one pass in the stored order (fit_intercept=False, a=1, defaults), one
+# column per data set: breast_cancer (n = 569, 357 × +1 / 212 × −1), svmguide3 (n = 1243,
+# 296 × +1 / 947 × −1, sorted by label), a1a (n = 1605, 395 × +1 / 1210 × −1) and w1a (n = 2477,
+# 72 × +1 / 2405 × −1, positives in one block, 207 all-zero rows).
+MISTAKES_TABLE = """
+Perceptron        33     4   389   271
+PA                29     2   388   247
+PA1               29     3   388   246
+PA2               30     2   386   241
+SOP/diag          31     4   350   277
+SOP/full          32     5   364   330
+CW/diag           27     5   332   246
+CW/full           26     6   335   278
+ExactCW/diag      27     2   350   235
+ExactCW/full      23     4   360   245
+AROW/diag         24     8   281   254
+AROW/full         30   163   290   336
+NAROW/diag        24    10   296   261
+NAROW/full        38     9   311   409
+SCW1/diag         27     2   308   236
+SCW1/full         23     4   319   252
+SCW2/diag         23     8   314   246
+SCW2/full         25    10   294   280
+NHERD/diag        31    17   298   286
+NHERD/full        43   275   316   398
+"""
+TABLE_ROWS = [line.split() for line in MISTAKES_TABLE.strip().splitlines()]
 EXPECTED_MISTAKES = {
-    "breast_cancer": {  # n = 569, 357 × +1 / 212 × −1
-        "Perceptron": 33,
-        "PA": 29,
-        "PA1": 29,
-        "PA2": 30,
-        "SOP/diag": 31, "SOP/full": 32,
-        "CW/diag": 27, "CW/full": 26,
-        "ExactCW/diag": 27, "ExactCW/full": 23,
-        "AROW/diag": 24, "AROW/full": 30,
-        "NAROW/diag": 24, "NAROW/full": 38,
-        "SCW1/diag": 27, "SCW1/full": 23,
-        "SCW2/diag": 23, "SCW2/full": 25,
-        "NHERD/diag": 31, "NHERD/full": 43,
-    },
-    "svmguide3": {  # n = 1243, 296 × +1 / 947 × −1, sorted by label
-        "Perceptron": 4,
-        "PA": 2,
-        "PA1": 3,
-        "PA2": 2,
-        "SOP/diag": 4, "SOP/full": 5,
-        "CW/diag": 5, "CW/full": 6,
-        "ExactCW/diag": 2, "ExactCW/full": 4,
-        "AROW/diag": 8, "AROW/full": 163,
-        "NAROW/diag": 10, "NAROW/full": 9,
-        "SCW1/diag": 2, "SCW1/full": 4,
-        "SCW2/diag": 8, "SCW2/full": 10,
-        "NHERD/diag": 17, "NHERD/full": 275,
-    },
-    "a1a": {  # n = 1605, 395 × +1 / 1210 × −1
-        "Perceptron": 389,
-        "PA": 388,
-        "PA1": 388,
-        "PA2": 386,
-        "SOP/diag": 350, "SOP/full": 364,
-        "CW/diag": 332, "CW/full": 335,
-        "ExactCW/diag": 350, "ExactCW/full": 360,
-        "AROW/diag": 281, "AROW/full": 290,
-        "NAROW/diag": 296, "NAROW/full": 311,
-        "SCW1/diag": 308, "SCW1/full": 319,
-        "SCW2/diag": 314, "SCW2/full": 294,
-        "NHERD/diag": 298, "NHERD/full": 316,
-    },
-    "w1a": {  # n = 2477, 72 × +1 / 2405 × −1, positives in one block, 207 all-zero rows
-        "Perceptron": 271,
-        "PA": 247,
-        "PA1": 246,
-        "PA2": 241,
-        "SOP/diag": 277, "SOP/full": 330,
-        "CW/diag": 246, "CW/full": 278,
-        "ExactCW/diag": 235, "ExactCW/full": 245,
-        "AROW/diag": 254, "AROW/full": 336,
-        "NAROW/diag": 261, "NAROW/full": 409,
-        "SCW1/diag": 236, "SCW1/full": 252,
-        "SCW2/diag": 246, "SCW2/full": 280,
-        "NHERD/diag": 286, "NHERD/full": 398,
-    },
+    dataset: {name: int(counts[column]) for name, *counts in TABLE_ROWS}
+    for column, dataset in enumerate(DATASETS)
 }
 
 # Second-order learners must stay below this fraction of the majority-class baseline (the mistakes
@@ -125,8 +92,8 @@ MAJORITY_FRACTION = {"breast_cancer": 0.25, "svmguide3": 0.95, "a1a": 0.95, "w1a
 
 @lru_cache(maxsize=None)
 def load(dataset):
-    X = np.load(DATA_DIR / f"{dataset}.X.npy")
-    y = np.load(DATA_DIR / f"{dataset}.y.npy")
+    X = np.load(shared_data(f"{dataset}.X.npy"))
+    y = np.load(shared_data(f"{dataset}.y.npy"))
     return X, y
 
 

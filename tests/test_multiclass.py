@@ -39,6 +39,7 @@ from hypothesis import strategies as st
 
 import cwrs
 from _cwtest_util import assert_states_identical, model_state
+from _shared_data import shared_data
 from reference import DEFAULTS, FIRST_ORDER, SECOND_ORDER
 
 RTOL = 1e-9
@@ -787,7 +788,7 @@ def test_digits_n_mistakes_is_progressive_validation(digits):
         assert_states_identical(model_state(est), model_state(batch), "digits row by row")
 
 
-# a1a (UCI Adult, shared/datasets) holds one-hot blocks of categorical attributes; features
+# a1a (UCI Adult, a shared data set) holds one-hot blocks of categorical attributes; features
 # 61-66 (1-based) are "relationship" (every row has exactly one).  Predict it from the other
 # 117 features: a 6-class problem on real data, learned in the stored order.
 A1A_RELATIONSHIP = (61, 66)
@@ -797,12 +798,7 @@ A1A_WINNERS = [("AROW", "diag"), ("AROW", "full"), ("NAROW", "diag"), ("NAROW", 
 
 @pytest.fixture(scope="module")
 def a1a_relationship():
-    import pathlib
-
-    path = pathlib.Path(__file__).resolve().parents[2] / "shared" / "datasets" / "a1a.X.npy"
-    if not path.exists():
-        pytest.skip(f"{path} not found")
-    X = np.load(path)
+    X = np.load(shared_data("a1a.X.npy"))
     lo, hi = A1A_RELATIONSHIP
     block = X[:, lo - 1 : hi]
     assert (block.sum(axis=1) == 1).all()  # a one-hot block: the label is well defined

@@ -1,7 +1,7 @@
 """The papers' synthetic experiments, reproduced as tests of shape.
 
 Two experiments, both on the synthetic data of Crammer, Dredze & Pereira, "Exact Convex
-Confidence-Weighted Learning" (NIPS 2008, `shared/papers/cw-stdev-exact-convex-nips2008.txt`, §5):
+Confidence-Weighted Learning" (NIPS 2008, §5):
 
     1,000 points in R^20; the first two coordinates drawn from a 45°-rotated Gaussian, the other
     18 from independent N(0, 2); each label depends on the first two coordinates through a

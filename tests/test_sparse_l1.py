@@ -37,7 +37,6 @@ from __future__ import annotations
 
 import math
 import pickle
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -47,13 +46,13 @@ from hypothesis import strategies as st
 
 import cwrs
 from _cwtest_util import examples, hyper_params, prior_variance
+from _shared_data import shared_data
 from reference import SECOND_ORDER, RefLearner
 
 RTOL = 1e-12
 DIAG_ATOL = 1e-300
 CLASSES = np.array([-1, 1])
 PENALTIES = ("l1", "l1-uniform")
-DATASETS = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
 
 SETTINGS = settings(max_examples=examples(40), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much])
@@ -773,10 +772,7 @@ def test_alpha_zero_regressor_is_identical_to_no_penalty(penalty):
 
 
 def _dataset(name):
-    xp, yp = DATASETS / f"{name}.X.npy", DATASETS / f"{name}.y.npy"
-    if not (xp.exists() and yp.exists()):
-        pytest.skip(f"shared data set {name} not found under {DATASETS}")
-    return np.load(xp), np.load(yp)
+    return np.load(shared_data(f"{name}.X.npy")), np.load(shared_data(f"{name}.y.npy"))
 
 
 ALPHA_GRID = (0.0, 1e-3, 1e-2, 1e-1, 1.0)

@@ -4,7 +4,6 @@ equals whole-file reading, and `partial_fit_file` learns exactly what `partial_f
 
 import os
 import time
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -12,9 +11,8 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 import cwrs
+from _shared_data import LIBSVM_FILES, shared_data
 
-DATA_DIR = Path(__file__).resolve().parents[1].parent / "shared" / "datasets"
-SHARED_FILES = sorted(DATA_DIR.glob("*.libsvm")) if DATA_DIR.is_dir() else []
 
 EDGE_CASES = {
     "comments": b"# header\n1 1:0.5 3:2 # tail\n-1 2:1#no space\n# between\n+1 4:1e-5\n",
@@ -60,9 +58,9 @@ def write(tmp_path, content, name="data.libsvm"):
     return path
 
 
-@pytest.mark.skipif(not SHARED_FILES, reason=f"no shared data sets at {DATA_DIR}")
-@pytest.mark.parametrize("path", SHARED_FILES, ids=lambda p: p.name)
-def test_shared_data_sets_equal_sklearn(path):
+@pytest.mark.parametrize("name", LIBSVM_FILES)
+def test_shared_data_sets_equal_sklearn(name):
+    path = shared_data(name)
     assert_same_as_sklearn(path)
     assert_same_as_sklearn(path, zero_based=False)
     X, _ = load_svmlight_file(str(path))

@@ -453,7 +453,7 @@ class Estimator:
         fit_args = {} if classes is None else {"classes": classes}
         saved = self._snapshot()
         try:
-            chunks, _ = _line_chunks(path, chunk_rows, zero_based, n_features)
+            chunks = _line_chunks(path, chunk_rows, zero_based, n_features)
             for X, y, lines in chunks:
                 try:
                     self.partial_fit(X, y, **fit_args)

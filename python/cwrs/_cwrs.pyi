@@ -23,6 +23,7 @@ __all__ = [
     "hash_tokens",
     "SvmlightChunks",
     "read_svmlight",
+    "svmlight_zero_based",
     "RULE_NAMES",
 ]
 
@@ -46,6 +47,7 @@ def hash_tokens(tokens: list[bytes], n_features: int) -> tuple[_I64, _F64]: ...
 def read_svmlight(
     path: str | os.PathLike[str], zero_based: bool | None, n_features: int | None = None
 ) -> tuple[_F64, _F64, _I64, _I64, _I64 | None, int]: ...
+def svmlight_zero_based(path: str | os.PathLike[str], zero_based: bool | None) -> bool: ...
 @final
 class SvmlightChunks:
     def __new__(

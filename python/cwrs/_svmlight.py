@@ -16,7 +16,7 @@ from typing import Any, Iterator, Literal, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._cwrs import SvmlightChunks, read_svmlight
+from ._cwrs import SvmlightChunks, read_svmlight, svmlight_zero_based
 
 
 def _scipy_sparse() -> Any:
@@ -126,8 +126,13 @@ def iter_svmlight(
     n_features : int or None, default=None
         Number of columns of every chunk (≥ 1); None: one past the largest index seen so far.
     """
-    chunks, _ = _line_chunks(path, chunk_rows, zero_based, n_features)
-    return (chunk[:2] for chunk in chunks)
+    return (chunk[:2] for chunk in _line_chunks(path, chunk_rows, zero_based, n_features))
+
+
+def zero_based_file(path: Union[str, os.PathLike[str]], zero_based: Any) -> bool:
+    """Whether the indices of the LIBSVM file `path` are read as zero-based under `zero_based`
+    (True, False, or "auto": whether an index 0 occurs, found by a scan that parses nothing)."""
+    return svmlight_zero_based(os.fspath(path), _index_base(zero_based))
 
 
 def _line_chunks(
@@ -135,16 +140,15 @@ def _line_chunks(
     chunk_rows: int,
     zero_based: Any,
     n_features: Optional[int],
-) -> tuple[Iterator[tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.uint64]]], bool]:
-    """`iter_svmlight`'s chunks as `(X, y, lines)`, lines the line number of each row, and
-    whether the indices are read as zero-based (what "auto" chose)."""
+) -> Iterator[tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.uint64]]]:
+    """`iter_svmlight`'s chunks as `(X, y, lines)`, lines the line number of each row."""
     sparse = _scipy_sparse()
     chunk_rows = _positive_int("chunk_rows", chunk_rows)
     base = _index_base(zero_based)
     if n_features is not None:
         n_features = _positive_int("n_features", n_features, _MAX_FEATURES)
     chunks = SvmlightChunks(os.fspath(path), base, chunk_rows)
-    return _csr_chunks(sparse, chunks, n_features, os.fspath(path)), chunks.zero_based
+    return _csr_chunks(sparse, chunks, n_features, os.fspath(path))
 
 
 def _csr_chunks(

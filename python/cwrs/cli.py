@@ -24,324 +24,47 @@ through instead.
 from __future__ import annotations
 
 import argparse
-import atexit
 import contextlib
-import errno
-import json
-import math
 import os
-import shutil
-import stat
 import sys
-import tempfile
 import time
-import zipfile
-from pathlib import Path
 
 import numpy as np
 
 from ._classifiers import CLASSIFIERS
-from ._files import AtomicOutput
+from ._cli_io import (
+    INDEXING,
+    VERBOSE,
+    UsageError,
+    chunks,
+    data_path,
+    is_npz,
+    load_table,
+    open_outputs,
+    scan,
+    shuffled,
+    with_width,
+)
+from ._cli_report import (
+    Reporter,
+    emit,
+    format_comparison,
+    label_list,
+    label_text,
+    metrics_text,
+    one_line,
+    plot_curves,
+    pyplot,
+)
 from ._persist import load
 from ._regressors import REGRESSORS
-from ._svmlight import _line_chunks, iter_svmlight, load_svmlight
 
-BUNDLED = {"svmguide3": Path(__file__).parent / "data" / "svmguide3.npz"}
 COMMANDS = ("compare", "train", "test")
 LEARNERS = {cls.__name__: cls for cls in (*CLASSIFIERS, *REGRESSORS)}
-CHUNK_ROWS = 10_000
 # Points of each cumulative-mistakes curve of `compare --plot`.
 CURVE_POINTS = 200
 # Rows `train` shuffles in memory by default: an exact permutation up to this many rows.
 SHUFFLE_BUFFER = 1_000_000
-# Labels named in one message at most.
-LABELS_SHOWN = 10
-
-
-class UsageError(Exception):
-    """Bad input from the user: reported as one line on stderr, exit status 1."""
-
-
-# ------------------------------------------------------------------------------------ data
-# How the LIBSVM indices of each file are read, once decided: every pass over a file reads it
-# the same way, and --verbose says it once.
-INDEXING: dict[Path, bool] = {}
-# Whether to say on stderr how each file is read (--verbose).
-VERBOSE = {"on": False}
-
-
-def data_path(spec):
-    """The data file of `-d`: a path, a bundled data set, or `-` for stdin, which is copied to a
-    private temporary file (read several times by `train`), removed when the command ends."""
-    if spec == "-":
-        return spool_stdin()
-    path = BUNDLED.get(spec, Path(spec))
-    if not path.is_file():
-        raise UsageError(f"{spec}: no such file (or bundled data set: {', '.join(BUNDLED)})")
-    return path
-
-
-def spool_stdin():
-    folder = Path(tempfile.mkdtemp(prefix="cwrs-"))  # readable by this user only
-    atexit.register(shutil.rmtree, folder, ignore_errors=True)
-    path = folder / "stdin"
-    with open(path, "wb") as copy:
-        shutil.copyfileobj(sys.stdin.buffer, copy, 1 << 20)
-    return path
-
-
-def is_npz(path):
-    return path.suffix == ".npz"
-
-
-def load_npz(path):
-    try:
-        with np.load(path, allow_pickle=False) as data:
-            X, y = data["X"], data["y"]
-    except KeyError as error:
-        raise UsageError(f"{path}: an .npz data file needs arrays X and y ({error})") from None
-    except (zipfile.BadZipFile, EOFError, ValueError) as error:
-        # Not a zip archive, truncated, or arrays of Python objects (never unpickled).
-        raise UsageError(
-            f"{path}: not a readable .npz file of numeric arrays X and y ({error})"
-        ) from None
-    if X.ndim != 2 or y.ndim != 1 or X.shape[0] != y.shape[0]:
-        raise UsageError(
-            f"{path}: X must be 2-D (rows × features) and y 1-D with one label per row; got X "
-            f"of shape {X.shape} and y of shape {y.shape}"
-        )
-    return X, y
-
-
-def indexing(path, zero_based):
-    """`zero_based` (True, False or "auto") as decided for `path`: "auto" is decided once, by
-    looking for an index 0 in the file, as scikit-learn does."""
-    if path not in INDEXING:
-        chosen = zero_based
-        if zero_based == "auto":
-            _, chosen = _line_chunks(path, CHUNK_ROWS, "auto", None)
-        INDEXING[path] = chosen
-        if VERBOSE["on"]:
-            why = "" if zero_based != "auto" else (
-                " (an index 0 occurs)" if chosen else " (no index 0 occurs; --zero-based if the "
-                "file was written zero-based, as scikit-learn's dump_svmlight_file does)")
-            print(f"cwrs: reading {path} as {'zero' if chosen else 'one'}-based{why}",
-                  file=sys.stderr)
-    return INDEXING[path]
-
-
-def one_based_hint(error):
-    """A reader error, with the way out when it is an index 0 in a file read as one-based."""
-    if "but indices are one-based" in str(error):
-        return UsageError(f"{error}; pass --zero-based if the file counts indices from 0")
-    return error
-
-
-def load_table(path, zero_based):
-    """The whole data set as (X, y), for `compare` (which reorders rows)."""
-    if is_npz(path):
-        return load_npz(path)
-    try:
-        return load_svmlight(path, zero_based=indexing(path, zero_based))
-    except ValueError as error:
-        raise one_based_hint(error) from None
-
-
-def chunks(path, zero_based):
-    """(X, y) chunks of the data, streamed from a LIBSVM file; X may grow wider as it goes."""
-    if is_npz(path):
-        X, y = load_npz(path)
-        for start in range(0, len(y), CHUNK_ROWS):
-            yield X[start : start + CHUNK_ROWS], y[start : start + CHUNK_ROWS]
-        return
-    try:
-        yield from iter_svmlight(path, CHUNK_ROWS, indexing(path, zero_based))
-    except ValueError as error:
-        raise one_based_hint(error) from None
-
-
-def scan(path, zero_based, labels):
-    """(rows, features, sorted distinct labels or None) of a data file, in one streaming pass."""
-    n_rows, n_features, seen = 0, 0, set()
-    for X, y in chunks(path, zero_based):
-        n_rows, n_features = n_rows + X.shape[0], max(n_features, X.shape[1])
-        if labels:
-            seen.update(np.unique(y).tolist())
-    return n_rows, n_features, (np.array(sorted(seen)) if labels else None)
-
-
-def with_width(X, n_features):
-    """X with exactly `n_features` columns: narrower rows are padded with zeros, and columns past
-    the model's width (features it never saw, so with weight 0) are dropped."""
-    if X.shape[1] == n_features:
-        return X
-    if X.shape[1] > n_features:
-        return X[:, :n_features]
-    if isinstance(X, np.ndarray):
-        return np.pad(X, ((0, 0), (0, n_features - X.shape[1])))
-    return type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-
-
-# ------------------------------------------------------------------------------- outputs
-def same_file(a, b):
-    """Whether paths a and b name one file: the same device and inode when both exist (so hard
-    links and symlinks count), else the same resolved path."""
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return os.path.realpath(a) == os.path.realpath(b)
-
-
-class Output:
-    """A file the command writes (cwrs._files.AtomicOutput), opened before any work starts so
-    that a bad path fails first, and put in place by `commit` only once complete; if the
-    command fails, `close` leaves the target as it was."""
-
-    def __init__(self, option, path, binary):
-        self.option, self.path = option, str(path)
-        target = os.path.realpath(self.path)
-        if os.path.isdir(target) or self.path.endswith(os.sep):
-            raise UsageError(f"{option} {self.path}: is a folder; give a file name")
-        folder = os.path.dirname(target)
-        if not os.path.isdir(folder):
-            raise UsageError(f"{option} {self.path}: its folder does not exist")
-        try:
-            self.output = AtomicOutput(self.path, binary)
-        except OSError as error:
-            if error.errno == errno.ENXIO:
-                raise UsageError(
-                    f"{option} {self.path}: no process reads it (a FIFO needs its reader "
-                    "started first)"
-                ) from None
-            if error.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-                raise UsageError(
-                    f"{option} {self.path}: cannot write in {folder} ({error.strerror})"
-                ) from None
-            raise UsageError(f"{option} {self.path}: {error.strerror or error}") from None
-        except ValueError as error:
-            raise UsageError(f"{option} {error}") from None
-        self.file = self.output.file
-
-    @contextlib.contextmanager
-    def naming_errors(self):
-        """Write errors (a full disk, a closed pipe) reported with the output they concern."""
-        try:
-            yield
-        except OSError as error:
-            if isinstance(error, BrokenPipeError):
-                raise
-            raise UsageError(f"{self.option} {self.path}: {error.strerror or error}") from None
-
-    def writelines(self, lines):
-        with self.naming_errors():
-            self.file.writelines(lines)
-
-    def commit(self):
-        with self.naming_errors():
-            self.output.commit()
-
-    def close(self):
-        """Discards an uncommitted output (the target stays as it was)."""
-        self.output.discard()
-
-
-def open_outputs(stack, outputs, inputs):
-    """For each (option, path, binary) of `outputs`, its Output (None where path is None), after
-    checking that none is the same file as an (option, path) of `inputs` or as another output.
-    `stack` (a contextlib.ExitStack) discards those not committed when the command ends."""
-    given = [(option, path) for option, path, _ in outputs if path is not None]
-    for index, (option, path) in enumerate(given):
-        for other_option, other in [*inputs, *given[:index]]:
-            if same_file(path, other):
-                raise UsageError(
-                    f"{option} {path} is the same file as {other_option} {other}; writing it "
-                    "would destroy that file: choose another output"
-                )
-    opened = []
-    for option, path, binary in outputs:
-        output = None if path is None else Output(option, path, binary)
-        if output is not None:
-            stack.callback(output.close)
-        opened.append(output)
-    return opened
-
-
-def model_input(path):
-    """`path`, checked to be a regular file: a model is never read from a FIFO or a device
-    (reading one could wait forever)."""
-    try:
-        mode = os.stat(path).st_mode
-    except OSError as error:
-        raise UsageError(f"{path}: {error.strerror}") from None
-    if not stat.S_ISREG(mode):
-        raise UsageError(f"{path}: not a regular file; a model is read from a .cwrs file")
-    return path
-
-
-# ------------------------------------------------------------------------------- reporting
-class Reporter:
-    """Diagnostics and the progress bar, on stderr; silent with --quiet."""
-
-    def __init__(self, quiet):
-        self.quiet = quiet
-
-    def say(self, message):
-        if not self.quiet:
-            print(f"cwrs: {message}", file=sys.stderr)
-
-    def warn(self, message):
-        """A warning about the results: shown even with --quiet."""
-        print(f"cwrs: warning: {message}", file=sys.stderr)
-
-    def progress(self, total, unit, description):
-        """A tqdm bar when tqdm is installed and stderr is a terminal; otherwise a stand-in."""
-        if not self.quiet and sys.stderr.isatty():
-            try:
-                from tqdm import tqdm
-            except ImportError:
-                pass
-            else:
-                return tqdm(total=total, unit=unit, desc=description, file=sys.stderr, leave=False)
-        return NoProgress()
-
-
-class NoProgress:
-    def update(self, n=1):
-        pass
-
-    def close(self):
-        pass
-
-
-def emit(result, as_json, text, reporter):
-    """Prints the result: `text`, or `result` as standard JSON, where a non-finite number
-    (which JSON cannot hold) becomes null and is listed, with its value, under "non_finite"."""
-    if not as_json:
-        print(text)
-        return
-    non_finite = {}
-
-    def finite(value, where):
-        if isinstance(value, dict):
-            return {k: finite(v, f"{where}.{k}" if where else k) for k, v in value.items()}
-        if isinstance(value, list):
-            return [finite(item, f"{where}[{index}]") for index, item in enumerate(value)]
-        if isinstance(value, float) and not math.isfinite(value):
-            non_finite[where] = repr(value)
-            return None
-        return value
-
-    result = finite(result, "")
-    if non_finite:
-        result["non_finite"] = non_finite
-        reporter.warn(f"not finite, written as null in the JSON: {', '.join(non_finite)}")
-    print(json.dumps(result, indent=2, allow_nan=False))
-
-
-def label_list(labels):
-    """Up to LABELS_SHOWN of `labels`, for a message."""
-    shown = ", ".join(label_text(label) for label in labels[:LABELS_SHOWN])
-    return shown + (f", ... ({len(labels)} in all)" if len(labels) > LABELS_SHOWN else "")
 
 
 # -------------------------------------------------------------------------------- learners
@@ -488,52 +211,6 @@ def mistakes_curve(model, X, y, labels, bounds):
     return np.array(mistakes, dtype=float)
 
 
-def format_comparison(rows, n_rows, n_runs):
-    lines = [
-        f"{'learner':<20} {'mistake rate':>18} {'updates':>9} {'seconds':>9}",
-        "-" * 59,
-    ]
-    for r in sorted(rows, key=lambda r: r["mistake_rate"]):
-        rate = f"{r['mistake_rate']:.4f} ± {r['mistake_rate_std']:.4f}"
-        lines.append(f"{r['learner']:<20} {rate:>18} {r['updates']:>9.1f} {r['seconds']:>9.4f}")
-    lines.append(f"({n_rows} rows, {n_runs} run(s), one online pass each)")
-    return "\n".join(lines)
-
-
-def pyplot():
-    try:
-        import matplotlib
-
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'cwrs[plot]'") from None
-    return plt
-
-
-def plot_curves(plt, file, bounds, curves, title):
-    """Cumulative mistakes against examples seen, one line per learner, as in the papers, as a
-    PNG written to the binary file object `file`."""
-    figure, axes = plt.subplots(figsize=(8, 5.5), dpi=120)
-    ranked = sorted(curves.items(), key=lambda item: -item[1][-1])
-    palette = plt.get_cmap("tab20").colors
-    order = [cls.__name__ for cls in CLASSIFIERS]
-    for label, curve in ranked:
-        # One colour per rule (dark shades first), dashed for the diagonal covariance.
-        rank = order.index(label.split(" ")[0])
-        color = palette[(2 * rank) % 20 + (2 * rank) // 20]
-        style = "--" if label.endswith("(diag)") else "-"
-        axes.plot(bounds, curve, style, color=color, label=label, linewidth=1.4)
-    axes.set_xlabel("examples")
-    axes.set_ylabel("cumulative mistakes")
-    axes.set_title(title)
-    axes.grid(alpha=0.3)
-    axes.legend(fontsize=7, ncol=2, loc="upper left")
-    figure.tight_layout()
-    figure.savefig(file, format="png")
-    plt.close(figure)
-
-
 def run_compare(args, reporter):
     plt = pyplot() if args.plot else None
     configs = compare_configs(args)
@@ -564,75 +241,6 @@ def run_compare(args, reporter):
 
 
 # ----------------------------------------------------------------------------------- train
-def stack_rows(parts):
-    if isinstance(parts[0], np.ndarray):
-        return np.concatenate(parts)
-    import scipy.sparse
-
-    return scipy.sparse.vstack(parts, format="csr")
-
-
-class RowPool:
-    """The chunks whose rows a shuffle buffer holds, each row addressed by a running number."""
-
-    def __init__(self):
-        self.parts, self.starts, self.size = [], [], 0
-
-    def add(self, X, y):
-        """Numbers of the rows of (X, y), added."""
-        self.parts.append((X, y))
-        self.starts.append(self.size)
-        self.size += len(y)
-        return np.arange(self.size - len(y), self.size)
-
-    def take(self, ids):
-        """(X, y) of the rows numbered `ids`, in that order."""
-        part_of = np.searchsorted(self.starts, ids, side="right") - 1
-        grouped = np.argsort(part_of, kind="stable")
-        parts, first = np.unique(part_of[grouped], return_index=True)
-        pieces = []
-        for part, rows in zip(parts, np.split(ids[grouped], first[1:])):
-            X, y = self.parts[part]
-            pieces.append((X[rows - self.starts[part]], y[rows - self.starts[part]]))
-        X, y = stack_rows([X for X, _ in pieces]), np.concatenate([y for _, y in pieces])
-        back = np.empty_like(grouped)
-        back[grouped] = np.arange(len(grouped))
-        return X[back], y[back]
-
-
-def shuffled(chunks, capacity, rng):
-    """The rows of the (X, y) `chunks` (of equal width) in random order, through a buffer of
-    `capacity` rows: once the buffer is full, each incoming row takes the place of a random
-    buffered row, which leaves; at the end the buffered rows leave in random order. With
-    `capacity` at least the number of rows this is an exact uniform permutation."""
-    pool, slots = RowPool(), np.empty(0, dtype=np.intp)
-    for X, y in chunks:
-        ids = pool.add(X, y)
-        filling = capacity - len(slots)
-        slots = np.concatenate([slots, ids[:filling]])
-        incoming = ids[filling:]
-        if len(incoming) == 0:
-            continue
-        # Row i replaces slot picks[i] and emits what it holds: the row placed there at the
-        # previous pick of that slot in this chunk, else the slot's content before the chunk.
-        picks = rng.integers(capacity, size=len(incoming))
-        by_slot = np.argsort(picks, kind="stable")
-        sorted_picks = picks[by_slot]
-        repeat = sorted_picks[1:] == sorted_picks[:-1]
-        emitted = slots[picks]
-        emitted[by_slot[1:][repeat]] = incoming[by_slot[:-1][repeat]]
-        last = np.append(~repeat, True)
-        slots[sorted_picks[last]] = incoming[by_slot[last]]
-        yield pool.take(emitted)
-        if pool.size > 2 * capacity:  # drop the chunks no slot holds a row of any more
-            X_kept, y_kept = pool.take(slots)
-            pool = RowPool()
-            slots = pool.add(X_kept, y_kept)
-    remaining = slots[rng.permutation(len(slots))]
-    for start in range(0, len(remaining), CHUNK_ROWS):
-        yield pool.take(remaining[start : start + CHUNK_ROWS])
-
-
 def training_rows(args, path, n_features, rng):
     """One pass over the training rows, `n_features` wide: shuffled unless --no-shuffle."""
     rows = ((with_width(X, n_features), y) for X, y in chunks(path, args.zero_based))
@@ -717,12 +325,6 @@ def run_train(args, reporter):
 
 
 # ------------------------------------------------------------------------------------ test
-def label_text(value):
-    if isinstance(value, (float, np.floating)) and float(value).is_integer():
-        return str(int(value))
-    return str(value)
-
-
 def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
     """One streaming pass of `model`'s predictions over the data: (rows, metrics), writing one
     prediction per line to the Output `predictions` if given. Classifiers: accuracy and
@@ -788,23 +390,17 @@ def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
     return n_rows, {"accuracy": correct / n_rows, "error_rate": 1.0 - correct / n_rows}
 
 
-def metrics_text(metrics):
-    if "accuracy" in metrics:
-        return f"accuracy {metrics['accuracy']:.4f} (error rate {metrics['error_rate']:.4f})"
-    return f"mse {metrics['mse']:.6g}, mae {metrics['mae']:.6g}, r2 {metrics['r2']:.4f}"
-
-
 def run_test(args, reporter):
-    model_path = model_input(args.input)
     path = data_path(args.data)
     with contextlib.ExitStack() as stack:
         (predictions,) = open_outputs(
-            stack, [("-p", args.predictions, False)], [("-i", model_path), ("-d", path)]
+            stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
         )
         try:
-            model = load(model_path)
-        except ValueError as error:  # not a model, corrupted, or from a newer cwrs
-            raise UsageError(f"{model_path}: {one_line(error)}") from None
+            model = load(args.input)  # refuses a FIFO or device at once (never waits on one)
+        except ValueError as error:  # not a model file, corrupted, or from a newer cwrs
+            message = one_line(error)
+            raise UsageError(message if args.input in message else f"{args.input}: {message}") from None
         if not hasattr(model, "n_features_in_"):
             raise UsageError(f"{args.input}: the model was saved before it was trained")
         n_rows, metrics = evaluate(model, path, args.zero_based, reporter, predictions)
@@ -815,15 +411,6 @@ def run_test(args, reporter):
         result["predictions"] = str(args.predictions)
     text = f"{result['learner']} on {path.name} ({n_rows} rows): {metrics_text(metrics)}"
     emit(result, args.json, text, reporter)
-
-
-def one_line(error):
-    if isinstance(error, OSError) and error.strerror and error.filename:
-        return f"{error.filename}: {error.strerror}"
-    text = str(error).strip()
-    if isinstance(error, MemoryError) and not text.startswith("not enough memory"):
-        return f"not enough memory{': ' + text if text else ''}"
-    return text.splitlines()[0] if text else type(error).__name__
 
 
 # ----------------------------------------------------------------------------- arguments

@@ -1,0 +1,218 @@
+//! LIBSVM files read on a thread of their own, which the caller waits for in slices (so that it
+//! can do something else between them, e.g. run Python's signal handlers) and can cancel: a FIFO
+//! that no one writes to, a slow disk or a huge file then never blocks the caller for good.
+//! Errors name the file.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::Arc;
+use std::thread;
+use std::time::Duration;
+
+use super::{decompressed, has_index_zero, read_all, Chunk, ChunkStream, IndexBase};
+use crate::error::CwError;
+use crate::shared::catch_panic;
+
+/// The whole file at `path` as one chunk (see [`read_all`]), read on a background thread.
+pub fn read_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pending<Chunk>> {
+    spawn(move |report| {
+        let chunk = open(&path, &report.cancel).and_then(|source| read_all(source, zero_based));
+        report.send(chunk.map_err(|e| in_file(&path, e)));
+    })
+}
+
+/// The chunks of a file, parsed ahead on a background thread ([`ChunkStream`]), with errors
+/// that name the file.
+pub struct FileChunks {
+    stream: ChunkStream,
+    path: PathBuf,
+    base: IndexBase,
+}
+
+impl FileChunks {
+    /// The index base the file is read with (what "auto" chose).
+    pub fn base(&self) -> IndexBase {
+        self.base
+    }
+
+    /// [`ChunkStream::poll`], with errors naming the file.
+    pub fn poll(&mut self, timeout: Duration) -> Option<Result<Option<Chunk>, CwError>> {
+        let polled = self.stream.poll(timeout)?;
+        Some(polled.map_err(|e| in_file(&self.path, e)))
+    }
+
+    /// [`ChunkStream::recycle`].
+    pub fn recycle(&self, chunk: Chunk) {
+        self.stream.recycle(chunk);
+    }
+}
+
+/// The file at `path` opened on a background thread, which reports its [`FileChunks`] of up to
+/// `chunk_rows` rows (`zero_based` resolved as in [`zero_based_file`]), or the error, and then
+/// parses ahead until they are dropped.
+pub fn stream_file(
+    path: PathBuf,
+    zero_based: Option<bool>,
+    chunk_rows: usize,
+) -> std::io::Result<Pending<FileChunks>> {
+    spawn(move |report| {
+        let cancel = &report.cancel;
+        let started = resolve_base(&path, zero_based, cancel).and_then(|base| {
+            let source = open(&path, cancel)?;
+            Ok((ChunkStream::new(source, base, chunk_rows), base))
+        });
+        match started {
+            Ok(((stream, job), base)) => {
+                let chunks = FileChunks {
+                    stream,
+                    path: path.clone(),
+                    base,
+                };
+                if report.send(Ok(chunks)) {
+                    job();
+                }
+            }
+            Err(error) => {
+                report.send(Err(in_file(&path, error)));
+            }
+        }
+    })
+}
+
+/// Whether the file at `path` is read as zero-based under `zero_based` (`None`: "auto", which
+/// scans the file for an index 0), decided on a background thread.
+pub fn zero_based_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pending<bool>> {
+    spawn(move |report| {
+        let base = resolve_base(&path, zero_based, &report.cancel);
+        report.send(
+            base.map(|base| base == IndexBase::Zero)
+                .map_err(|e| in_file(&path, e)),
+        );
+    })
+}
+
+/// A source that fails once `cancel` is set: how an abandoned reading thread stops.
+struct Cancellable<R> {
+    source: R,
+    cancel: Arc<AtomicBool>,
+}
+
+impl<R: Read> Read for Cancellable<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        if self.cancel.load(Ordering::Relaxed) {
+            return Err(std::io::Error::other("reading was cancelled"));
+        }
+        self.source.read(buf)
+    }
+}
+
+/// `error` with the file named at the front of its message.
+fn in_file(path: &Path, error: CwError) -> CwError {
+    let path = path.display();
+    match error {
+        CwError::InvalidInput(message) => CwError::InvalidInput(format!("{path}: {message}")),
+        CwError::Io(kind, message) => CwError::Io(kind, format!("{path}: {message}")),
+        CwError::OutOfMemory(message) => CwError::OutOfMemory(format!("{path}: {message}")),
+        other => other,
+    }
+}
+
+/// `path` opened for reading and decompressed if need be (see [`decompressed`]). Blocks on a
+/// FIFO until a writer opens it: call it on a reading thread.
+fn open(path: &Path, cancel: &Arc<AtomicBool>) -> Result<Box<dyn Read + Send>, CwError> {
+    let file = File::open(path)?;
+    let source = Cancellable {
+        source: file,
+        cancel: Arc::clone(cancel),
+    };
+    Ok(decompressed(source)?)
+}
+
+/// `zero_based` resolved: `None` ("auto") is zero-based exactly when an index 0 occurs in the
+/// file, which takes a first pass over it; a pipe cannot be read twice.
+fn resolve_base(
+    path: &Path,
+    zero_based: Option<bool>,
+    cancel: &Arc<AtomicBool>,
+) -> Result<IndexBase, CwError> {
+    let zero =
+        match zero_based {
+            Some(zero) => zero,
+            None if !std::fs::metadata(path)?.is_file() => return Err(CwError::InvalidInput(
+                "zero_based=\"auto\" reads the file twice (first looking for an index 0), which \
+                 a pipe or device does not allow; pass zero_based=True or False"
+                    .into(),
+            )),
+            None => has_index_zero(open(path, cancel)?)?,
+        };
+    Ok(if zero {
+        IndexBase::Zero
+    } else {
+        IndexBase::One
+    })
+}
+
+/// Runs `work` on a thread of its own. It reports its result with [`Report::send`] (and may
+/// go on working after that); a panic is reported for it.
+fn spawn<T: Send + 'static>(
+    work: impl FnOnce(&Report<T>) + Send + 'static,
+) -> std::io::Result<Pending<T>> {
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (sender, receiver) = mpsc::channel();
+    let report = Report {
+        sender,
+        cancel: Arc::clone(&cancel),
+    };
+    thread::Builder::new()
+        .name("cwrs-svmlight".into())
+        .spawn(move || {
+            if let Err(panic) = catch_panic(|| work(&report)) {
+                let _ = report.sender.send(Err(panic));
+            }
+        })?;
+    Ok(Pending { receiver, cancel })
+}
+
+/// The result of background work, or (a bug) why there is none: the message of its panic, or
+/// that its thread ended without a word (a backstop: the work always reports).
+pub type Outcome<T> = Result<Result<T, CwError>, String>;
+
+/// The reporting end of [`spawn`], and the flag that asks the work to stop.
+struct Report<T> {
+    sender: Sender<Outcome<T>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl<T> Report<T> {
+    /// Reports `result`; false when the caller no longer waits for it.
+    fn send(&self, result: Result<T, CwError>) -> bool {
+        self.sender.send(Ok(result)).is_ok()
+    }
+}
+
+/// The result of work running on another thread.
+pub struct Pending<T> {
+    receiver: Receiver<Outcome<T>>,
+    cancel: Arc<AtomicBool>,
+}
+
+impl<T> Pending<T> {
+    /// The result if it comes within `timeout`, else `None` (wait again, or [`Pending::cancel`]).
+    pub fn poll(&mut self, timeout: Duration) -> Option<Outcome<T>> {
+        match self.receiver.recv_timeout(timeout) {
+            Ok(outcome) => Some(outcome),
+            Err(RecvTimeoutError::Timeout) => None,
+            Err(RecvTimeoutError::Disconnected) => Some(Err(
+                "the LIBSVM reading thread ended without a result".into(),
+            )),
+        }
+    }
+
+    /// Asks the work to stop at its next read; its result is no longer wanted.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+}
