@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import final
+from typing import Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -26,6 +26,7 @@ __all__ = [
     "SvmlightChunks",
     "read_svmlight",
     "RULE_NAMES",
+    "rule_table",
 ]
 
 _F64: TypeAlias = npt.NDArray[np.float64]
@@ -49,6 +50,27 @@ _KernelShape: TypeAlias = tuple[int, bool, float, int | None]
 _DualGaussian: TypeAlias = tuple[tuple[_F64, _U32, _U64], tuple[_F64, _F64, _F64]]
 
 RULE_NAMES: list[str]
+
+class _RuleParam(TypedDict):
+    name: str
+    default: float
+    low: float
+    high: float
+    low_open: bool
+    high_open: bool
+    requirement: str
+    doc: str
+
+class _RuleEntry(TypedDict):
+    name: str
+    kind: Literal["classification", "regression"]
+    second_order: bool
+    params: list[_RuleParam]
+    title: str
+    reference: str
+    summary: str
+
+def rule_table() -> list[_RuleEntry]: ...
 
 def normal_quantile(p: float) -> float: ...
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...

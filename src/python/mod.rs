@@ -27,6 +27,7 @@ use interrupt::learn_batch;
 
 mod guard;
 mod interrupt;
+mod rules;
 mod svmlight;
 
 type Float64Array = PyArray1<f64>;
@@ -1555,6 +1556,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
     svmlight::register(m)?;
+    rules::register(m)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }
