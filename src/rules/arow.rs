@@ -3,19 +3,14 @@
 
 use super::{Build, Entry, Param, Range, Rule, Step};
 
+#[rustfmt::skip]
 pub(super) const AROW: Entry = Entry {
-    name: "AROW",
-    title: "Adaptive Regularization of Weight vectors",
-    reference: "Crammer, Kulesza, Dredze, NIPS 2009",
-    second_order: true,
-    params: &[Param::new(
-        "r",
-        1.0,
-        Range::POSITIVE,
-        "Regularisation; larger r means smaller, more noise-tolerant steps.",
-    )],
+    name: "AROW", title: "Adaptive Regularization of Weight vectors", second_order: true,
     summary: "Update when m < 1: α = (1 − m)/(v + r), c = 1/r.",
+    reference: "Crammer, Kulesza, Dredze, NIPS 2009",
     build: Build::Classification(|v| Rule::AROW { r: v[0] }),
+    params: &[Param::new("r", 1.0, Range::POSITIVE,
+                         "Regularisation; larger r means smaller, more noise-tolerant steps.")],
 };
 
 #[inline]

@@ -12,30 +12,23 @@ pub(super) const fn confidence(default: f64, doc: &'static str) -> Param {
 
 const CONFIDENCE_DOC: &str = "Confidence η: the rule asks P(y·w·x ≥ 0) ≥ η under w ~ N(μ, Σ).";
 
+#[rustfmt::skip]
 pub(super) const CW: Entry = Entry {
-    name: "CW",
-    title: "Confidence-Weighted learning, variance form",
-    reference: "Dredze, Crammer, Pereira, ICML 2008",
-    second_order: true,
-    params: &[confidence(0.7, CONFIDENCE_DOC)],
+    name: "CW", title: "Confidence-Weighted learning, variance form", second_order: true,
+    reference: "Dredze, Crammer, Pereira, ICML 2008", params: &[confidence(0.7, CONFIDENCE_DOC)],
     summary: "Update when m < φ·v, φ = Φ⁻¹(eta): α = γ = [−(1+2φm) + √((1+2φm)² − \
               8φ(m − φv))]/(4φv), c = 2γφ.",
-    build: Build::Classification(|v| Rule::CW {
-        phi: normal_quantile(v[0]),
-    }),
+    build: Build::Classification(|v| Rule::CW { phi: normal_quantile(v[0]) }),
 };
 
+#[rustfmt::skip]
 pub(super) const EXACT_CW: Entry = Entry {
-    name: "ExactCW",
+    name: "ExactCW", second_order: true, params: &[confidence(0.7, CONFIDENCE_DOC)],
     title: "Exact convex Confidence-Weighted learning, \"CW-Stdev\"",
     reference: "Crammer, Dredze, Pereira, NIPS 2008",
-    second_order: true,
-    params: &[confidence(0.7, CONFIDENCE_DOC)],
+    build: Build::Classification(|v| Rule::ExactCW { phi: normal_quantile(v[0]) }),
     summary: "Update when m < φ·√v, φ = Φ⁻¹(eta): α = max(0, [−mψ + √(m²φ⁴/4 + vφ²ζ)]/(vζ)) \
               with ψ = 1 + φ²/2, ζ = 1 + φ²; c = αφ/√u with u = ¼(−αvφ + √(α²v²φ² + 4v))².",
-    build: Build::Classification(|v| Rule::ExactCW {
-        phi: normal_quantile(v[0]),
-    }),
 };
 
 #[inline]

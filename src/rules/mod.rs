@@ -29,9 +29,9 @@
 //!    has collapsed) passes and is applied as its limit: β = 1/(1/c + v) = 1/v (then capped by
 //!    the full form's safeguards), and Σ_j → 0 where x_j ≠ 0 in the diagonal form (which keeps
 //!    it at its floor).
-//! 2. **Square roots of sums of squares** (`scaling::sqrt_sq_plus`): √(a² + w) is evaluated directly
-//!    where a² can neither overflow nor underflow, and otherwise after an exact power-of-two
-//!    rescaling (hypot-style), so CW's √((1+2φm)² + 8φ(φv − m)), ExactCW's √(m²φ⁴/4 + vφ²ζ),
+//! 2. **Square roots of sums of squares** (`scaling::sqrt_sq_plus`): √(a² + w) is evaluated
+//!    directly where a² can neither overflow nor underflow, and otherwise after an exact
+//!    power-of-two rescaling (hypot-style), so CW's √((1+2φm)² + 8φ(φv − m)), ExactCW's √(m²φ⁴/4 + vφ²ζ),
 //!    SCW-II's γ and the ExactCW/SCW √(α²v²φ² + 4v) never overflow at |m|, v ~ 1e154+.
 //! 3. **Exact normalisation** of the homogeneous rules: ExactCW's α(m, v), the ExactCW/SCW
 //!    covariance step c(α, v) and SCW-II's α(m, v, n) (n = v + 1/(2C)) are homogeneous under
@@ -105,6 +105,16 @@ impl Step {
 #[inline]
 fn learnable(m: f64, v: f64, norm2: f64) -> bool {
     m.is_finite() && is_learnable_variance(v) && is_learnable_variance(norm2)
+}
+
+/// The one gate of every rule's step (safeguard 1 of the module doc): the rule's formulas
+/// (`raw`) run only on learnable moments, and their step is checked.
+#[inline]
+fn gated(m: f64, v: f64, norm2: f64, raw: impl FnOnce() -> Option<Step>) -> Option<Step> {
+    if !learnable(m, v, norm2) {
+        return None;
+    }
+    raw().and_then(Step::checked)
 }
 
 /// Whether a variance (or squared norm) can be learned from: finite and at least the smallest
@@ -256,6 +266,24 @@ impl Entry {
         }
     }
 
+    /// The build of rule `name` of `kind` and the values of `params` over its defaults, checked.
+    fn lookup(
+        kind: Kind,
+        name: &str,
+        params: &[(&str, f64)],
+    ) -> Result<(Build, Vec<f64>), CwError> {
+        let Some(entry) = entry(kind, name) else {
+            let (what, names): (&str, &[&str]) = match kind {
+                Kind::Classification => ("rule", &RULE_NAMES),
+                Kind::Regression => ("regression rule", &REGRESSION_RULE_NAMES),
+            };
+            return Err(CwError::InvalidParameter(format!(
+                "unknown {what} {name:?}; expected one of {names:?}"
+            )));
+        };
+        Ok((entry.build, entry.values(params)?))
+    }
+
     /// The parameter values for `params` (name, value) over the defaults, each checked against
     /// its range. A name the rule does not take is refused, so that a typo cannot pass.
     fn values(&self, params: &[(&str, f64)]) -> Result<Vec<f64>, CwError> {
@@ -359,15 +387,9 @@ impl Rule {
     /// Builds a rule from its name and hyper-parameters, validating them against its table
     /// entry. Parameters a rule does not use are rejected so that a typo cannot pass silently.
     pub fn from_name(name: &str, params: &[(&str, f64)]) -> Result<Rule, CwError> {
-        let entry = entry(Kind::Classification, name).ok_or_else(|| {
-            CwError::InvalidParameter(format!(
-                "unknown rule {name:?}; expected one of {RULE_NAMES:?}"
-            ))
-        })?;
-        let values = entry.values(params)?;
-        match entry.build {
-            Build::Classification(build) => Ok(build(&values)),
-            Build::Regression(_) => unreachable!("entry() found a classification rule"),
+        match Entry::lookup(Kind::Classification, name, params)? {
+            (Build::Classification(build), values) => Ok(build(&values)),
+            _ => unreachable!("a classification entry builds a Rule"),
         }
     }
 
@@ -411,10 +433,7 @@ impl Rule {
     /// `m = y·μ·x`, `v = xᵀΣx` (equal to `norm2` for first-order rules), `norm2 = ‖x‖²`.
     /// An all-zero row (`norm2 == 0`) never updates.
     pub fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
-        if !learnable(m, v, norm2) {
-            return None;
-        }
-        self.raw_step(m, v, norm2).and_then(Step::checked)
+        gated(m, v, norm2, || self.raw_step(m, v, norm2))
     }
 
     /// The rule's formulas; [`Rule::step`] guards their domain and checks the step they give.
@@ -458,30 +477,26 @@ impl RegressionRule {
     /// Builds a regression rule from its name and hyper-parameters (`r`; `epsilon`, `C`),
     /// validating them against its table entry.
     pub fn from_name(name: &str, params: &[(&str, f64)]) -> Result<RegressionRule, CwError> {
-        let entry = entry(Kind::Regression, name).ok_or_else(|| {
-            CwError::InvalidParameter(format!(
-                "unknown regression rule {name:?}; expected one of {REGRESSION_RULE_NAMES:?}"
-            ))
-        })?;
-        let values = entry.values(params)?;
-        match entry.build {
-            Build::Regression(build) => Ok(build(&values)),
-            Build::Classification(_) => unreachable!("entry() found a regression rule"),
+        match Entry::lookup(Kind::Regression, name, params)? {
+            (Build::Regression(build), values) => Ok(build(&values)),
+            _ => unreachable!("a regression entry builds a RegressionRule"),
         }
     }
 
-    /// The rule's table entry.
-    pub fn entry(&self) -> &'static Entry {
-        match self {
-            RegressionRule::AROW { .. } => &regression::AROW,
-            RegressionRule::PA { .. } => &regression::PA,
-            RegressionRule::PA1 { .. } => &regression::PA1,
-            RegressionRule::PA2 { .. } => &regression::PA2,
-        }
+    /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.
+    /// An all-zero row never updates.
+    pub fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        gated(e, v, norm2, || self.raw_step(e, v, norm2))
     }
 
-    pub fn is_second_order(&self) -> bool {
-        self.entry().second_order
+    #[inline]
+    fn raw_step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        match *self {
+            RegressionRule::AROW { r } => regression::arow_step(e, v, r),
+            RegressionRule::PA { epsilon } => regression::pa_step(e, norm2, epsilon),
+            RegressionRule::PA1 { epsilon, c } => regression::pa1_step(e, norm2, epsilon, c),
+            RegressionRule::PA2 { epsilon, c } => regression::pa2_step(e, norm2, epsilon, c),
+        }
     }
 
     /// The step scale η_t of the L1 threshold: AROW regression takes the squared loss, so
@@ -493,22 +508,17 @@ impl RegressionRule {
         }
     }
 
-    /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.
-    /// An all-zero row never updates.
-    pub fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
-        if !learnable(e, v, norm2) {
-            return None;
-        }
-        self.raw_step(e, v, norm2).and_then(Step::checked)
+    pub fn is_second_order(&self) -> bool {
+        self.entry().second_order
     }
 
-    #[inline]
-    fn raw_step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
-        match *self {
-            RegressionRule::AROW { r } => regression::arow_step(e, v, r),
-            RegressionRule::PA { epsilon } => regression::pa_step(e, norm2, epsilon),
-            RegressionRule::PA1 { epsilon, c } => regression::pa1_step(e, norm2, epsilon, c),
-            RegressionRule::PA2 { epsilon, c } => regression::pa2_step(e, norm2, epsilon, c),
+    /// The rule's table entry.
+    pub fn entry(&self) -> &'static Entry {
+        match self {
+            RegressionRule::AROW { .. } => &regression::AROW,
+            RegressionRule::PA { .. } => &regression::PA,
+            RegressionRule::PA1 { .. } => &regression::PA1,
+            RegressionRule::PA2 { .. } => &regression::PA2,
         }
     }
 }

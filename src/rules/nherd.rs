@@ -2,11 +2,10 @@
 
 use super::{Build, Entry, Param, Range, Rule, Step};
 
+#[rustfmt::skip]
 pub(super) const NHERD: Entry = Entry {
-    name: "NHERD",
-    title: "Normal Herding, the exact (full) covariance update",
-    reference: "Crammer, Lee, NIPS 2010",
-    second_order: true,
+    name: "NHERD", title: "Normal Herding, the exact (full) covariance update",
+    reference: "Crammer, Lee, NIPS 2010", second_order: true,
     params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness.")],
     summary: "Update when m < 1: α = (1 − m)/(v + 1/C), c = 2C + C²v, i.e. \
               Σ ← Σ − ΣxxᵀΣ·(2C + C²v)/(1 + Cv)².",

@@ -2,15 +2,12 @@
 
 use super::{Build, Entry, Rule, Step};
 
+#[rustfmt::skip]
 pub(super) const PERCEPTRON: Entry = Entry {
-    name: "Perceptron",
-    title: "The Perceptron",
+    name: "Perceptron", title: "The Perceptron", second_order: false, params: &[],
     reference: "Rosenblatt, Psychological Review, 1958",
-    second_order: false,
-    params: &[],
-    summary: "First order (Σ = I). Update when m ≤ 0 (a mistake): α = 1, c = 0, i.e. \
-              μ ← μ + y·x.",
     build: Build::Classification(|_| Rule::Perceptron),
+    summary: "First order (Σ = I). Update when m ≤ 0 (a mistake): α = 1, c = 0, i.e. μ ← μ + y·x.",
 };
 
 #[inline]

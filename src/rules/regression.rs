@@ -12,59 +12,40 @@ const EPSILON: Param = Param::new(
     "Half-width of the insensitive tube.",
 );
 
+#[rustfmt::skip]
 pub(super) const AROW: Entry = Entry {
-    name: "AROW",
-    title: "AROW regression = recursive least squares",
+    name: "AROW", title: "AROW regression = recursive least squares", second_order: true,
     reference: "Crammer, Kulesza, Dredze, NIPS 2009",
-    second_order: true,
     params: &[Param::new("r", 1.0, Range::POSITIVE, "Noise variance.")],
     summary: "Every row: α = e/(v + r), c = 1/r, i.e. μ ← μ + (y − μ·x)/(r + xᵀΣx)·Σx and \
               Σ⁻¹ ← Σ⁻¹ + x xᵀ/r.",
     build: Build::Regression(|v| RegressionRule::AROW { r: v[0] }),
 };
 
+#[rustfmt::skip]
 pub(super) const PA: Entry = Entry {
-    name: "PA",
-    title: "ε-insensitive Passive-Aggressive regression",
-    reference: PA_REFERENCE,
-    second_order: false,
-    params: &[EPSILON],
-    summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/‖x‖² with ℓ = |e| − ε.",
+    name: "PA", title: "ε-insensitive Passive-Aggressive regression", reference: PA_REFERENCE,
+    second_order: false, params: &[EPSILON],
     build: Build::Regression(|v| RegressionRule::PA { epsilon: v[0] }),
+    summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/‖x‖² with ℓ = |e| − ε.",
 };
 
+#[rustfmt::skip]
 pub(super) const PA1: Entry = Entry {
-    name: "PA1",
-    title: "PA-I regression, the PA step capped at C",
-    reference: PA_REFERENCE,
+    name: "PA1", title: "PA-I regression, the PA step capped at C", reference: PA_REFERENCE,
+    params: &[EPSILON, Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on |α|.")],
+    build: Build::Regression(|v| RegressionRule::PA1 { epsilon: v[0], c: v[1] }),
     second_order: false,
-    params: &[
-        EPSILON,
-        Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on |α|."),
-    ],
-    summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·min(C, ℓ/‖x‖²), \
-              ℓ = |e| − ε.",
-    build: Build::Regression(|v| RegressionRule::PA1 {
-        epsilon: v[0],
-        c: v[1],
-    }),
+    summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·min(C, ℓ/‖x‖²), ℓ = |e| − ε.",
 };
 
+#[rustfmt::skip]
 pub(super) const PA2: Entry = Entry {
-    name: "PA2",
-    title: "PA-II regression",
-    reference: PA_REFERENCE,
-    second_order: false,
-    params: &[
-        EPSILON,
-        Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness."),
-    ],
+    name: "PA2", second_order: false, title: "PA-II regression", reference: PA_REFERENCE,
     summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/(‖x‖² + 1/(2C)), \
               ℓ = |e| − ε.",
-    build: Build::Regression(|v| RegressionRule::PA2 {
-        epsilon: v[0],
-        c: v[1],
-    }),
+    params: &[EPSILON, Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness.")],
+    build: Build::Regression(|v| RegressionRule::PA2 { epsilon: v[0], c: v[1] }),
 };
 
 #[inline]

@@ -8,39 +8,27 @@ use super::{Build, Entry, Param, Range, Rule, Step};
 
 const REFERENCE: &str = "Wang, Zhao, Hoi, ICML 2012";
 
+#[rustfmt::skip]
 pub(super) const SCW1: Entry = Entry {
-    name: "SCW1",
-    title: "Soft Confidence-Weighted learning, SCW-I",
-    reference: REFERENCE,
+    name: "SCW1", title: "Soft Confidence-Weighted learning, SCW-I", reference: REFERENCE,
     second_order: true,
-    params: &[
-        Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on α."),
-        confidence(0.75, "Confidence η."),
-    ],
+    params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on α."),
+              confidence(0.75, "Confidence η.")],
     summary: "Update when m < φ·√v, φ = Φ⁻¹(eta): α = min(C, α_ExactCW); c as in ExactCW with \
               this α.",
-    build: Build::Classification(|v| Rule::SCW1 {
-        c: v[0],
-        phi: normal_quantile(v[1]),
-    }),
+    build: Build::Classification(|v| Rule::SCW1 { c: v[0], phi: normal_quantile(v[1]) }),
 };
 
+#[rustfmt::skip]
 pub(super) const SCW2: Entry = Entry {
-    name: "SCW2",
-    title: "Soft Confidence-Weighted learning, SCW-II",
-    reference: REFERENCE,
-    second_order: true,
-    params: &[
-        Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness."),
-        confidence(0.9, "Confidence η."),
-    ],
+    name: "SCW2", reference: REFERENCE, title: "Soft Confidence-Weighted learning, SCW-II",
+    build: Build::Classification(|v| Rule::SCW2 { c: v[0], phi: normal_quantile(v[1]) }),
+    params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness."),
+              confidence(0.9, "Confidence η.")],
     summary: "Update when m < φ·√v, φ = Φ⁻¹(eta): α = max(0, [−(2mn + φ²mv) + γ]/(2(n² + \
               nvφ²))) with n = v + 1/(2C) and γ = φ√(φ²m²v² + 4nv(n + vφ²)); c as in ExactCW \
               with this α.",
-    build: Build::Classification(|v| Rule::SCW2 {
-        c: v[0],
-        phi: normal_quantile(v[1]),
-    }),
+    second_order: true,
 };
 
 #[inline]

@@ -2,12 +2,10 @@
 
 use super::{Build, Entry, Rule, Step};
 
+#[rustfmt::skip]
 pub(super) const SOP: Entry = Entry {
-    name: "SOP",
-    title: "Second-Order Perceptron",
+    name: "SOP", title: "Second-Order Perceptron", second_order: true, params: &[],
     reference: "Cesa-Bianchi, Conconi, Gentile, SIAM J. Comput. 2005",
-    second_order: true,
-    params: &[],
     summary: "Update when m ≤ 0 (a mistake; x xᵀ joins the correlation matrix): \
               α = (1 − m)/(1 + v), c = 1.",
     build: Build::Classification(|_| Rule::SOP),

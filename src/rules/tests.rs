@@ -452,26 +452,31 @@ fn refusals_name_the_parameter_and_its_range() {
     let rule = |name, params: &[(&str, f64)]| message(Rule::from_name(name, params).map(|_| ()));
     let regression =
         |name, params: &[(&str, f64)]| message(RegressionRule::from_name(name, params).map(|_| ()));
-    assert_eq!(
-        rule("AROW", &[("r", 0.0)]),
-        "r must be a positive finite number, got 0"
-    );
-    assert_eq!(
-        rule("SCW2", &[("eta", 1.0)]),
-        "eta must lie strictly between 0.5 and 1, got 1"
-    );
-    assert_eq!(
-        regression("PA1", &[("epsilon", -0.5)]),
-        "epsilon must be a non-negative finite number, got -0.5"
-    );
-    assert_eq!(
-        rule("PA", &[("C", 1.0)]),
-        "PA has no hyper-parameter \"C\"; it takes []"
-    );
-    assert_eq!(
-        regression("PA", &[("r", 1.0)]),
-        "PA regression has no hyper-parameter \"r\"; it takes [\"epsilon\"]"
-    );
+    let cases = [
+        (
+            rule("AROW", &[("r", 0.0)]),
+            "r must be a positive finite number, got 0",
+        ),
+        (
+            rule("SCW2", &[("eta", 1.0)]),
+            "eta must lie strictly between 0.5 and 1, got 1",
+        ),
+        (
+            regression("PA1", &[("epsilon", -0.5)]),
+            "epsilon must be a non-negative finite number, got -0.5",
+        ),
+        (
+            rule("PA", &[("C", 1.0)]),
+            "PA has no hyper-parameter \"C\"; it takes []",
+        ),
+        (
+            regression("PA", &[("r", 1.0)]),
+            "PA regression has no hyper-parameter \"r\"; it takes [\"epsilon\"]",
+        ),
+    ];
+    for (got, want) in cases {
+        assert_eq!(got, want);
+    }
     assert!(rule("Foo", &[]).starts_with("unknown rule \"Foo\""));
     assert!(regression("SOP", &[]).starts_with("unknown regression rule \"SOP\""));
 }
