@@ -1,8 +1,8 @@
 """Every check of the estimators' hyper-parameters, in one place.
 
 The rules' own parameters (C, eta, r, b, epsilon) are checked against the rule table of the Rust
-core (`_cwrs.rule_table()`: each rule's parameters with their defaults and valid ranges, docs/
-design.md §2), the same table the core builds its rules from, so no model is built to validate.
+core (`_cwrs.rule_table()`, docs/design.md §2: each rule's parameters with their defaults and
+valid ranges), the table the core builds its rules from, so no model is built to validate.
 The parameters the learners share (covariance, L1, multiclass, kernels, passes) are checked here,
 with the messages of the core where it checks them too. Parameters that the configuration makes
 no use of are refused or warned about through one list, `_INEFFECTIVE` (docs/design.md §6).
