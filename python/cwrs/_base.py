@@ -7,8 +7,6 @@ Duck-typed: scikit-learn is not needed at run time. The math lives in the Rust c
 from __future__ import annotations
 
 import functools
-import inspect
-import numbers
 import os
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, TypeVar, Union, cast, overload
 
@@ -16,19 +14,19 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _cwrs
-from ._kernel import (
-    KERNELS,
-    RandomFourierFeatures,
-    check_budget,
-    check_degree,
-    check_kernel_parameters,
-    check_n_components,
+from ._kernel import RandomFourierFeatures
+from ._locks import OwnedLock
+from ._params import (
+    HyperParameters,
+    check_params,
+    check_pass_params,
+    kernel_spec,
+    l1_spec,
+    model_args,
     resolve_gamma,
 )
-from ._locks import OwnedLock
 from ._svmlight import _line_chunks
 from ._validation import (
-    IneffectiveParameterWarning,
     check_feature_names,
     check_labels,
     check_sample_weight,
@@ -36,7 +34,6 @@ from ._validation import (
     check_X,
     feature_names,
     not_fitted_error,
-    warn_user,
 )
 
 if TYPE_CHECKING:
@@ -46,14 +43,6 @@ if TYPE_CHECKING:
 
     from ._persist import ModelFile
     from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
-
-
-def store_params(estimator, params):
-    """Stores `__init__`'s keyword arguments as attributes, unvalidated (scikit-learn's rule:
-    validation happens in `fit`)."""
-    for name, value in params.items():
-        if name != "self":
-            setattr(estimator, name, value)
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -99,11 +88,6 @@ def _one_row_target(X, y, n_features, target_of):
 _TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
 
 
-@functools.cache
-def _param_names(cls):
-    return tuple(cls._get_param_names())
-
-
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
 
@@ -118,11 +102,11 @@ def _holding_fit_lock(method: _Method) -> _Method:
     return cast(_Method, locked)
 
 
-class Estimator:
+class Estimator(HyperParameters):
     """Base of all learners: parameters, pickling, fitting passes and the fitted model.
 
-    Subclasses set `_rule` (the Rust rule name), `_rule_params` (the hyper-parameters the rule
-    takes) and `_second_order`, and define `__init__` with their keyword hyper-parameters.
+    Subclasses set `_rule` (the rule's name in the table of the Rust core) and define
+    `__init__` with their keyword hyper-parameters (see `cwrs._params.HyperParameters`).
 
     Threads: one estimator may be used from many threads. Predictions (`predict`,
     `decision_function`, `predict_proba`, ...) run in parallel with the GIL released.
@@ -136,9 +120,6 @@ class Estimator:
     with other labels while other threads predict.
     """
 
-    _rule: str
-    _rule_params: tuple = ()
-    _second_order = False
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
 
@@ -153,41 +134,6 @@ class Estimator:
         def coef_(self) -> Float64Array: ...
 
     # ----------------------------------------------------------------- scikit-learn plumbing
-    @classmethod
-    def _get_param_names(cls):
-        signature = inspect.signature(cls.__init__)
-        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The hyper-parameters, as passed to `__init__`."""
-        return {name: getattr(self, name) for name in self._get_param_names()}
-
-    def set_params(self, **params: Any) -> Self:
-        """Sets hyper-parameters; they take effect at the next `fit` (or a new `partial_fit`)."""
-        valid = self._get_param_names()
-        for name, value in params.items():
-            if name not in valid:
-                raise ValueError(
-                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
-                    f"Valid parameters are: {valid!r}."
-                )
-            setattr(self, name, value)
-        # Validated by the next partial_fit, which takes its checked path until then.
-        self.__dict__.pop("_one_row", None)
-        self.__dict__.pop("_checked_params", None)
-        return self
-
-    def __repr__(self):
-        defaults = {
-            p.name: p.default for p in inspect.signature(type(self).__init__).parameters.values()
-        }
-        changed = [
-            f"{name}={value!r}"
-            for name, value in self.get_params().items()
-            if not (value is defaults.get(name) or _same(value, defaults.get(name)))
-        ]
-        return f"{type(self).__name__}({', '.join(changed)})"
-
     def __sklearn_is_fitted__(self):
         return hasattr(self, "_model")
 
@@ -276,63 +222,6 @@ class Estimator:
             one_row = (model, self._one_row_targets(model), self.n_features_in_)
             self.__dict__["_one_row"] = one_row
 
-    # ----------------------------------------------------------------- hyper-parameters
-    def _param_values(self):
-        return tuple(map(self.__dict__.get, _param_names(type(self))))
-
-    def _check_params_if_changed(self):
-        """Validates the hyper-parameters, as `fit` would, if any changed since the last
-        validation (a tuple comparison: identical or equal values are not checked again): a
-        `partial_fit` that continues a model refuses bad values too, though they take effect
-        only at the next `fit`."""
-        values = self._param_values()
-        try:
-            unchanged = values == self.__dict__.get("_checked_params")
-        except (TypeError, ValueError):  # a value that does not compare (an array)
-            unchanged = False
-        if not unchanged:
-            self._check_params()
-            self._check_pass_params()
-            self.__dict__["_checked_params"] = values
-
-    def _check_pass_params(self):
-        """n_iter, shuffle and random_state (used by `fit`, and `random_state` by the random
-        features)."""
-        n_iter = self.n_iter
-        if not isinstance(n_iter, numbers.Integral) or isinstance(n_iter, bool) or n_iter < 1:
-            raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
-        if not isinstance(self.shuffle, (bool, np.bool_)):
-            raise ValueError(f"shuffle must be True or False, got {self.shuffle!r}")
-        random_state = self.random_state
-        if not (
-            random_state is None
-            or isinstance(random_state, (np.random.RandomState, np.random.Generator))
-            or isinstance(random_state, numbers.Integral) and not isinstance(random_state, bool)
-        ):
-            raise ValueError(
-                "random_state must be None, an int, a numpy RandomState or Generator, got "
-                f"{random_state!r}"
-            )
-
-    def _check_params_take_effect(self):
-        """Refuses, or warns about, hyper-parameters set (to anything but their default) in a
-        configuration that makes no use of them; see `_DEPENDENT_PARAMS`. Runs wherever the
-        hyper-parameters are validated, after their own checks."""
-        self._check_pass_params()
-        signature = inspect.signature(type(self).__init__).parameters
-        for name, takes_effect, refuse, why in _DEPENDENT_PARAMS:
-            if name not in signature:
-                continue
-            value, default = getattr(self, name), signature[name].default
-            if value is default or _same(value, default) or takes_effect(self):
-                continue
-            if refuse:
-                raise ValueError(
-                    f"{name}={value!r} would have no effect: it {why}. Set that too, or leave "
-                    f"{name} at its default ({default!r})."
-                )
-            warn_user(f"{name}={value!r} has no effect: it {why}.", IneffectiveParameterWarning)
-
     def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
         binary file object, in the portable .cwrs format; `cwrs.load(file)` reads it back.
@@ -347,35 +236,6 @@ class Estimator:
         save(self, file)
 
     # ----------------------------------------------------------------- model construction
-    def _l1(self):
-        """The L1 penalty spec (penalty, alpha, penalize_intercept) for the native model, or
-        None; learners without the `penalty` parameter have none."""
-        penalty = getattr(self, "penalty", None)
-        if penalty is None:
-            return None
-        if not isinstance(penalty, str):
-            raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
-        if not isinstance(self.penalize_intercept, (bool, np.bool_)):
-            raise ValueError(
-                f"penalize_intercept must be True or False, got {self.penalize_intercept!r}"
-            )
-        if getattr(self, "kernel", None) is not None:
-            raise ValueError("an L1 penalty applies to the primal learners, not with a kernel")
-        return (penalty, _as_float("alpha", self.alpha), bool(self.penalize_intercept))
-
-    def _model_args(self):
-        """(rule params, covariance form, a, fit_intercept) for the native model."""
-        if not isinstance(self.fit_intercept, (bool, np.bool_)):
-            raise ValueError(f"fit_intercept must be True or False, got {self.fit_intercept!r}")
-        params = [(name, _as_float(name, getattr(self, name))) for name in self._rule_params]
-        if self._second_order:
-            covariance, a = self.covariance, _as_float("a", self.a)
-            if not isinstance(covariance, str):
-                raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
-        else:
-            covariance, a = "identity", 1.0
-        return params, covariance, a, bool(self.fit_intercept)
-
     def _fitted_model(self):
         try:
             return self._model
@@ -407,7 +267,7 @@ class Estimator:
         repeats = check_sample_weight(sample_weight, n_rows)
         if repeats is not None and not repeats.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
-        self._check_pass_params()
+        check_pass_params(self)
         n_iter = self.n_iter
         rng = None
         if self.shuffle:
@@ -530,6 +390,8 @@ class Classifier(Estimator):
     Pickling round-trips exactly.
     """
 
+    _rule_kind = "classification"
+
     if TYPE_CHECKING:  # set by fit and the first partial_fit
         classes_: npt.NDArray[Any]
         _sparse_input: bool
@@ -544,70 +406,37 @@ class Classifier(Estimator):
             input_tags=InputTags(sparse=True),
         )
 
-    def _new_model(self, n_classes, n_features, sparse, validate_only=False):
+    def _new_model(self, n_classes, n_features, sparse):
         """The native model for `n_classes` and the feature map in front of it (or None);
-        `sparse` tells whether the training input is sparse. `validate_only`: only check the
-        hyper-parameters (the model is built over one feature, the random features not drawn)."""
-        params, covariance, a, fit_intercept = self._model_args()
-        self._l1()  # validated before any kernel model is built
-        self._multi_class()
-        check_kernel_parameters(self)
-        self._check_params_take_effect()
-        feature_map = None
-        if self.kernel_approximation is not None:
-            if self.kernel_approximation != "rff":
-                raise ValueError(
-                    f'kernel_approximation must be None or "rff", got {self.kernel_approximation!r}'
-                )
-            if self.kernel is not None:
-                raise ValueError("set either kernel or kernel_approximation, not both")
-            gamma = resolve_gamma(self.gamma, n_features)
-            n_components = check_n_components(self.n_components)
-            if not validate_only:
-                feature_map = RandomFourierFeatures(
-                    gamma, n_components, n_features, self.random_state
-                )
-            n_features = 1 if validate_only else n_components
-        elif self.kernel is not None:
-            built_in = isinstance(self.kernel, str)
-            if not (built_in and self.kernel in KERNELS or callable(self.kernel)):
-                raise ValueError(
-                    f"kernel must be None, a callable or one of {KERNELS}, got {self.kernel!r}"
-                )
-            kernel_params = (
-                resolve_gamma(self.gamma, n_features),
-                check_degree(self.degree),
-                _as_float("coef0", self.coef0),
-            )
-            if n_classes != 2 and not built_in:
-                raise ValueError(
-                    f"callable kernels support two classes; use a built-in kernel for {n_classes}"
-                )
+        `sparse` tells whether the training input is sparse."""
+        check_params(self, n_classes)
+        params, covariance, a, fit_intercept = model_args(self)
+        kernel = kernel_spec(self, n_classes, n_features)
+        if kernel is not None:
+            built_in = isinstance(kernel.kernel, str)
+            gamma, degree, coef0 = kernel.params
             config = _config(
                 "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
-                n_features, fit_intercept, a, kernel=self.kernel if built_in else None,
-                gamma=kernel_params[0], degree=kernel_params[1], coef0=kernel_params[2],
-                budget=check_budget(self.budget), strategy=self._multi_class(),
-                n_classes=n_classes,
+                n_features, fit_intercept, a, kernel=kernel.kernel if built_in else None,
+                gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
+                strategy=self.multi_class, n_classes=n_classes,
             )
             # A callable kernel is passed on its own: it is code, not configuration.
-            custom = {} if built_in else {"kernel": self.kernel, "sparse_support": sparse}
-            model = _cwrs.Model(config, **custom)
-            return model, None
-        shape = {} if n_classes == 2 else {"strategy": self._multi_class(), "n_classes": n_classes}
+            custom = {} if built_in else {"kernel": kernel.kernel, "sparse_support": sparse}
+            return _cwrs.Model(config, **custom), None
+        feature_map = None
+        if self.kernel_approximation is not None:
+            gamma = resolve_gamma(self.gamma, n_features)
+            feature_map = RandomFourierFeatures(
+                gamma, self.n_components, n_features, self.random_state
+            )
+            n_features = self.n_components
+        shape = {} if n_classes == 2 else {"strategy": self.multi_class, "n_classes": n_classes}
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
-            fit_intercept, a, covariance=covariance, **_l1_config(self._l1()), **shape,
+            fit_intercept, a, covariance=covariance, **_l1_config(l1_spec(self)), **shape,
         )
         return _cwrs.Model(config), feature_map
-
-    def _multi_class(self):
-        if not isinstance(self.multi_class, str) or self.multi_class not in ("max-score", "ovr"):
-            raise ValueError(f'multi_class must be "max-score" or "ovr", got {self.multi_class!r}')
-        return self.multi_class
-
-    def _check_params(self):
-        self._new_model(self.classes_.shape[0], 1, self._sparse_input, validate_only=True)
 
     def _one_row_targets(self, model):
         """label -> native target, for the one-row path of a primal model."""
@@ -680,7 +509,7 @@ class Classifier(Estimator):
         if first_call:
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
-            self._check_pass_params()
+            check_pass_params(self)
             known = _classes(check_labels(classes, None, "classes"))
             model, feature_map = self._new_model(
                 known.shape[0], n_features, isinstance(matrix, tuple)
@@ -816,7 +645,6 @@ class Classifier(Estimator):
 class ConfidenceWeightedClassifier(Classifier):
     """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
 
-    _second_order = True
     a: float
 
     def predict_proba(self, X: MatrixLike) -> Float64Array:
@@ -867,6 +695,8 @@ class Regressor(Estimator):
     `get_params`/`set_params`. Pickling round-trips exactly.
     """
 
+    _rule_kind = "regression"
+
     def __sklearn_tags__(self):
         from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
 
@@ -878,18 +708,14 @@ class Regressor(Estimator):
         )
 
     def _new_model(self, n_features):
-        params, covariance, a, fit_intercept = self._model_args()
-        l1 = self._l1()
-        self._check_params_take_effect()
+        check_params(self)
+        params, covariance, a, fit_intercept = model_args(self)
         return _cwrs.Model(
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
-                covariance=covariance, **_l1_config(l1),
+                covariance=covariance, **_l1_config(l1_spec(self)),
             )
         )
-
-    def _check_params(self):
-        self._new_model(1)
 
     def _one_row_targets(self, model):
         return None
@@ -928,7 +754,7 @@ class Regressor(Estimator):
         matrix, n_rows, n_features = check_X(X)
         y = check_targets(y, n_rows)
         if first_call:
-            self._check_pass_params()
+            check_pass_params(self)
             model = self._new_model(n_features)
         else:
             model, _, n_features_in, _, fitted_names = self._fitted_state()
@@ -975,7 +801,6 @@ class Regressor(Estimator):
 class ConfidenceWeightedRegressor(Regressor):
     """Base of the second-order regressors: a Gaussian N(μ, Σ) over weight vectors."""
 
-    _second_order = True
     r: float
 
     @overload
@@ -1006,45 +831,6 @@ class ConfidenceWeightedRegressor(Regressor):
         model = self._fitted_model()
         return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
 
-
-# Hyper-parameters that act only together with another choice:
-# (name, whether it takes effect in the estimator's configuration, refuse, what it needs).
-# Refused where the user evidently expected an effect the configuration cannot give; warned about
-# where ignoring it loses nothing, and where generic code sets it (scikit-learn's checks set
-# `alpha` on every regressor and `n_components` on every estimator that has them).
-_DEPENDENT_PARAMS: tuple[tuple[str, Callable[[Any], bool], bool, str], ...] = (
-    (
-        "alpha",
-        lambda est: est.penalty is not None,
-        False,
-        'is the strength of the L1 penalty, which needs penalty="l1" or "l1-uniform"',
-    ),
-    (
-        "penalize_intercept",
-        lambda est: est.penalty is not None,
-        True,
-        'applies the L1 penalty to the bias, which needs penalty="l1" or "l1-uniform"',
-    ),
-    (
-        "penalize_intercept",
-        lambda est: est.fit_intercept,
-        False,
-        "penalizes the bias, and fit_intercept=False learns none",
-    ),
-    (
-        "n_components",
-        lambda est: est.kernel_approximation is not None,
-        False,
-        'is the number of random Fourier features, which needs kernel_approximation="rff"',
-    ),
-    (
-        "random_state",
-        lambda est: est.shuffle or getattr(est, "kernel_approximation", None) is not None,
-        False,
-        "seeds the shuffling of fit (and the random Fourier features), and shuffle=False "
-        "keeps the stored order",
-    ),
-)
 
 # The kinds of model the one-row path of partial_fit drives (primal: no kernel).
 _ONE_ROW_KINDS = ("binary", "multiclass", "regressor")
@@ -1104,16 +890,3 @@ def _classes(y):
             f"{classes.tolist()}); it needs two classes."
         )
     return classes
-
-
-def _as_float(name, value):
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
-    return float(value)
-
-
-def _same(a, b):
-    try:
-        return bool(a == b) and type(a) is type(b)
-    except (TypeError, ValueError):
-        return False

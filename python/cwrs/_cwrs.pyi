@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import Any, Callable, final
+from typing import Any, Callable, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -25,6 +25,7 @@ __all__ = [
     "read_svmlight",
     "svmlight_zero_based",
     "RULE_NAMES",
+    "rule_table",
 ]
 
 _F64: TypeAlias = npt.NDArray[np.float64]
@@ -40,6 +41,27 @@ _Matrix: TypeAlias = _F64 | tuple[_F64, _I32, _I32, int] | tuple[_F64, _I64, _I6
 _State: TypeAlias = dict[str, Any]
 
 RULE_NAMES: list[str]
+
+class _RuleParam(TypedDict):
+    name: str
+    default: float
+    low: float
+    high: float
+    low_open: bool
+    high_open: bool
+    requirement: str
+    doc: str
+
+class _RuleEntry(TypedDict):
+    name: str
+    kind: Literal["classification", "regression"]
+    second_order: bool
+    params: list[_RuleParam]
+    title: str
+    reference: str
+    summary: str
+
+def rule_table() -> list[_RuleEntry]: ...
 
 def normal_quantile(p: float) -> float: ...
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...

@@ -1,18 +1,26 @@
 """One source for the documentation the estimators share.
 
-Each estimator class writes its own part of its docstring: the paper (authors, venue, year), the
-update rule in one line (docs/design.md §2: when it fires, α and c) and a numpydoc "Parameters"
-section with its rule's own hyper-parameters. The class decorator `document` completes that
-section with the entries below for every other parameter of its `__init__`, in signature order,
-and appends the "Attributes" section of its kind, so that `help(cwrs.AROW)` documents every
-parameter and fitted attribute. tests/test_docs.py checks that this stays so.
+An estimator's docstring is assembled by the class decorator `document` from the rule table of
+the Rust core (`cwrs._params.RULES`): the method and its paper (authors, venue, year), the
+update rule (docs/design.md §2: when it fires, α and c) and the rule's own hyper-parameters
+with their defaults and ranges; then what the class's own docstring adds (remarks, and
+"Parameters" entries where a shared parameter means something particular for it); then the
+entries below for every other parameter of its `__init__`, all in signature order, and the
+"Attributes" section of its kind. So `help(cwrs.AROW)` documents every parameter and fitted
+attribute, and nothing is written twice; tests/test_docs.py checks that this stays so.
 """
 
 from __future__ import annotations
 
 import inspect
 import re
-from typing import Callable, TypeVar
+import textwrap
+from typing import TYPE_CHECKING, TypeVar
+
+from ._params import rule_entry
+
+if TYPE_CHECKING:
+    from ._cwrs import _RuleParam
 
 T = TypeVar("T", bound=type)
 
@@ -201,23 +209,58 @@ def _section(doc: str, title: str) -> str:
     return ""
 
 
-def document(kind: str) -> Callable[[T], T]:
-    """Class decorator: completes the class docstring's "Parameters" section with the shared
-    entries of `PARAMETERS` for its other `__init__` parameters and appends the "Attributes"
-    section of `kind` (a key of `ATTRIBUTES`)."""
-    attributes = ATTRIBUTES[kind]
+def _entries(section: str) -> dict[str, str]:
+    """The numpydoc entries of a "Parameters" section body, by parameter name."""
+    starts = list(_ENTRY.finditer(section))
+    entries = {}
+    for i, start in enumerate(starts):
+        end = starts[i + 1].start() if i + 1 < len(starts) else len(section)
+        entries[start.group(1).strip()] = section[start.start() : end].strip("\n")
+    return entries
 
-    def decorate(cls: T) -> T:
-        doc = inspect.cleandoc(cls.__doc__ or "")
-        own = documented_parameters(doc)
-        names = [n for n in inspect.signature(cls).parameters if n != "self"]
-        shared = [PARAMETERS[name] for name in names if name not in own]
-        sections = [header.group(1) for header in _SECTION.finditer(doc)]
-        if "Parameters" not in sections:
-            doc += "\n\nParameters\n----------"
-        elif sections[-1] != "Parameters":
-            raise ValueError(f"{cls.__name__}: Parameters must be the last docstring section")
-        cls.__doc__ = "\n".join([doc.rstrip(), *shared, "", "Attributes\n----------", attributes])
-        return cls
 
-    return decorate
+def _fill(text: str, indent: str = "") -> str:
+    return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent)
+
+
+def _range_text(param: _RuleParam) -> str:
+    """A parameter's valid range, as "C > 0" or "eta in (0.5, 1)"."""
+    name, low, high = param["name"], param["low"], param["high"]
+    if high == float("inf"):
+        return f"{name} {'>' if param['low_open'] else '≥'} {low:g}"
+    opening, closing = "(" if param["low_open"] else "[", ")" if param["high_open"] else "]"
+    return f"{name} in {opening}{low:g}, {high:g}{closing}"
+
+
+def _rule_parameter(param: _RuleParam) -> str:
+    meaning = param["doc"].rstrip(".")
+    return "\n".join([
+        f"{param['name']} : float, default={param['default']!r}",
+        _fill(f"{meaning} ({_range_text(param)}).", "    "),
+    ])
+
+
+def document(cls: T) -> T:
+    """Class decorator: the docstring of an estimator from its rule's table entry, its own
+    docstring and the shared entries of `PARAMETERS` and `ATTRIBUTES` (see the module doc)."""
+    entry = rule_entry(cls._rule_kind, cls._rule)  # type: ignore[attr-defined]
+    own = inspect.cleandoc(cls.__doc__ or "")
+    headers = list(_SECTION.finditer(own))
+    if headers and (headers[0].group(1) != "Parameters" or len(headers) > 1):
+        raise ValueError(f"{cls.__name__}: only a Parameters section may follow the remarks")
+    remarks = own[: headers[0].start()].strip() if headers else own.strip()
+    overrides = _entries(_section(own, "Parameters"))
+    rule_params = {param["name"]: _rule_parameter(param) for param in entry["params"]}
+    names = [n for n in inspect.signature(cls).parameters if n != "self"]
+    parameters = [overrides.get(n) or rule_params.get(n) or PARAMETERS[n] for n in names]
+    order = "second-order" if entry["second_order"] else "first-order"
+    kind = "classifier" if entry["kind"] == "classification" else "regressor"
+    paragraphs = [
+        _fill(f"{entry['title']} ({entry['reference']})."),
+        _fill(entry["summary"]),
+        *([remarks] if remarks else []),
+        "\n".join(["Parameters\n----------", *parameters]),
+        "Attributes\n----------\n" + ATTRIBUTES[f"{order} {kind}"],
+    ]
+    cls.__doc__ = "\n\n".join(paragraphs)
+    return cls

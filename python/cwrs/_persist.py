@@ -158,12 +158,7 @@ def _check_fitted(estimator: Estimator, native: dict[str, Any]) -> None:
 
 def _check_hyper_parameters(estimator: Estimator) -> None:
     """The estimator's own checks of its hyper-parameters (those `fit` makes)."""
-    learner: Any = estimator  # each subclass defines _new_model and _check_params
-    if isinstance(estimator, Classifier) and "classes_" not in vars(estimator):
-        learner._new_model(2, 1, False, validate_only=True)
-    else:
-        learner._check_params()
-    learner._check_pass_params()
+    estimator._check_params()
 
 
 def _check_state(estimator: Estimator, model: Optional[tuple]) -> None:

@@ -7,36 +7,32 @@
 - `PARegressor`, `PA1Regressor`, `PA2Regressor`: ε-insensitive Passive-Aggressive regression
   (Crammer, Dekel, Keshet, Shalev-Shwartz, Singer, JMLR 2006).
 
-Each update is μ ← μ + α·Σx on the residual e = y − μ·x (Σ = I for PA). The parameters shared
-with the classifiers are documented once, in `_docs.py`, and added by `@document`.
+Each update is μ ← μ + α·Σx on the residual e = y − μ·x (Σ = I for PA). As for the classifiers,
+each rule's paper, update and hyper-parameters come from the rule table of the Rust core, the
+shared parameters from `_docs.py` (see `cwrs._classifiers`).
 """
 
 from __future__ import annotations
 
-from ._base import ConfidenceWeightedRegressor, Regressor, store_params
+from ._base import ConfidenceWeightedRegressor, Regressor
 from ._docs import document
+from ._params import store_params
 from ._typing import Covariance, Penalty, RandomState
 
 
-@document("second-order regressor")
+@document
 class AROWRegressor(ConfidenceWeightedRegressor):
-    """AROW regression = recursive least squares (Crammer, Kulesza, Dredze, NIPS 2009).
-
-    Every row: α = e/(v + r), c = 1/r, i.e. μ ← μ + (y − μ·x)/(r + xᵀΣx)·Σx and
-    Σ⁻¹ ← Σ⁻¹ + x xᵀ/r. With `covariance="full"` the model after any number of rows is the
-    ridge solution (XᵀX + (r/a)·I)⁻¹Xᵀy. `predict(X, return_std=True)` also gives the
-    predictive standard deviation √(xᵀΣx + r).
+    """With `covariance="full"` the model after any number of rows is the ridge solution
+    (XᵀX + (r/a)·I)⁻¹Xᵀy. `predict(X, return_std=True)` also gives the predictive standard
+    deviation √(xᵀΣx + r).
 
     Parameters
     ----------
-    r : float, default=1.0
-        Noise variance (r > 0).
     a : float, default=1.0
         Prior variance of the weights, Σ₀ = a·I (a > 0).
     """
 
     _rule = "AROW"
-    _rule_params = ("r",)
 
     def __init__(
         self,
@@ -55,21 +51,9 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         store_params(self, locals())
 
 
-@document("first-order regressor")
+@document
 class PARegressor(Regressor):
-    """ε-insensitive Passive-Aggressive regression (Crammer, Dekel, Keshet, Shalev-Shwartz,
-    Singer, JMLR 2006).
-
-    First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/‖x‖² with ℓ = |e| − ε.
-
-    Parameters
-    ----------
-    epsilon : float, default=0.1
-        Half-width of the insensitive tube (epsilon ≥ 0).
-    """
-
     _rule = "PA"
-    _rule_params = ("epsilon",)
 
     def __init__(
         self,
@@ -83,23 +67,9 @@ class PARegressor(Regressor):
         store_params(self, locals())
 
 
-@document("first-order regressor")
+@document
 class PA1Regressor(Regressor):
-    """PA-I regression (Crammer, Dekel, Keshet, Shalev-Shwartz, Singer, JMLR 2006): the PA step
-    capped at C.
-
-    First order (Σ = I). Update when |e| > ε: α = sign(e)·min(C, ℓ/‖x‖²), ℓ = |e| − ε.
-
-    Parameters
-    ----------
-    C : float, default=1.0
-        Aggressiveness, the cap on |α| (C > 0).
-    epsilon : float, default=0.1
-        Half-width of the insensitive tube (epsilon ≥ 0).
-    """
-
     _rule = "PA1"
-    _rule_params = ("epsilon", "C")
 
     def __init__(
         self,
@@ -114,22 +84,9 @@ class PA1Regressor(Regressor):
         store_params(self, locals())
 
 
-@document("first-order regressor")
+@document
 class PA2Regressor(Regressor):
-    """PA-II regression (Crammer, Dekel, Keshet, Shalev-Shwartz, Singer, JMLR 2006).
-
-    First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/(‖x‖² + 1/(2C)), ℓ = |e| − ε.
-
-    Parameters
-    ----------
-    C : float, default=1.0
-        Aggressiveness (C > 0).
-    epsilon : float, default=0.1
-        Half-width of the insensitive tube (epsilon ≥ 0).
-    """
-
     _rule = "PA2"
-    _rule_params = ("epsilon", "C")
 
     def __init__(
         self,

@@ -23,6 +23,7 @@ mod errors;
 mod guard;
 mod interrupt;
 mod model;
+mod rules;
 mod svmlight;
 
 type Float64Array = PyArray1<f64>;
@@ -93,6 +94,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
     svmlight::register(m)?;
+    rules::register(m)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }

@@ -1,0 +1,510 @@
+"""Every check of the estimators' hyper-parameters, in one place.
+
+The rules' own parameters (C, eta, r, b, epsilon) are checked against the rule table of the Rust
+core (`_cwrs.rule_table()`, docs/design.md §2: each rule's parameters with their defaults and
+valid ranges), the table the core builds its rules from, so no model is built to validate.
+The parameters the learners share (covariance, L1, multiclass, kernels, passes) are checked here,
+with the messages of the core where it checks them too. Parameters that the configuration makes
+no use of are refused or warned about through one list, `_INEFFECTIVE` (docs/design.md §6).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import numbers
+from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
+
+import numpy as np
+
+from . import _cwrs
+from ._validation import IneffectiveParameterWarning, warn_user
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+#: The rule table, by (kind, name): kind is "classification" or "regression".
+RULES: dict[tuple[str, str], _cwrs._RuleEntry] = {
+    (entry["kind"], entry["name"]): entry for entry in _cwrs.rule_table()
+}
+
+KERNELS = ("linear", "rbf", "poly")
+# The largest budget: the dual covariance and Gram matrix of a full support set hold
+# budget·(budget + 1)/2 floats each, which past 2**30 rows exceeds any address space.
+MAX_BUDGET = 2**30
+# The largest poly degree (the native kernel raises to an i32 power).
+MAX_DEGREE = 2**31 - 1
+
+#: The parameters every classifier takes after its rule's own, in signature order, with their
+#: defaults; second-order learners add `SECOND_ORDER_PARAMETERS` in front of them.
+CLASSIFIER_PARAMETERS: dict[str, Any] = {
+    "fit_intercept": True,
+    "n_iter": 1,
+    "shuffle": True,
+    "random_state": None,
+    "multi_class": "max-score",
+    "kernel": None,
+    "gamma": None,
+    "degree": 3,
+    "coef0": 1.0,
+    "budget": None,
+    "kernel_approximation": None,
+    "n_components": 100,
+}
+REGRESSOR_PARAMETERS: dict[str, Any] = {
+    "fit_intercept": True,
+    "n_iter": 1,
+    "shuffle": True,
+    "random_state": None,
+}
+SECOND_ORDER_PARAMETERS: dict[str, Any] = {
+    "a": 1.0,
+    "covariance": "diag",
+    "penalty": None,
+    "alpha": 1e-4,
+    "penalize_intercept": False,
+}
+
+
+@functools.cache
+def init_defaults(cls) -> dict[str, Any]:
+    """The defaults of `cls.__init__`'s parameters, by name."""
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    return {p.name: p.default for p in parameters if p.name != "self"}
+
+
+def rule_entry(kind: str, name: str) -> _cwrs._RuleEntry:
+    """The table entry of rule `name` of `kind` ("classification" or "regression")."""
+    return RULES[kind, name]
+
+
+# ------------------------------------------------------------------------- single values
+def as_float(name, value):
+    """`value` as a float, if it is a real number (not a bool)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ValueError(f"{name} must be a real number, got {value!r}")
+    return float(value)
+
+
+def _check_bool(name, value):
+    if not isinstance(value, (bool, np.bool_)):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _is_int(value):
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
+def _in_range(value, param):
+    """Whether `value` lies in a table parameter's range (finite, ends open or closed)."""
+    low, high = param["low"], param["high"]
+    above = value > low if param["low_open"] else value >= low
+    below = value < high if param["high_open"] else value <= high
+    return bool(np.isfinite(value) and above and below)
+
+
+def _check_positive(name, value):
+    """A positive finite float, with the core's message."""
+    if not (np.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+    return value
+
+
+def resolve_gamma(gamma, n_features):
+    """scikit-learn's convention: `gamma=None` means 1 / n_features."""
+    if gamma is None:
+        return 1.0 / n_features
+    if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not gamma > 0:
+        raise ValueError(f"gamma must be a positive number or None, got {gamma!r}")
+    return float(gamma)
+
+
+def check_budget(budget):
+    if budget is None:
+        return None
+    if not _is_int(budget) or budget < 1:
+        raise ValueError(f"budget must be a positive integer or None, got {budget!r}")
+    if budget > MAX_BUDGET:
+        raise ValueError(
+            f"budget={budget!r} is too large: a support set that size needs its budget × "
+            f"budget dual covariance and Gram matrix ({budget * budget * 8 / 1e9:.3g} GB); "
+            f"use a budget of at most 2**30 (a few thousand is usual) or budget=None"
+        )
+    return int(budget)
+
+
+def check_n_components(n_components):
+    if not _is_int(n_components) or n_components < 1:
+        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+    return int(n_components)
+
+
+def check_degree(degree):
+    if not _is_int(degree) or not 1 <= degree <= MAX_DEGREE:
+        raise ValueError(f"degree must be a positive integer at most 2**31 - 1, got {degree!r}")
+    return int(degree)
+
+
+# ------------------------------------------------------------------------- groups
+# The values go to the native model in this shape; `check_params` checks that the model would
+# take them (ranges, names), as the model checks them again.
+def model_args(estimator):
+    """(rule params, covariance form, a, fit_intercept) for the native model."""
+    fit_intercept = _check_bool("fit_intercept", estimator.fit_intercept)
+    params = [(name, as_float(name, getattr(estimator, name))) for name in estimator._rule_params]
+    if not estimator._second_order:
+        return params, "identity", 1.0, fit_intercept
+    covariance, a = estimator.covariance, as_float("a", estimator.a)
+    if not isinstance(covariance, str):
+        raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
+    return params, covariance, a, fit_intercept
+
+
+def l1_spec(estimator):
+    """The L1 penalty spec (penalty, alpha, penalize_intercept) for the native model, or None;
+    learners without the `penalty` parameter have none."""
+    penalty = getattr(estimator, "penalty", None)
+    if penalty is None:
+        return None
+    if not isinstance(penalty, str):
+        raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+    penalize_intercept = _check_bool("penalize_intercept", estimator.penalize_intercept)
+    if getattr(estimator, "kernel", None) is not None:
+        raise ValueError("an L1 penalty applies to the primal learners, not with a kernel")
+    return penalty, as_float("alpha", estimator.alpha), penalize_intercept
+
+
+def check_multi_class(estimator):
+    multi_class = estimator.multi_class
+    if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
+        raise ValueError(f'multi_class must be "max-score" or "ovr", got {multi_class!r}')
+    return multi_class
+
+
+def check_pass_params(estimator):
+    """n_iter, shuffle and random_state (used by `fit`, and `random_state` by the random
+    features)."""
+    n_iter = estimator.n_iter
+    if not _is_int(n_iter) or n_iter < 1:
+        raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+    _check_bool("shuffle", estimator.shuffle)
+    random_state = estimator.random_state
+    if not (
+        random_state is None
+        or isinstance(random_state, (np.random.RandomState, np.random.Generator))
+        or _is_int(random_state)
+    ):
+        raise ValueError(
+            "random_state must be None, an int, a numpy RandomState or Generator, got "
+            f"{random_state!r}"
+        )
+
+
+class KernelSpec(NamedTuple):
+    """A kernel learner's settings for the native model: the kernel (a name, or a callable),
+    its parameters (gamma, degree, coef0) and the budget."""
+
+    kernel: Any
+    params: tuple[float, int, float]
+    budget: Optional[int]
+
+
+def kernel_spec(estimator, n_classes, n_features) -> Optional[KernelSpec]:
+    """The kernel settings of a classifier with `kernel`, else None (and the random features'
+    settings checked when `kernel_approximation` is set)."""
+    approximation, kernel = estimator.kernel_approximation, estimator.kernel
+    if approximation is not None:
+        if approximation != "rff":
+            raise ValueError(
+                f'kernel_approximation must be None or "rff", got {approximation!r}'
+            )
+        if kernel is not None:
+            raise ValueError("set either kernel or kernel_approximation, not both")
+        resolve_gamma(estimator.gamma, n_features)
+        check_n_components(estimator.n_components)
+        return None
+    if kernel is None:
+        return None
+    built_in = isinstance(kernel, str)
+    if not (built_in and kernel in KERNELS or callable(kernel)):
+        raise ValueError(f"kernel must be None, a callable or one of {KERNELS}, got {kernel!r}")
+    params = (
+        resolve_gamma(estimator.gamma, n_features),
+        check_degree(estimator.degree),
+        as_float("coef0", estimator.coef0),
+    )
+    if n_classes != 2 and not built_in:
+        raise ValueError(
+            f"callable kernels support two classes; use a built-in kernel for {n_classes}"
+        )
+    return KernelSpec(kernel, params, check_budget(estimator.budget))
+
+
+def _check_rule_params(estimator):
+    """The rule's parameters against their ranges in the table."""
+    for param in rule_entry(estimator._rule_kind, estimator._rule)["params"]:
+        value = as_float(param["name"], getattr(estimator, param["name"]))
+        if not _in_range(value, param):
+            raise ValueError(f"{param['name']} must {param['requirement']}, got {value!r}")
+
+
+def check_params(estimator, n_classes=2):
+    """Every check `fit` makes of the hyper-parameters (a classifier's for `n_classes`), in
+    the order it makes them, without building a model: their types, the parameters without
+    effect, then the values the native model would refuse."""
+    _, covariance, a, _ = model_args(estimator)
+    l1 = l1_spec(estimator)
+    kernel = None
+    if estimator._rule_kind == "classification":
+        check_multi_class(estimator)
+        check_ineffective(estimator)
+        kernel = kernel_spec(estimator, n_classes, 1)
+    else:
+        check_ineffective(estimator)
+    _check_rule_params(estimator)
+    if kernel is not None:
+        gamma, degree, coef0 = kernel.params
+        if kernel.kernel in ("rbf", "poly"):
+            _check_positive("gamma", gamma)
+        if kernel.kernel == "poly" and not (np.isfinite(coef0) and coef0 >= 0):
+            raise ValueError(
+                f"poly kernel needs a degree in [1, {MAX_DEGREE}] and a finite coef0 >= 0, "
+                f"got degree {degree}, coef0 {coef0!r}"
+            )
+        _check_positive("a", a)
+        return
+    if covariance not in ("identity", "diag", "full"):
+        raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
+    _check_positive("a", a)
+    if l1 is not None:
+        penalty, alpha, _ = l1
+        if penalty not in ("l1", "l1-uniform"):
+            raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+        if not (np.isfinite(alpha) and alpha >= 0):
+            raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}")
+        if covariance != "diag":
+            raise ValueError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
+
+
+# ------------------------------------------------------------------------- without effect
+class _Dependent(NamedTuple):
+    """A hyper-parameter that acts only in some configurations: `name`, whether it acts in the
+    estimator's (`acts`), whether setting it elsewhere is refused (where the user evidently
+    expected an effect the configuration cannot give) or warned about (where ignoring it loses
+    nothing, and where generic code sets it: scikit-learn's checks set `alpha` on every
+    regressor and `n_components` on every estimator that has them), and `why`: what it does and
+    needs. A kernel parameter's `why` names the kernels that use it."""
+
+    name: str
+    acts: Callable[[Any], bool]
+    refuse: bool
+    why: str
+    kernels: tuple[str, ...] = ()
+
+
+def _kernel_choice(estimator):
+    """The kernel setting as `_Dependent.kernels` names it."""
+    if estimator.kernel_approximation == "rff":
+        return "rff"
+    return "a callable kernel" if callable(estimator.kernel) else estimator.kernel
+
+
+def _kernel_parameter(name, kernels):
+    users = " or ".join(
+        'kernel_approximation="rff"' if user == "rff"
+        else user if user == "a callable kernel"
+        else f"kernel={user!r}"
+        for user in kernels
+    )
+    return _Dependent(
+        name, lambda est: _kernel_choice(est) in kernels, True, f"is used by {users}", kernels
+    )
+
+
+_INEFFECTIVE = (
+    _kernel_parameter("gamma", ("rbf", "poly", "rff")),
+    _kernel_parameter("degree", ("poly",)),
+    _kernel_parameter("coef0", ("poly",)),
+    _kernel_parameter("budget", ("linear", "rbf", "poly", "a callable kernel")),
+    _Dependent(
+        "alpha",
+        lambda est: est.penalty is not None,
+        False,
+        'is the strength of the L1 penalty, which needs penalty="l1" or "l1-uniform"',
+    ),
+    _Dependent(
+        "penalize_intercept",
+        lambda est: est.penalty is not None,
+        True,
+        'applies the L1 penalty to the bias, which needs penalty="l1" or "l1-uniform"',
+    ),
+    _Dependent(
+        "penalize_intercept",
+        lambda est: est.fit_intercept,
+        False,
+        "penalizes the bias, and fit_intercept=False learns none",
+    ),
+    _Dependent(
+        "n_components",
+        lambda est: est.kernel_approximation is not None,
+        False,
+        'is the number of random Fourier features, which needs kernel_approximation="rff"',
+    ),
+    _Dependent(
+        "random_state",
+        lambda est: est.shuffle or getattr(est, "kernel_approximation", None) is not None,
+        False,
+        "seeds the shuffling of fit (and the random Fourier features), and shuffle=False "
+        "keeps the stored order",
+    ),
+)
+
+
+def at_default(value, default):
+    """Whether `value` is the parameter's default: the default object itself, or a number equal
+    to it (a bool only counts as a bool: True is not 1)."""
+    if value is default:
+        return True
+    if isinstance(value, (bool, np.bool_)) != isinstance(default, bool):
+        return False
+    try:
+        return bool(value == default)
+    except (TypeError, ValueError):  # a value that does not compare (an array)
+        return False
+
+
+def check_ineffective(estimator):
+    """Refuses, or warns about, hyper-parameters set (to anything but their default) in a
+    configuration that makes no use of them; see `_INEFFECTIVE`. Runs wherever the
+    hyper-parameters are validated, after the checks of their types (the kernel parameters
+    first, then the passes' parameters, which the others depend on)."""
+    _check_effects(estimator, [d for d in _INEFFECTIVE if d.kernels])
+    check_pass_params(estimator)
+    _check_effects(estimator, [d for d in _INEFFECTIVE if not d.kernels])
+
+
+def _check_effects(estimator, dependents):
+    defaults = init_defaults(type(estimator))
+    for name, acts, refuse, why, kernels in dependents:
+        if name not in defaults:
+            continue
+        value, default = getattr(estimator, name), defaults[name]
+        if at_default(value, default) or acts(estimator):
+            continue
+        if kernels:
+            choice = _kernel_choice(estimator)
+            setting = (
+                'kernel_approximation="rff"' if choice == "rff"
+                else "no kernel" if choice is None
+                else f"kernel={estimator.kernel!r}"
+            )
+            raise ValueError(
+                f"{name}={value!r} has no effect with {setting}: it {why}; leave it at its "
+                f"default ({default!r})"
+            )
+        if refuse:
+            raise ValueError(
+                f"{name}={value!r} would have no effect: it {why}. Set that too, or leave "
+                f"{name} at its default ({default!r})."
+            )
+        warn_user(f"{name}={value!r} has no effect: it {why}.", IneffectiveParameterWarning)
+
+
+# ------------------------------------------------------------------------- the estimators' side
+def store_params(estimator, params):
+    """Stores `__init__`'s keyword arguments as attributes, unvalidated (scikit-learn's rule:
+    validation happens in `fit`)."""
+    for name, value in params.items():
+        if name != "self":
+            setattr(estimator, name, value)
+
+
+@functools.cache
+def _param_names(cls):
+    return tuple(cls._get_param_names())
+
+
+class HyperParameters:
+    """The hyper-parameter half of every estimator (a base of `cwrs._base.Estimator`): the
+    rule's parameters and order from the table, scikit-learn's `get_params`/`set_params` and
+    repr, and validation when the parameters changed.
+
+    Subclasses set `_rule` (the rule's name in the table) and `_rule_kind`; `_rule_params`
+    (the hyper-parameters the rule takes) and `_second_order` are taken from the table.
+    """
+
+    _rule: str
+    _rule_kind: str  # "classification" or "regression", the rule table's kind
+    _rule_params: tuple = ()
+    _second_order = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "_rule" in vars(cls):
+            entry = rule_entry(cls._rule_kind, cls._rule)
+            cls._rule_params = tuple(param["name"] for param in entry["params"])
+            cls._second_order = entry["second_order"]
+
+    @classmethod
+    def _get_param_names(cls):
+        signature = inspect.signature(cls.__init__)
+        return sorted(p.name for p in signature.parameters.values() if p.name != "self")
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The hyper-parameters, as passed to `__init__`."""
+        return {name: getattr(self, name) for name in self._get_param_names()}
+
+    def set_params(self, **params: Any) -> Self:
+        """Sets hyper-parameters; they take effect at the next `fit` (or a new `partial_fit`)."""
+        valid = self._get_param_names()
+        for name, value in params.items():
+            if name not in valid:
+                raise ValueError(
+                    f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
+                    f"Valid parameters are: {valid!r}."
+                )
+            setattr(self, name, value)
+        # Validated by the next partial_fit, which takes its checked path until then.
+        self.__dict__.pop("_one_row", None)
+        self.__dict__.pop("_checked_params", None)
+        return self
+
+    def __repr__(self):
+        defaults = init_defaults(type(self))
+        changed = [
+            f"{name}={value!r}"
+            for name, value in self.get_params().items()
+            if not (value is defaults.get(name) or _same(value, defaults.get(name)))
+        ]
+        return f"{type(self).__name__}({', '.join(changed)})"
+
+    def _param_values(self):
+        return tuple(map(self.__dict__.get, _param_names(type(self))))
+
+    def _check_params_if_changed(self):
+        """Validates the hyper-parameters, as `fit` would, if any changed since the last
+        validation (a tuple comparison: identical or equal values are not checked again): a
+        `partial_fit` that continues a model refuses bad values too, though they take effect
+        only at the next `fit`."""
+        values = self._param_values()
+        try:
+            unchanged = values == self.__dict__.get("_checked_params")
+        except (TypeError, ValueError):  # a value that does not compare (an array)
+            unchanged = False
+        if not unchanged:
+            self._check_params()
+            self.__dict__["_checked_params"] = values
+
+    def _check_params(self):
+        """Every check `fit` makes of the hyper-parameters (for the fitted classes), without
+        building a model (see `cwrs._params`)."""
+        classes = self.__dict__.get("classes_")
+        check_params(self, 2 if classes is None else classes.shape[0])
+
+
+def _same(a, b):
+    try:
+        return bool(a == b) and type(a) is type(b)
+    except (TypeError, ValueError):
+        return False

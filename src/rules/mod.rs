@@ -1,0 +1,527 @@
+//! The scalar update rules of the confidence-weighted family (docs/design.md §2).
+//!
+//! Every rule is a pure function of the signed margin `m = y·μ·x`, the variance `v = xᵀΣx` and
+//! `‖x‖²`, returning the step `(α, c)` of the shared template
+//!
+//! ```text
+//! μ ← μ + α·y·Σx          Σ⁻¹ ← Σ⁻¹ + c·x xᵀ
+//! ```
+//!
+//! or `None` when the rule does not update. Rules own no storage and no loops.
+//!
+//! # Numerical safeguards
+//!
+//! The closed forms are written so that float64 evaluates them without catastrophic
+//! cancellation, overflow of intermediate squares or division by ~0. None of this changes the
+//! results on ordinary data: the test `stable_forms_agree_with_exact_textbook_values` checks each
+//! form against the textbook form of docs/design.md §2 evaluated exactly (800-digit decimals, tables from
+//! `tests/rule_reference_table.py`) to 1e-14 relative (they agree to 4e-16), on ordinary and on
+//! extreme inputs, and that the textbook form in float64 does fail (overflow, cancellation) on
+//! the extreme ones; `normalisation_changes_no_bits_on_ordinary_values` checks that the rescaling
+//! of item 3 changes no bit.
+//!
+//! 1. **One gate for every step** ([`Step::checked`], used by [`Rule::step`] and
+//!    [`RegressionRule::step`], hence by the primal, multiclass and kernel learners). A row is not
+//!    learned when m (or the residual), v or ‖x‖² is not finite (‖x‖² overflows past |x| ≈ 1e154)
+//!    or when v or ‖x‖² is below the smallest normal float64, 2.2e-308 (there 1/v overflows and
+//!    v has lost its relative precision). A step whose α is not finite, or whose c is NaN or
+//!    negative, is dropped (no update). A c that overflowed to +∞ (ExactCW/SCW once a variance
+//!    has collapsed) passes and is applied as its limit: β = 1/(1/c + v) = 1/v (then capped by
+//!    the full form's safeguards), and Σ_j → 0 where x_j ≠ 0 in the diagonal form (which keeps
+//!    it at its floor).
+//! 2. **Square roots of sums of squares** (`scaling::sqrt_sq_plus`): √(a² + w) is evaluated
+//!    directly where a² can neither overflow nor underflow, and otherwise after an exact
+//!    power-of-two rescaling (hypot-style), so CW's √((1+2φm)² + 8φ(φv − m)), ExactCW's √(m²φ⁴/4 + vφ²ζ),
+//!    SCW-II's γ and the ExactCW/SCW √(α²v²φ² + 4v) never overflow at |m|, v ~ 1e154+.
+//! 3. **Exact normalisation** of the homogeneous rules: ExactCW's α(m, v), the ExactCW/SCW
+//!    covariance step c(α, v) and SCW-II's α(m, v, n) (n = v + 1/(2C)) are homogeneous under
+//!    m → λm, v → λ²v (and n → λ²n), so they are evaluated at λ = 2^k with λ²v (λ²n) in
+//!    [1, 4) and scaled back. Power-of-two scaling commutes with rounding, so this is bit for
+//!    bit the unscaled evaluation wherever that one neither overflows nor underflows; elsewhere
+//!    (v ~ 1e300 from features ~1e150, v ~ 1e-300 from features ~1e-150) it keeps full
+//!    precision where the unscaled products (v², m²v², n²v) over- or underflow.
+//! 4. **Rationalised numerators** (cancellation-free): CW γ for 1 + 2φm ≥ 0, ExactCW α and
+//!    SCW-II α for m > 0, and √u = 2v/(αvφ + √(α²v²φ² + 4v)) instead of ½(−αvφ + √(…)).
+//! 5. **CW division order**: γ = 2(φv − m)/(v(b + root)) is taken as 2((φv − m)/v)/(b + root)
+//!    when v(b + root) overflows (v ~ 1e300), instead of collapsing to 0.
+//! 6. **NAROW without r_t**: r_t = v/(bv − 1) cancels in bv − 1 and overflows as bv → 1⁺;
+//!    with e = bv − 1 rounded once (a fused multiply-add), c = 1/r_t = e/v and
+//!    α = (r_t − m)/(r_t + v) = (1 − m·c)/(b·v), firing when m < b·v (⇔ m·r_t/(r_t + v) < 1).
+//!    This tends continuously to the r_t = ∞ case (α = 1, c = 0) as bv → 1⁺.
+//! 7. **Sherman–Morrison factor** β = c/(1 + cv) as 1/(1/c + v) ([`sherman_morrison_factor`]):
+//!    1/v for c = +∞, 0 for c = 0, and at most 1/v ≤ 4.5e307 since v is normal.
+//!
+//! The covariance forms add their own safeguards (see `crate::covariance`).
+//!
+//! # The rule table
+//!
+//! Each rule (or small family) lives in its own file, which declares its [`Entry`] (name, kind,
+//! order, hyper-parameters with defaults, valid ranges and meanings, paper, update in words)
+//! next to its step. [`TABLE`] lists the entries; [`Rule::from_name`] and
+//! [`RegressionRule::from_name`] look a name up there and check the parameters against it, and
+//! Python reads the same table (`cwrs._cwrs.rule_table()`) for its validation and docstrings.
+//! The steps themselves stay a plain `match` on [`Rule`], so the learners' hot loops are
+//! monomorphised and never consult the table.
+//!
+//! A new rule takes one file (its entry and step, about 25 lines) and six lines here: its `mod`
+//! line, its line in [`TABLE`] and in [`RULE_NAMES`], its variant in the enum and one arm in
+//! each of `entry` and `raw_step` (and one in `l1_rate` when its L1 step scale is not α).
+
+use crate::error::CwError;
+
+mod arow;
+mod cw;
+mod narow;
+mod nherd;
+mod normal;
+mod pa;
+mod perceptron;
+mod regression;
+mod scaling;
+mod scw;
+mod sop;
+
+pub use normal::{margin_probability, normal_cdf, normal_quantile};
+
+/// One update of the template: the mean step `alpha` and the precision increment `c`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Step {
+    pub alpha: f64,
+    pub c: f64,
+}
+
+impl Step {
+    /// The one check every step passes before it reaches a model (safeguard 1 of the module
+    /// doc): `None` if α is not finite or c is NaN or negative. A c of +∞ passes: the forms
+    /// apply it as its limit.
+    pub fn checked(self) -> Option<Step> {
+        (self.alpha.is_finite() && self.c >= 0.0).then_some(self)
+    }
+}
+
+/// Whether a row's moments can be learned from (safeguard 1 of the module doc): the margin (or
+/// residual) `m`, `v` and `norm2` finite, and `v`, `norm2` at least the smallest normal float64
+/// (which also rules out an all-zero row).
+#[inline]
+fn learnable(m: f64, v: f64, norm2: f64) -> bool {
+    m.is_finite() && is_learnable_variance(v) && is_learnable_variance(norm2)
+}
+
+/// The one gate of every rule's step (safeguard 1 of the module doc): the rule's formulas
+/// (`raw`) run only on learnable moments, and their step is checked.
+#[inline]
+fn gated(m: f64, v: f64, norm2: f64, raw: impl FnOnce() -> Option<Step>) -> Option<Step> {
+    if !learnable(m, v, norm2) {
+        return None;
+    }
+    raw().and_then(Step::checked)
+}
+
+/// Whether a variance (or squared norm) can be learned from: finite and at least the smallest
+/// normal float64 (safeguard 1 of the module doc).
+#[inline]
+pub fn is_learnable_variance(v: f64) -> bool {
+    v.is_finite() && v >= f64::MIN_POSITIVE
+}
+
+/// The Sherman–Morrison factor β = c / (1 + c·v) of Σ ← Σ − β·(Σx)(Σx)ᵀ, written as
+/// 1 / (1/c + v) so that it stays finite when c overflows to ∞ (ExactCW/SCW on long noisy
+/// streams: β → 1/v) and is 0 when c = 0.
+pub fn sherman_morrison_factor(c: f64, v: f64) -> f64 {
+    1.0 / (1.0 / c + v)
+}
+
+/// The valid values of a hyper-parameter: finite, between `low` and `high` (each end open or
+/// closed; `high` may be +∞, always open).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Range {
+    pub low: f64,
+    pub high: f64,
+    pub low_open: bool,
+    pub high_open: bool,
+}
+
+impl Range {
+    /// (0, ∞): a positive finite number.
+    pub const POSITIVE: Range = Range {
+        low: 0.0,
+        high: f64::INFINITY,
+        low_open: true,
+        high_open: true,
+    };
+    /// [0, ∞): a non-negative finite number.
+    pub const NON_NEGATIVE: Range = Range {
+        low: 0.0,
+        high: f64::INFINITY,
+        low_open: false,
+        high_open: true,
+    };
+    /// (0.5, 1): a confidence η, so that φ = Φ⁻¹(η) is positive and finite.
+    pub const CONFIDENCE: Range = Range {
+        low: 0.5,
+        high: 1.0,
+        low_open: true,
+        high_open: true,
+    };
+
+    pub fn contains(&self, value: f64) -> bool {
+        let above = if self.low_open {
+            value > self.low
+        } else {
+            value >= self.low
+        };
+        let below = if self.high_open {
+            value < self.high
+        } else {
+            value <= self.high
+        };
+        value.is_finite() && above && below
+    }
+
+    /// What a valid value is, completing "{name} must …" (Python words its errors with it).
+    pub fn requirement(&self) -> String {
+        let (low, high) = (self.low, self.high);
+        if high == f64::INFINITY {
+            return match (low == 0.0, self.low_open) {
+                (true, true) => "be a positive finite number".into(),
+                (true, false) => "be a non-negative finite number".into(),
+                (false, true) => format!("be a finite number above {low}"),
+                (false, false) => format!("be a finite number of at least {low}"),
+            };
+        }
+        if self.low_open && self.high_open {
+            return format!("lie strictly between {low} and {high}");
+        }
+        let open = if self.low_open { '(' } else { '[' };
+        let close = if self.high_open { ')' } else { ']' };
+        format!("lie in {open}{low}, {high}{close}")
+    }
+}
+
+/// A hyper-parameter of a rule: its name (as the Python estimators spell it), default, valid
+/// range and meaning in one line.
+#[derive(Clone, Copy, Debug)]
+pub struct Param {
+    pub name: &'static str,
+    pub default: f64,
+    pub range: Range,
+    pub doc: &'static str,
+}
+
+impl Param {
+    pub const fn new(name: &'static str, default: f64, range: Range, doc: &'static str) -> Param {
+        Param {
+            name,
+            default,
+            range,
+            doc,
+        }
+    }
+}
+
+/// Classification or regression.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Classification,
+    Regression,
+}
+
+impl Kind {
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Classification => "classification",
+            Kind::Regression => "regression",
+        }
+    }
+}
+
+/// How an entry builds its rule from parameter values (in the order of `params`, checked).
+#[derive(Clone, Copy, Debug)]
+pub enum Build {
+    Classification(fn(&[f64]) -> Rule),
+    Regression(fn(&[f64]) -> RegressionRule),
+}
+
+/// One row of the rule table.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    pub name: &'static str,
+    /// The method's name in full, as the paper titles it.
+    pub title: &'static str,
+    /// The paper: authors, venue, year.
+    pub reference: &'static str,
+    /// First-order rules keep Σ = I fixed; second-order rules learn a covariance.
+    pub second_order: bool,
+    pub params: &'static [Param],
+    /// The update in words: when it fires, α and c (docs/design.md §2).
+    pub summary: &'static str,
+    pub build: Build,
+}
+
+impl Entry {
+    pub fn kind(&self) -> Kind {
+        match self.build {
+            Build::Classification(_) => Kind::Classification,
+            Build::Regression(_) => Kind::Regression,
+        }
+    }
+
+    /// The build of rule `name` of `kind` and the values of `params` over its defaults, checked.
+    fn lookup(
+        kind: Kind,
+        name: &str,
+        params: &[(&str, f64)],
+    ) -> Result<(Build, Vec<f64>), CwError> {
+        let Some(entry) = entry(kind, name) else {
+            let (what, names): (&str, &[&str]) = match kind {
+                Kind::Classification => ("rule", &RULE_NAMES),
+                Kind::Regression => ("regression rule", &REGRESSION_RULE_NAMES),
+            };
+            return Err(CwError::InvalidParameter(format!(
+                "unknown {what} {name:?}; expected one of {names:?}"
+            )));
+        };
+        Ok((entry.build, entry.values(params)?))
+    }
+
+    /// The parameter values for `params` (name, value) over the defaults, each checked against
+    /// its range. A name the rule does not take is refused, so that a typo cannot pass.
+    fn values(&self, params: &[(&str, f64)]) -> Result<Vec<f64>, CwError> {
+        let mut values: Vec<f64> = self.params.iter().map(|p| p.default).collect();
+        for &(key, value) in params {
+            match self.params.iter().position(|p| p.name == key) {
+                Some(i) => values[i] = value,
+                None => {
+                    let takes: Vec<&str> = self.params.iter().map(|p| p.name).collect();
+                    let kind = match self.kind() {
+                        Kind::Classification => "",
+                        Kind::Regression => " regression",
+                    };
+                    return Err(CwError::InvalidParameter(format!(
+                        "{}{kind} has no hyper-parameter {key:?}; it takes {takes:?}",
+                        self.name
+                    )));
+                }
+            }
+        }
+        for (param, &value) in self.params.iter().zip(&values) {
+            if !param.range.contains(value) {
+                return Err(CwError::InvalidParameter(format!(
+                    "{} must {}, got {value}",
+                    param.name,
+                    param.range.requirement()
+                )));
+            }
+        }
+        Ok(values)
+    }
+}
+
+/// Every rule, classification rules in the order of docs/design.md §1, then regression rules.
+pub const TABLE: &[&Entry] = &[
+    &perceptron::PERCEPTRON,
+    &pa::PA,
+    &pa::PA1,
+    &pa::PA2,
+    &sop::SOP,
+    &cw::CW,
+    &cw::EXACT_CW,
+    &arow::AROW,
+    &narow::NAROW,
+    &scw::SCW1,
+    &scw::SCW2,
+    &nherd::NHERD,
+    &regression::AROW,
+    &regression::PA,
+    &regression::PA1,
+    &regression::PA2,
+];
+
+/// The table entry of a rule `name` of `kind`.
+pub fn entry(kind: Kind, name: &str) -> Option<&'static Entry> {
+    TABLE
+        .iter()
+        .copied()
+        .find(|entry| entry.kind() == kind && entry.name == name)
+}
+
+/// All rule names, in the order of docs/design.md §1.
+pub const RULE_NAMES: [&str; 12] = [
+    "Perceptron",
+    "PA",
+    "PA1",
+    "PA2",
+    "SOP",
+    "CW",
+    "ExactCW",
+    "AROW",
+    "NAROW",
+    "SCW1",
+    "SCW2",
+    "NHERD",
+];
+
+/// Regression rule names.
+pub const REGRESSION_RULE_NAMES: [&str; 4] = ["AROW", "PA", "PA1", "PA2"];
+
+/// An update rule with its hyper-parameters.
+///
+/// `phi` is the standard normal quantile Φ⁻¹(η) of the confidence parameter η.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Rule {
+    Perceptron,
+    PA,
+    PA1 { c: f64 },
+    PA2 { c: f64 },
+    SOP,
+    CW { phi: f64 },
+    ExactCW { phi: f64 },
+    AROW { r: f64 },
+    NAROW { b: f64 },
+    SCW1 { c: f64, phi: f64 },
+    SCW2 { c: f64, phi: f64 },
+    NHERD { c: f64 },
+}
+
+impl Rule {
+    /// Builds a rule from its name and hyper-parameters, validating them against its table
+    /// entry. Parameters a rule does not use are rejected so that a typo cannot pass silently.
+    pub fn from_name(name: &str, params: &[(&str, f64)]) -> Result<Rule, CwError> {
+        match Entry::lookup(Kind::Classification, name, params)? {
+            (Build::Classification(build), values) => Ok(build(&values)),
+            _ => unreachable!("a classification entry builds a Rule"),
+        }
+    }
+
+    /// The rule's table entry.
+    pub fn entry(&self) -> &'static Entry {
+        match self {
+            Rule::Perceptron => &perceptron::PERCEPTRON,
+            Rule::PA => &pa::PA,
+            Rule::PA1 { .. } => &pa::PA1,
+            Rule::PA2 { .. } => &pa::PA2,
+            Rule::SOP => &sop::SOP,
+            Rule::CW { .. } => &cw::CW,
+            Rule::ExactCW { .. } => &cw::EXACT_CW,
+            Rule::AROW { .. } => &arow::AROW,
+            Rule::NAROW { .. } => &narow::NAROW,
+            Rule::SCW1 { .. } => &scw::SCW1,
+            Rule::SCW2 { .. } => &scw::SCW2,
+            Rule::NHERD { .. } => &nherd::NHERD,
+        }
+    }
+
+    /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
+    /// variance `v`: the rule's gradient step per unit of loss gradient. AROW and NHERD take
+    /// the squared hinge, so η_t = β_t/2 = 1/(2(v + r)) (the note's derivation; 1/C plays r for
+    /// NHERD); the hinge-loss rules move α_t per unit gradient, so η_t = α_t.
+    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        match *self {
+            Rule::AROW { r } => arow::l1_rate(v, r),
+            Rule::NHERD { c } => nherd::l1_rate(v, c),
+            _ => step.alpha,
+        }
+    }
+
+    /// First-order rules keep Σ = I fixed; all others learn a covariance.
+    pub fn is_second_order(&self) -> bool {
+        self.entry().second_order
+    }
+
+    /// The step for one example, or `None` when the rule leaves the model unchanged.
+    ///
+    /// `m = y·μ·x`, `v = xᵀΣx` (equal to `norm2` for first-order rules), `norm2 = ‖x‖²`.
+    /// An all-zero row (`norm2 == 0`) never updates.
+    pub fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+        gated(m, v, norm2, || self.raw_step(m, v, norm2))
+    }
+
+    /// The rule's formulas; [`Rule::step`] guards their domain and checks the step they give.
+    #[inline]
+    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+        match *self {
+            Rule::Perceptron => perceptron::step(m),
+            Rule::PA => pa::pa_step(m, norm2),
+            Rule::PA1 { c } => pa::pa1_step(m, norm2, c),
+            Rule::PA2 { c } => pa::pa2_step(m, norm2, c),
+            Rule::SOP => sop::step(m, v),
+            Rule::CW { phi } => cw::variance_step(m, v, phi),
+            Rule::ExactCW { phi } => cw::exact_step(m, v, phi),
+            Rule::AROW { r } => arow::step(m, v, r),
+            Rule::NAROW { b } => narow::step(m, v, b),
+            Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
+            Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
+            Rule::NHERD { c } => nherd::step(m, v, c),
+        }
+    }
+}
+
+/// A regression rule: the same template with a signed step, μ ← μ + α·Σx, on the residual
+/// e = y − μ·x.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum RegressionRule {
+    /// AROW with the squared loss = recursive least squares (AROW paper §3): always
+    /// α = e/(v + r), c = 1/r. With Σ₀ = a·I this is exact Bayesian linear regression with
+    /// prior N(0, a·I) and noise variance r.
+    AROW { r: f64 },
+    /// ε-insensitive Passive-Aggressive regression (Crammer et al. 2006), ℓ = max(0, |e| − ε):
+    /// α = sign(e)·ℓ/‖x‖².
+    PA { epsilon: f64 },
+    /// PA-I: α = sign(e)·min(C, ℓ/‖x‖²).
+    PA1 { epsilon: f64, c: f64 },
+    /// PA-II: α = sign(e)·ℓ/(‖x‖² + 1/(2C)).
+    PA2 { epsilon: f64, c: f64 },
+}
+
+impl RegressionRule {
+    /// Builds a regression rule from its name and hyper-parameters (`r`; `epsilon`, `C`),
+    /// validating them against its table entry.
+    pub fn from_name(name: &str, params: &[(&str, f64)]) -> Result<RegressionRule, CwError> {
+        match Entry::lookup(Kind::Regression, name, params)? {
+            (Build::Regression(build), values) => Ok(build(&values)),
+            _ => unreachable!("a regression entry builds a RegressionRule"),
+        }
+    }
+
+    /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.
+    /// An all-zero row never updates.
+    pub fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        gated(e, v, norm2, || self.raw_step(e, v, norm2))
+    }
+
+    #[inline]
+    fn raw_step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+        match *self {
+            RegressionRule::AROW { r } => regression::arow_step(e, v, r),
+            RegressionRule::PA { epsilon } => regression::pa_step(e, norm2, epsilon),
+            RegressionRule::PA1 { epsilon, c } => regression::pa1_step(e, norm2, epsilon, c),
+            RegressionRule::PA2 { epsilon, c } => regression::pa2_step(e, norm2, epsilon, c),
+        }
+    }
+
+    /// The step scale η_t of the L1 threshold: AROW regression takes the squared loss, so
+    /// η_t = 1/(2(v + r)); the PA rules move |α_t| per unit gradient.
+    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        match *self {
+            RegressionRule::AROW { r } => arow::l1_rate(v, r),
+            _ => step.alpha.abs(),
+        }
+    }
+
+    pub fn is_second_order(&self) -> bool {
+        self.entry().second_order
+    }
+
+    /// The rule's table entry.
+    pub fn entry(&self) -> &'static Entry {
+        match self {
+            RegressionRule::AROW { .. } => &regression::AROW,
+            RegressionRule::PA { .. } => &regression::PA,
+            RegressionRule::PA1 { .. } => &regression::PA1,
+            RegressionRule::PA2 { .. } => &regression::PA2,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

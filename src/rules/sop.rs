@@ -1,0 +1,20 @@
+//! The Second-Order Perceptron.
+
+use super::{Build, Entry, Rule, Step};
+
+#[rustfmt::skip]
+pub(super) const SOP: Entry = Entry {
+    name: "SOP", title: "Second-Order Perceptron", second_order: true, params: &[],
+    reference: "Cesa-Bianchi, Conconi, Gentile, SIAM J. Comput. 2005",
+    summary: "Update when m ≤ 0 (a mistake; x xᵀ joins the correlation matrix): \
+              α = (1 − m)/(1 + v), c = 1.",
+    build: Build::Classification(|_| Rule::SOP),
+};
+
+#[inline]
+pub(super) fn step(m: f64, v: f64) -> Option<Step> {
+    (m <= 0.0).then(|| Step {
+        alpha: (1.0 - m) / (1.0 + v),
+        c: 1.0,
+    })
+}
