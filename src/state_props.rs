@@ -129,6 +129,11 @@ impl Primal {
             }
         }
         match how {
+            // One more covariance value is a whole pending rank-one term of a one-coordinate
+            // full form, which a state may hold any number of.
+            Corruption::Longer(true) if state.kind == CovarianceKind::Full && dim == 1 => {
+                return None
+            }
             Corruption::Longer(c) => vector(&mut state, c).push(0.5),
             Corruption::Shorter(c) => {
                 vector(&mut state, c).pop()?;
