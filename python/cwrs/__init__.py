@@ -10,7 +10,7 @@ The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
 from . import datasets
-from ._base import Classifier, Regressor
+from ._base import Classifier
 from ._classifiers import (
     AROW,
     CLASSIFIERS,
@@ -29,7 +29,14 @@ from ._classifiers import (
 from ._cwrs import InvalidModelStateError, InvalidParameterError
 from ._hashing import FeatureHasher
 from ._persist import ModelFormatError, load
-from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
+from ._regressors import (
+    REGRESSORS,
+    AROWRegressor,
+    PA1Regressor,
+    PA2Regressor,
+    PARegressor,
+    Regressor,
+)
 from ._svmlight import iter_svmlight, load_svmlight
 from ._validation import DataConversionWarning, IneffectiveParameterWarning, NotFittedError
 

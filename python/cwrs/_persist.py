@@ -23,7 +23,8 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, o
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, Estimator, Regressor
+from ._base import Classifier, Estimator
+from ._regressors import Regressor
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
 from ._validation import check_class_labels

@@ -14,10 +14,186 @@ shared parameters from `_docs.py` (see `cwrs._classifiers`).
 
 from __future__ import annotations
 
-from ._base import ConfidenceWeightedRegressor, Regressor
+from typing import TYPE_CHECKING, Any, Literal, Union, overload
+
+import numpy as np
+
+from . import _cwrs
+from ._base import (
+    Estimator,
+    _config,
+    _feature_block,
+    _holding_fit_lock,
+    _is_one_row,
+    _l1_config,
+    _refuse_overflow,
+    _single_value,
+)
 from ._docs import document
-from ._params import store_params
+from ._params import check_params, check_pass_params, l1_spec, model_args, store_params
 from ._typing import Covariance, Penalty, RandomState
+from ._validation import (
+    check_feature_names,
+    check_sample_weight,
+    check_targets,
+    check_X,
+    feature_names,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
+
+
+class Regressor(Estimator):
+    """Base of the online linear regressors (`isinstance(est, cwrs.Regressor)`); not used
+    directly: each regressor (`cwrs.AROWRegressor`, ...) sets its rule and documents its
+    hyper-parameters.
+
+    The scikit-learn estimator API, duck-typed: `partial_fit(X, y, sample_weight=None)` learns a
+    stream, `fit(X, y)` forgets and makes `n_iter` passes; `predict` (μ·x; with
+    `return_std=True` for AROWRegressor also the predictive standard deviation), `score` (R²),
+    `get_params`/`set_params`. Pickling round-trips exactly.
+    """
+
+    _rule_kind = "regression"
+
+    def __sklearn_tags__(self) -> Any:
+        from sklearn.utils import InputTags, RegressorTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="regressor",
+            target_tags=TargetTags(required=True),
+            regressor_tags=RegressorTags(),
+            input_tags=InputTags(sparse=True),
+        )
+
+    def _new_model(self, n_features: int) -> Any:
+        check_params(self)
+        params, covariance, a, fit_intercept = model_args(self)
+        return _cwrs.Model(
+            _config(
+                "regressor", self._rule, params, n_features, fit_intercept, a,
+                covariance=covariance, **_l1_config(l1_spec(self)),
+            )
+        )
+
+    def _one_row_targets(self, model: Any) -> None:
+        return None
+
+    @_holding_fit_lock
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
+        """Forgets any previous state and learns `n_iter` passes over the rows of X, each in a
+        fresh random order (`shuffle=True`, the default; seeded by `random_state`) or in the
+        stored order (`shuffle=False`)."""
+        names = feature_names(X)
+        matrix, n_rows, n_features = check_X(X)
+        y = check_targets(y, n_rows)
+        model = self._new_model(n_features)
+        self._fit_passes(model, matrix, y, sample_weight, n_rows)
+        self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
+        return self
+
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
+    ) -> Self:
+        """Learns the rows of X once, in order, continuing from the current state. One row of
+        float64 (shape (1, n_features), C order) with a numeric target takes a lean path that
+        skips the batch machinery; the result is the same."""
+        one_row = self.__dict__.get("_one_row")
+        if sample_weight is None and one_row is not None and _is_one_row(X, one_row[2]):
+            target = _single_value(y)
+            if isinstance(target, (float, int, np.floating, np.integer)) and not isinstance(
+                target, (bool, np.bool_)
+            ):
+                one_row[0].learn_one(X, float(target))
+                return self
+        return self._serialized_partial_fit(X, y, sample_weight)
+
+    def _partial_fit(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight, first_call: bool
+    ) -> Self:
+        names = feature_names(X) if first_call else None
+        matrix, n_rows, n_features = check_X(X)
+        y = check_targets(y, n_rows)
+        if first_call:
+            check_pass_params(self)
+            model = self._new_model(n_features)
+        else:
+            model, _, n_features_in, _, fitted_names = self._fitted_state()
+            check_feature_names(type(self).__name__, fitted_names, X)
+            self._check_params_if_changed()
+            self._check_n_features(n_features, n_features_in)
+        model.partial_fit(matrix, y, check_sample_weight(sample_weight, n_rows))
+        if first_call:
+            self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
+        else:
+            self._reenable_one_row(model)
+        return self
+
+    def predict(self, X: MatrixLike) -> Float64Array:
+        """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
+        return _refuse_overflow(
+            self._fitted_model().decision_function(self._check_X_for(X)), "predict"
+        )
+
+    def score(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
+    ) -> float:
+        """Coefficient of determination R² of `predict(X)` against y."""
+        predicted = self.predict(X)
+        y = check_targets(y, predicted.shape[0])
+        residual = np.average((y - predicted) ** 2, weights=sample_weight)
+        spread = np.average((y - np.average(y, weights=sample_weight)) ** 2, weights=sample_weight)
+        if spread == 0:
+            return 1.0 if residual == 0 else 0.0
+        return float(1.0 - residual / spread)
+
+    @property
+    def coef_(self) -> Float64Array:
+        """Mean weight vector, shape (n_features,)."""
+        return self._fitted_model().mean[: self.n_features_in_]
+
+    @property
+    def intercept_(self) -> Float64Array:
+        """Bias weight, shape (1,); 0 when `fit_intercept=False`."""
+        bias = self._fitted_model().mean[self.n_features_in_ :]
+        return bias if bias.shape[0] else np.zeros(1)
+
+
+class ConfidenceWeightedRegressor(Regressor):
+    """Base of the second-order regressors: a Gaussian N(μ, Σ) over weight vectors."""
+
+    r: float
+
+    @overload
+    def predict(self, X: MatrixLike, return_std: Literal[False] = ...) -> Float64Array: ...
+    @overload
+    def predict(
+        self, X: MatrixLike, return_std: Literal[True]
+    ) -> tuple[Float64Array, Float64Array]: ...
+    def predict(
+        self, X: MatrixLike, return_std: bool = False
+    ) -> Union[Float64Array, tuple[Float64Array, Float64Array]]:
+        """The mean prediction μ·x; with `return_std=True` also the predictive standard
+        deviation √(xᵀΣx + r): the spread of the weights' prediction plus the noise variance r
+        of the model (exact for AROW regression, which is Bayesian linear regression with prior
+        N(0, a·I) and noise variance r)."""
+        model = self._fitted_model()
+        matrix = self._check_X_for(X)
+        mean = _refuse_overflow(model.decision_function(matrix), "predict")
+        if not return_std:
+            return mean
+        noise = model.config["params"]["r"]  # the fitted r, whatever `set_params` said since
+        return mean, np.sqrt(model.variance(matrix) + noise)
+
+    @property
+    def covariance_(self) -> Float64Array:
+        """The covariance over the features (the bias coordinate left out): shape
+        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
+        model = self._fitted_model()
+        return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
 
 
 @document

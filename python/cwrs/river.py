@@ -49,7 +49,8 @@ from typing import TYPE_CHECKING, Any, Hashable, Optional, Sequence
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, ConfidenceWeightedClassifier, Estimator, Regressor
+from ._base import Classifier, ConfidenceWeightedClassifier, Estimator
+from ._regressors import Regressor
 
 if TYPE_CHECKING:
     from river.base import Classifier as _RiverClassifierBase
