@@ -12,7 +12,8 @@ import pytest
 
 import cwrs
 from cwrs import _cwrs
-from cwrs._base import ConfidenceWeightedClassifier, ConfidenceWeightedRegressor
+from cwrs._base import ConfidenceWeightedClassifier
+from cwrs._regressors import ConfidenceWeightedRegressor
 from cwrs._params import (
     CLASSIFIER_PARAMETERS,
     REGRESSOR_PARAMETERS,
