@@ -5,7 +5,7 @@
 //! `n_classes`; kernel kinds: `kernel`, `gamma`, `degree`, `coef0`, `budget`) and the learned
 //! entries of each kind are listed in docs/model-format.md.
 
-use crate::covariance::CovarianceKind;
+use crate::covariance::{CovarianceKind, Gaussian};
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::{check_memory, CwError};
 use std::sync::Arc;
@@ -14,6 +14,8 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
+use crate::objective::{Binary, Regression, SingleModel};
+use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
 use crate::sparse_l1::{Penalty, L1};
@@ -248,6 +250,31 @@ fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
     l1.with_state(state.float("l1_total")?, state.floats_of("l1_last", dim)?)
 }
 
+/// A one-model primal learner (binary or regressor) with `rule` and `mistakes`, restored from
+/// `state` (mean, covariance, counters, the L1 state).
+fn restore_one<O: SingleModel>(
+    state: &State,
+    rule: O::Rule,
+    mistakes: u64,
+) -> Result<Online<O, Gaussian>, CwError> {
+    let (n_features, fit_intercept) = shape(state)?;
+    let (mean, sigma) = (state.floats("mean")?, state.floats("covariance_values")?);
+    let learner = Online::<O, Gaussian>::from_state(
+        rule,
+        covariance(state)?,
+        n_features,
+        fit_intercept,
+        mean,
+        sigma,
+        state.count("n_updates")?,
+        mistakes,
+    )?;
+    let shape = learner.shape();
+    penalised(learner, state, shape, |l, l1| {
+        l.with_l1(restore_l1(l1, state, shape.dim())?)
+    })
+}
+
 /// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
 fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
     State::default()
@@ -347,44 +374,13 @@ impl Estimator {
         state.check_version()?;
         let updates = state.count("n_updates")?;
         let mistakes = || state.count("n_mistakes");
-        let moments =
-            || Ok::<_, CwError>((state.floats("mean")?, state.floats("covariance_values")?));
         let model = match state.string("kind")? {
-            "binary" => {
-                let (n_features, fit_intercept) = shape(state)?;
-                let (mean, sigma) = moments()?;
-                let learner = Learner::from_state(
-                    rule(state)?,
-                    covariance(state)?,
-                    n_features,
-                    fit_intercept,
-                    mean,
-                    sigma,
-                    updates,
-                    mistakes()?,
-                )?;
-                let shape = learner.shape();
-                Model::Binary(penalised(learner, state, shape, |l, l1| {
-                    l.with_l1(restore_l1(l1, state, shape.dim())?)
-                })?)
-            }
-            "regressor" => {
-                let (n_features, fit_intercept) = shape(state)?;
-                let (mean, sigma) = moments()?;
-                let learner = Regressor::from_state(
-                    regression_rule(state)?,
-                    covariance(state)?,
-                    n_features,
-                    fit_intercept,
-                    mean,
-                    sigma,
-                    updates,
-                )?;
-                let shape = learner.shape();
-                Model::Regressor(penalised(learner, state, shape, |l, l1| {
-                    l.with_l1(restore_l1(l1, state, shape.dim())?)
-                })?)
-            }
+            "binary" => Model::Binary(restore_one::<Binary>(state, rule(state)?, mistakes()?)?),
+            "regressor" => Model::Regressor(restore_one::<Regression>(
+                state,
+                regression_rule(state)?,
+                0,
+            )?),
             "multiclass" => {
                 let (n_features, fit_intercept) = shape(state)?;
                 let n_classes: usize = state.count("n_classes")?;

@@ -42,24 +42,6 @@ pub(crate) fn fresh_gaussian(
     Ok(Gaussian::new(kind, shape, a))
 }
 
-impl Learner {
-    /// Rebuilds a learner from its state (the inverse of the accessors).
-    #[allow(clippy::too_many_arguments)]
-    pub fn from_state(
-        rule: Rule,
-        kind: CovarianceKind,
-        n_features: usize,
-        fit_intercept: bool,
-        mean: &[f64],
-        covariance: &[f64],
-        n_updates: u64,
-        n_mistakes: u64,
-    ) -> Result<Learner, CwError> {
-        let restored = Self::restore(rule, kind, n_features, fit_intercept, mean, covariance)?;
-        Ok(restored.with_counters(n_updates, n_mistakes))
-    }
-}
-
 impl DualLearner {
     /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1).
     pub fn new(
@@ -119,20 +101,24 @@ impl<O: SingleModel> Online<O, Gaussian> {
         Ok(Online::with_models(objective, vec![model]))
     }
 
-    /// Rebuilds a learner from its model's state, with zero counters.
-    pub(crate) fn restore(
+    /// Rebuilds a learner from its state (the inverse of the accessors); a regressor counts no
+    /// mistakes.
+    #[allow(clippy::too_many_arguments)]
+    pub fn from_state(
         rule: O::Rule,
         kind: CovarianceKind,
         n_features: usize,
         fit_intercept: bool,
         mean: &[f64],
         covariance: &[f64],
+        n_updates: u64,
+        n_mistakes: u64,
     ) -> Result<Self, CwError> {
         let objective = O::new(rule);
         objective.check_covariance(kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let model = Gaussian::from_parts(kind, shape, mean, covariance)?;
-        Ok(Online::with_models(objective, vec![model]))
+        Ok(Online::with_models(objective, vec![model]).with_counters(n_updates, n_mistakes))
     }
 
     /// Adds sparse L1 training (diagonal covariance only), with its lazy state when restoring.

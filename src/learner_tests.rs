@@ -263,6 +263,7 @@ fn counters_restored_at_u64_max_saturate() {
         &[0.0, 0.0],
         &[],
         max,
+        0,
     )
     .unwrap();
     assert!(regressor.learn(Row::Dense(&[1.0]), 5.0).unwrap());

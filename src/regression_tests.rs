@@ -1,5 +1,7 @@
 use super::*;
+use crate::covariance::CovarianceKind;
 use crate::data::{Presentation, Row};
+use crate::rules::RegressionRule;
 
 #[test]
 fn arow_regression_is_ridge_regression() {

@@ -354,7 +354,7 @@ proptest! {
         };
         let restore = |s: &Primal| {
             Regressor::from_state(
-                rule, s.kind, s.n_features, s.fit_intercept, &s.mean, &s.covariance, s.counters.0,
+                rule, s.kind, s.n_features, s.fit_intercept, &s.mean, &s.covariance, s.counters.0, 0,
             )
         };
         let predictions = |m: &Regressor| {

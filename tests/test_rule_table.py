@@ -136,4 +136,4 @@ def test_checks_need_no_model():
     model.set_params(r=0.0)
     with pytest.raises(ValueError, match="r must be a positive finite number"):
         model.partial_fit(np.ones((1, 2)), [1.0])
-    assert model._model.params == [("r", 1.0)]
+    assert model._model.config["params"] == {"r": 1.0}

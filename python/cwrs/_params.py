@@ -20,6 +20,9 @@ import numpy as np
 from . import _cwrs
 from ._validation import IneffectiveParameterWarning, warn_user
 
+# Every refused hyper-parameter raises the one class the native module defines (a ValueError).
+InvalidParameterError = _cwrs.InvalidParameterError
+
 if TYPE_CHECKING:
     from typing_extensions import Self
 
@@ -82,13 +85,13 @@ def rule_entry(kind: str, name: str) -> _cwrs._RuleEntry:
 def as_float(name, value):
     """`value` as a float, if it is a real number (not a bool)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a real number, got {value!r}")
+        raise InvalidParameterError(f"{name} must be a real number, got {value!r}")
     return float(value)
 
 
 def _check_bool(name, value):
     if not isinstance(value, (bool, np.bool_)):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
+        raise InvalidParameterError(f"{name} must be True or False, got {value!r}")
     return bool(value)
 
 
@@ -107,7 +110,7 @@ def _in_range(value, param):
 def _check_positive(name, value):
     """A positive finite float, with the core's message."""
     if not (np.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a positive finite number, got {value!r}")
+        raise InvalidParameterError(f"{name} must be a positive finite number, got {value!r}")
     return value
 
 
@@ -116,7 +119,7 @@ def resolve_gamma(gamma, n_features):
     if gamma is None:
         return 1.0 / n_features
     if isinstance(gamma, bool) or not isinstance(gamma, numbers.Real) or not gamma > 0:
-        raise ValueError(f"gamma must be a positive number or None, got {gamma!r}")
+        raise InvalidParameterError(f"gamma must be a positive number or None, got {gamma!r}")
     return float(gamma)
 
 
@@ -124,9 +127,9 @@ def check_budget(budget):
     if budget is None:
         return None
     if not _is_int(budget) or budget < 1:
-        raise ValueError(f"budget must be a positive integer or None, got {budget!r}")
+        raise InvalidParameterError(f"budget must be a positive integer or None, got {budget!r}")
     if budget > MAX_BUDGET:
-        raise ValueError(
+        raise InvalidParameterError(
             f"budget={budget!r} is too large: a support set that size needs its budget × "
             f"budget dual covariance and Gram matrix ({budget * budget * 8 / 1e9:.3g} GB); "
             f"use a budget of at most 2**30 (a few thousand is usual) or budget=None"
@@ -136,13 +139,13 @@ def check_budget(budget):
 
 def check_n_components(n_components):
     if not _is_int(n_components) or n_components < 1:
-        raise ValueError(f"n_components must be a positive integer, got {n_components!r}")
+        raise InvalidParameterError(f"n_components must be a positive integer, got {n_components!r}")
     return int(n_components)
 
 
 def check_degree(degree):
     if not _is_int(degree) or not 1 <= degree <= MAX_DEGREE:
-        raise ValueError(f"degree must be a positive integer at most 2**31 - 1, got {degree!r}")
+        raise InvalidParameterError(f"degree must be a positive integer at most 2**31 - 1, got {degree!r}")
     return int(degree)
 
 
@@ -157,7 +160,7 @@ def model_args(estimator):
         return params, "identity", 1.0, fit_intercept
     covariance, a = estimator.covariance, as_float("a", estimator.a)
     if not isinstance(covariance, str):
-        raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
+        raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
     return params, covariance, a, fit_intercept
 
 
@@ -168,17 +171,17 @@ def l1_spec(estimator):
     if penalty is None:
         return None
     if not isinstance(penalty, str):
-        raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+        raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
     penalize_intercept = _check_bool("penalize_intercept", estimator.penalize_intercept)
     if getattr(estimator, "kernel", None) is not None:
-        raise ValueError("an L1 penalty applies to the primal learners, not with a kernel")
+        raise InvalidParameterError("an L1 penalty applies to the primal learners, not with a kernel")
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
 
 
 def check_multi_class(estimator):
     multi_class = estimator.multi_class
     if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
-        raise ValueError(f'multi_class must be "max-score" or "ovr", got {multi_class!r}')
+        raise InvalidParameterError(f'multi_class must be "max-score" or "ovr", got {multi_class!r}')
     return multi_class
 
 
@@ -187,7 +190,7 @@ def check_pass_params(estimator):
     features)."""
     n_iter = estimator.n_iter
     if not _is_int(n_iter) or n_iter < 1:
-        raise ValueError(f"n_iter must be a positive integer, got {n_iter!r}")
+        raise InvalidParameterError(f"n_iter must be a positive integer, got {n_iter!r}")
     _check_bool("shuffle", estimator.shuffle)
     random_state = estimator.random_state
     if not (
@@ -195,7 +198,7 @@ def check_pass_params(estimator):
         or isinstance(random_state, (np.random.RandomState, np.random.Generator))
         or _is_int(random_state)
     ):
-        raise ValueError(
+        raise InvalidParameterError(
             "random_state must be None, an int, a numpy RandomState or Generator, got "
             f"{random_state!r}"
         )
@@ -216,11 +219,11 @@ def kernel_spec(estimator, n_classes, n_features) -> Optional[KernelSpec]:
     approximation, kernel = estimator.kernel_approximation, estimator.kernel
     if approximation is not None:
         if approximation != "rff":
-            raise ValueError(
+            raise InvalidParameterError(
                 f'kernel_approximation must be None or "rff", got {approximation!r}'
             )
         if kernel is not None:
-            raise ValueError("set either kernel or kernel_approximation, not both")
+            raise InvalidParameterError("set either kernel or kernel_approximation, not both")
         resolve_gamma(estimator.gamma, n_features)
         check_n_components(estimator.n_components)
         return None
@@ -228,14 +231,14 @@ def kernel_spec(estimator, n_classes, n_features) -> Optional[KernelSpec]:
         return None
     built_in = isinstance(kernel, str)
     if not (built_in and kernel in KERNELS or callable(kernel)):
-        raise ValueError(f"kernel must be None, a callable or one of {KERNELS}, got {kernel!r}")
+        raise InvalidParameterError(f"kernel must be None, a callable or one of {KERNELS}, got {kernel!r}")
     params = (
         resolve_gamma(estimator.gamma, n_features),
         check_degree(estimator.degree),
         as_float("coef0", estimator.coef0),
     )
     if n_classes != 2 and not built_in:
-        raise ValueError(
+        raise InvalidParameterError(
             f"callable kernels support two classes; use a built-in kernel for {n_classes}"
         )
     return KernelSpec(kernel, params, check_budget(estimator.budget))
@@ -246,7 +249,7 @@ def _check_rule_params(estimator):
     for param in rule_entry(estimator._rule_kind, estimator._rule)["params"]:
         value = as_float(param["name"], getattr(estimator, param["name"]))
         if not _in_range(value, param):
-            raise ValueError(f"{param['name']} must {param['requirement']}, got {value!r}")
+            raise InvalidParameterError(f"{param['name']} must {param['requirement']}, got {value!r}")
 
 
 def check_params(estimator, n_classes=2):
@@ -268,23 +271,23 @@ def check_params(estimator, n_classes=2):
         if kernel.kernel in ("rbf", "poly"):
             _check_positive("gamma", gamma)
         if kernel.kernel == "poly" and not (np.isfinite(coef0) and coef0 >= 0):
-            raise ValueError(
+            raise InvalidParameterError(
                 f"poly kernel needs a degree in [1, {MAX_DEGREE}] and a finite coef0 >= 0, "
                 f"got degree {degree}, coef0 {coef0!r}"
             )
         _check_positive("a", a)
         return
     if covariance not in ("identity", "diag", "full"):
-        raise ValueError(f'covariance must be "diag" or "full", got {covariance!r}')
+        raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
     _check_positive("a", a)
     if l1 is not None:
         penalty, alpha, _ = l1
         if penalty not in ("l1", "l1-uniform"):
-            raise ValueError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+            raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
         if not (np.isfinite(alpha) and alpha >= 0):
-            raise ValueError(f"alpha must be a non-negative finite number, got {alpha!r}")
+            raise InvalidParameterError(f"alpha must be a non-negative finite number, got {alpha!r}")
         if covariance != "diag":
-            raise ValueError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
+            raise InvalidParameterError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
 
 
 # ------------------------------------------------------------------------- without effect
@@ -399,12 +402,12 @@ def _check_effects(estimator, dependents):
                 else "no kernel" if choice is None
                 else f"kernel={estimator.kernel!r}"
             )
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{name}={value!r} has no effect with {setting}: it {why}; leave it at its "
                 f"default ({default!r})"
             )
         if refuse:
-            raise ValueError(
+            raise InvalidParameterError(
                 f"{name}={value!r} would have no effect: it {why}. Set that too, or leave "
                 f"{name} at its default ({default!r})."
             )
@@ -460,7 +463,7 @@ class HyperParameters:
         valid = self._get_param_names()
         for name, value in params.items():
             if name not in valid:
-                raise ValueError(
+                raise InvalidParameterError(
                     f"Invalid parameter {name!r} for estimator {type(self).__name__}. "
                     f"Valid parameters are: {valid!r}."
                 )
