@@ -16,7 +16,6 @@ use crate::rules::{is_learnable_variance, RegressionRule, Rule, Step};
 pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
     fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
     fn l1_rate(&self, step: &Step, v: f64) -> f64;
-    fn is_second_order(&self) -> bool;
 }
 
 impl StepRule for Rule {
@@ -28,9 +27,6 @@ impl StepRule for Rule {
     fn l1_rate(&self, step: &Step, v: f64) -> f64 {
         Rule::l1_rate(self, step, v)
     }
-    fn is_second_order(&self) -> bool {
-        Rule::is_second_order(self)
-    }
 }
 
 impl StepRule for RegressionRule {
@@ -41,9 +37,6 @@ impl StepRule for RegressionRule {
     #[inline]
     fn l1_rate(&self, step: &Step, v: f64) -> f64 {
         RegressionRule::l1_rate(self, step, v)
-    }
-    fn is_second_order(&self) -> bool {
-        RegressionRule::is_second_order(self)
     }
 }
 
