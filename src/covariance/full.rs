@@ -616,11 +616,6 @@ impl Covariance for Full {
     }
 
     #[inline]
-    fn learn_score(&mut self, row: Row) -> f64 {
-        self.score(row)
-    }
-
-    #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
         (self.prepare_features(&x), x.squared_norm())

@@ -59,11 +59,6 @@ impl Covariance for Identity {
         self.shape.n_features
     }
 
-    #[inline]
-    fn learn_score(&mut self, row: Row) -> f64 {
-        self.score(row)
-    }
-
     /// v = ‖x‖², which is also the squared norm the rules see.
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {

@@ -102,8 +102,12 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
         Ok(())
     }
 
-    /// Learning path, step 1: μ·x after the row's pending L1 thresholds.
-    fn learn_score(&mut self, row: Row) -> f64;
+    /// Learning path, step 1: μ·x after the row's pending L1 thresholds (the prediction
+    /// path's μ·x for a form that keeps none).
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        self.score(row)
+    }
 
     /// Learning path, step 2, for the row last scored: (v = xᵀΣx, ‖x‖² as the rules see it);
     /// keeps what `update` needs (Σx).
