@@ -109,15 +109,19 @@ n_components : int, default=100
     Number of random Fourier features (n_components ≥ 1).""",
 }
 
-_COMMON_CLASSIFIER_ATTRIBUTES = """\
-classes_ : ndarray of shape (n_classes,)
-    The labels, sorted; with two classes `classes_[1]` is the positive class (y = +1).
+# The attributes every estimator has once fitted.
+_FEATURE_ATTRIBUTES = """\
 n_features_in_ : int
     Number of features seen in the first `fit`/`partial_fit`.
 feature_names_in_ : ndarray of shape (n_features_in_,)
     The column names of X in the first `fit`/`partial_fit`, defined only when X was a data
     frame whose column names are all strings; later calls must pass the same columns (a
-    ValueError otherwise; a warning for an array without names).
+    ValueError otherwise; a warning for an array without names)."""
+
+_COMMON_CLASSIFIER_ATTRIBUTES = f"""\
+classes_ : ndarray of shape (n_classes,)
+    The labels, sorted; with two classes `classes_[1]` is the positive class (y = +1).
+{_FEATURE_ATTRIBUTES}
 coef_ : ndarray of shape (1, n_features) or (n_classes, n_features)
     The mean weights μ (over the random features with `kernel_approximation`; with a kernel only
     for `kernel="linear"`).
@@ -147,13 +151,8 @@ sparsity_ : float
 sparse_coef_ : scipy.sparse.csr_matrix
     `coef_` as a CSR matrix (needs SciPy)."""
 
-_REGRESSOR_ATTRIBUTES = """\
-n_features_in_ : int
-    Number of features seen in the first `fit`/`partial_fit`.
-feature_names_in_ : ndarray of shape (n_features_in_,)
-    The column names of X in the first `fit`/`partial_fit`, defined only when X was a data
-    frame whose column names are all strings; later calls must pass the same columns (a
-    ValueError otherwise; a warning for an array without names).
+_REGRESSOR_ATTRIBUTES = f"""\
+{_FEATURE_ATTRIBUTES}
 coef_ : ndarray of shape (n_features,)
     The mean weights μ.
 intercept_ : ndarray of shape (1,)
