@@ -1,6 +1,6 @@
 //! The covariance forms: how to compute v = xᵀΣx and Σx, and how to apply a precision increment
-//! `c·x xᵀ`. Any rule runs with any form; the learner only talks to [`Moments`], which keeps the
-//! mean in the layout its form works fastest with.
+//! `c·x xᵀ`. Any rule runs with any form; the learning loop only talks to the [`Covariance`]
+//! trait, and each form keeps its mean in the layout it works fastest with.
 //!
 //! # Numerical safeguards
 //!
