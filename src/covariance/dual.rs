@@ -480,8 +480,8 @@ impl DualGaussian {
     }
 
     /// Calls `each(i, μ·φ(x_i), φ(x_i)ᵀΣφ(x_i))` for every row (a custom kernel is asked for
-    /// all of them at once).
-    pub fn moments(
+    /// all of them at once). Named apart from the trait's one-row [`Covariance::moments`].
+    fn batch_moments(
         &self,
         x: &Matrix,
         mut each: impl FnMut(usize, f64, f64),
@@ -513,7 +513,7 @@ impl DualGaussian {
     fn row_moments(&self, row: Row) -> (f64, f64) {
         let mut moments = (f64::NAN, f64::NAN);
         let evaluated = with_one_row(row, self.n_features, |x| {
-            self.moments(x, |_, score, v| moments = (score, v))
+            self.batch_moments(x, |_, score, v| moments = (score, v))
         });
         evaluated.map_or((f64::NAN, f64::NAN), |()| moments)
     }
@@ -613,7 +613,7 @@ impl Covariance for DualGaussian {
         _with_variance: bool,
         each: impl FnMut(usize, f64, f64),
     ) -> Result<(), CwError> {
-        self.moments(x, each)
+        self.batch_moments(x, each)
     }
 
     fn n_values(&self) -> usize {
