@@ -98,7 +98,9 @@ def test_native_predictions_release_the_gil(covariance):
     # a counting thread can advance while the main thread is inside a native call only if that
     # call released the GIL. The count moves iff it did.
     model = cwrs.AROW(covariance=covariance).fit(X, Y["binary"])
-    big = np.ascontiguousarray(np.tile(X, (250 if covariance == "diag" else 25, 1)))
+    # Calls of a few milliseconds each, many of them: a loaded machine may be slow to wake the
+    # counting thread, but not for a hundred calls in a row.
+    big = np.ascontiguousarray(np.tile(X, (250, 1)))
     native = model._model
     count, go, stop = [0], threading.Event(), threading.Event()
 
@@ -115,7 +117,7 @@ def test_native_predictions_release_the_gil(covariance):
     try:
         go.set()
         before = count[0]
-        for _ in range(20):
+        for _ in range(100):
             native.decision_function(big)
             if count[0] != before:
                 break
