@@ -204,3 +204,33 @@ fn one_row_learning_takes_class_indices_as_floats() {
     }
     assert!(estimator.learn(Row::Dense(&row), 3.0).is_err());
 }
+
+#[test]
+fn an_interrupted_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
+    use crate::interrupt::{Interrupt, SIGNAL_POLL};
+    let (x, y, _) = data();
+    let x = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    let mut estimator = Estimator::new(configs()[0].clone(), None).unwrap();
+    let before = estimator.state();
+    let repeats = vec![100u32; N_ROWS];
+    let long = Presentation {
+        repeats: Some(&repeats),
+        ..Presentation::default()
+    };
+    let interrupt = Interrupt::new(|| Err("stop"));
+    std::thread::sleep(SIGNAL_POLL);
+    let learned = estimator.partial_fit_interruptible(&x, Targets::Values(&y), long, &interrupt);
+    assert_eq!((learned, interrupt.into_error()), (Ok(()), Some("stop")));
+    assert_eq!(estimator.state(), before);
+    // Too short to be worth a copy: learned to its end, the check never asked.
+    let interrupt = Interrupt::new(|| Err("stop"));
+    std::thread::sleep(SIGNAL_POLL);
+    let short = Presentation::default();
+    let learned = estimator.partial_fit_interruptible(&x, Targets::Values(&y), short, &interrupt);
+    assert_eq!((learned, interrupt.into_error()), (Ok(()), None));
+    assert!(estimator.n_updates() > 0);
+}

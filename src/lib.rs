@@ -5,10 +5,12 @@
 //! ([`covariance`]); the one learning loop ([`online::Online`]) drives models of a form for an
 //! objective ([`objective`]: binary, regression, multiclass). See docs/design.md for the math.
 
+pub mod attributes;
 pub mod covariance;
 pub mod data;
 pub mod error;
 pub mod estimator;
+pub mod interrupt;
 pub mod kernel;
 pub mod learner;
 pub mod multiclass;

@@ -16,6 +16,7 @@
 
 use std::any::Any;
 use std::cell::RefCell;
+use std::marker::PhantomData;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::{LockResult, RwLock, TryLockError, TryLockResult};
 
@@ -45,6 +46,49 @@ pub enum Failure<E> {
     Poisoned,
     /// Called from inside a call on the same model on this thread, which holds it.
     Reentrant,
+}
+
+impl<E: From<Internal>> Failure<E> {
+    /// The call's own error, or the host's error for a failure of `class.operation`.
+    pub fn into_error(self, class: &str, operation: &str) -> E {
+        let message = match self {
+            Failure::Error(err) => return err,
+            Failure::Panic(message) => return internal_error(class, operation, &message).into(),
+            Failure::Reentrant => format!(
+                "cwrs: {class}.{operation} was called from inside another call on the same model \
+                 (one of its own calls, by a callback such as a kernel function or a signal \
+                 handler); that call would wait for itself forever. Use a copy of the estimator \
+                 inside the callback"
+            ),
+            Failure::Poisoned => format!(
+                "cwrs: this {class} was left in an unknown state by an internal error in an \
+                 earlier call and can no longer be used; refit it or load a saved copy"
+            ),
+        };
+        Internal(message).into()
+    }
+}
+
+/// A failure that is no fault of the caller's input (a bug, a call on a model from inside a call
+/// on it, a poisoned model), as the message the host raises (Python: `RuntimeError`).
+#[derive(Debug, PartialEq)]
+pub struct Internal(pub String);
+
+/// The message of a panic in `class.operation`.
+pub fn internal_error(class: &str, operation: &str, message: &str) -> Internal {
+    Internal(format!(
+        "cwrs: internal error in {class}.{operation}: {message}; please report it"
+    ))
+}
+
+/// Runs `f`, a call into the core that holds no model (constructors, readers), turning a panic
+/// into an [`Internal`] error.
+pub fn guarded<T, E: From<Internal>>(
+    class: &str,
+    operation: &str,
+    f: impl FnOnce() -> Result<T, E>,
+) -> Result<T, E> {
+    catch_panic(f).unwrap_or_else(|message| Err(internal_error(class, operation, &message).into()))
 }
 
 thread_local! {
@@ -143,6 +187,48 @@ impl<T: Send + Sync> Shared<T> {
 
     fn address(&self) -> usize {
         std::ptr::from_ref(self) as usize
+    }
+}
+
+/// A [`Shared`] model of the host class `class`, whose failures come back as the host's errors
+/// `E` (see [`Failure::into_error`]).
+pub struct Guarded<T, E> {
+    class: &'static str,
+    shared: Shared<T>,
+    error: PhantomData<fn() -> E>,
+}
+
+impl<T: Send + Sync, E: Send + From<Internal>> Guarded<T, E> {
+    pub fn new(class: &'static str, model: T) -> Self {
+        Guarded {
+            class,
+            shared: Shared::new(model),
+            error: PhantomData,
+        }
+    }
+
+    /// Runs `f` on the model alongside other readers (see [`Shared::read`]).
+    pub fn read<R: Send>(
+        &self,
+        detach: impl Detach,
+        operation: &str,
+        work: Work,
+        f: impl FnOnce(&T) -> Result<R, E> + Send,
+    ) -> Result<R, E> {
+        let result = self.shared.read(detach, work, f);
+        result.map_err(|failure| failure.into_error(self.class, operation))
+    }
+
+    /// Runs `f` on the model alone (see [`Shared::write`]).
+    pub fn write<R: Send>(
+        &self,
+        detach: impl Detach,
+        operation: &str,
+        work: Work,
+        f: impl FnOnce(&mut T) -> Result<R, E> + Send,
+    ) -> Result<R, E> {
+        let result = self.shared.write(detach, work, f);
+        result.map_err(|failure| failure.into_error(self.class, operation))
     }
 }
 

@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _cwrs
-from ._kernel import RandomFourierFeatures
+from ._kernel import CallableKernel, RandomFourierFeatures
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
@@ -152,7 +152,7 @@ class Estimator(HyperParameters):
             # A callable kernel: the estimator keeps it, the native state does not.
             kernel = state.get("kernel")
             custom = (
-                {"kernel": kernel, "sparse_support": state["_sparse_input"]}
+                {"kernel": CallableKernel(kernel, state["_sparse_input"])}
                 if callable(kernel) else {}
             )
             state["_model"] = _cwrs.Model.from_state(model_state, **custom)
@@ -422,7 +422,7 @@ class Classifier(Estimator):
                 strategy=self.multi_class, n_classes=n_classes,
             )
             # A callable kernel is passed on its own: it is code, not configuration.
-            custom = {} if built_in else {"kernel": kernel.kernel, "sparse_support": sparse}
+            custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}
             return _cwrs.Model(config, **custom), None
         feature_map = None
         if self.kernel_approximation is not None:

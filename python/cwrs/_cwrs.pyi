@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import Any, Callable, Literal, TypedDict, final
+from typing import Any, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -85,18 +85,10 @@ class InvalidModelStateError(ValueError): ...
 
 @final
 class Model:
-    def __new__(
-        cls,
-        config: _State,
-        kernel: Callable[[Any, Any], Any] | None = None,
-        sparse_support: bool = False,
-    ) -> Self: ...
+    # kernel: a cwrs._kernel.CallableKernel (a custom kernel), or None.
+    def __new__(cls, config: _State, kernel: Any | None = None) -> Self: ...
     @staticmethod
-    def from_state(
-        state: _State,
-        kernel: Callable[[Any, Any], Any] | None = None,
-        sparse_support: bool = False,
-    ) -> Model: ...
+    def from_state(state: _State, kernel: Any | None = None) -> Model: ...
     def state(self) -> _State: ...
     def copy(self) -> Model: ...
     def learn_one(self, x: _F64, y: float) -> bool: ...

@@ -280,7 +280,7 @@ pub(super) fn state_to_dict<'py>(
     Ok(dict)
 }
 
-fn value_to_py<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {
+pub(super) fn value_to_py<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<'py, PyAny>> {
     Ok(match value {
         Value::None => py.None().into_bound(py),
         Value::Bool(b) => PyBool::new(py, b).to_owned().into_any(),

@@ -1,12 +1,30 @@
 //! The core's errors as Python exceptions: invalid parameters and invalid model states get their
 //! own subclasses of `ValueError` (defined here once, exported from `cwrs`), other invalid input
-//! is a `ValueError`, I/O errors an `OSError`, a model too large for memory a `MemoryError`.
+//! is a `ValueError`, I/O errors an `OSError`, a model too large for memory a `MemoryError`, and
+//! an internal failure (a panic, a call from inside a call on the same model, a poisoned model:
+//! see `crate::shared`) a `RuntimeError`, not PyO3's `PanicException`, which derives from
+//! `BaseException` and escapes `except Exception`.
 
 use pyo3::create_exception;
-use pyo3::exceptions::{PyMemoryError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::CwError;
+use crate::shared::{Detach, Internal};
+
+/// Waiting for a model, and long work, run without the GIL: other Python threads run
+/// meanwhile, and the thread holding a model can always finish.
+impl Detach for Python<'_> {
+    fn run_detached<R: Send>(self, f: impl FnOnce() -> R + Send) -> R {
+        self.detach(f)
+    }
+}
+
+impl From<Internal> for PyErr {
+    fn from(err: Internal) -> PyErr {
+        PyRuntimeError::new_err(err.0)
+    }
+}
 
 create_exception!(
     cwrs,

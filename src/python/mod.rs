@@ -3,9 +3,9 @@
 //! [`crate::estimator::Estimator`]; `convert` turns Python values into core values and back,
 //! `errors` core errors into Python exceptions.
 //!
-//! Every model holds its learner in a [`guard::Guarded`] lock, and every entry point runs the
-//! core through it or through [`guarded`] (see `guard.rs`): threads sharing a model wait for
-//! each other, and a panic raises `RuntimeError` instead of `PanicException`.
+//! Every model holds its learner in a [`crate::shared::Guarded`] lock, and every entry point
+//! runs the core through it or through [`guarded`]: threads sharing a model wait for each
+//! other, and a panic raises `RuntimeError` instead of `PanicException` (see `errors.rs`).
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
@@ -14,14 +14,12 @@ use pyo3::types::PyBytes;
 
 use crate::data::hashing::hashed_column;
 use crate::rules::margin_probability;
+use crate::shared::guarded;
 use convert::slice;
-use guard::guarded;
 
 mod callable_kernel;
 mod convert;
 mod errors;
-mod guard;
-mod interrupt;
 mod model;
 mod rules;
 mod svmlight;
@@ -57,7 +55,7 @@ fn margin_probabilities<'py>(
     }
     let p = guarded("_cwrs", "margin_probabilities", || {
         let p = scores.iter().zip(variances);
-        Ok(p.map(|(&s, &v)| margin_probability(s, v)).collect())
+        Ok::<_, PyErr>(p.map(|(&s, &v)| margin_probability(s, v)).collect())
     })?;
     Ok(PyArray1::from_vec(py, p))
 }
@@ -78,7 +76,7 @@ fn hash_tokens<'py>(
             let (column, sign) = hashed_column(t.as_bytes(), n_features);
             (i64::from(column), sign)
         });
-        Ok(hashed.unzip())
+        Ok::<_, PyErr>(hashed.unzip())
     })?;
     Ok((
         PyArray1::from_vec(py, columns),

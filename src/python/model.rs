@@ -1,6 +1,7 @@
 //! `Model`: the one Python-facing model type, a thin wrapper over [`Estimator`] held in a
-//! [`Guarded`] lock. It is built from a configuration dict or a saved state dict (see
-//! docs/model-format.md) and gives back its state as a dict.
+//! [`Guarded`] lock (see `crate::shared`: threads sharing a model wait for each other, and a
+//! panic raises `RuntimeError`). It is built from a configuration dict or a saved state dict
+//! (see docs/model-format.md) and gives back its state as a dict.
 
 use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyAttributeError;
@@ -9,16 +10,15 @@ use pyo3::types::{PyDict, PyTuple};
 
 use super::callable_kernel::CallableKernel;
 use super::convert::{
-    hold_arrays, indices, one_row, slice, state_from_dict, state_to_dict, MatrixArg,
+    hold_arrays, indices, one_row, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg,
     PresentationArgs, TargetsArg,
 };
-use super::guard::{guarded, Guarded};
-use super::interrupt::learn_batch;
 use crate::data::Matrix;
 use crate::error::{zeros, CwError};
 use crate::estimator::{Estimator, Model as Learner, Targets};
-use crate::learner::DualLearner;
-use crate::shared::Work;
+use crate::interrupt::Interrupt;
+use crate::shared::{guarded, Guarded, Work};
+use crate::state::Value;
 
 const NAME: &str = "Model";
 
@@ -26,7 +26,7 @@ const NAME: &str = "Model";
 /// The Python estimators in `cwrs` wrap it.
 #[pyclass(module = "cwrs._cwrs", frozen)]
 pub(super) struct Model {
-    estimator: Guarded<Estimator>,
+    estimator: Guarded<Estimator, PyErr>,
 }
 
 impl Model {
@@ -57,28 +57,23 @@ impl Model {
         rows(py, out, width.map(|width| [n_rows, width]))
     }
 
-    /// A value only models of some kinds have (`None`: an `AttributeError`).
-    fn optional<R: Send>(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        f: impl FnOnce(&Estimator) -> Option<R> + Send,
-    ) -> PyResult<R> {
-        let value = self.estimator.get(py, name, f)?;
-        value.ok_or_else(|| PyAttributeError::new_err(format!("this model has no {name}")))
-    }
-
-    /// The binary dual learner (the only one whose support set Python reads directly).
-    fn dual<R: Send>(
-        &self,
-        py: Python<'_>,
-        name: &str,
-        f: impl FnOnce(&DualLearner) -> R + Send,
-    ) -> PyResult<R> {
-        self.optional(py, name, |e| match e.model() {
-            Learner::Kernel(l) => Some(f(l)),
-            _ => None,
-        })
+    /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
+    /// row per class; an `AttributeError` where the model has none.
+    fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
+        let read = |e: &Estimator| (e.attribute(name), e.n_classes());
+        match self
+            .estimator
+            .read(py, name, Work::Quick, |e| Ok(read(e)))?
+        {
+            (Some(Value::Floats(values)), Some(n)) => {
+                let shape = [n, values.len() / n];
+                rows(py, values.into_owned(), Some(shape))
+            }
+            (Some(value), _) => value_to_py(py, value),
+            (None, _) => Err(PyAttributeError::new_err(format!(
+                "this model has no {name}"
+            ))),
+        }
     }
 }
 
@@ -91,60 +86,69 @@ fn rows(py: Python<'_>, values: Vec<f64>, shape: Option<[usize; 2]>) -> PyResult
     })
 }
 
-#[pymethods]
-impl Model {
+/// The `#[pymethods]` of [`Model`] (one block: PyO3 takes one), with a read-only attribute for
+/// each name listed first, read through [`Model::attribute`].
+macro_rules! methods_and_attributes {
+    ([$($name:ident),*] $($methods:tt)*) => {
+        #[pymethods]
+        impl Model {
+            $($methods)*
+            $(#[getter]
+            fn $name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+                self.attribute(py, stringify!($name))
+            })*
+        }
+    };
+}
+
+methods_and_attributes! {
+    [kind, n_classes, covariance_kind, mean, covariance, n_updates, n_mistakes, n_support,
+     dual_coef]
+
     /// A fresh model as the configuration dict says (docs/model-format.md lists its entries).
-    /// A kernel model's kernel is a built-in one named in the configuration or the callable
-    /// `kernel(X, Z)`, which gets the support rows as a CSR matrix when `sparse_support`.
+    /// A kernel model's kernel is a built-in one named in the configuration or a custom one,
+    /// `cwrs._kernel.CallableKernel` (its `evaluate` and `diagonal` give checked values).
     #[new]
-    #[pyo3(signature = (config, kernel=None, sparse_support=false))]
-    fn new(
-        config: &Bound<'_, PyDict>,
-        kernel: Option<Py<PyAny>>,
-        sparse_support: bool,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (config, kernel=None))]
+    fn new(config: &Bound<'_, PyDict>, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
         let config = state_from_dict(config, false, &mut [].iter()).map_err(|err| match err {
             CwError::InvalidState(message) => CwError::InvalidParameter(message),
             err => err,
         })?;
-        let custom = CallableKernel::wrap(kernel, sparse_support)?;
-        guarded(NAME, "__new__", || {
-            Ok(Self::wrap(Estimator::new(config, custom)?))
-        })
+        let custom = CallableKernel::wrap(kernel);
+        guarded(NAME, "__new__", || Ok(Self::wrap(Estimator::new(config, custom)?)))
     }
 
-    /// Rebuilds a model from the dict returned by `state()` (with the callable kernel it was
+    /// Rebuilds a model from the dict returned by `state()` (with the custom kernel it was
     /// built with, if any: the state holds no code).
     #[staticmethod]
-    #[pyo3(signature = (state, kernel=None, sparse_support=false))]
-    fn from_state(
-        state: &Bound<'_, PyDict>,
-        kernel: Option<Py<PyAny>>,
-        sparse_support: bool,
-    ) -> PyResult<Self> {
+    #[pyo3(signature = (state, kernel=None))]
+    fn from_state(state: &Bound<'_, PyDict>, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
         let mut held = Vec::new();
         hold_arrays(state, &mut held);
         let state = state_from_dict(state, true, &mut held.iter())?;
-        let custom = CallableKernel::wrap(kernel, sparse_support)?;
-        guarded(NAME, "from_state", || {
-            Ok(Self::wrap(Estimator::from_state(&state, custom)?))
-        })
+        let custom = CallableKernel::wrap(kernel);
+        guarded(NAME, "from_state", || Ok(Self::wrap(Estimator::from_state(&state, custom)?)))
     }
 
     /// An independent copy: a restore point that, unlike `state()`, leaves the model as it is.
     fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-        let estimator = self
-            .estimator
-            .read(py, "copy", Work::Batch, |e| Ok(e.clone()))?;
-        Ok(Self::wrap(estimator))
+        let copy = self.estimator.read(py, "copy", Work::Batch, |e| Ok(e.clone()));
+        Ok(Self::wrap(copy?))
     }
 
     /// Everything needed to rebuild the model exactly, by name (a full covariance folded).
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let state = self
-            .estimator
-            .write(py, "state", Work::Quick, |e| Ok(e.state()))?;
-        state_to_dict(py, state)
+        let state = self.estimator.write(py, "state", Work::Quick, |e| Ok(e.state()));
+        state_to_dict(py, state?)
+    }
+
+    /// The configuration entries the model was built from (its rule's hyper-parameters as it
+    /// learns with them, whatever the estimator's attributes now say).
+    #[getter]
+    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let config = |e: &Estimator| Ok(e.config().clone());
+        state_to_dict(py, self.estimator.read(py, "config", Work::Quick, config)?)
     }
 
     /// Learns one row (a (1, d) C-ordered float64 array) with label ±1, target, or class
@@ -158,7 +162,8 @@ impl Model {
 
     /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
     /// with float64 labels ±1 or targets, or int64 class indices. Everything is validated
-    /// before the first update.
+    /// before the first update. A long batch stops at Ctrl-C, leaving the model as it was
+    /// (see `crate::interrupt`).
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit<'py>(
         &self,
@@ -179,13 +184,11 @@ impl Model {
         };
         let presentation = PresentationArgs::new(repeats, order)?;
         let presentation = presentation.view()?;
-        learn_batch(
-            py,
-            &self.estimator,
-            &view,
-            presentation,
-            |e, presentation| e.partial_fit(&view, targets, presentation),
-        )
+        let interrupt = Interrupt::new(|| Python::attach(|py| py.check_signals()));
+        self.estimator.write(py, "partial_fit", Work::Batch, |e| {
+            Ok(e.partial_fit_interruptible(&view, targets, presentation, &interrupt)?)
+        })?;
+        interrupt.into_error().map_or(Ok(()), Err)
     }
 
     /// μ·x for every row (rows × classes for a multiclass model).
@@ -212,96 +215,15 @@ impl Model {
         self.fill_rows(py, "probabilities", &x, Estimator::probabilities)
     }
 
-    #[getter]
-    fn kind(&self, py: Python<'_>) -> PyResult<&'static str> {
-        self.estimator.get(py, "kind", Estimator::kind)
-    }
-
-    /// The configuration entries the model was built from (its rule's hyper-parameters as it
-    /// learns with them, whatever the estimator's attributes now say).
-    #[getter]
-    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let config = self.estimator.get(py, "config", |e| e.config().clone())?;
-        state_to_dict(py, config)
-    }
-
-    /// The number of classes of a multiclass model, None for one output per row.
-    #[getter]
-    fn n_classes(&self, py: Python<'_>) -> PyResult<Option<usize>> {
-        self.estimator.get(py, "n_classes", Estimator::n_classes)
-    }
-
-    /// "identity", "diag" or "full"; None for a kernel model.
-    #[getter]
-    fn covariance_kind(&self, py: Python<'_>) -> PyResult<Option<&'static str>> {
-        self.estimator.get(py, "covariance_kind", |e| {
-            e.covariance_kind().map(|kind| kind.name())
-        })
-    }
-
-    /// μ over the features, then the bias weight (with every L1 threshold applied); classes ×
-    /// coordinates for a multiclass model.
-    #[getter]
-    fn mean<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (mean, n_classes) = self.optional(py, "mean", |e| Some((e.mean()?, e.n_classes())))?;
-        let shape = n_classes.map(|n| [n, mean.len() / n]);
-        rows(py, mean, shape)
-    }
-
-    /// The covariance values (empty, the variances, or Σ row-major), over the mean's
-    /// coordinates; one row per class for a multiclass model.
-    #[getter]
-    fn covariance<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let (values, n_classes) =
-            self.optional(py, "covariance", |e| Some((e.covariance()?, e.n_classes())))?;
-        let shape = n_classes.map(|n| [n, values.len() / n]);
-        rows(py, values, shape)
-    }
-
-    #[getter]
-    fn n_updates(&self, py: Python<'_>) -> PyResult<u64> {
-        self.estimator.get(py, "n_updates", Estimator::n_updates)
-    }
-
-    /// Rounds that were mistakes; None for a regressor.
-    #[getter]
-    fn n_mistakes(&self, py: Python<'_>) -> PyResult<Option<u64>> {
-        self.estimator.get(py, "n_mistakes", Estimator::n_mistakes)
-    }
-
-    /// Support rows: a count for a binary kernel model, one count per class for a multiclass
-    /// one.
-    #[getter]
-    fn n_support<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let counts = self.optional(py, "n_support", |e| match e.model() {
-            Learner::Kernel(l) => Some(vec![l.model().n_support() as u64]),
-            Learner::MulticlassKernel(l) => {
-                Some(l.classes().iter().map(|g| g.n_support() as u64).collect())
-            }
-            _ => None,
-        })?;
-        if self.n_classes(py)?.is_some() {
-            return Ok(PyArray1::from_vec(py, counts).into_any());
-        }
-        Ok(counts[0].into_pyobject(py)?.into_any())
-    }
-
     /// The support rows of a binary kernel model as CSR arrays (data, indices, indptr).
     fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        let support = |e: &Estimator| match e.model() {
+            Learner::Kernel(l) => Ok(l.model().support_vectors()),
+            _ => Err(PyAttributeError::new_err("this model has no support_vectors")),
+        };
         let (values, indices, indptr) =
-            self.dual(py, "support_vectors", |l| l.model().support_vectors())?;
-        (
-            PyArray1::from_vec(py, values),
-            PyArray1::from_vec(py, indices),
-            PyArray1::from_vec(py, indptr),
-        )
-            .into_pyobject(py)
-    }
-
-    /// ν, one coefficient per support row of a binary kernel model.
-    #[getter]
-    fn dual_coef<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let nu = self.dual(py, "dual_coef", |l| l.model().dual_coef().to_vec())?;
-        Ok(PyArray1::from_vec(py, nu))
+            self.estimator.read(py, "support_vectors", Work::Quick, support)?;
+        let arrays = (PyArray1::from_vec(py, values), PyArray1::from_vec(py, indices));
+        (arrays.0, arrays.1, PyArray1::from_vec(py, indptr)).into_pyobject(py)
     }
 }

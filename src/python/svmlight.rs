@@ -12,11 +12,11 @@ use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
-use super::guard::{guarded, internal_error};
-use super::interrupt::SIGNAL_POLL;
 use crate::data::libsvm::{
     read_file, stream_file, zero_based_file, Chunk, FileChunks, IndexBase, Pending,
 };
+use crate::interrupt::SIGNAL_POLL;
+use crate::shared::{guarded, internal_error};
 
 type F64s<'py> = Bound<'py, PyArray1<f64>>;
 type I64s<'py> = Bound<'py, PyArray1<i64>>;
@@ -45,7 +45,7 @@ fn wait<T: Send>(
     loop {
         match py.detach(|| pending.poll(SIGNAL_POLL)) {
             Some(Ok(result)) => return Ok(result?),
-            Some(Err(bug)) => return Err(internal_error(class, operation, &bug)),
+            Some(Err(bug)) => return Err(internal_error(class, operation, &bug).into()),
             None => py.check_signals().inspect_err(|_| pending.cancel())?,
         }
     }
@@ -147,7 +147,7 @@ impl SvmlightChunks {
         }
         let next = loop {
             let polled = guarded("SvmlightChunks", "__next__", || {
-                Ok(py.detach(|| self.lock().poll(SIGNAL_POLL)))
+                Ok::<_, PyErr>(py.detach(|| self.lock().poll(SIGNAL_POLL)))
             })?;
             match polled {
                 Some(next) => break next?,

@@ -1,0 +1,86 @@
+//! Long learning calls that the caller can interrupt (Python: Ctrl-C). A batch that costs more
+//! to learn than a copy of the model ([`Estimator::costs`]) runs with a [`Stop`] that asks the
+//! caller's check (Python: its signal handlers) every [`SIGNAL_POLL`]; an error the check gives
+//! (KeyboardInterrupt) ends the batch early, the model is restored from the copy made before
+//! it, and the error is the caller's to raise: an interrupted call leaves the model as it was,
+//! like any refused call. A shorter batch runs to its end (it takes about as long as the copy
+//! would), and the caller handles the signal as soon as it returns.
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::data::{Matrix, Presentation, Stop};
+use crate::error::CwError;
+use crate::estimator::{Estimator, Targets};
+
+/// How often a long call asks the caller's check.
+pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
+
+/// Batches that present fewer rows are never worth a copy.
+const MIN_INTERRUPTIBLE_ROWS: u64 = 4096;
+
+/// The caller's check for an interruption, asked at most every [`SIGNAL_POLL`]; it keeps the
+/// first error the check gives.
+pub struct Interrupt<E, F> {
+    check: F,
+    state: Mutex<(Instant, Option<E>)>,
+}
+
+impl<E: Send, F: Fn() -> Result<(), E> + Sync> Interrupt<E, F> {
+    pub fn new(check: F) -> Self {
+        Interrupt {
+            check,
+            state: Mutex::new((Instant::now(), None)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, (Instant, Option<E>)> {
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Whether to stop: asks the check when [`SIGNAL_POLL`] has passed since the last time.
+    fn stop(&self) -> bool {
+        let mut state = self.lock();
+        if state.1.is_none() && state.0.elapsed() >= SIGNAL_POLL {
+            state.0 = Instant::now();
+            state.1 = (self.check)().err();
+        }
+        state.1.is_some()
+    }
+
+    /// The error the check gave, if it gave one.
+    pub fn into_error(self) -> Option<E> {
+        let state = self.state.into_inner();
+        state.unwrap_or_else(PoisonError::into_inner).1
+    }
+}
+
+impl Estimator {
+    /// [`Estimator::partial_fit`], stopped by `interrupt` when the batch is long (see the
+    /// module documentation); an interrupted batch leaves the model as it was.
+    pub fn partial_fit_interruptible<E: Send, F: Fn() -> Result<(), E> + Sync>(
+        &mut self,
+        x: &Matrix,
+        targets: Targets,
+        presentation: Presentation,
+        interrupt: &Interrupt<E, F>,
+    ) -> Result<(), CwError> {
+        let rows = presentation.len(x.n_rows());
+        let (copy, row) = self.costs(x.n_entries() as f64 / x.n_rows().max(1) as f64);
+        if rows < MIN_INTERRUPTIBLE_ROWS || (rows as f64) * row < copy {
+            return self.partial_fit(x, targets, presentation);
+        }
+        let before = self.clone();
+        let stop = || interrupt.stop();
+        let stoppable = Presentation {
+            stop: Some(Stop(&stop)),
+            ..presentation
+        };
+        let learned = self.partial_fit(x, targets, stoppable);
+        if interrupt.lock().1.is_some() {
+            *self = before;
+            return Ok(());
+        }
+        learned
+    }
+}
