@@ -7,10 +7,12 @@
 
 use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 use crate::data::libsvm::{
     read_file, stream_file, zero_based_file, Chunk, FileChunks, IndexBase, Pending,
@@ -18,36 +20,36 @@ use crate::data::libsvm::{
 use crate::interrupt::SIGNAL_POLL;
 use crate::shared::{guarded, internal_error};
 
-type F64s<'py> = Bound<'py, PyArray1<f64>>;
-type I64s<'py> = Bound<'py, PyArray1<i64>>;
-type U64s<'py> = Bound<'py, PyArray1<u64>>;
-/// `(labels, data, indices, indptr, qids or None, n_features)` of a whole file.
-type Table<'py> = (
-    F64s<'py>,
-    F64s<'py>,
-    I64s<'py>,
-    I64s<'py>,
-    Option<I64s<'py>>,
-    usize,
-);
-/// `(labels, data, indices, indptr, n_features, lines)` of a chunk.
-type ChunkArrays<'py> = (F64s<'py>, F64s<'py>, I64s<'py>, I64s<'py>, usize, U64s<'py>);
-
-/// The result of `pending`, waited for with the GIL released; an exception raised by a signal
-/// handler (KeyboardInterrupt) stops the wait and the work, and is returned.
+/// What `poll` gives, waited for with the GIL released; Python's signal handlers run between
+/// polls, and an exception they raise (KeyboardInterrupt) ends the wait.
 fn wait<T: Send>(
     py: Python<'_>,
-    pending: std::io::Result<Pending<T>>,
     class: &str,
     operation: &str,
+    mut poll: impl FnMut(Duration) -> Option<T> + Send,
+) -> PyResult<T> {
+    loop {
+        let polled = guarded(class, operation, || {
+            Ok::<_, PyErr>(py.detach(|| poll(SIGNAL_POLL)))
+        });
+        match polled? {
+            Some(value) => return Ok(value),
+            None => py.check_signals()?,
+        }
+    }
+}
+
+/// The result of `pending`; an interrupted wait stops the work too.
+fn result<T: Send>(
+    py: Python<'_>,
+    pending: std::io::Result<Pending<T>>,
+    (class, operation): (&str, &str),
 ) -> PyResult<T> {
     let mut pending = pending?;
-    loop {
-        match py.detach(|| pending.poll(SIGNAL_POLL)) {
-            Some(Ok(result)) => return Ok(result?),
-            Some(Err(bug)) => return Err(internal_error(class, operation, &bug).into()),
-            None => py.check_signals().inspect_err(|_| pending.cancel())?,
-        }
+    let outcome = wait(py, class, operation, |timeout| pending.poll(timeout));
+    match outcome.inspect_err(|_| pending.cancel())? {
+        Ok(result) => Ok(result?),
+        Err(bug) => Err(internal_error(class, operation, &bug).into()),
     }
 }
 
@@ -61,8 +63,8 @@ fn read_svmlight<'py>(
     path: PathBuf,
     zero_based: Option<bool>,
     n_features: Option<usize>,
-) -> PyResult<Table<'py>> {
-    let chunk = wait(py, read_file(path, zero_based), "_cwrs", "read_svmlight")?;
+) -> PyResult<Bound<'py, PyTuple>> {
+    let chunk = result(py, read_file(path, zero_based), ("_cwrs", "read_svmlight"))?;
     let n_features = chunk.n_cols(n_features)?;
     let Chunk {
         labels,
@@ -72,14 +74,16 @@ fn read_svmlight<'py>(
         qids,
         ..
     } = chunk;
-    Ok((
+    let qids = (!qids.is_empty()).then(|| PyArray1::from_vec(py, qids));
+    let (labels, values) = (
         PyArray1::from_vec(py, labels),
         PyArray1::from_vec(py, values),
+    );
+    let (indices, indptr) = (
         PyArray1::from_vec(py, indices),
         PyArray1::from_vec(py, indptr),
-        (!qids.is_empty()).then(|| PyArray1::from_vec(py, qids)),
-        n_features,
-    ))
+    );
+    (labels, values, indices, indptr, qids, n_features).into_pyobject(py)
 }
 
 /// Whether the file's indices are read as zero-based under `zero_based` (`None`: "auto", which
@@ -87,8 +91,11 @@ fn read_svmlight<'py>(
 #[pyfunction]
 #[pyo3(signature = (path, zero_based))]
 fn svmlight_zero_based(py: Python<'_>, path: PathBuf, zero_based: Option<bool>) -> PyResult<bool> {
-    let pending = zero_based_file(path, zero_based);
-    wait(py, pending, "_cwrs", "svmlight_zero_based")
+    result(
+        py,
+        zero_based_file(path, zero_based),
+        ("_cwrs", "svmlight_zero_based"),
+    )
 }
 
 /// Iterates over a file in chunks of up to `chunk_rows` rows, each
@@ -126,7 +133,7 @@ impl SvmlightChunks {
             return Err(PyValueError::new_err("chunk_rows must be at least 1"));
         }
         let pending = stream_file(path, zero_based, chunk_rows);
-        let chunks = wait(py, pending, "SvmlightChunks", "__new__")?;
+        let chunks = result(py, pending, ("SvmlightChunks", "__new__"))?;
         Ok(SvmlightChunks {
             zero_based: chunks.base() == IndexBase::Zero,
             chunks: Mutex::new(chunks),
@@ -138,35 +145,28 @@ impl SvmlightChunks {
         slf
     }
 
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<ChunkArrays<'py>>> {
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
         if std::process::id() != self.pid {
             return Err(PyRuntimeError::new_err(
                 "this iter_svmlight iterator was made before a fork, in another process: its \
                  reading thread does not exist here; make a new iterator in this process",
             ));
         }
-        let next = loop {
-            let polled = guarded("SvmlightChunks", "__next__", || {
-                Ok::<_, PyErr>(py.detach(|| self.lock().poll(SIGNAL_POLL)))
-            })?;
-            match polled {
-                Some(next) => break next?,
-                None => py.check_signals()?,
-            }
-        };
-        let Some(chunk) = next else {
+        let next = wait(py, "SvmlightChunks", "__next__", |t| self.lock().poll(t))?;
+        let Some(chunk) = next? else {
             return Ok(None);
         };
+        let (labels, values) = (chunk.labels(), chunk.values());
         let arrays = (
-            PyArray1::from_slice(py, chunk.labels()),
-            PyArray1::from_slice(py, chunk.values()),
+            PyArray1::from_slice(py, labels),
+            PyArray1::from_slice(py, values),
             PyArray1::from_slice(py, chunk.indices()),
             PyArray1::from_slice(py, chunk.indptr()),
             chunk.n_features(),
             PyArray1::from_slice(py, chunk.lines()),
         );
         self.lock().recycle(chunk);
-        Ok(Some(arrays))
+        Ok(Some(arrays.into_pyobject(py)?))
     }
 }
 

@@ -71,6 +71,7 @@ use crate::error::CwError;
 
 mod arow;
 mod cw;
+mod export;
 mod narow;
 mod nherd;
 mod normal;
@@ -81,6 +82,7 @@ mod scaling;
 mod scw;
 mod sop;
 
+pub use export::table_states;
 pub use normal::{margin_probability, normal_cdf, normal_quantile};
 
 /// One update of the template: the mean step `alpha` and the precision increment `c`.
