@@ -149,6 +149,7 @@ impl<T: SingleModel> Objective for T {
             tally.updates += 1;
             Some(update_of(rule, step, sign, seen.variance))
         });
+        tally.updates -= models[0].take_skipped();
         tally
     }
 }
@@ -298,11 +299,13 @@ impl Multiclass {
                 let Some(step) = rule.step(m, v, norm2_label + norm2_rival) else {
                     return false;
                 };
+                let mut changed = false;
                 for (k, sign, v_k) in [(label, 1.0, v_label), (rival, -1.0, v_rival)] {
                     let u = update_of(rule, step, sign, v);
                     models[k].update(row, u.step, u.c, v_k, u.eta);
+                    changed |= models[k].take_skipped() == 0;
                 }
-                true
+                changed
             }
             Strategy::OneVsRest => {
                 let mut changed = false;
@@ -312,7 +315,7 @@ impl Multiclass {
                     if let Some(step) = rule.step(y * scores[k], v, norm2) {
                         let u = update_of(rule, step, y, v);
                         model.update(row, u.step, u.c, v, u.eta);
-                        changed = true;
+                        changed |= model.take_skipped() == 0;
                     }
                 }
                 changed

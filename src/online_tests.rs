@@ -194,10 +194,25 @@ fn a_mean_step_that_would_overflow_is_skipped() {
         let rule = RegressionRule::from_name("AROW", &[]).unwrap();
         let mut model = Regressor::new(rule, kind, 1, false, 1e300).unwrap();
         let fresh = model.model().clone();
-        model.learn(Row::Dense(&x), 1e200).unwrap();
+        // A skipped step is no update: the model did not change.
+        assert!(!model.learn(Row::Dense(&x), 1e200).unwrap(), "{kind:?}");
         assert_eq!(model.model(), &fresh, "{kind:?}");
+        assert_eq!(model.n_updates(), 0, "{kind:?}");
         assert!(model.learn(Row::Dense(&x), 1.0).unwrap());
         assert_ne!(model.model(), &fresh, "{kind:?}");
+        assert_eq!(model.n_updates(), 1, "{kind:?}");
+        // In a batch (the full form's blocked path) too.
+        let mut batch = Regressor::new(rule, kind, 1, false, 1e300).unwrap();
+        let presentation = Presentation::default();
+        let rows = dense(&[1e-150, 1e-150], 1);
+        batch
+            .partial_fit(&rows, &[1e200, 1.0], presentation)
+            .unwrap();
+        assert_eq!(
+            (batch.n_updates(), batch.model()),
+            (1, model.model()),
+            "{kind:?}"
+        );
         let mut out = [0.0];
         model.predict(&dense(&x, 1), &mut out).unwrap();
         assert!(

@@ -249,3 +249,20 @@ def test_a_regression_step_on_tiny_features_keeps_the_mean_finite(covariance, fi
     assert model.n_updates_ == 2
     assert np.isfinite(model.predict(X)).all()
 
+
+
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+@pytest.mark.parametrize("one_row", [False, True])
+def test_a_skipped_overflowing_mean_step_is_no_update(covariance, one_row):
+    # Σ = 1e300 over x = 1e-150: v = 1, but α·Σx overflows for a residual of 1e200. The gate
+    # skips that round (docs/design.md §3.6): it leaves the model as it was and is not counted.
+    model = cwrs.AROWRegressor(a=1e300, covariance=covariance, fit_intercept=False)
+    X, y = np.array([[1e-150], [1e-150]]), np.array([1e200, 1.0])
+    if one_row:
+        model.partial_fit(X[:1], y[:1])
+        assert model.n_updates_ == 0 and model.coef_.tolist() == [0.0]
+        model.partial_fit(X[1:], y[1:])
+    else:
+        model.partial_fit(X, y)
+    assert model.n_updates_ == 1
+    assert np.isfinite(model.coef_).all() and model.coef_[0] > 0

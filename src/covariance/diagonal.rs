@@ -33,6 +33,8 @@ pub struct Diagonal {
     /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
     /// not part of the model).
     largest_sigma_x: f64,
+    /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
+    skipped: u64,
 }
 
 impl PartialEq for Diagonal {
@@ -116,6 +118,7 @@ impl PrimalForm for Diagonal {
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
             largest_sigma_x: 0.0,
+            skipped: 0,
         }
     }
 
@@ -140,6 +143,7 @@ impl PrimalForm for Diagonal {
             coordinates,
             l1: None,
             largest_sigma_x: 0.0,
+            skipped: 0,
         })
     }
 
@@ -178,6 +182,10 @@ impl PrimalForm for Diagonal {
 }
 
 impl Covariance for Diagonal {
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -223,6 +231,7 @@ impl Covariance for Diagonal {
     fn update(&mut self, row: Row, step: f64, c: f64, _v: f64, eta: f64) {
         let x = self.shape.features(row);
         if self.mean_step_overflows(&x, step) {
+            self.skipped += 1;
             return;
         }
         let coordinates = &mut self.coordinates;

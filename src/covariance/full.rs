@@ -79,6 +79,8 @@ pub struct Full {
     x: Vec<f64>,
     /// Σx of the last prepared example (for the update).
     sigma_x: Vec<f64>,
+    /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
+    skipped: u64,
 }
 
 /// How far above its floor (see [`diagonal_floor`]) every diagonal entry must stand, with a
@@ -338,6 +340,7 @@ impl Full {
             roomy: false,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
+            skipped: 0,
         };
         full.refresh_diagonal();
         for h in pending.chunks_exact(dim.max(1)) {
@@ -518,6 +521,7 @@ impl Full {
                 };
                 if let Some((step, c)) = decide(start + k, seen) {
                     if mean_step_overflows(&self.mean, step, &gk) {
+                        self.skipped += 1;
                         continue;
                     }
                     axpy(&mut self.mean, step, &gk);
@@ -566,6 +570,7 @@ impl PrimalForm for Full {
             roomy: false,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
+            skipped: 0,
         };
         full.roomy = full.is_roomy();
         full
@@ -611,6 +616,10 @@ impl PrimalForm for Full {
 }
 
 impl Covariance for Full {
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -625,6 +634,7 @@ impl Covariance for Full {
     /// so rows learned one at a time (the multiclass learners) also fold once per block.
     fn update(&mut self, _row: Row, step: f64, c: f64, v: f64, _eta: f64) {
         if mean_step_overflows(&self.mean, step, &self.sigma_x) {
+            self.skipped += 1;
             return;
         }
         axpy(&mut self.mean, step, &self.sigma_x);

@@ -13,6 +13,8 @@ use crate::error::CwError;
 pub struct Identity {
     shape: Shape,
     mean: Vec<f64>,
+    /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
+    skipped: u64,
 }
 
 impl PrimalForm for Identity {
@@ -26,6 +28,7 @@ impl PrimalForm for Identity {
         Identity {
             shape,
             mean: vec![0.0; shape.dim()],
+            skipped: 0,
         }
     }
 
@@ -38,6 +41,7 @@ impl PrimalForm for Identity {
         Ok(Identity {
             shape,
             mean: mean.to_vec(),
+            skipped: 0,
         })
     }
 
@@ -55,6 +59,10 @@ impl PrimalForm for Identity {
 }
 
 impl Covariance for Identity {
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -74,6 +82,7 @@ impl Covariance for Identity {
             let mut overflows = false;
             x.for_each(|j, xj| overflows |= !(mean[j] + step * xj).is_finite());
             if overflows {
+                self.skipped += 1;
                 return;
             }
         }

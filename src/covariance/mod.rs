@@ -151,6 +151,13 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
         false
     }
 
+    /// Mean steps skipped since the last call (cleared): rounds whose step μ + step·Σx would
+    /// overflow and that left the model as it was (see [`MEAN_STEP_LIMIT`]), so the loop does
+    /// not count them as updates.
+    fn take_skipped(&mut self) -> u64 {
+        0
+    }
+
     /// The error that stopped learning, if any (cleared); rows after it were not learned.
     fn take_failure(&mut self) -> Option<CwError> {
         None

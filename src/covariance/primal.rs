@@ -246,6 +246,12 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.fold(),)*
                 }
             }
+
+            fn take_skipped(&mut self) -> u64 {
+                match self {
+                    $(Gaussian::$form(f) => f.take_skipped(),)*
+                }
+            }
         }
     };
 }

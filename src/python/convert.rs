@@ -6,9 +6,9 @@ use std::borrow::Cow;
 use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 
-use crate::data::{Matrix, Presentation, Row};
+use crate::data::{Matrix, Row};
 use crate::error::CwError;
 use crate::state::{State, Value};
 
@@ -95,58 +95,40 @@ pub(super) enum TargetsArg<'py> {
     Classes(PyReadonlyArray1<'py, i64>),
 }
 
-/// The optional `repeats` and `order` arguments of `partial_fit`.
-pub(super) struct PresentationArgs<'py> {
-    repeats: Option<PyReadonlyArray1<'py, u32>>,
-    order: Option<Vec<usize>>,
-}
-
-impl<'py> PresentationArgs<'py> {
-    pub(super) fn new(
-        repeats: Option<PyReadonlyArray1<'py, u32>>,
-        order: Option<PyReadonlyArray1<'py, i64>>,
-    ) -> PyResult<Self> {
-        let order = order
-            .as_ref()
-            .map(|o| indices(o, "row order"))
-            .transpose()?;
-        Ok(PresentationArgs { repeats, order })
-    }
-
-    pub(super) fn view(&self) -> PyResult<Presentation<'_>> {
-        Ok(Presentation {
-            repeats: self.repeats.as_ref().map(slice).transpose()?,
-            order: self.order.as_deref(),
-            stop: None,
-        })
-    }
-}
-
 /// A NumPy array of a dict state, borrowed while a [`State`] built from it is used (`None`: an
 /// array of another type or shape, refused when the state is built).
 pub(super) type Held<'py> = Option<HeldArray<'py>>;
 
-pub(super) enum HeldArray<'py> {
-    F64(PyReadonlyArray1<'py, f64>),
-    U32(PyReadonlyArray1<'py, u32>),
-    U64(PyReadonlyArray1<'py, u64>),
-    I64(PyReadonlyArray1<'py, i64>),
+/// The array types of a state, each with its [`Value`] variant.
+macro_rules! held_arrays {
+    ($($t:ty => $variant:ident),*) => {
+        pub(super) enum HeldArray<'py> {
+            $($variant(PyReadonlyArray1<'py, $t>)),*
+        }
+
+        impl<'py> HeldArray<'py> {
+            fn extract(value: &Bound<'py, PyAny>) -> Held<'py> {
+                $(if let Ok(a) = value.extract() {
+                    return Some(HeldArray::$variant(a));
+                })*
+                None
+            }
+
+            fn value(&self) -> Value<'_> {
+                match self {
+                    $(HeldArray::$variant(a) => Value::$variant(values(a))),*
+                }
+            }
+        }
+    };
 }
 
-impl HeldArray<'_> {
-    /// The values: borrowed when contiguous, else copied.
-    fn value(&self) -> Value<'_> {
-        fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
-            let slice = array.as_slice().map(Cow::Borrowed);
-            slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
-        }
-        match self {
-            HeldArray::F64(a) => Value::Floats(values(a)),
-            HeldArray::U32(a) => Value::U32s(values(a)),
-            HeldArray::U64(a) => Value::U64s(values(a)),
-            HeldArray::I64(a) => Value::I64s(values(a)),
-        }
-    }
+held_arrays!(f64 => Floats, u32 => U32s, u64 => U64s, i64 => I64s);
+
+/// The values: borrowed when contiguous, else copied.
+fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
+    let slice = array.as_slice().map(Cow::Borrowed);
+    slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
 }
 
 /// The dicts in a list or tuple entry (nested states), in order.
@@ -160,18 +142,7 @@ fn nested<'py>(value: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
 pub(super) fn hold_arrays<'py>(dict: &Bound<'py, PyDict>, held: &mut Vec<Held<'py>>) {
     for value in dict.values() {
         if value.is_instance_of::<PyUntypedArray>() {
-            let array = || {
-                macro_rules! first_of {
-                    ($($t:ty => $variant:ident),*) => {
-                        $(if let Ok(a) = value.extract::<PyReadonlyArray1<$t>>() {
-                            return Some(HeldArray::$variant(a));
-                        })*
-                    };
-                }
-                first_of!(f64 => F64, u32 => U32, u64 => U64, i64 => I64);
-                None
-            };
-            held.push(array());
+            held.push(HeldArray::extract(&value));
         } else if let Some(items) = nested(&value) {
             for item in items {
                 if let Ok(item) = item.cast::<PyDict>() {
@@ -291,13 +262,7 @@ pub(super) fn value_to_py<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<
         Value::U32s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
         Value::U64s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
         Value::I64s(x) => PyArray1::from_vec(py, x.into_owned()).into_any(),
-        Value::Params(params) => {
-            let dict = PyDict::new(py);
-            for (name, value) in params {
-                dict.set_item(name, value)?;
-            }
-            dict.into_any()
-        }
+        Value::Params(params) => params.into_py_dict(py)?.into_any(),
         Value::States(states) => {
             let states = states.into_iter().map(|s| state_to_dict(py, s));
             PyList::new(py, states.collect::<PyResult<Vec<_>>>()?)?.into_any()

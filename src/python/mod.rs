@@ -8,12 +8,11 @@
 //! other, and a panic raises `RuntimeError` instead of `PanicException` (see `errors.rs`).
 
 use numpy::{PyArray1, PyReadonlyArray1};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyBytes;
 
-use crate::data::hashing::hashed_column;
-use crate::rules::margin_probability;
+use crate::data::hashing::hashed_columns;
+use crate::rules::{checked_normal_quantile, margin_probabilities as probabilities};
 use crate::shared::guarded;
 use convert::slice;
 
@@ -24,20 +23,12 @@ mod model;
 mod rules;
 mod svmlight;
 
-type Float64Array = PyArray1<f64>;
-
 /// Standard normal quantile Φ⁻¹(p), as used for the rules' φ = Φ⁻¹(η).
 #[pyfunction]
 fn normal_quantile(p: f64) -> PyResult<f64> {
-    if p > 0.0 && p < 1.0 {
-        guarded("_cwrs", "normal_quantile", || {
-            Ok(crate::rules::normal_quantile(p))
-        })
-    } else {
-        Err(PyValueError::new_err(format!(
-            "p must lie in (0, 1), got {p}"
-        )))
-    }
+    guarded("_cwrs", "normal_quantile", || {
+        Ok(checked_normal_quantile(p)?)
+    })
 }
 
 /// Φ(score / √v) per row (1/2 where v = 0): the Gaussian-margin probability.
@@ -46,18 +37,12 @@ fn margin_probabilities<'py>(
     py: Python<'py>,
     scores: PyReadonlyArray1<'py, f64>,
     variances: PyReadonlyArray1<'py, f64>,
-) -> PyResult<Bound<'py, Float64Array>> {
+) -> PyResult<Bound<'py, PyArray1<f64>>> {
     let (scores, variances) = (slice(&scores)?, slice(&variances)?);
-    if scores.len() != variances.len() {
-        return Err(PyValueError::new_err(
-            "scores and variances differ in length",
-        ));
-    }
     let p = guarded("_cwrs", "margin_probabilities", || {
-        let p = scores.iter().zip(variances);
-        Ok::<_, PyErr>(p.map(|(&s, &v)| margin_probability(s, v)).collect())
-    })?;
-    Ok(PyArray1::from_vec(py, p))
+        Ok::<_, PyErr>(probabilities(scores, variances)?)
+    });
+    Ok(PyArray1::from_vec(py, p?))
 }
 
 /// Columns (as int64) and signs (±1.0) of `tokens` (bytes: str names UTF-8 encoded) hashed
@@ -67,21 +52,17 @@ fn hash_tokens<'py>(
     py: Python<'py>,
     tokens: Vec<Bound<'py, PyBytes>>,
     n_features: u32,
-) -> PyResult<(Bound<'py, PyArray1<i64>>, Bound<'py, Float64Array>)> {
-    if n_features == 0 {
-        return Err(PyValueError::new_err("n_features must be at least 1"));
-    }
-    let (columns, signs): (Vec<i64>, Vec<f64>) = guarded("_cwrs", "hash_tokens", || {
-        let hashed = tokens.iter().map(|t| {
-            let (column, sign) = hashed_column(t.as_bytes(), n_features);
-            (i64::from(column), sign)
-        });
-        Ok::<_, PyErr>(hashed.unzip())
-    })?;
-    Ok((
+) -> PyResult<Bound<'py, pyo3::types::PyTuple>> {
+    let tokens = tokens.iter().map(|t| t.as_bytes());
+    let hashed = guarded("_cwrs", "hash_tokens", || {
+        Ok::<_, PyErr>(hashed_columns(tokens, n_features)?)
+    });
+    let (columns, signs) = hashed?;
+    (
         PyArray1::from_vec(py, columns),
         PyArray1::from_vec(py, signs),
-    ))
+    )
+        .into_pyobject(py)
 }
 
 #[pymodule]

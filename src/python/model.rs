@@ -11,9 +11,9 @@ use pyo3::types::{PyDict, PyTuple};
 use super::callable_kernel::CallableKernel;
 use super::convert::{
     hold_arrays, indices, one_row, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg,
-    PresentationArgs, TargetsArg,
+    TargetsArg,
 };
-use crate::data::Matrix;
+use crate::data::{Matrix, Presentation};
 use crate::error::{zeros, CwError};
 use crate::estimator::{Estimator, Model as Learner, Targets};
 use crate::interrupt::Interrupt;
@@ -87,15 +87,21 @@ fn rows(py: Python<'_>, values: Vec<f64>, shape: Option<[usize; 2]>) -> PyResult
 }
 
 /// The `#[pymethods]` of [`Model`] (one block: PyO3 takes one), with a read-only attribute for
-/// each name listed first, read through [`Model::attribute`].
+/// each name in the first list, read through [`Model::attribute`], and a method of rows → values
+/// for each name in the second, computed by the [`Estimator`] method it names (see
+/// [`Model::fill_rows`]).
 macro_rules! methods_and_attributes {
-    ([$($name:ident),*] $($methods:tt)*) => {
+    ([$($name:ident),*] [$($output:ident => $method:ident),*] $($methods:tt)*) => {
         #[pymethods]
         impl Model {
             $($methods)*
             $(#[getter]
             fn $name<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
                 self.attribute(py, stringify!($name))
+            })*
+            $(fn $output<'py>(&self, py: Python<'py>, x: MatrixArg<'py>)
+                -> PyResult<Bound<'py, PyAny>> {
+                self.fill_rows(py, stringify!($output), &x, Estimator::$method)
             })*
         }
     };
@@ -104,6 +110,10 @@ macro_rules! methods_and_attributes {
 methods_and_attributes! {
     [kind, n_classes, covariance_kind, mean, covariance, n_updates, n_mistakes, n_support,
      dual_coef]
+    // μ·x, xᵀΣx, and Φ(μ·x / √(xᵀΣx)) (P(class k has the highest score)) for every row (and
+    // class: rows × classes for a multiclass model).
+    [decision_function => decision_function, variance => variances,
+     probabilities => probabilities]
 
     /// A fresh model as the configuration dict says (docs/model-format.md lists its entries).
     /// A kernel model's kernel is a built-in one named in the configuration or a custom one,
@@ -182,37 +192,18 @@ methods_and_attributes! {
             TargetsArg::Values(y) => Targets::Values(slice(y)?),
             TargetsArg::Classes(_) => Targets::Classes(&classes),
         };
-        let presentation = PresentationArgs::new(repeats, order)?;
-        let presentation = presentation.view()?;
+        let order = order.map(|o| indices(&o, "row order")).transpose()?;
+        let repeats = repeats.as_ref().map(slice).transpose()?;
+        let presentation = Presentation {
+            repeats,
+            order: order.as_deref(),
+            stop: None,
+        };
         let interrupt = Interrupt::new(|| Python::attach(|py| py.check_signals()));
         self.estimator.write(py, "partial_fit", Work::Batch, |e| {
             Ok(e.partial_fit_interruptible(&view, targets, presentation, &interrupt)?)
         })?;
         interrupt.into_error().map_or(Ok(()), Err)
-    }
-
-    /// μ·x for every row (rows × classes for a multiclass model).
-    fn decision_function<'py>(
-        &self,
-        py: Python<'py>,
-        x: MatrixArg<'py>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.fill_rows(py, "decision_function", &x, Estimator::decision_function)
-    }
-
-    /// xᵀΣx for every row (and class).
-    fn variance<'py>(&self, py: Python<'py>, x: MatrixArg<'py>) -> PyResult<Bound<'py, PyAny>> {
-        self.fill_rows(py, "variance", &x, Estimator::variances)
-    }
-
-    /// Φ(μ·x / √(xᵀΣx)) for every row; P(class k has the highest score) for every row and
-    /// class of a multiclass model.
-    fn probabilities<'py>(
-        &self,
-        py: Python<'py>,
-        x: MatrixArg<'py>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        self.fill_rows(py, "probabilities", &x, Estimator::probabilities)
     }
 
     /// The support rows of a binary kernel model as CSR arrays (data, indices, indptr).

@@ -83,7 +83,9 @@ mod scw;
 mod sop;
 
 pub use export::table_states;
-pub use normal::{margin_probability, normal_cdf, normal_quantile};
+pub use normal::{
+    checked_normal_quantile, margin_probabilities, margin_probability, normal_cdf, normal_quantile,
+};
 
 /// One update of the template: the mean step `alpha` and the precision increment `c`.
 #[derive(Clone, Copy, Debug, PartialEq)]

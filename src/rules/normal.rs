@@ -1,5 +1,7 @@
 //! The standard normal distribution: Φ, Φ⁻¹ and the probability of a margin.
 
+use crate::error::CwError;
+
 /// P(y = +1 | x) = Φ(μ·x / √v) under the Gaussian over weights, with v = xᵀΣx; 1/2 when
 /// v = 0 (an all-zero row without intercept).
 ///
@@ -29,6 +31,28 @@ pub fn margin_probability(score: f64, v: f64) -> f64 {
 /// Standard normal CDF Φ(z).
 pub fn normal_cdf(z: f64) -> f64 {
     0.5 * libm::erfc(-z / std::f64::consts::SQRT_2)
+}
+
+/// Φ(score / √v) per row (1/2 where v = 0), for scores and variances of one length.
+pub fn margin_probabilities(scores: &[f64], variances: &[f64]) -> Result<Vec<f64>, CwError> {
+    if scores.len() != variances.len() {
+        return Err(CwError::InvalidInput(
+            "scores and variances differ in length".into(),
+        ));
+    }
+    let p = scores.iter().zip(variances);
+    Ok(p.map(|(&s, &v)| margin_probability(s, v)).collect())
+}
+
+/// [`normal_quantile`], for any `p`: an error outside (0, 1).
+pub fn checked_normal_quantile(p: f64) -> Result<f64, CwError> {
+    if p > 0.0 && p < 1.0 {
+        Ok(normal_quantile(p))
+    } else {
+        Err(CwError::InvalidInput(format!(
+            "p must lie in (0, 1), got {p}"
+        )))
+    }
 }
 
 /// Standard normal quantile Φ⁻¹(p) for p in (0, 1): Wichura's AS 241 (PPND16), accurate to
