@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import cwrs
-from cwrs._docs import documented_parameters
+import cwrs._params
+from cwrs._docs import _fill, documented_parameters
 
 # The paper of each learner and its year (docs/design.md §1), written here independently of the code.
 PAPER_YEARS = {
@@ -146,3 +147,40 @@ def test_design_citations_point_into_the_repository():
         assert "DESIGN" not in text and "shared/" not in text, where
         cited.update(int(n) for n in DESIGN_CITATION.findall(text))
     assert cited and cited <= set(range(1, 9)), cited
+
+
+_OPERATORS = ("=", "+", "−", "-", "·", "<", ">", "≤", "≥", "←", "/")
+
+
+def _rule_paragraph_lines(cls):
+    """The lines of the table-generated paragraphs of a docstring: title and update rule (the
+    two paragraphs before "Parameters") and the rule parameters' descriptions."""
+    doc = cls.__doc__
+    head, parameters = doc.split("\nParameters\n----------\n")
+    lines = [line for line in head.splitlines() if line.strip()][1:]
+    params = cwrs._params.rule_entry(cls._rule_kind, cls._rule)["params"]
+    for param in params:
+        entry = parameters.split(f"{param['name']} : float")[1].split("\n")
+        lines += [entry[1]] + [line for line in entry[2:] if line.startswith("    ")][:3]
+    return [line for line in lines if line.strip()]
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_table_docstrings_never_split_a_formula(cls):
+    # A break inside a formula leaves an operator at a line's end or start, or a bracket open.
+    for line in _rule_paragraph_lines(cls):
+        words = line.split()
+        assert words[0] not in _OPERATORS and words[-1] not in _OPERATORS, (cls, line)
+        opened = sum(map(line.count, "([{")) - sum(map(line.count, ")]}"))
+        assert opened == 0, (cls, line)
+
+
+@pytest.mark.parametrize("shift", range(0, 60, 3))
+def test_fill_keeps_a_formula_whole_wherever_the_line_ends(shift):
+    formula = "α = max(0, [−mψ + √(m²φ⁴/4 + vφ²ζ)]/(vζ))"
+    text = "word " * shift + f"Update when {formula} with ψ = 1 + φ²/2, then more prose follows."
+    lines = _fill(text).splitlines()
+    assert all(len(line) <= 96 for line in lines)
+    assert any(formula in line for line in lines)
+    assert any("ψ = 1 + φ²/2," in line for line in lines)
+    assert " ".join(lines) == text

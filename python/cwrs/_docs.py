@@ -218,8 +218,28 @@ def _entries(section: str) -> dict[str, str]:
     return entries
 
 
+# A word of prose (two letters or more, so not a variable such as m, v or C), with the
+# punctuation that may end it.
+_PROSE_WORD = re.compile(r"[A-Za-z][A-Za-z'’-]+[,.;:]?")
+_NO_BREAK = "\u00a0"
+
+
 def _fill(text: str, indent: str = "") -> str:
-    return textwrap.fill(text, width=96, initial_indent=indent, subsequent_indent=indent)
+    """`text` wrapped to 96 columns, breaking a line only outside brackets and either after a
+    separator (, ; : .) or between two words of prose, so that a formula such as
+    "α = (1 − m)/(v + r)" is never split across lines."""
+    tokens = text.split(" ")
+    depth, glued = 0, tokens[0]
+    for left, right in zip(tokens, tokens[1:]):
+        depth += sum(map(left.count, "([{")) - sum(map(left.count, ")]}"))
+        prose = _PROSE_WORD.fullmatch(left) and _PROSE_WORD.fullmatch(right)
+        breakable = depth <= 0 and (left[-1:] in tuple(",;:.") or bool(prose))
+        glued += (" " if breakable else _NO_BREAK) + right
+    wrapped = textwrap.fill(
+        glued, width=96, initial_indent=indent, subsequent_indent=indent,
+        break_long_words=False, break_on_hyphens=False,
+    )
+    return wrapped.replace(_NO_BREAK, " ")
 
 
 def _range_text(param: _RuleParam) -> str:
