@@ -123,6 +123,23 @@ class Estimator(HyperParameters):
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
 
+    @_holding_fit_lock
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
+        """Forgets any previous state and learns `n_iter` passes over the rows of X, each in a
+        fresh random order (`shuffle=True`, the default; seeded by `random_state`) or in the
+        stored order (`shuffle=False`)."""
+        names = feature_names(X)
+        matrix, n_rows, n_features = check_X(X)
+        self._fit(y, sample_weight, matrix, n_rows, n_features, names)
+        return self
+
+    def _fit(
+        self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,
+        n_features: int, names: Any,
+    ) -> None:
+        """`fit` after the checks of X: builds the model, learns and installs it."""
+        raise NotImplementedError
+
     if TYPE_CHECKING:  # what every subclass defines, for the methods here
         n_features_in_: int
         feature_names_in_: npt.NDArray[np.object_]
@@ -461,13 +478,10 @@ class Classifier(Estimator):
         return np.where(index == 1, 1.0, -1.0)
 
     # ----------------------------------------------------------------- learning
-    @_holding_fit_lock
-    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
-        """Forgets any previous state and learns `n_iter` passes over the rows of X, each in a
-        fresh random order (`shuffle=True`, the default; seeded by `random_state`) or in the
-        stored order (`shuffle=False`)."""
-        names = feature_names(X)
-        matrix, n_rows, n_features = check_X(X)
+    def _fit(
+        self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,
+        n_features: int, names: Any,
+    ) -> None:
         y = check_labels(y, n_rows)
         classes = _classes(y)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
@@ -478,7 +492,6 @@ class Classifier(Estimator):
             _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
             _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
         )
-        return self
 
     def partial_fit(
         self,

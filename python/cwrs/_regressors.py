@@ -23,7 +23,6 @@ from ._base import (
     Estimator,
     _config,
     _feature_block,
-    _holding_fit_lock,
     _is_one_row,
     _l1_config,
     _refuse_overflow,
@@ -82,18 +81,14 @@ class Regressor(Estimator):
     def _one_row_targets(self, model: Any) -> None:
         return None
 
-    @_holding_fit_lock
-    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
-        """Forgets any previous state and learns `n_iter` passes over the rows of X, each in a
-        fresh random order (`shuffle=True`, the default; seeded by `random_state`) or in the
-        stored order (`shuffle=False`)."""
-        names = feature_names(X)
-        matrix, n_rows, n_features = check_X(X)
+    def _fit(
+        self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,
+        n_features: int, names: Any,
+    ) -> None:
         y = check_targets(y, n_rows)
         model = self._new_model(n_features)
         self._fit_passes(model, matrix, y, sample_weight, n_rows)
         self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
-        return self
 
     def partial_fit(
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None

@@ -182,10 +182,6 @@ impl PrimalForm for Diagonal {
 }
 
 impl Covariance for Diagonal {
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -254,6 +250,10 @@ impl Covariance for Diagonal {
             l1.advance(eta);
             self.catch_up(&x);
         }
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 
     /// Asks the cache for the coordinates of a row that will be learned next, so their

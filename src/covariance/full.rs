@@ -616,10 +616,6 @@ impl PrimalForm for Full {
 }
 
 impl Covariance for Full {
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -646,6 +642,10 @@ impl Covariance for Full {
             self.push(&x, &sigma_x, c, v, block_size(self.dim));
             (self.x, self.sigma_x) = (x, sigma_x);
         }
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 
     /// Blocks of rows share one pass over Σ (see [`Full::learn_block`]).

@@ -59,10 +59,6 @@ impl PrimalForm for Identity {
 }
 
 impl Covariance for Identity {
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
     fn n_features(&self) -> usize {
         self.shape.n_features
     }
@@ -87,6 +83,10 @@ impl Covariance for Identity {
             }
         }
         x.for_each(|j, xj| mean[j] += step * xj);
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 
     #[inline]
