@@ -43,18 +43,32 @@ impl StepRule for RegressionRule {
 /// Checks that a classification rule and a covariance form fit together: first-order rules
 /// keep Σ = I, second-order rules learn a diagonal or full Σ.
 pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
-    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
-        return Ok(());
-    }
-    let expected = if rule.is_second_order() {
-        "\"diag\" or \"full\""
+    covariance_fits(rule.is_second_order(), kind, || {
+        let expected = if rule.is_second_order() {
+            "\"diag\" or \"full\""
+        } else {
+            "identity"
+        };
+        format!(
+            "{rule:?} needs a {expected} covariance, got {:?}",
+            kind.name()
+        )
+    })
+}
+
+/// Whether a rule (second order or not) and a covariance form fit together: first-order rules
+/// keep Σ = I, second-order rules learn a diagonal or full Σ; else the invalid parameter
+/// `message` says.
+fn covariance_fits(
+    second_order: bool,
+    kind: CovarianceKind,
+    message: impl FnOnce() -> String,
+) -> Result<(), CwError> {
+    if second_order == (kind != CovarianceKind::Identity) {
+        Ok(())
     } else {
-        "identity"
-    };
-    Err(CwError::InvalidParameter(format!(
-        "{rule:?} needs a {expected} covariance, got {:?}",
-        kind.name()
-    )))
+        Err(CwError::InvalidParameter(message()))
+    }
 }
 
 /// The update of one model for `step` with its mean step signed by `sign`: the L1 step scale
@@ -205,15 +219,13 @@ impl SingleModel for Regression {
     }
 
     fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
-        if self.0.is_second_order() == (kind != CovarianceKind::Identity) {
-            Ok(())
-        } else {
-            Err(CwError::InvalidParameter(format!(
-                "{:?} regression cannot use a {:?} covariance",
-                self.0,
+        let rule = self.0;
+        covariance_fits(rule.is_second_order(), kind, || {
+            format!(
+                "{rule:?} regression cannot use a {:?} covariance",
                 kind.name()
-            )))
-        }
+            )
+        })
     }
 
     fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {

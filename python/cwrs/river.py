@@ -254,8 +254,16 @@ def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) ->
     return sigma.ravel()
 
 
+# The docstring entries both adapters share.
+_CAPACITY = """capacity : int, default=16
+        Initial width of the model (capacity ≥ 1); doubled (at least) whenever exceeded."""
+_FITTED = """The fitted learner (`estimator_.coef_` is over `features_`), None before the first row.
+    features_ : list
+        The feature names, in column order."""
+
+
 class RiverClassifier(_Adapter, _RiverClassifierBase):
-    """Any cwrs classifier as a river classifier (`learn_one`, `predict_one`,
+    __doc__ = f"""Any cwrs classifier as a river classifier (`learn_one`, `predict_one`,
     `predict_proba_one`) on dict rows, with a feature space that grows with the stream.
 
     See the module docstring for the design: columns in order of first appearance, the model
@@ -267,8 +275,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
     estimator : cwrs.Classifier
         The learner and its hyper-parameters, e.g. `cwrs.AROW(r=0.5)`; it is cloned, never
         changed (the fitted clone is `estimator_`). Kernel learners are not supported.
-    capacity : int, default=16
-        Initial width of the model (capacity ≥ 1); doubled (at least) whenever exceeded.
+    {_CAPACITY}
     classes : sequence of labels or None, default=None
         Every label the stream will hold, for more than two classes; None: binary, with
         river's classes [False, True] for bool labels, else the first two labels seen.
@@ -276,9 +283,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
     Attributes
     ----------
     estimator_ : cwrs.Classifier or None
-        The fitted learner (`estimator_.coef_` is over `features_`), None before the first row.
-    features_ : list
-        The feature names, in column order.
+        {_FITTED}
     classes_ : list
         The labels known so far (the negative class first for a binary learner).
     """
@@ -401,7 +406,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
 
 
 class RiverRegressor(_Adapter, _RiverRegressorBase):
-    """Any cwrs regressor as a river regressor (`learn_one`, `predict_one`) on dict rows, with a
+    __doc__ = f"""Any cwrs regressor as a river regressor (`learn_one`, `predict_one`) on dict rows, with a
     feature space that grows with the stream (see the module docstring).
 
     Parameters
@@ -409,15 +414,12 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
     estimator : cwrs.Regressor
         The learner and its hyper-parameters, e.g. `cwrs.AROWRegressor(r=0.1)`; it is cloned,
         never changed (the fitted clone is `estimator_`).
-    capacity : int, default=16
-        Initial width of the model (capacity ≥ 1); doubled (at least) whenever exceeded.
+    {_CAPACITY}
 
     Attributes
     ----------
     estimator_ : cwrs.Regressor or None
-        The fitted learner (`estimator_.coef_` is over `features_`), None before the first row.
-    features_ : list
-        The feature names, in column order.
+        {_FITTED}
     """
 
     def __init__(self, estimator: Regressor, capacity: int = 16) -> None:
