@@ -14,7 +14,7 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
-use crate::objective::{Binary, Regression, SingleModel};
+use crate::objective::{Binary, Multiclass, Regression, SingleModel};
 use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
@@ -113,6 +113,12 @@ fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
 
 fn strategy(config: &State) -> Result<Strategy, CwError> {
     Strategy::from_name(config.string("strategy")?)
+}
+
+/// The objective of a primal multiclass model: its rule and strategy.
+fn multiclass(config: &State) -> Result<Multiclass, CwError> {
+    let (rule, strategy) = (rule(config)?, strategy(config)?);
+    Ok(Multiclass { rule, strategy })
 }
 
 /// The configured L1 penalty, if any, for a model of `shape`.
@@ -325,12 +331,10 @@ impl Estimator {
             }
             "multiclass" => {
                 let learner = MulticlassLearner::new(
-                    rule(config)?,
-                    strategy(config)?,
+                    multiclass(config)?,
                     covariance(config)?,
                     config.count("n_classes")?,
-                    n_features,
-                    fit_intercept,
+                    Shape::new(n_features, fit_intercept)?,
                     a()?,
                 )?;
                 let shape = learner.shape();
@@ -385,12 +389,10 @@ impl Estimator {
                 let (n_features, fit_intercept) = shape(state)?;
                 let n_classes: usize = state.count("n_classes")?;
                 let learner = MulticlassLearner::from_state(
-                    rule(state)?,
-                    strategy(state)?,
+                    multiclass(state)?,
                     covariance(state)?,
                     n_classes,
-                    n_features,
-                    fit_intercept,
+                    Shape::new(n_features, fit_intercept)?,
                     state.floats("means")?,
                     state.floats("covariance_values")?,
                     updates,

@@ -1,5 +1,6 @@
 use super::*;
 use crate::data::Presentation;
+use crate::multiclass::Multiclass;
 
 #[test]
 fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
@@ -8,12 +9,13 @@ fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
     let full = Learner::new(rule, CovarianceKind::Full, 10_000_000, true, 1.0);
     assert!(matches!(full, Err(CwError::OutOfMemory(m)) if m.contains("covariance=\"diag\"")));
     let many_classes = crate::multiclass::MulticlassLearner::new(
-        rule,
-        crate::multiclass::Strategy::MaxScore,
+        Multiclass {
+            rule: rule,
+            strategy: crate::multiclass::Strategy::MaxScore,
+        },
         CovarianceKind::Diagonal,
         1 << 40,
-        3,
-        true,
+        Shape::new(3, true).unwrap(),
         1.0,
     );
     assert!(matches!(many_classes, Err(CwError::OutOfMemory(_))));
@@ -25,12 +27,13 @@ fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
     }
     // Classes × coordinates overflowing to the length of an empty state.
     let restored = crate::multiclass::MulticlassLearner::from_state(
-        rule,
-        crate::multiclass::Strategy::OneVsRest,
+        Multiclass {
+            rule: rule,
+            strategy: crate::multiclass::Strategy::OneVsRest,
+        },
         CovarianceKind::Diagonal,
         1 << 63,
-        1,
-        true,
+        Shape::new(1, true).unwrap(),
         &[],
         &[],
         0,
@@ -270,12 +273,13 @@ fn counters_restored_at_u64_max_saturate() {
     assert_eq!(regressor.n_updates(), max);
 
     let mut multiclass = MulticlassLearner::from_state(
-        rule,
-        Strategy::MaxScore,
+        Multiclass {
+            rule: rule,
+            strategy: Strategy::MaxScore,
+        },
         CovarianceKind::Identity,
         3,
-        1,
-        false,
+        Shape::new(1, false).unwrap(),
         &[0.0; 3],
         &[],
         max,

@@ -7,7 +7,7 @@ use crate::data::{Matrix, Shape};
 use crate::error::CwError;
 use crate::learner::{check_initial_variance, fresh_gaussian};
 use crate::objective::check_covariance;
-use crate::objective::Multiclass;
+pub use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
 use crate::online::Online;
 use crate::rules::{normal_cdf, Rule};
@@ -26,47 +26,37 @@ fn check_n_classes(n_classes: usize) -> Result<(), CwError> {
 }
 
 impl MulticlassLearner {
-    /// A fresh primal learner over `n_classes` ≥ 2 classes, each with μ = 0 and Σ = a·I.
+    /// A fresh primal learner over `n_classes` ≥ 2 classes of `shape`, each with μ = 0 and
+    /// Σ = a·I, learning as `objective` (rule and strategy) says.
     pub fn new(
-        rule: Rule,
-        strategy: Strategy,
+        objective: Multiclass,
         kind: CovarianceKind,
         n_classes: usize,
-        n_features: usize,
-        fit_intercept: bool,
+        shape: Shape,
         a: f64,
     ) -> Result<MulticlassLearner, CwError> {
         check_initial_variance(a)?;
-        check_covariance(rule, kind)?;
+        check_covariance(objective.rule, kind)?;
         check_n_classes(n_classes)?;
-        let shape = Shape::new(n_features, fit_intercept)?;
         let class = fresh_gaussian(kind, shape, a, n_classes)?;
-        Ok(Self::with_classes(
-            rule,
-            strategy,
-            n_features,
-            vec![class; n_classes],
-        ))
+        Ok(Online::with_models(objective, vec![class; n_classes]))
     }
 
     /// Rebuilds a learner from its state: the class means and covariances concatenated in class
     /// order (as [`MulticlassLearner::means`] and [`MulticlassLearner::covariances`] give them).
     #[allow(clippy::too_many_arguments)]
     pub fn from_state(
-        rule: Rule,
-        strategy: Strategy,
+        objective: Multiclass,
         kind: CovarianceKind,
         n_classes: usize,
-        n_features: usize,
-        fit_intercept: bool,
+        shape: Shape,
         means: &[f64],
         covariances: &[f64],
         n_updates: u64,
         n_mistakes: u64,
     ) -> Result<MulticlassLearner, CwError> {
-        check_covariance(rule, kind)?;
+        check_covariance(objective.rule, kind)?;
         check_n_classes(n_classes)?;
-        let shape = Shape::new(n_features, fit_intercept)?;
         let dim = shape.dim();
         if n_classes.checked_mul(dim) != Some(means.len())
             || !covariances.len().is_multiple_of(n_classes)
@@ -88,8 +78,7 @@ impl MulticlassLearner {
             )
             .map(|(mean, cov)| Gaussian::from_parts(kind, shape, mean, cov))
             .collect::<Result<Vec<_>, _>>()?;
-        Ok(Self::with_classes(rule, strategy, n_features, classes)
-            .with_counters(n_updates, n_mistakes))
+        Ok(Online::with_models(objective, classes).with_counters(n_updates, n_mistakes))
     }
 
     /// Adds sparse L1 training to every class (diagonal covariance only).

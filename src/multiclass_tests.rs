@@ -71,7 +71,14 @@ fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
             CovarianceKind::Identity
         };
         for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
-            let mut primal = MulticlassLearner::new(rule, strategy, kind, 3, d, true, 0.9).unwrap();
+            let mut primal = MulticlassLearner::new(
+                Multiclass { rule, strategy },
+                kind,
+                3,
+                Shape::new(d, true).unwrap(),
+                0.9,
+            )
+            .unwrap();
             let class =
                 DualGaussian::new(Kernel::Linear, rule.is_second_order(), d, true, 0.9, None)
                     .unwrap();
@@ -114,11 +121,25 @@ fn max_score_learns_and_batch_equals_rows() {
             ("PA", CovarianceKind::Identity),
         ] {
             let rule = Rule::from_name(name, &[]).unwrap();
-            let mut single = MulticlassLearner::new(rule, strategy, kind, 3, 2, true, 1.0).unwrap();
+            let mut single = MulticlassLearner::new(
+                Multiclass { rule, strategy },
+                kind,
+                3,
+                Shape::new(2, true).unwrap(),
+                1.0,
+            )
+            .unwrap();
             for (row, &label) in rows.iter().zip(&labels) {
                 single.learn(Row::Dense(row), label).unwrap();
             }
-            let mut batch = MulticlassLearner::new(rule, strategy, kind, 3, 2, true, 1.0).unwrap();
+            let mut batch = MulticlassLearner::new(
+                Multiclass { rule, strategy },
+                kind,
+                3,
+                Shape::new(2, true).unwrap(),
+                1.0,
+            )
+            .unwrap();
             let flat: Vec<f64> = rows.iter().flatten().copied().collect();
             let x = Matrix::Dense {
                 values: &flat,
@@ -151,12 +172,13 @@ fn from_state_rejects_a_class_count_whose_size_overflows() {
     let rule = Rule::from_name("AROW", &[]).unwrap();
     for n_classes in [1 << 62, usize::MAX] {
         let restored = MulticlassLearner::from_state(
-            rule,
-            Strategy::MaxScore,
+            Multiclass {
+                rule: rule,
+                strategy: Strategy::MaxScore,
+            },
             CovarianceKind::Diagonal,
             n_classes,
-            3,
-            true,
+            Shape::new(3, true).unwrap(),
             &[],
             &[],
             0,

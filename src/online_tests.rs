@@ -1,8 +1,10 @@
 use super::*;
 use crate::covariance::dual::DualGaussian;
 use crate::covariance::CovarianceKind;
+use crate::data::Shape;
 use crate::kernel::Kernel;
 use crate::learner::Learner;
+use crate::multiclass::Multiclass;
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
@@ -105,8 +107,19 @@ fn every_objective_validates_ahead_and_undoes_a_late_error() {
         let regressor = || Regressor::new(rls, kind, d, true, 1.0).unwrap();
         check_batch_equals_rows(regressor, &x, d, &scores, true);
         for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
-            let multiclass =
-                || MulticlassLearner::new(arow, strategy, kind, 3, d, true, 1.0).unwrap();
+            let multiclass = || {
+                MulticlassLearner::new(
+                    Multiclass {
+                        rule: arow,
+                        strategy: strategy,
+                    },
+                    kind,
+                    3,
+                    Shape::new(d, true).unwrap(),
+                    1.0,
+                )
+                .unwrap()
+            };
             check_batch_equals_rows(multiclass, &x, d, &classes, true);
         }
     }
@@ -125,7 +138,17 @@ fn multiclass_full_blocks_and_equals_row_by_row() {
     let arow = Rule::from_name("AROW", &[]).unwrap();
     for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
         let fresh = || {
-            MulticlassLearner::new(arow, strategy, CovarianceKind::Full, 4, d, false, 1.0).unwrap()
+            MulticlassLearner::new(
+                Multiclass {
+                    rule: arow,
+                    strategy: strategy,
+                },
+                CovarianceKind::Full,
+                4,
+                Shape::new(d, false).unwrap(),
+                1.0,
+            )
+            .unwrap()
         };
         check_batch_equals_rows(fresh, &x, d, &classes, false);
         let mut model = fresh();
@@ -162,8 +185,14 @@ fn multiclass_full_blocks_agree_with_the_linear_kernel() {
         .collect();
     let rule = Rule::from_name("AROW", &[("r", 2.0)]).unwrap();
     for strategy in [Strategy::MaxScore, Strategy::OneVsRest] {
-        let mut primal =
-            MulticlassLearner::new(rule, strategy, CovarianceKind::Full, 3, d, true, 0.9).unwrap();
+        let mut primal = MulticlassLearner::new(
+            Multiclass { rule, strategy },
+            CovarianceKind::Full,
+            3,
+            Shape::new(d, true).unwrap(),
+            0.9,
+        )
+        .unwrap();
         let class = DualGaussian::new(Kernel::Linear, true, d, true, 0.9, None).unwrap();
         let mut dual = MulticlassLearner::with_classes(rule, strategy, d, vec![class; 3]);
         primal

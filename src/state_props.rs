@@ -8,11 +8,11 @@ use proptest::prelude::*;
 
 use crate::covariance::dual::{DualGaussian, DualState};
 use crate::covariance::CovarianceKind;
-use crate::data::{Matrix, Presentation};
+use crate::data::{Matrix, Presentation, Shape};
 use crate::kernel::Kernel;
 use crate::learner::DualLearner;
 use crate::learner::Learner;
-use crate::multiclass::{MulticlassLearner, Strategy as MulticlassStrategy};
+use crate::multiclass::{Multiclass, MulticlassLearner, Strategy as MulticlassStrategy};
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule, REGRESSION_RULE_NAMES, RULE_NAMES};
 use crate::sparse_l1::{Penalty, L1};
@@ -290,7 +290,14 @@ proptest! {
     ) {
         let strategy = if ovr { MulticlassStrategy::OneVsRest } else { MulticlassStrategy::MaxScore };
         let mut model =
-            MulticlassLearner::new(rule, strategy, kind, n_classes, data.d, intercept, 1.0).unwrap();
+            MulticlassLearner::new(
+                Multiclass { rule, strategy },
+                kind,
+                n_classes,
+                Shape::new(data.d, intercept).unwrap(),
+                1.0,
+            )
+            .unwrap();
         let labels = data.classes(n_classes);
         model.partial_fit(&data.matrix(), &labels, Presentation::default()).unwrap();
         let state = Primal {
@@ -302,9 +309,16 @@ proptest! {
             counters: (model.n_updates(), model.n_mistakes()),
         };
         let restore = |s: &Primal| {
+            let shape = Shape::new(s.n_features, s.fit_intercept)?;
             MulticlassLearner::from_state(
-                rule, strategy, s.kind, n_classes, s.n_features, s.fit_intercept, &s.mean,
-                &s.covariance, s.counters.0, s.counters.1,
+                Multiclass { rule, strategy },
+                s.kind,
+                n_classes,
+                shape,
+                &s.mean,
+                &s.covariance,
+                s.counters.0,
+                s.counters.1,
             )
         };
         let restored = restore(&state).unwrap();

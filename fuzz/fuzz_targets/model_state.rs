@@ -10,11 +10,11 @@ use arbitrary::Arbitrary;
 use cwrs::covariance::dual::{DualGaussian, DualState};
 use cwrs::covariance::Covariance;
 use cwrs::covariance::CovarianceKind;
-use cwrs::data::{Matrix, Presentation, Row};
+use cwrs::data::{Matrix, Presentation, Row, Shape};
 use cwrs::kernel::Kernel;
 use cwrs::learner::DualLearner;
 use cwrs::learner::Learner;
-use cwrs::multiclass::{MulticlassLearner, Strategy};
+use cwrs::multiclass::{Multiclass, MulticlassLearner, Strategy};
 use cwrs::regression::Regressor;
 use cwrs::rules::{RegressionRule, Rule, REGRESSION_RULE_NAMES, RULE_NAMES};
 use cwrs::sparse_l1::{Penalty, L1};
@@ -509,13 +509,14 @@ fn multiclass(p: &Primal, n_classes: usize, ovr: bool) {
     let covariance = p.covariance(dim);
     let classes = n_classes.min((1 << 16) / covariance.len().max(1));
     let covariances = covariance.repeat(classes);
+    let Ok(shape) = Shape::new(n_features, p.fit_intercept) else {
+        return;
+    };
     let Ok(mut model) = MulticlassLearner::from_state(
-        rule,
-        strategy,
+        Multiclass { rule, strategy },
         p.kind(),
         n_classes,
-        n_features,
-        p.fit_intercept,
+        shape,
         &means,
         &covariances,
         p.n_updates,
@@ -553,12 +554,10 @@ fn multiclass(p: &Primal, n_classes: usize, ovr: bool) {
     }
     let _ = model.partial_fit(&x, &labels, Presentation::default());
     let restored = MulticlassLearner::from_state(
-        model.rule(),
-        model.strategy(),
+        *model.objective(),
         model.covariance_kind(),
         k,
-        n_features,
-        p.fit_intercept,
+        model.shape(),
         &model.means(),
         &model.covariances(),
         model.n_updates(),
