@@ -4,7 +4,7 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, impossible, prefetch, wrong_length, Covariance, CovarianceKind,
+    check_finite_parts, impossible, prefetch_each, wrong_length, Covariance, CovarianceKind,
     Observation, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
@@ -252,19 +252,9 @@ impl Covariance for Diagonal {
         }
     }
 
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
-    /// Asks the cache for the coordinates of a row that will be learned next, so their
-    /// fetch overlaps the current row's work.
     #[inline]
     fn prefetch(&self, row: Row) {
-        self.shape.features(row).for_each(|j, _| {
-            if let Some(coordinate) = self.coordinates.get(j) {
-                prefetch(coordinate);
-            }
-        });
+        prefetch_each(&self.shape.features(row), &self.coordinates);
     }
 
     fn moments(&self, row: Row) -> (f64, f64) {
@@ -280,5 +270,9 @@ impl Covariance for Diagonal {
     fn n_values(&self) -> usize {
         let l1 = if self.l1.is_some() { 1 } else { 0 };
         (2 + l1) * self.coordinates.len()
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 }

@@ -644,10 +644,6 @@ impl Covariance for Full {
         }
     }
 
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
     /// Blocks of rows share one pass over Σ (see [`Full::learn_block`]).
     fn learn_rows<'a>(
         &mut self,
@@ -687,6 +683,10 @@ impl Covariance for Full {
         fold(&mut self.sigma, self.dim, &self.pending);
         self.pending.clear();
         self.refresh_diagonal();
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 }
 

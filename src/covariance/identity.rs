@@ -3,7 +3,7 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, prefetch, wrong_length, Covariance, CovarianceKind, PrimalForm,
+    check_finite_parts, prefetch_each, wrong_length, Covariance, CovarianceKind, PrimalForm,
     MEAN_STEP_LIMIT,
 };
 use crate::data::{Row, Shape};
@@ -85,17 +85,9 @@ impl Covariance for Identity {
         x.for_each(|j, xj| mean[j] += step * xj);
     }
 
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
     #[inline]
     fn prefetch(&self, row: Row) {
-        self.shape.features(row).for_each(|j, _| {
-            if let Some(w) = self.mean.get(j) {
-                prefetch(w);
-            }
-        });
+        prefetch_each(&self.shape.features(row), &self.mean);
     }
 
     fn moments(&self, row: Row) -> (f64, f64) {
@@ -110,5 +102,9 @@ impl Covariance for Identity {
 
     fn n_values(&self) -> usize {
         self.mean.len()
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 }

@@ -49,7 +49,7 @@ pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
 pub use primal::{Gaussian, PrimalForm};
 
-use crate::data::{Matrix, Row};
+use crate::data::{Features, Matrix, Row};
 use crate::error::CwError;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
@@ -313,6 +313,17 @@ fn is_positive_definite(dim: usize, sigma: &[f64], pending: &[f64]) -> Result<bo
         }
     }
     Ok(true)
+}
+
+/// Asks the cache for `values[j]` of every feature j of `x`, a row that will be learned next
+/// (see [`Covariance::prefetch`]), so that their fetch overlaps the current row's work.
+#[inline(always)]
+fn prefetch_each<T>(x: &Features, values: &[T]) {
+    x.for_each(|j, _| {
+        if let Some(value) = values.get(j) {
+            prefetch(value);
+        }
+    });
 }
 
 /// Asks the cache for the line holding `value`, so that its fetch overlaps other work.
