@@ -10,7 +10,7 @@ fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
     assert!(matches!(full, Err(CwError::OutOfMemory(m)) if m.contains("covariance=\"diag\"")));
     let many_classes = crate::multiclass::MulticlassLearner::new(
         Multiclass {
-            rule: rule,
+            rule,
             strategy: crate::multiclass::Strategy::MaxScore,
         },
         CovarianceKind::Diagonal,
@@ -28,7 +28,7 @@ fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
     // Classes × coordinates overflowing to the length of an empty state.
     let restored = crate::multiclass::MulticlassLearner::from_state(
         Multiclass {
-            rule: rule,
+            rule,
             strategy: crate::multiclass::Strategy::OneVsRest,
         },
         CovarianceKind::Diagonal,
@@ -274,7 +274,7 @@ fn counters_restored_at_u64_max_saturate() {
 
     let mut multiclass = MulticlassLearner::from_state(
         Multiclass {
-            rule: rule,
+            rule,
             strategy: Strategy::MaxScore,
         },
         CovarianceKind::Identity,

@@ -173,7 +173,7 @@ fn from_state_rejects_a_class_count_whose_size_overflows() {
     for n_classes in [1 << 62, usize::MAX] {
         let restored = MulticlassLearner::from_state(
             Multiclass {
-                rule: rule,
+                rule,
                 strategy: Strategy::MaxScore,
             },
             CovarianceKind::Diagonal,
