@@ -111,7 +111,7 @@ fn every_objective_validates_ahead_and_undoes_a_late_error() {
                 MulticlassLearner::new(
                     Multiclass {
                         rule: arow,
-                        strategy: strategy,
+                        strategy,
                     },
                     kind,
                     3,
@@ -141,7 +141,7 @@ fn multiclass_full_blocks_and_equals_row_by_row() {
             MulticlassLearner::new(
                 Multiclass {
                     rule: arow,
-                    strategy: strategy,
+                    strategy,
                 },
                 CovarianceKind::Full,
                 4,
