@@ -121,25 +121,14 @@ fn max_score_learns_and_batch_equals_rows() {
             ("PA", CovarianceKind::Identity),
         ] {
             let rule = Rule::from_name(name, &[]).unwrap();
-            let mut single = MulticlassLearner::new(
-                Multiclass { rule, strategy },
-                kind,
-                3,
-                Shape::new(2, true).unwrap(),
-                1.0,
-            )
-            .unwrap();
+            let objective = Multiclass { rule, strategy };
+            let shape = Shape::new(2, true).unwrap();
+            let fresh = || MulticlassLearner::new(objective, kind, 3, shape, 1.0).unwrap();
+            let mut single = fresh();
             for (row, &label) in rows.iter().zip(&labels) {
                 single.learn(Row::Dense(row), label).unwrap();
             }
-            let mut batch = MulticlassLearner::new(
-                Multiclass { rule, strategy },
-                kind,
-                3,
-                Shape::new(2, true).unwrap(),
-                1.0,
-            )
-            .unwrap();
+            let mut batch = fresh();
             let flat: Vec<f64> = rows.iter().flatten().copied().collect();
             let x = Matrix::Dense {
                 values: &flat,
