@@ -11,6 +11,7 @@ pub mod error;
 pub mod estimator;
 pub mod kernel;
 pub mod learner;
+pub mod merge;
 pub mod multiclass;
 pub mod objective;
 pub mod online;
