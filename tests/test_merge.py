@@ -268,3 +268,58 @@ def test_weights_override_the_update_counts():
     merged = cwrs.merge(shards, method="average", weights=[3.0, 1.0])
     expected = 0.75 * shards[0]._model.mean + 0.25 * shards[1]._model.mean
     np.testing.assert_allclose(merged._model.mean, expected, rtol=1e-12)
+
+
+# ----------------------------------------------------------------------------- n_jobs
+def test_n_jobs_fit_is_the_merge_of_its_shards():
+    X, y = _data(n_rows=150, classes=3)
+    fitted = cwrs.AROW(n_jobs=2, shuffle=False).fit(X, y)
+    shards = _shards(cwrs.AROW(), X, y, [0, 75, 150], classes=[0, 1, 2])
+    expected = cwrs.merge(shards)
+    np.testing.assert_array_equal(fitted._model.mean, expected._model.mean)
+    np.testing.assert_array_equal(fitted._model.covariance, expected._model.covariance)
+    assert fitted.n_updates_ == expected.n_updates_
+
+
+@pytest.mark.parametrize(
+    "estimator",
+    [cwrs.AROW(), cwrs.SCW1(covariance="full"), cwrs.PA1(), cwrs.AROWRegressor()],
+    ids=["arow", "scw1-full", "pa1", "regressor"],
+)
+def test_n_jobs_fits_are_deterministic(estimator):
+    X, y = _data(n_rows=3000, n_features=8, seed=7)
+    if isinstance(estimator, cwrs.Regressor):
+        y = X @ np.arange(8.0)
+    estimator.set_params(n_jobs=3, n_iter=2, random_state=11)
+    first = estimator.fit(X, y)._model.state()
+    for _ in range(3):
+        again = estimator.fit(X, y)._model.state()
+        for key, value in first.items():
+            np.testing.assert_array_equal(again[key], value)
+
+
+def test_n_jobs_one_is_the_sequential_fit_and_the_full_regressor_is_exact():
+    X, y = _data(n_rows=400, seed=9)
+    one = cwrs.AROW(random_state=4, n_iter=2).fit(X, y)
+    default = cwrs.AROW(random_state=4, n_iter=2, n_jobs=1).fit(X, y)
+    assert pickle.dumps(one._model.state()) == pickle.dumps(default._model.state())
+    target = X @ np.arange(1.0, 6.0) - 1.0 + 0.1 * np.sin(np.arange(400))
+    params = dict(covariance="full", random_state=4, n_iter=3)
+    sequential = cwrs.AROWRegressor(**params).fit(X, target)
+    for n_jobs in (2, 4, -1):
+        parallel = cwrs.AROWRegressor(n_jobs=n_jobs, **params).fit(X, target)
+        np.testing.assert_allclose(parallel.coef_, sequential.coef_, rtol=1e-9)
+        np.testing.assert_allclose(parallel.intercept_, sequential.intercept_, rtol=1e-9)
+
+
+def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
+    X, y = _data(n_rows=4000, n_features=10, seed=12)
+    Xtest, ytest = X[3000:], y[3000:]
+    sequential = cwrs.AROW(random_state=0).fit(X[:3000], y[:3000]).score(Xtest, ytest)
+    parallel = cwrs.AROW(random_state=0, n_jobs=4).fit(X[:3000], y[:3000]).score(Xtest, ytest)
+    assert abs(parallel - sequential) < 0.02
+    for bad in (0, 1.5, "2", True, None):
+        with pytest.raises(cwrs.InvalidParameterError, match="n_jobs"):
+            cwrs.AROW(n_jobs=bad).fit(X, y)
+    with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
+        cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])

@@ -91,7 +91,7 @@ class Regressor(Estimator):
         matrix, n_rows, n_features = check_X(X)
         y = check_targets(y, n_rows)
         model = self._new_model(n_features)
-        self._fit_passes(model, matrix, y, sample_weight, n_rows)
+        model = self._fit_passes(model, matrix, y, sample_weight, n_rows)
         self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
         return self
 
@@ -223,6 +223,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -239,6 +240,7 @@ class PARegressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -256,6 +258,7 @@ class PA1Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -273,6 +276,7 @@ class PA2Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
