@@ -77,16 +77,26 @@ def merge(
         None if base is None else base._fitted_model(),
         native_weights,
     )
-    merged = type(first)(**first.get_params())
-    fitted: dict[str, Any] = {
-        name: first.__dict__[name]
-        for name in ("_feature_map", "classes_", "_sparse_input", "n_features_in_")
-        if name in first.__dict__
-    }
-    fitted["feature_names_in_"] = first.__dict__.get("feature_names_in_")
-    with merged._lock():
-        merged._install(_model=merged_model, **fitted)
-    return merged
+    return with_model(first, fitted_attributes(first), merged_model)
+
+
+#: The fitted attributes an estimator has besides its native model.
+FITTED = ("_feature_map", "classes_", "_sparse_input", "n_features_in_", "feature_names_in_")
+
+
+def fitted_attributes(estimator: Estimator) -> dict[str, Any]:
+    """The fitted attributes of `estimator` other than its native model."""
+    return {name: estimator.__dict__.get(name) for name in FITTED if name in estimator.__dict__}
+
+
+def with_model(template: _E, fitted: dict[str, Any], model: Any) -> _E:
+    """A new estimator with the class and hyper-parameters of `template`, the fitted
+    attributes `fitted` and the native model `model`."""
+    estimator = type(template)(**template.get_params())
+    fitted = {"feature_names_in_": None, **fitted}
+    with estimator._lock():
+        estimator._install(_model=model, **fitted)
+    return estimator
 
 
 def _check_like(first, other, what):
