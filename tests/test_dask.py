@@ -175,3 +175,26 @@ def test_refusals_leave_the_estimator_unchanged(client, tmp_path):
         with pytest.raises(cwrs.InvalidParameterError, match=needle):
             cwrs.dask.fit(*args, client=client, **kwargs)
         assert pickle.dumps(est) == before
+
+
+def test_cli_train_on_a_scheduler_is_the_dask_fit_of_its_parts(client, tmp_path, capsys):
+    from cwrs import cli
+
+    X, y = _sparse_classification(n_rows=300, n_features=40, seed=6)
+    data = tmp_path / "train.libsvm"
+    _write_libsvm(data, X, y)
+    address = client.scheduler.address
+    argv = ["train", "-a", "AROW", "-d", str(data), "-o", str(tmp_path / "m.cwrs"),
+            "--no-shuffle", "--passes", "2", "--scheduler", address, "--n-features", "45"]
+    assert cli.main(argv) == 0
+    trained = cwrs.load(tmp_path / "m.cwrs")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.cwrs", "train.libsvm"]
+    parts = []
+    for k, rows in enumerate(np.array_split(np.arange(300), 2)):
+        parts.append(str(tmp_path / f"part{k}.libsvm"))
+        _write_libsvm(parts[-1], X[rows], y[rows])
+    expected = cwrs.dask.fit(cwrs.AROW(), parts, client=client, n_iter=2)
+    assert trained.n_features_in_ == 45
+    np.testing.assert_array_equal(trained.coef_[0, :40], expected.coef_[0])
+    assert "in parts on scheduler" in capsys.readouterr().out
+    assert cli.main(argv[:-4] + ["--workers", "2", "--scheduler", address]) == 1

@@ -50,6 +50,13 @@ def fit(
     `classes` every label (None: found in y, which takes one more pass over it). Rows are
     learned in their stored order within each partition (`shuffle` does not apply).
     """
+    return fit_files_wide(estimator, X, y, client=client, n_iter=n_iter, merge=merge,
+                          classes=classes, n_features=None)
+
+
+def fit_files_wide(estimator, X, y, *, client, n_iter, merge, classes, n_features):
+    """`fit`, with a model at least `n_features` wide when X is a list of files (whose width
+    is otherwise one past their largest index): what `cwrs train --n-features` asks."""
     client = _client(client)
     if merge not in METHODS:
         raise InvalidParameterError(f"merge must be one of {METHODS}, got {merge!r}")
@@ -60,16 +67,15 @@ def fit(
     epochs = getattr(estimator, "n_iter") if n_iter is None else n_iter
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         raise InvalidParameterError(f"n_iter must be a positive integer, got {n_iter!r}")
-    parts, n_features, found = _partitions(client, X, y, isinstance(estimator, Classifier))
+    parts, n_features, found = _partitions(client, X, y, n_features or 0)
     if isinstance(estimator, Classifier) and classes is None:
         classes = found()
     if not isinstance(estimator, Classifier):
         classes = None
     template = type(estimator)(**estimator.get_params())
-    model: Optional[Estimator] = None
+    model = None
     for _ in range(epochs):
         model = _epoch(client, template, model, parts, n_features, classes, merge)
-    assert model is not None
     with estimator._lock():
         estimator.__dict__.pop("feature_names_in_", None)
         estimator._install(_model=model._model, **fitted_attributes(model))
@@ -91,7 +97,7 @@ def _client(client):
     return client
 
 
-def _partitions(client, X, y, is_classifier):
+def _partitions(client, X, y, min_width):
     """(partitions as (kind, x, y) triples of delayed values or paths, n_features, a function
     computing the classes in y)."""
     import dask.array as da
@@ -105,7 +111,7 @@ def _partitions(client, X, y, is_classifier):
             raise InvalidParameterError("X is an empty list of files")
         paths = [os.fspath(p) for p in X]
         scans = client.gather(client.map(_scan_file, paths, pure=True))
-        n_features = max(width for width, _ in scans)
+        n_features = max([min_width] + [width for width, _ in scans])
         return (
             [("file", p, None) for p in paths],
             n_features,
