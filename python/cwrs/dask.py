@@ -1,7 +1,8 @@
 """Training and prediction on a Dask cluster (the `cwrs[dask]` extra; docs/design.md §9.5).
 
 `fit(estimator, X, y)` learns from a dask array or data frame chunked by rows, or from a list of
-LIBSVM files (one partition each, read on the workers by cwrs's streaming reader). Each epoch
+LIBSVM files (one partition each, parsed once on a worker by cwrs's reader and kept in its
+memory for every epoch). Each epoch
 sends the current model to the workers once; every partition learns from it, in its stored
 order, as a pure task; the shard models come back in partition order (only the coordinates a
 shard changed, when that is smaller than the model) and are merged by `cwrs.merge` with the model
@@ -44,8 +45,9 @@ def fit(
 
     X is a dask array (2-D; rechunked to one block of columns) or a dask data frame, chunked by
     rows, with y a dask array or series of the same row partitions; or a list of LIBSVM file
-    paths (y=None), one partition each, read on the workers (one-based indices; every worker
-    must see the files). `client` is a `distributed.Client` (None: the current default one),
+    paths (y=None), one partition each, parsed on the workers (one-based indices; every worker
+    must see the files; each holds its files' rows in memory, as CSR, for all the epochs;
+    SciPy is needed, as for every LIBSVM reader of cwrs). `client` is a `distributed.Client` (None: the current default one),
     `n_iter` the epochs (None: the estimator's `n_iter`), `merge` the method of `cwrs.merge`,
     `classes` every label (None: found in y, which takes one more pass over it). Rows are
     learned in their stored order within each partition (`shuffle` does not apply).
@@ -109,11 +111,13 @@ def _partitions(client, X, y, min_width):
             raise InvalidParameterError("y must be None with LIBSVM files: their labels are in them")
         if not X:
             raise InvalidParameterError("X is an empty list of files")
-        paths = [os.fspath(p) for p in X]
-        scans = client.gather(client.map(_scan_file, paths, pure=True))
+        # Each file is parsed once, on a worker, and kept there for every epoch (Dask parses it
+        # again, from its path, if the worker holding it is lost).
+        loaded = [client.submit(_read_file, os.fspath(p), pure=True) for p in X]
+        scans = client.gather([client.submit(_scan, part, pure=True) for part in loaded])
         n_features = max([min_width] + [width for width, _ in scans])
         return (
-            [("file", p, None) for p in paths],
+            [("file", part, None) for part in loaded],
             n_features,
             lambda: np.unique(np.concatenate([labels for _, labels in scans])),
         )
@@ -148,10 +152,18 @@ def _partitions(client, X, y, min_width):
     )
 
 
-def _scan_file(path):
-    """The width (one past the largest index) and labels of a LIBSVM file (one-based)."""
-    y, _, indices, _, _, n_features = _cwrs.read_svmlight(path, False, None)
-    return n_features, np.unique(y)
+def _read_file(path):
+    """The rows (CSR, one past the largest index wide) and labels of a LIBSVM file with
+    one-based indices, parsed by cwrs's reader."""
+    from ._svmlight import load_svmlight
+
+    return load_svmlight(path, zero_based=False)
+
+
+def _scan(part):
+    """The width and the distinct labels of a file's rows."""
+    X, y = part
+    return X.shape[1], np.unique(y)
 
 
 def _epoch(client, template, model, parts, n_features, classes, method):
@@ -180,7 +192,9 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
     fit_args = {} if classes is None else {"classes": classes}
     if kind == "file":
-        model.partial_fit_file(x, n_features=n_features, **fit_args)
+        X, y = x
+        X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+        model.partial_fit(X, y, **fit_args)
     else:
         # Buffers unpickled out of band may be misaligned, which the native module refuses.
         y = np.require(y, requirements="CA")
