@@ -9,7 +9,7 @@
 
 use crate::covariance::CovarianceKind;
 use crate::error::{zeros, CwError};
-use crate::estimator::Estimator;
+use crate::estimator::{Estimator, Model};
 use crate::state::State;
 
 /// How models are combined (docs/design.md §9.2).
@@ -62,22 +62,30 @@ struct Moments {
 
 impl Moments {
     fn of(estimator: &Estimator) -> Result<Moments, CwError> {
-        // A copy, so that folding a full covariance leaves the caller's model as it is.
-        let state = estimator.clone().state();
-        let means = estimator
-            .mean()
-            .ok_or_else(|| CwError::InvalidParameter("kernel models cannot be merged".into()))?;
-        let l1_totals = match (state.get("l1_total"), state.get("l1_totals")) {
-            (Ok(_), _) => vec![state.float("l1_total")?],
-            (_, Ok(_)) => state.floats("l1_totals")?.to_vec(),
-            _ => Vec::new(),
+        let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
+        let means = estimator.mean().ok_or_else(kernel)?;
+        let covariances = match estimator.covariance_kind() {
+            // A copy, so that folding the pending terms leaves the caller's model as it is.
+            Some(CovarianceKind::Full) => {
+                let state = estimator.clone().state();
+                state.floats("covariance_values")?.to_vec()
+            }
+            _ => estimator.covariance().ok_or_else(kernel)?,
+        };
+        let l1_totals = match estimator.model() {
+            Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
+            Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
+            Model::Multiclass(l) => l
+                .l1_states()
+                .map(|states| states.iter().map(|(total, _)| *total).collect()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => return Err(kernel()),
         };
         Ok(Moments {
             updates: estimator.n_updates(),
             mistakes: estimator.n_mistakes(),
             means,
-            covariances: state.floats("covariance_values")?.to_vec(),
-            l1_totals,
+            covariances,
+            l1_totals: l1_totals.unwrap_or_default(),
         })
     }
 }
@@ -284,8 +292,18 @@ fn merge_class(
 ) -> Result<Vec<f64>, CwError> {
     let dim = layout.dim;
     let len = layout.covariance_len();
-    let mu = |m: &Moments| -> Vec<f64> { m.means[class * dim..(class + 1) * dim].to_vec() };
-    let cov = |m: &Moments| -> Vec<f64> { m.covariances[class * len..(class + 1) * len].to_vec() };
+    let mu = |m: &Moments| part(&m.means, class, dim).to_vec();
+    let cov = |m: &Moments| part(&m.covariances, class, len).to_vec();
+    if layout.kind == CovarianceKind::Diagonal && method != Method::Average {
+        return merge_diagonal(
+            method,
+            base,
+            inputs,
+            weights,
+            class * dim..(class + 1) * dim,
+            mean,
+        );
+    }
     if method == Method::Average {
         let mut sigma = vec![0.0; len];
         for (m, &b) in inputs.iter().zip(weights) {
@@ -294,8 +312,8 @@ fn merge_class(
         }
         return Ok(sigma);
     }
-    // (Λ, η) of each model: per coordinate for the diagonal form, dense for the full one.
-    let natural = |m: &Moments| natural(layout, &mu(m), &cov(m));
+    // (Λ, η) of each model, dense.
+    let natural = |m: &Moments| natural(dim, &mu(m), &cov(m));
     let (mut lambda, mut eta) = match method {
         Method::Information => natural(base)?,
         _ => (vec![0.0; len], vec![0.0; dim]),
@@ -317,7 +335,64 @@ fn merge_class(
             }
         }
     }
-    moments(layout, &lambda, &eta, mean)
+    moments(dim, &lambda, &eta, mean)
+}
+
+/// The information or precision merge of one class of diagonal models (coordinates `range`
+/// of each), coordinate by coordinate in one pass: λ_j = 1/σ²_j, η_j = λ_jμ_j.
+fn merge_diagonal(
+    method: Method,
+    base: &Moments,
+    inputs: &[Moments],
+    weights: &[f64],
+    range: std::ops::Range<usize>,
+    mean: &mut [f64],
+) -> Result<Vec<f64>, CwError> {
+    let mut sigma = vec![0.0; range.len()];
+    for (k, j) in range.enumerate() {
+        let (mut lambda, mut eta) = (0.0, 0.0);
+        let start = match method {
+            Method::Information => {
+                let l0 = 1.0 / base.covariances[j];
+                (lambda, eta) = (l0, l0 * base.means[j]);
+                Some((l0, eta))
+            }
+            _ => None,
+        };
+        for (m, &b) in inputs.iter().zip(weights) {
+            let l = 1.0 / m.covariances[j];
+            let e = l * m.means[j];
+            match start {
+                Some((l0, e0)) => {
+                    lambda += l - l0;
+                    eta += e - e0;
+                }
+                None => {
+                    lambda += b * l;
+                    eta += b * e;
+                }
+            }
+        }
+        if !(lambda.is_finite() && lambda > 0.0) {
+            return Err(not_definite());
+        }
+        mean[k] = eta / lambda;
+        sigma[k] = 1.0 / lambda;
+    }
+    Ok(sigma)
+}
+
+fn not_definite() -> CwError {
+    CwError::InvalidInput(
+        "the merged precision is not positive definite: the models were not trained from the \
+         base given"
+            .into(),
+    )
+}
+
+/// Class `class`'s `len` values of per-class values.
+fn part(values: &[f64], class: usize, len: usize) -> &[f64] {
+    &values[class * len..(class + 1) * len]
 }
 
 /// y += a·x.
@@ -327,58 +402,22 @@ fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
     }
 }
 
-/// The natural parameters (Λ = Σ⁻¹, η = Λμ) of one class.
-fn natural(layout: Layout, mu: &[f64], sigma: &[f64]) -> Result<(Vec<f64>, Vec<f64>), CwError> {
-    match layout.kind {
-        CovarianceKind::Diagonal => {
-            let lambda: Vec<f64> = sigma.iter().map(|s| 1.0 / s).collect();
-            let eta = lambda.iter().zip(mu).map(|(l, m)| l * m).collect();
-            Ok((lambda, eta))
-        }
-        CovarianceKind::Full => {
-            let factor = cholesky(sigma, layout.dim).ok_or_else(|| {
-                CwError::InvalidInput("a covariance is not positive definite".into())
-            })?;
-            let lambda = inverse(&factor, layout.dim);
-            let eta = symmetric_times(&lambda, mu);
-            Ok((lambda, eta))
-        }
-        CovarianceKind::Identity => unreachable!("first-order models merge by average"),
-    }
+/// The natural parameters (Λ = Σ⁻¹, η = Λμ) of one class of a full-covariance model.
+fn natural(dim: usize, mu: &[f64], sigma: &[f64]) -> Result<(Vec<f64>, Vec<f64>), CwError> {
+    let factor = cholesky(sigma, dim)
+        .ok_or_else(|| CwError::InvalidInput("a covariance is not positive definite".into()))?;
+    let lambda = inverse(&factor, dim);
+    let eta = symmetric_times(&lambda, mu);
+    Ok((lambda, eta))
 }
 
-/// Σ = Λ⁻¹ and μ = Λ⁻¹η (written into `mean`), refusing a Λ that is not positive definite.
-fn moments(
-    layout: Layout,
-    lambda: &[f64],
-    eta: &[f64],
-    mean: &mut [f64],
-) -> Result<Vec<f64>, CwError> {
-    let not_definite = || {
-        CwError::InvalidInput(
-            "the merged precision is not positive definite: the models were not trained from \
-             the base given"
-                .into(),
-        )
-    };
-    match layout.kind {
-        CovarianceKind::Diagonal => {
-            if lambda.iter().any(|l| !(l.is_finite() && *l > 0.0)) {
-                return Err(not_definite());
-            }
-            for ((m, l), e) in mean.iter_mut().zip(lambda).zip(eta) {
-                *m = e / l;
-            }
-            Ok(lambda.iter().map(|l| 1.0 / l).collect())
-        }
-        CovarianceKind::Full => {
-            let factor = cholesky(lambda, layout.dim).ok_or_else(not_definite)?;
-            let sigma = inverse(&factor, layout.dim);
-            mean.copy_from_slice(&symmetric_times(&sigma, eta));
-            Ok(sigma)
-        }
-        CovarianceKind::Identity => unreachable!("first-order models merge by average"),
-    }
+/// Σ = Λ⁻¹ and μ = Λ⁻¹η (written into `mean`) of a full-covariance class, refusing a Λ that is
+/// not positive definite.
+fn moments(dim: usize, lambda: &[f64], eta: &[f64], mean: &mut [f64]) -> Result<Vec<f64>, CwError> {
+    let factor = cholesky(lambda, dim).ok_or_else(not_definite)?;
+    let sigma = inverse(&factor, dim);
+    mean.copy_from_slice(&symmetric_times(&sigma, eta));
+    Ok(sigma)
 }
 
 /// The lower Cholesky factor L (row-major, LLᵀ = A) of a symmetric positive definite A,
