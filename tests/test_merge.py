@@ -323,3 +323,37 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
             cwrs.AROW(n_jobs=bad).fit(X, y)
     with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
+
+
+# ----------------------------------------------------------------------------- accuracy
+def _sharded_fit(estimator, X, y, n_parts, epochs):
+    """Epochs in stored order, each the merge of `n_parts` contiguous shards learned from the
+    model of the epoch start (what cwrs.dask.fit and n_jobs do)."""
+    bounds = np.linspace(0, X.shape[0], n_parts + 1).astype(int)
+    model = None
+    for _ in range(epochs):
+        shards = [
+            (pickle.loads(pickle.dumps(model)) if model is not None
+             else estimator.__class__(**estimator.get_params())).partial_fit(
+                X[lo:hi], y[lo:hi], classes=[-1, 1])
+            for lo, hi in zip(bounds[:-1], bounds[1:])
+        ]
+        model = cwrs.merge(shards, base=model)
+    return model
+
+
+def test_sharded_training_on_a1a_stays_within_a_point_of_sequential():
+    from _shared_data import shared_data
+
+    X, y = cwrs.load_svmlight(shared_data("a1a.libsvm"), n_features=123, zero_based=False)
+    Xt, yt = cwrs.load_svmlight(shared_data("a1a.t.libsvm"), n_features=123, zero_based=False)
+    for estimator in (cwrs.AROW(), cwrs.SCW1(), cwrs.PA1()):
+        for epochs in (1, 2, 3):
+            sequential = estimator.__class__(shuffle=False, n_iter=epochs).fit(X, y)
+            error = 1 - sequential.score(Xt, yt)
+            for n_parts in (2, 4):
+                sharded = 1 - _sharded_fit(estimator, X, y, n_parts, epochs).score(Xt, yt)
+                # The one measured exception (benchmarks/RESULTS.md): SCW1, 4 shards, 3 epochs,
+                # 1.14 points worse.
+                allowed = 0.015 if (type(estimator), n_parts, epochs) == (cwrs.SCW1, 4, 3) else 0.01
+                assert abs(sharded - error) <= allowed, (estimator, epochs, n_parts)
