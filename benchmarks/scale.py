@@ -39,6 +39,7 @@ from pathlib import Path  # noqa: E402
 import numpy as np  # noqa: E402
 
 import cwrs  # noqa: E402
+import cwrs.dask  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from compare import LIBSVM_LABELS, make_text_stream, write_text_file  # noqa: E402

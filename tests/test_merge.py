@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import cwrs
+from _shared_data import shared_data
 
 
 def _data(n_rows=120, n_features=5, seed=0, classes=2):
@@ -343,8 +344,6 @@ def _sharded_fit(estimator, X, y, n_parts, epochs):
 
 
 def test_sharded_training_on_a1a_stays_within_a_point_of_sequential():
-    from _shared_data import shared_data
-
     X, y = cwrs.load_svmlight(shared_data("a1a.libsvm"), n_features=123, zero_based=False)
     Xt, yt = cwrs.load_svmlight(shared_data("a1a.t.libsvm"), n_features=123, zero_based=False)
     for estimator in (cwrs.AROW(), cwrs.SCW1(), cwrs.PA1()):

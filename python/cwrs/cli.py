@@ -4,6 +4,7 @@
     cwrs --shuffle 10 --plot mistakes.png   # mean ± std over 10 seeded orders, and a figure
     cwrs compare -d data.svm --learners AROW,SCW1 --covariance full --json
     cwrs train -a AROW --param r=0.5 -d train.svm -o model.cwrs --passes 2
+    cwrs train -a AROW -d train.svm -o model.cwrs --workers 4   # a local Dask cluster
     cwrs test -i model.cwrs -d test.svm -p predictions.txt
 
 Data (`-d`) is a LIBSVM / SVMlight text file (plain, or compressed with gzip, bzip2 or xz; `-`
