@@ -112,8 +112,10 @@ def build(cls, params):
 
 # Parameters of `fit` that the commands (which call partial_fit) replace by their own options.
 PASS_OPTIONS = {
-    "compare": {"n_iter": "one pass", "shuffle": "--shuffle N", "random_state": "--seed"},
-    "train": {"n_iter": "--passes", "shuffle": "--shuffle/--no-shuffle", "random_state": "--seed"},
+    "compare": {"n_iter": "one pass", "shuffle": "--shuffle N", "random_state": "--seed",
+                "n_jobs": "one thread per learner"},
+    "train": {"n_iter": "--passes", "shuffle": "--shuffle/--no-shuffle", "random_state": "--seed",
+              "n_jobs": "--workers N"},
 }
 
 
