@@ -182,7 +182,7 @@ def main():
           "\n")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores · Python "
           f"{platform.python_version()} · cwrs {cwrs.__version__} · median of {args.repeat} "
-          "run(s); the machine was shared with other jobs\n")
+          f"run(s) · load average at the start {os.getloadavg()[0]:.1f}\n")
     if 1 in sections:
         section_n_jobs(data, args.repeat)
     if 2 in sections:
