@@ -13,6 +13,7 @@ pub mod estimator;
 pub mod interrupt;
 pub mod kernel;
 pub mod learner;
+pub mod merge;
 pub mod multiclass;
 pub mod objective;
 pub mod online;

@@ -28,6 +28,7 @@ from ._classifiers import (
 )
 from ._cwrs import InvalidModelStateError, InvalidParameterError
 from ._hashing import FeatureHasher
+from ._merge import merge
 from ._persist import ModelFormatError, load
 from ._regressors import (
     REGRESSORS,
@@ -73,4 +74,5 @@ __all__ = [
     "iter_svmlight",
     "load",
     "load_svmlight",
+    "merge",
 ]

@@ -18,6 +18,7 @@ from ._kernel import CallableKernel, RandomFourierFeatures
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
+    check_n_jobs,
     check_params,
     check_pass_params,
     kernel_spec,
@@ -122,6 +123,8 @@ class Estimator(HyperParameters):
 
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
+    # Fitting threads; the default for estimators pickled before the parameter existed.
+    n_jobs = 1
 
     @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
@@ -280,12 +283,25 @@ class Estimator(HyperParameters):
         return _mapped(matrix, n_rows, self._feature_map)
 
     def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
-        """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`)."""
+        """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`); returns
+        the model learned (another one with `n_jobs` > 1: the merge of each pass's shards)."""
         repeats = check_sample_weight(sample_weight, n_rows)
         if repeats is not None and not repeats.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
         check_pass_params(self)
-        n_iter = self.n_iter
+        n_jobs = check_n_jobs(self)
+        orders = self._pass_orders(n_rows)
+        if n_jobs != 1:
+            from ._merge import sharded_passes
+
+            return sharded_passes(model, matrix, targets, repeats, orders, n_rows, n_jobs)
+        for order in orders:
+            model.partial_fit(matrix, targets, repeats, order)
+        return model
+
+    def _pass_orders(self, n_rows):
+        """The order of the rows in each of the `n_iter` passes: None (stored order) or a fresh
+        permutation per pass, drawn from `random_state`, if `shuffle`."""
         rng = None
         if self.shuffle:
             rng = (
@@ -293,9 +309,8 @@ class Estimator(HyperParameters):
                 if isinstance(self.random_state, (np.random.RandomState, np.random.Generator))
                 else np.random.RandomState(self.random_state)
             )
-        for _ in range(n_iter):
-            order = None if rng is None else rng.permutation(n_rows).astype(np.int64)
-            model.partial_fit(matrix, targets, repeats, order)
+        for _ in range(self.n_iter):
+            yield None if rng is None else rng.permutation(n_rows).astype(np.int64)
 
     def partial_fit_file(
         self,
@@ -487,7 +502,7 @@ class Classifier(Estimator):
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
         matrix = _mapped(matrix, n_rows, feature_map)
-        self._fit_passes(model, matrix, targets, sample_weight, n_rows)
+        model = self._fit_passes(model, matrix, targets, sample_weight, n_rows)
         self._install(
             _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
             _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,

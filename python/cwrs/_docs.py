@@ -66,6 +66,15 @@ shuffle : bool, default=True
 random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=None
     Seed of the shuffling (and of the random Fourier features); None draws a fresh order at
     every `fit`. Used only with `shuffle=True` or `kernel_approximation`.""",
+    "n_jobs": """\
+n_jobs : int, default=1
+    Threads `fit` trains with (-1: every core, -2: all but one, as in scikit-learn). Each pass
+    splits its rows (shuffled as above) into n_jobs contiguous shards, trains a copy of the
+    model on each in parallel, and merges them (`cwrs.merge`, method "auto", from the model at
+    the start of the pass; docs/design.md §9). The result depends on the data, random_state and
+    n_jobs only, but differs from the sequential fit of n_jobs=1 (exactly equal for
+    AROWRegressor with covariance="full"). `partial_fit` always learns in order on one thread.
+    Kernel learners need n_jobs=1.""",
     "multi_class": """\
 multi_class : {"max-score", "ovr"}, default="max-score"
     With more than two classes: "max-score" keeps one Gaussian per class and, on each example,

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import inspect
 import numbers
+import os
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 import numpy as np
@@ -45,6 +46,7 @@ CLASSIFIER_PARAMETERS: dict[str, Any] = {
     "n_iter": 1,
     "shuffle": True,
     "random_state": None,
+    "n_jobs": 1,
     "multi_class": "max-score",
     "kernel": None,
     "gamma": None,
@@ -59,6 +61,7 @@ REGRESSOR_PARAMETERS: dict[str, Any] = {
     "n_iter": 1,
     "shuffle": True,
     "random_state": None,
+    "n_jobs": 1,
 }
 SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "a": 1.0,
@@ -186,11 +189,12 @@ def check_multi_class(estimator):
 
 
 def check_pass_params(estimator):
-    """n_iter, shuffle and random_state (used by `fit`, and `random_state` by the random
-    features)."""
+    """n_iter, shuffle, random_state and n_jobs (used by `fit`, and `random_state` by the
+    random features)."""
     n_iter = estimator.n_iter
     if not _is_int(n_iter) or n_iter < 1:
         raise InvalidParameterError(f"n_iter must be a positive integer, got {n_iter!r}")
+    check_n_jobs(estimator)
     _check_bool("shuffle", estimator.shuffle)
     random_state = estimator.random_state
     if not (
@@ -202,6 +206,25 @@ def check_pass_params(estimator):
             "random_state must be None, an int, a numpy RandomState or Generator, got "
             f"{random_state!r}"
         )
+
+
+def check_n_jobs(estimator):
+    """The number of threads `fit` trains with: n_jobs ≥ 1, or -1 (all cores) down to -k (all
+    but k − 1, scikit-learn's convention); 1 for a kernel learner, whose support sets do not
+    merge (docs/design.md §9)."""
+    n_jobs = getattr(estimator, "n_jobs", 1)
+    if not _is_int(n_jobs) or n_jobs == 0:
+        raise InvalidParameterError(
+            f"n_jobs must be a non-zero integer (-1: all cores), got {n_jobs!r}"
+        )
+    if n_jobs != 1 and getattr(estimator, "kernel", None) is not None:
+        raise InvalidParameterError(
+            f"n_jobs={n_jobs!r} needs a linear model: kernel learners cannot merge shards "
+            "(their support sets differ); use n_jobs=1"
+        )
+    affinity = getattr(os, "sched_getaffinity", None)
+    cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
+    return int(n_jobs) if n_jobs > 0 else max(1, cores + 1 + int(n_jobs))
 
 
 class KernelSpec(NamedTuple):

@@ -80,6 +80,10 @@ HELPER_CLASSES: dict[str, Any] = {"RandomFourierFeatures": RandomFourierFeatures
 
 
 # ------------------------------------------------------------------------ checks (both ways)
+# Hyper-parameters added after files were written: one without them has their default.
+ADDED_PARAMETERS = {"n_jobs": 1}
+
+
 def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
     """`state` has exactly the class's hyper-parameters, and either no fitted attribute or all
     of them, with a native model of a kind this class holds."""
@@ -695,6 +699,9 @@ def _parse_header(
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
     its native model's validating `from_state`."""
+    for name, default in ADDED_PARAMETERS.items():
+        if name in cls._get_param_names():
+            state.setdefault(name, default)
     try:
         _check_entries(cls, state)
     except ValueError as error:

@@ -87,7 +87,7 @@ class Regressor(Estimator):
     ) -> None:
         y = check_targets(y, n_rows)
         model = self._new_model(n_features)
-        self._fit_passes(model, matrix, y, sample_weight, n_rows)
+        model = self._fit_passes(model, matrix, y, sample_weight, n_rows)
         self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
 
     def partial_fit(
@@ -218,6 +218,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -234,6 +235,7 @@ class PARegressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -251,6 +253,7 @@ class PA1Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 
@@ -268,6 +271,7 @@ class PA2Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
     ) -> None:
         store_params(self, locals())
 

@@ -4,6 +4,7 @@
     cwrs --shuffle 10 --plot mistakes.png   # mean ± std over 10 seeded orders, and a figure
     cwrs compare -d data.svm --learners AROW,SCW1 --covariance full --json
     cwrs train -a AROW --param r=0.5 -d train.svm -o model.cwrs --passes 2
+    cwrs train -a AROW -d train.svm -o model.cwrs --workers 4   # a local Dask cluster
     cwrs test -i model.cwrs -d test.svm -p predictions.txt
 
 Data (`-d`) is a LIBSVM / SVMlight text file (plain, or compressed with gzip, bzip2 or xz; `-`
@@ -27,6 +28,7 @@ import argparse
 import contextlib
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -110,8 +112,10 @@ def build(cls, params):
 
 # Parameters of `fit` that the commands (which call partial_fit) replace by their own options.
 PASS_OPTIONS = {
-    "compare": {"n_iter": "one pass", "shuffle": "--shuffle N", "random_state": "--seed"},
-    "train": {"n_iter": "--passes", "shuffle": "--shuffle/--no-shuffle", "random_state": "--seed"},
+    "compare": {"n_iter": "one pass", "shuffle": "--shuffle N", "random_state": "--seed",
+                "n_jobs": "one thread per learner"},
+    "train": {"n_iter": "--passes", "shuffle": "--shuffle/--no-shuffle", "random_state": "--seed",
+              "n_jobs": "--workers N"},
 }
 
 
@@ -276,14 +280,18 @@ def run_train(args, reporter):
         )
         fit_args = {"classes": labels} if is_classifier else {}
         rng = np.random.default_rng(args.seed)
-        bar = reporter.progress(n_rows * args.passes, "rows", "train")
         began = time.perf_counter()
-        for _ in range(args.passes):
-            for X, y in training_rows(args, path, n_features, rng):
-                model.partial_fit(X, y, **fit_args)
-                bar.update(X.shape[0])
+        if args.workers or args.scheduler:
+            order += f", in parts on {cluster_text(args)}"
+            train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack)
+        else:
+            bar = reporter.progress(n_rows * args.passes, "rows", "train")
+            for _ in range(args.passes):
+                for X, y in training_rows(args, path, n_features, rng):
+                    model.partial_fit(X, y, **fit_args)
+                    bar.update(X.shape[0])
+            bar.close()
         seconds = time.perf_counter() - began
-        bar.close()
         try:
             with output.naming_errors():
                 model.save(output.file)
@@ -322,6 +330,55 @@ def run_train(args, reporter):
     text.append(f"final model on the training data: {metrics_text(training)}")
     text.append(f"{seconds:.3f} s; model written to {args.output}")
     emit(result, args.json, "\n".join(text), reporter)
+
+
+def cluster_text(args):
+    return f"scheduler {args.scheduler}" if args.scheduler else f"{args.workers} local workers"
+
+
+def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
+    """`cwrs.dask.fit` of `model` on the rows (in the order of one --shuffle pass), split into
+    one contiguous part per worker and written as LIBSVM files to a temporary folder beside the
+    output (which a remote scheduler's workers must see), learned for --passes epochs."""
+    from . import dask as cwrs_dask
+
+    try:
+        import distributed
+    except ImportError:
+        raise UsageError("--workers and --scheduler need cwrs[dask]: pip install 'cwrs[dask]'")
+    if is_npz(path):
+        raise UsageError("--workers and --scheduler train from a LIBSVM file, not .npz")
+    if args.scheduler:
+        client = stack.enter_context(distributed.Client(args.scheduler))
+    else:
+        cluster = stack.enter_context(distributed.LocalCluster(
+            n_workers=args.workers, threads_per_worker=1, processes=True,
+            dashboard_address=None))
+        client = stack.enter_context(distributed.Client(cluster))
+    n_parts = max(1, min(n_rows, len(client.scheduler_info()["workers"])))
+    folder = stack.enter_context(tempfile.TemporaryDirectory(
+        prefix=".cwrs-parts-", dir=os.path.dirname(os.path.abspath(args.output))))
+    bounds = np.linspace(0, n_rows, n_parts + 1).astype(int)
+    paths = [os.path.join(folder, f"part{k}.libsvm") for k in range(n_parts)]
+    with contextlib.ExitStack() as files:
+        outs = [files.enter_context(open(p, "w")) for p in paths]
+        row = 0
+        for X, y in training_rows(args, path, n_features, rng):
+            for i, line in enumerate(libsvm_lines(X, y)):
+                outs[int(np.searchsorted(bounds, row + i, side="right")) - 1].write(line)
+            row += X.shape[0]
+    cwrs_dask.fit_files_wide(
+        model, paths, None, client=client, n_iter=args.passes, merge="auto", classes=labels,
+        n_features=n_features,
+    )
+
+
+def libsvm_lines(X, y):
+    """The rows of a CSR matrix X with labels y as LIBSVM lines (one-based, exact values)."""
+    data, indices, indptr = X.data.tolist(), (X.indices + 1).tolist(), X.indptr.tolist()
+    for i, label in enumerate(y.tolist()):
+        span = range(indptr[i], indptr[i + 1])
+        yield f"{label!r} " + " ".join(f"{indices[k]}:{data[k]!r}" for k in span) + "\n"
 
 
 # ------------------------------------------------------------------------------------ test
@@ -525,6 +582,14 @@ def parser():
     train.add_argument("--seed", type=count(0), default=0, help="seed of the shuffle (default 0)")
     train.add_argument("--n-features", type=count(1), metavar="N",
                        help="model width (default: the widest row of the data)")
+    cluster = train.add_mutually_exclusive_group()
+    cluster.add_argument("--workers", type=count(1), metavar="N",
+                         help="train on a local Dask cluster of N processes (cwrs[dask]): the "
+                         "rows in N contiguous parts, learned in parallel and merged after "
+                         "each pass (cwrs.merge)")
+    cluster.add_argument("--scheduler", metavar="ADDRESS",
+                         help="train on the Dask cluster of this scheduler, one part per "
+                         "worker; the parts are written beside -o, which the workers must see")
     learning(train)
     shared(train)
 

@@ -72,6 +72,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
+    m.add_function(wrap_pyfunction!(model::merge, m)?)?;
     svmlight::register(m)?;
     rules::register(m)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;

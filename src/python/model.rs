@@ -218,3 +218,39 @@ methods_and_attributes! {
         (arrays.0, arrays.1, PyArray1::from_vec(py, indptr)).into_pyobject(py)
     }
 }
+
+/// The merge of `models` (native models of one configuration) trained from `base` (None: the
+/// prior) by `method` ("auto", "information", "precision", "average"; docs/design.md §9), with
+/// the weights bₖ of "precision" and "average" (None: by updates beyond `base`).
+#[pyfunction]
+#[pyo3(signature = (models, method, base=None, weights=None))]
+pub(super) fn merge(
+    py: Python<'_>,
+    models: Vec<PyRef<'_, Model>>,
+    method: &str,
+    base: Option<PyRef<'_, Model>>,
+    weights: Option<Vec<f64>>,
+) -> PyResult<Model> {
+    let copy = |m: &Model| {
+        m.estimator
+            .read(py, "merge", Work::Batch, |e| Ok(e.clone()))
+    };
+    let copies = models
+        .iter()
+        .map(|m| copy(m))
+        .collect::<PyResult<Vec<_>>>()?;
+    let base = base.map(|b| copy(&b)).transpose()?;
+    let method = crate::merge::Method::from_name(method)?;
+    let merged = py.detach(|| {
+        guarded(NAME, "merge", || {
+            let refs = copies.iter().collect::<Vec<_>>();
+            Ok(crate::merge::merge(
+                &refs,
+                method,
+                base.as_ref(),
+                weights.as_deref(),
+            )?)
+        })
+    })?;
+    Ok(Model::wrap(merged))
+}

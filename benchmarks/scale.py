@@ -1,0 +1,196 @@
+"""Training on more than one core (issue 16, docs/design.md §9), one run, ratios side by side.
+
+Sections (each prints a Markdown table):
+
+1. `n_jobs=2` vs `n_jobs=1`: AROW (diag, r=1) `fit`, one pass in stored order, on the text-like
+   stream of benchmarks/compare.py (default 1M rows, 2^20 features, ~100 non-zeros per row; the
+   last 100k rows held out for the test error). Median rows/s of --repeat interleaved runs.
+2. `cwrs.dask.fit` on a `LocalCluster` of 2 worker processes (1 thread each) vs one process, on
+   the same training rows as 2 LIBSVM files: the one process learns them with
+   `partial_fit_file`, one after the other; Dask parses each on a worker and merges. The time
+   includes the parse (the files were just written, so in the page cache) but not the start
+   of the cluster.
+3. Accuracy: sequential vs sharded (`cwrs.merge` of 2 and 4 contiguous shards per epoch from
+   the model of the epoch start, as `cwrs.dask.fit` and `n_jobs` do), AROW, SCW1 and PA1, 1 to 3
+   epochs in stored order: test error on a1a.t (trained on a1a, ../shared/datasets) and on the
+   held-out rows of the stream.
+
+    python benchmarks/scale.py [--rows N] [--repeat N] [--sections 1,2,3] [--quick]
+
+BLAS is pinned to one thread. Markdown goes to stdout, progress to stderr.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+import argparse  # noqa: E402
+import pickle  # noqa: E402
+import platform  # noqa: E402
+import statistics  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+
+import cwrs  # noqa: E402
+import cwrs.dask  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from compare import LIBSVM_LABELS, make_text_stream, write_text_file  # noqa: E402
+
+SHARED = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+
+
+def log(message):
+    print(message, file=sys.stderr, flush=True)
+
+
+def test_error(model, X, y):
+    return float(np.mean(model.predict(X) != y))
+
+
+def section_n_jobs(data, repeat):
+    X, y, X_test, y_test = data
+    rates = {1: [], 2: []}
+    errors = {}
+    for r in range(repeat):
+        for n_jobs in (1, 2):
+            model = cwrs.AROW(shuffle=False, n_jobs=n_jobs)
+            began = time.perf_counter()
+            model.fit(X, y)
+            rates[n_jobs].append(X.shape[0] / (time.perf_counter() - began))
+            errors[n_jobs] = test_error(model, X_test, y_test)
+            log(f"  n_jobs={n_jobs} repeat {r}: {rates[n_jobs][-1] / 1e3:,.1f}k rows/s")
+    base = statistics.median(rates[1])
+    print(f"### 1. `n_jobs`: AROW diag fit, {X.shape[0]:,} rows × 2^20 features\n")
+    print("| n_jobs | rows/s (median) | speed-up | test error |")
+    print("|--:|--:|--:|--:|")
+    for n_jobs in (1, 2):
+        rate = statistics.median(rates[n_jobs])
+        print(f"| {n_jobs} | {rate / 1e3:,.1f}k | {rate / base:.2f}× | {errors[n_jobs]:.2%} |")
+    print()
+
+
+def section_dask(data, repeat, workdir):
+    import distributed
+
+    X, y, X_test, y_test = data
+    halves = np.array_split(np.arange(X.shape[0]), 2)
+    paths = [workdir / f"part{k}.svm" for k in range(2)]
+    for path, rows in zip(paths, halves):
+        write_text_file(path, X[rows], y[rows], LIBSVM_LABELS)
+    n_features = X.shape[1]
+    seconds = {"one process": [], "dask, 2 workers": []}
+    errors = {}
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                  host="127.0.0.1", dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as client:
+        for r in range(repeat):
+            model = cwrs.AROW()
+            began = time.perf_counter()
+            for path in paths:
+                model.partial_fit_file(path, classes=[-1, 1], n_features=n_features,
+                                       zero_based=False)
+            seconds["one process"].append(time.perf_counter() - began)
+            errors["one process"] = test_error(model, X_test, y_test)
+            began = time.perf_counter()
+            model = cwrs.dask.fit(cwrs.AROW(), [str(p) for p in paths], client=client,
+                                  classes=[-1, 1])
+            seconds["dask, 2 workers"].append(time.perf_counter() - began)
+            errors["dask, 2 workers"] = test_error(
+                model, X_test[:, : model.n_features_in_], y_test)
+            client.cancel(list(client.futures.values()))
+            log(f"  repeat {r}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in seconds.items()))
+    base = statistics.median(seconds["one process"])
+    print(f"### 2. `cwrs.dask.fit` vs one process: AROW diag, {X.shape[0]:,} rows as 2 LIBSVM "
+          "files\n")
+    print("| run | rows/s (median) | speed-up | test error |")
+    print("|---|--:|--:|--:|")
+    for name, values in seconds.items():
+        s = statistics.median(values)
+        print(f"| {name} | {X.shape[0] / s / 1e3:,.1f}k | {base / s:.2f}× | {errors[name]:.2%} |")
+    print()
+
+
+def sharded_fit(estimator, X, y, n_parts, epochs):
+    """`epochs` passes in stored order, each the merge of `n_parts` contiguous shards learned
+    from the model of the epoch start (as cwrs.dask.fit and n_jobs do)."""
+    classes = np.unique(y)
+    bounds = np.linspace(0, X.shape[0], n_parts + 1).astype(int)
+    model = None
+    for _ in range(epochs):
+        shards = []
+        for lo, hi in zip(bounds[:-1], bounds[1:]):
+            shard = pickle.loads(pickle.dumps(model)) if model is not None else type(
+                estimator)(**estimator.get_params())
+            shards.append(shard.partial_fit(X[lo:hi], y[lo:hi], classes=classes))
+        model = cwrs.merge(shards, base=model)
+    return model
+
+
+def section_accuracy(stream):
+    sets = []
+    if (SHARED / "a1a.libsvm").exists():
+        Xa, ya = cwrs.load_svmlight(SHARED / "a1a.libsvm", zero_based=False)
+        Xt, yt = cwrs.load_svmlight(SHARED / "a1a.t.libsvm", zero_based=False,
+                                    n_features=Xa.shape[1])
+        sets.append(("a1a → a1a.t", Xa, ya, Xt[:, : Xa.shape[1]], yt))
+    else:
+        log(f"  {SHARED} not found: a1a left out")
+    X, y, X_test, y_test = stream
+    sets.append((f"stream {X.shape[0]:,} rows", X, y, X_test, y_test))
+    learners = [("AROW", cwrs.AROW()), ("SCW1", cwrs.SCW1()), ("PA1", cwrs.PA1())]
+    print("### 3. Accuracy of sharded training: test error, sequential vs merged shards\n")
+    print("| data | learner | epochs | sequential | 2 shards | 4 shards | max gap |")
+    print("|---|---|--:|--:|--:|--:|--:|")
+    for name, Xtr, ytr, Xte, yte in sets:
+        for learner, estimator in learners:
+            for epochs in (1, 2, 3):
+                sequential = type(estimator)(**estimator.get_params()).set_params(
+                    shuffle=False, n_iter=epochs).fit(Xtr, ytr)
+                base = test_error(sequential, Xte, yte)
+                sharded = [test_error(sharded_fit(estimator, Xtr, ytr, k, epochs), Xte, yte)
+                           for k in (2, 4)]
+                gap = max(abs(e - base) for e in sharded)
+                print(f"| {name} | {learner} | {epochs} | {base:.2%} | {sharded[0]:.2%} | "
+                      f"{sharded[1]:.2%} | {gap * 100:.2f} pt |")
+                log(f"  {name} {learner} {epochs}: {base:.4f} {sharded}")
+    print()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--sections", default="1,2,3")
+    parser.add_argument("--quick", action="store_true", help="100k rows, one repeat")
+    args = parser.parse_args()
+    if args.quick:
+        args.rows, args.repeat = 100_000, 1
+    sections = {int(s) for s in args.sections.split(",")}
+    log(f"generating the stream: {args.rows:,} rows")
+    X, y = make_text_stream(args.rows)
+    n_test = min(100_000, args.rows // 10)
+    data = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+    print(f"## Training on more than one core: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
+          "\n")
+    print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores · Python "
+          f"{platform.python_version()} · cwrs {cwrs.__version__} · median of {args.repeat} "
+          f"run(s) · load average at the start {os.getloadavg()[0]:.1f}\n")
+    if 1 in sections:
+        section_n_jobs(data, args.repeat)
+    if 2 in sections:
+        with tempfile.TemporaryDirectory() as workdir:
+            section_dask(data, args.repeat, Path(workdir))
+    if 3 in sections:
+        section_accuracy(data)
+
+
+if __name__ == "__main__":
+    main()

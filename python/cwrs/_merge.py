@@ -1,0 +1,170 @@
+"""`cwrs.merge`: one model from models trained on shards of a stream (docs/design.md §9).
+
+The math lives in the Rust core (src/merge.rs, reached through `_cwrs.merge`); this layer checks
+that the estimators describe the same model (class, hyper-parameters, classes, features) and
+builds the merged estimator around the merged native model.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, TypeVar
+
+import numpy as np
+
+from . import _cwrs
+from ._base import Estimator
+from ._params import InvalidParameterError
+
+if TYPE_CHECKING:
+    from ._typing import ArrayLike
+
+_E = TypeVar("_E", bound=Estimator)
+
+#: How models are combined; see `merge`.
+METHODS = ("auto", "information", "precision", "average")
+
+# Hyper-parameters of the training procedure, not of the model: models fitted with other values
+# describe the same model and merge; the merged estimator takes the first model's.
+_PROCEDURE = ("n_iter", "shuffle", "random_state", "n_jobs")
+_KERNEL_KINDS = ("kernel", "multiclass_kernel")
+
+
+def merge(
+    models: Sequence[_E],
+    *,
+    method: Literal["auto", "information", "precision", "average"] = "auto",
+    base: Optional[_E] = None,
+    weights: Optional[ArrayLike] = None,
+) -> _E:
+    """One fitted estimator from `models`, fitted estimators of one class and hyper-parameters
+    trained on shards of a stream from the common start `base` (None: from scratch). The inputs
+    are not changed; the result is a new estimator of the same class and parameters.
+
+    `method` (docs/design.md §9):
+
+    - "information": the evidence each model added to `base` summed, Λ = Λ₀ + Σₖ(Λₖ − Λ₀) and
+      η = η₀ + Σₖ(ηₖ − η₀) with Λ = Σ⁻¹, η = Λμ (per coordinate for `covariance="diag"`, per
+      class for more than two classes). Exact for `AROWRegressor` (recursive least squares),
+      and for AROW given the rounds each shard updated on.
+    - "precision": the precision-weighted average Λ = Σₖ bₖΛₖ, μ = Λ⁻¹Σₖ bₖΛₖμₖ.
+    - "average": the weighted average of the means (and covariances), iterative parameter
+      mixing; the only method for the first-order rules (Perceptron, PA, ...).
+    - "auto": "information" for second-order rules, "average" for first-order ones.
+
+    `weights` are the bₖ of "precision" and "average", normalised to sum to 1; by default the
+    number of rounds each model updated on beyond `base` (the core counts updates, not rows).
+    Models with an L1 penalty are merged by their thresholded means, and the merged model has no
+    threshold pending. Kernel models cannot be merged (their support sets differ). Models that
+    differ in class, hyper-parameters (other than n_iter, shuffle, random_state, n_jobs),
+    classes, features or covariance form raise `InvalidParameterError`.
+    """
+    models = list(models)
+    if not models:
+        raise InvalidParameterError("merge needs at least one model")
+    if method not in METHODS:
+        raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
+    first = models[0]
+    for k, model in enumerate(models):
+        _check_like(first, model, f"model {k}")
+    if base is not None:
+        _check_like(first, base, "base")
+    native_weights = None
+    if weights is not None:
+        native_weights = [float(w) for w in np.asarray(weights, dtype=np.float64).ravel()]
+    merged_model = _cwrs.merge(
+        [m._fitted_model() for m in models],
+        method,
+        None if base is None else base._fitted_model(),
+        native_weights,
+    )
+    return with_model(first, fitted_attributes(first), merged_model)
+
+
+#: The fitted attributes an estimator has besides its native model.
+FITTED = ("_feature_map", "classes_", "_sparse_input", "n_features_in_", "feature_names_in_")
+
+
+def fitted_attributes(estimator: Estimator) -> dict[str, Any]:
+    """The fitted attributes of `estimator` other than its native model."""
+    return {name: estimator.__dict__.get(name) for name in FITTED if name in estimator.__dict__}
+
+
+def with_model(template: _E, fitted: dict[str, Any], model: Any) -> _E:
+    """A new estimator with the class and hyper-parameters of `template`, the fitted
+    attributes `fitted` and the native model `model`."""
+    estimator = type(template)(**template.get_params())
+    fitted = {"feature_names_in_": None, **fitted}
+    with estimator._lock():
+        estimator._install(_model=model, **fitted)
+    return estimator
+
+
+def _check_like(first, other, what):
+    """Refuses `other` unless it is fitted and describes the same model as `first`."""
+    if not isinstance(other, Estimator):
+        raise InvalidParameterError(f"{what} is not a cwrs estimator: {other!r}")
+    if type(other) is not type(first):
+        raise InvalidParameterError(
+            f"{what} is a {type(other).__name__}, model 0 a {type(first).__name__}: only "
+            "models of one class merge"
+        )
+    kind = other._fitted_model().kind
+    if kind in _KERNEL_KINDS:
+        raise InvalidParameterError(
+            "kernel models cannot be merged: each keeps its own support set, not weights"
+        )
+    mine, theirs = first.get_params(), other.get_params()
+    for name in mine:
+        if name not in _PROCEDURE and not _same(mine[name], theirs[name]):
+            raise InvalidParameterError(
+                f"{what} has {name}={theirs[name]!r}, model 0 {name}={mine[name]!r}: only "
+                "models of the same hyper-parameters merge"
+            )
+    for name in ("classes_", "n_features_in_", "feature_names_in_"):
+        if not _same(first.__dict__.get(name), other.__dict__.get(name)):
+            raise InvalidParameterError(
+                f"{what} differs from model 0 in {name}: only models of the same classes and "
+                "features merge"
+            )
+    if not _same_map(first._feature_map, other._feature_map):
+        raise InvalidParameterError(
+            f"{what} has other random features than model 0 (kernel_approximation draws them "
+            "from random_state): only models of the same features merge"
+        )
+
+
+def _same(a, b):
+    if isinstance(a, np.ndarray) or isinstance(b, np.ndarray):
+        return (
+            isinstance(a, np.ndarray) and isinstance(b, np.ndarray)
+            and a.dtype == b.dtype and np.array_equal(a, b)
+        )
+    return bool(type(a) is type(b) and a == b)
+
+
+def _same_map(a, b):
+    if a is None or b is None:
+        return a is b
+    return np.array_equal(a.weights, b.weights) and np.array_equal(a.offsets, b.offsets)
+
+
+def sharded_passes(model, matrix, targets, repeats, orders, n_rows, n_jobs):
+    """`fit`'s passes with `n_jobs` threads (docs/design.md §9.4): each pass splits its `order`
+    (None: the stored order) into `n_jobs` contiguous shards, learns a copy of the model of the
+    start of the pass on each in its own thread (the native `partial_fit` releases the GIL), and
+    merges the copies in shard order with that model as the base. Nothing depends on which
+    thread finishes first. Returns the model after the last pass."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def learn(shard, order):
+        shard.partial_fit(matrix, targets, repeats, order)
+        return shard
+
+    with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="cwrs-fit") as pool:
+        for order in orders:
+            if order is None:
+                order = np.arange(n_rows, dtype=np.int64)
+            chunks = [c for c in np.array_split(order, n_jobs) if c.size]
+            shards = list(pool.map(learn, [model.copy() for _ in chunks], chunks))
+            model = _cwrs.merge(shards, "auto", model)
+    return model

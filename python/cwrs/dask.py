@@ -1,0 +1,294 @@
+"""Training and prediction on a Dask cluster (the `cwrs[dask]` extra; docs/design.md §9.5).
+
+`fit(estimator, X, y)` learns from a dask array or data frame chunked by rows, or from a list of
+LIBSVM files (one partition each, parsed once on a worker by cwrs's reader and kept in its
+memory for every epoch). Each epoch
+sends the current model to the workers once; every partition learns from it, in its stored
+order, as a pure task; the shard models come back in partition order (only the coordinates a
+shard changed, when that is smaller than the model) and are merged by `cwrs.merge` with the model
+of the start of the epoch as base. A task that Dask runs again after losing a worker gives the
+same result, so the model does not depend on failures or timing. `predict`,
+`decision_function` and `predict_proba` map a fitted estimator over a dask collection's
+partitions.
+"""
+
+from __future__ import annotations
+
+import copy
+import importlib
+import os
+from typing import Any, Optional, Sequence, Union
+
+import numpy as np
+
+from . import _cwrs
+from ._base import Classifier, Estimator
+from ._merge import METHODS, fitted_attributes, merge as merge_models, with_model
+from ._params import InvalidParameterError
+
+__all__ = ["fit", "predict", "decision_function", "predict_proba"]
+
+Paths = Sequence[Union[str, "os.PathLike[str]"]]
+
+
+def fit(
+    estimator: Estimator,
+    X: Any,
+    y: Any = None,
+    *,
+    client: Any = None,
+    n_iter: Optional[int] = None,
+    merge: str = "auto",
+    classes: Any = None,
+) -> Estimator:
+    """Fits `estimator` (forgetting any previous fit) on a Dask cluster and returns it.
+
+    X is a dask array (2-D; rechunked to one block of columns) or a dask data frame, chunked by
+    rows, with y a dask array or series of the same row partitions; or a list of LIBSVM file
+    paths (y=None), one partition each, parsed on the workers (one-based indices; every worker
+    must see the files; each holds its files' rows in memory, as CSR, for all the epochs;
+    SciPy is needed, as for every LIBSVM reader of cwrs). `client` is a `distributed.Client` (None: the current default one),
+    `n_iter` the epochs (None: the estimator's `n_iter`), `merge` the method of `cwrs.merge`,
+    `classes` every label (None: found in y, which takes one more pass over it). Rows are
+    learned in their stored order within each partition (`shuffle` does not apply).
+    """
+    return fit_files_wide(estimator, X, y, client=client, n_iter=n_iter, merge=merge,
+                          classes=classes, n_features=None)
+
+
+def fit_files_wide(estimator, X, y, *, client, n_iter, merge, classes, n_features):
+    """`fit`, with a model at least `n_features` wide when X is a list of files (whose width
+    is otherwise one past their largest index): what `cwrs train --n-features` asks."""
+    client = _client(client)
+    if merge not in METHODS:
+        raise InvalidParameterError(f"merge must be one of {METHODS}, got {merge!r}")
+    if not isinstance(estimator, Estimator):
+        raise InvalidParameterError(f"estimator must be a cwrs estimator, got {estimator!r}")
+    if getattr(estimator, "kernel", None) is not None:
+        raise InvalidParameterError("kernel learners cannot be fitted by shards: use kernel=None")
+    epochs = getattr(estimator, "n_iter") if n_iter is None else n_iter
+    if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
+        raise InvalidParameterError(f"n_iter must be a positive integer, got {n_iter!r}")
+    parts, n_features, found = _partitions(client, X, y, n_features or 0)
+    if isinstance(estimator, Classifier) and classes is None:
+        classes = found()
+    if not isinstance(estimator, Classifier):
+        classes = None
+    template = type(estimator)(**estimator.get_params())
+    model = None
+    for _ in range(epochs):
+        model = _epoch(client, template, model, parts, n_features, classes, merge)
+    with estimator._lock():
+        estimator.__dict__.pop("feature_names_in_", None)
+        estimator._install(_model=model._model, **fitted_attributes(model))
+    return estimator
+
+
+def _client(client):
+    try:
+        import distributed
+    except ImportError:
+        raise ImportError("cwrs.dask needs dask and distributed: pip install 'cwrs[dask]'") from None
+    if client is None:
+        try:
+            return distributed.default_client()
+        except ValueError:
+            raise ValueError(
+                "cwrs.dask needs a distributed.Client: pass client=, or create one first"
+            ) from None
+    return client
+
+
+def _partitions(client, X, y, min_width):
+    """(partitions as (kind, x, y) triples of delayed values or paths, n_features, a function
+    computing the classes in y)."""
+    import dask.array as da
+    import dask.dataframe as dd
+    from dask import delayed
+
+    if isinstance(X, (list, tuple)):
+        if y is not None:
+            raise InvalidParameterError("y must be None with LIBSVM files: their labels are in them")
+        if not X:
+            raise InvalidParameterError("X is an empty list of files")
+        # Each file is parsed once, on a worker, and kept there for every epoch (Dask parses it
+        # again, from its path, if the worker holding it is lost).
+        loaded = [client.submit(_read_file, os.fspath(p), pure=True) for p in X]
+        scans = client.gather([client.submit(_scan, part, pure=True) for part in loaded])
+        n_features = max([min_width] + [width for width, _ in scans])
+        return (
+            [("file", part, None) for part in loaded],
+            n_features,
+            lambda: np.unique(np.concatenate([labels for _, labels in scans])),
+        )
+    if y is None:
+        raise InvalidParameterError("y is required unless X is a list of LIBSVM files")
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise InvalidParameterError(f"X must be a 2-D dask array, got {X.ndim} dimensions")
+        if not isinstance(y, da.Array) or y.ndim != 1 or y.shape[0] != X.shape[0]:
+            raise InvalidParameterError("y must be a 1-D dask array with one value per row of X")
+        X = X.rechunk({1: -1})
+        y = y.rechunk((X.chunks[0],))
+        xs, ys = list(X.to_delayed().ravel()), list(y.to_delayed().ravel())
+        n_features = X.shape[1]
+    elif isinstance(X, dd.DataFrame):
+        if not isinstance(y, (dd.Series, dd.DataFrame)) or y.npartitions != X.npartitions:
+            raise InvalidParameterError(
+                "y must be a dask series with the partitions of X (X.npartitions)"
+            )
+        xs, ys = list(X.to_delayed()), list(y.to_delayed())
+        n_features = len(X.columns)
+    else:
+        raise InvalidParameterError(
+            f"X must be a dask array, a dask data frame or a list of LIBSVM paths, got "
+            f"{type(X).__name__}"
+        )
+    labels = [delayed(np.unique, pure=True)(delayed(np.asarray)(part)) for part in ys]
+    return (
+        [("data", x, part) for x, part in zip(xs, ys)],
+        n_features,
+        lambda: np.unique(np.concatenate(client.gather(client.compute(labels)))),
+    )
+
+
+def _read_file(path):
+    """The rows (CSR, one past the largest index wide) and labels of a LIBSVM file with
+    one-based indices, parsed by cwrs's reader."""
+    from ._svmlight import load_svmlight
+
+    return load_svmlight(path, zero_based=False)
+
+
+def _scan(part):
+    """The width and the distinct labels of a file's rows."""
+    X, y = part
+    return X.shape[1], np.unique(y)
+
+
+def _epoch(client, template, model, parts, n_features, classes, method):
+    """One epoch: every partition learns from `model` (None: from scratch) as a pure task, the
+    shards are rebuilt in partition order and merged with `model` as base."""
+    base = None if model is None else client.scatter(model, broadcast=True, hash=True)
+    futures = []
+    for kind, x, y in parts:
+        if kind == "data":
+            x, y = client.compute([x, y])
+        # Pure: the key is a hash of the arguments, so a task run again is the same task.
+        futures.append(
+            client.submit(
+                _learn_partition, base, template, kind, x, y, n_features, classes, pure=True
+            )
+        )
+    payloads = client.gather(futures)
+    base_state = None if model is None else model._model.state()
+    shards = [_shard(template, base_state, payload) for payload in payloads]
+    return merge_models(shards, method=method, base=model)
+
+
+def _learn_partition(base, template, kind, x, y, n_features, classes, /):
+    """The shard model of one partition as a payload for `_shard`: a pure function of its
+    arguments (`base` is never changed: the worker may share it between tasks)."""
+    model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
+    fit_args = {} if classes is None else {"classes": classes}
+    if kind == "file":
+        X, y = x
+        X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+        model.partial_fit(X, y, **fit_args)
+    else:
+        # Buffers unpickled out of band may be misaligned, which the native module refuses.
+        y = np.require(y, requirements="CA")
+        if isinstance(x, np.ndarray):
+            x = np.require(x, requirements="CA")
+        if base is not None:
+            fit_args = {}
+        model.partial_fit(x, y, **fit_args)
+    start = base._model.state() if base is not None else _cwrs.Model(model._model.config).state()
+    return fitted_attributes(model), _delta(start, model._model.state())
+
+
+def _delta(start, end):
+    """`end` as the entries that differ from `start`: for models whose arrays are all one value
+    per coordinate (identity and diagonal forms), the coordinates that changed when fewer bytes
+    than the whole; else the whole state."""
+    arrays = {k: v for k, v in end.items() if isinstance(v, np.ndarray)}
+    lengths = {v.shape[0] for v in arrays.values()}
+    if len(lengths) == 1 and all(start[k].shape == v.shape for k, v in arrays.items()):
+        changed = np.zeros(lengths.pop(), dtype=bool)
+        for key, values in arrays.items():
+            changed |= start[key] != values
+        touched = np.flatnonzero(changed)
+        if touched.size * (1 + len(arrays)) < changed.size * len(arrays):
+            scalars = {k: v for k, v in end.items() if k not in arrays}
+            return "touched", scalars, touched, {k: v[touched] for k, v in arrays.items()}
+    return "whole", end
+
+
+def _shard(template, base_state, payload):
+    """The shard estimator a payload of `_learn_partition` describes."""
+    fitted, delta = payload
+    if delta[0] == "whole":
+        state = delta[1]
+    else:
+        _, scalars, touched, values = delta
+        start = base_state if base_state is not None else _cwrs.Model(scalars).state()
+        state = {**start, **scalars}
+        for key, changed in values.items():
+            array = np.array(start[key], copy=True)
+            array[touched] = changed
+            state[key] = array
+    return with_model(template, fitted, _cwrs.Model.from_state(state))
+
+
+# ------------------------------------------------------------------------- prediction
+def predict(estimator: Estimator, X: Any) -> Any:
+    """`estimator.predict` over the partitions of a dask array or data frame (a dask array, or
+    a dask series for a data frame)."""
+    return _map(estimator, X, "predict", None)
+
+
+def decision_function(estimator: Estimator, X: Any) -> Any:
+    """`estimator.decision_function` over the partitions of a dask array or data frame."""
+    return _map(estimator, X, "decision_function", _width(estimator, "decision_function"))
+
+
+def predict_proba(estimator: Estimator, X: Any) -> Any:
+    """`estimator.predict_proba` over the partitions of a dask array or data frame."""
+    if not hasattr(estimator, "predict_proba"):
+        raise AttributeError(f"{type(estimator).__name__} has no predict_proba")
+    return _map(estimator, X, "predict_proba", len(getattr(estimator, "classes_")))
+
+
+def _width(estimator, method):
+    """Columns of a method's output: None for one value per row."""
+    classes = getattr(estimator, "classes_", None)
+    return None if classes is None or len(classes) == 2 else len(classes)
+
+
+def _map(estimator, X, method, width):
+    import dask.array as da
+    import dask.dataframe as dd
+
+    estimator._fitted_model()
+
+    def apply(block):
+        return getattr(estimator, method)(block)
+
+    if isinstance(X, da.Array):
+        X = X.rechunk({1: -1})
+        if width is None:
+            classes = getattr(estimator, "classes_", None)
+            dtype = classes.dtype if method == "predict" and classes is not None else np.float64
+            return X.map_blocks(apply, drop_axis=1, dtype=dtype)
+        return X.map_blocks(apply, chunks=(X.chunks[0], (width,)), dtype=np.float64)
+    if isinstance(X, dd.DataFrame):
+        pd = importlib.import_module("pandas")  # dask.dataframe's own dependency
+        if width is None:
+            return X.map_partitions(lambda part: pd.Series(apply(part), index=part.index))
+        return X.map_partitions(
+            lambda part: pd.DataFrame(apply(part), index=part.index),
+            meta=pd.DataFrame({k: np.zeros(0) for k in range(width)}),
+        )
+    raise InvalidParameterError(
+        f"X must be a dask array or a dask data frame, got {type(X).__name__}"
+    )

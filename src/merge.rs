@@ -1,0 +1,530 @@
+//! Merging linear models trained from a common start (docs/design.md §9): the sum of the
+//! evidence each adds to the precision Λ = Σ⁻¹ and to η = Λμ ("information"), a weighted
+//! average of the Gaussians ("precision"), or a weighted average of the means ("average").
+//!
+//! The merge works on the models' named states: each input is copied and its state taken (which
+//! folds a full covariance's pending terms in the copy), the merged mean and covariance are
+//! computed per class, and the result is rebuilt by [`Estimator::from_state`], which checks it as
+//! it checks a loaded model. The inputs are never changed.
+
+use crate::covariance::CovarianceKind;
+use crate::error::{zeros, CwError};
+use crate::estimator::{Estimator, Model};
+use crate::state::State;
+
+/// How models are combined (docs/design.md §9.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Method {
+    /// Λ = Λ₀ + Σₖ(Λₖ − Λ₀), η = η₀ + Σₖ(ηₖ − η₀), μ = Λ⁻¹η.
+    Information,
+    /// Λ = Σₖ bₖΛₖ, μ = Λ⁻¹ Σₖ bₖΛₖμₖ, with Σₖ bₖ = 1.
+    Precision,
+    /// μ = Σₖ bₖμₖ (and Σ = Σₖ bₖΣₖ), bₖ by updates: iterative parameter mixing.
+    Average,
+    /// Information for a model with a covariance, average for a first-order one.
+    Auto,
+}
+
+impl Method {
+    pub fn from_name(name: &str) -> Result<Method, CwError> {
+        match name {
+            "information" => Ok(Method::Information),
+            "precision" => Ok(Method::Precision),
+            "average" => Ok(Method::Average),
+            "auto" => Ok(Method::Auto),
+            _ => Err(CwError::InvalidParameter(format!(
+                "method must be \"auto\", \"information\", \"precision\" or \"average\", got \
+                 {name:?}"
+            ))),
+        }
+    }
+
+    pub fn name(&self) -> &'static str {
+        match self {
+            Method::Information => "information",
+            Method::Precision => "precision",
+            Method::Average => "average",
+            Method::Auto => "auto",
+        }
+    }
+}
+
+/// What a merge reads of one model: its counters and, per class, the (thresholded) mean and
+/// the covariance values as the state stores them.
+struct Moments {
+    updates: u64,
+    mistakes: Option<u64>,
+    means: Vec<f64>,
+    covariances: Vec<f64>,
+    /// H of the lazy L1 state, per class (empty without a penalty).
+    l1_totals: Vec<f64>,
+}
+
+impl Moments {
+    fn of(estimator: &Estimator) -> Result<Moments, CwError> {
+        let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
+        let means = estimator.mean().ok_or_else(kernel)?;
+        let covariances = match estimator.covariance_kind() {
+            // A copy, so that folding the pending terms leaves the caller's model as it is.
+            Some(CovarianceKind::Full) => {
+                let state = estimator.clone().state();
+                state.floats("covariance_values")?.to_vec()
+            }
+            _ => estimator.covariance().ok_or_else(kernel)?,
+        };
+        let l1_totals = match estimator.model() {
+            Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
+            Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
+            Model::Multiclass(l) => l
+                .l1_states()
+                .map(|states| states.iter().map(|(total, _)| *total).collect()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => return Err(kernel()),
+        };
+        Ok(Moments {
+            updates: estimator.n_updates(),
+            mistakes: estimator.n_mistakes(),
+            means,
+            covariances,
+            l1_totals: l1_totals.unwrap_or_default(),
+        })
+    }
+}
+
+/// The layout shared by the models being merged.
+#[derive(Clone, Copy)]
+struct Layout {
+    kind: CovarianceKind,
+    n_classes: usize,
+    /// Coordinates per class: the features, then the bias.
+    dim: usize,
+}
+
+impl Layout {
+    fn covariance_len(&self) -> usize {
+        match self.kind {
+            CovarianceKind::Identity => 0,
+            CovarianceKind::Diagonal => self.dim,
+            CovarianceKind::Full => self.dim * self.dim,
+        }
+    }
+}
+
+/// The merge of `models` (see [`Method`]) trained from `base`, or from the prior (μ = 0,
+/// Σ = a·I) when `base` is `None`. `weights` are the bₖ of "precision" and "average" (by
+/// default the rounds each model updated on beyond `base`); they are normalised to sum to 1.
+/// Models that cannot be merged (another configuration, kernel models, an empty list) are
+/// refused with [`CwError::InvalidParameter`]; the inputs are never changed.
+pub fn merge(
+    models: &[&Estimator],
+    method: Method,
+    base: Option<&Estimator>,
+    weights: Option<&[f64]>,
+) -> Result<Estimator, CwError> {
+    let first = *models
+        .first()
+        .ok_or_else(|| CwError::InvalidParameter("merge needs at least one model".into()))?;
+    let kind = first.covariance_kind().ok_or_else(|| {
+        CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
+    })?;
+    for (k, model) in models.iter().enumerate().skip(1) {
+        check_same(first.config(), model.config(), &format!("model {k}"))?;
+    }
+    if let Some(base) = base {
+        check_same(first.config(), base.config(), "base")?;
+    }
+    let method = resolve(method, kind, first)?;
+    let prior;
+    let base = match base {
+        Some(base) => base,
+        None => {
+            prior = Estimator::new(first.config().clone(), None)?;
+            &prior
+        }
+    };
+    let base = Moments::of(base)?;
+    let inputs = models
+        .iter()
+        .map(|m| Moments::of(m))
+        .collect::<Result<Vec<_>, _>>()?;
+    let n_classes = first.n_classes().unwrap_or(1);
+    let layout = Layout {
+        kind,
+        n_classes,
+        dim: base.means.len() / n_classes,
+    };
+    let gains = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            m.updates.checked_sub(base.updates).ok_or_else(|| {
+                CwError::InvalidParameter(format!(
+                    "model {k} has fewer updates ({}) than base ({}): it was not trained from \
+                     base",
+                    m.updates, base.updates
+                ))
+            })
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let weights = normalised(weights, &gains)?;
+    let mut means = zeros(Some(base.means.len()), || "the merged means".into())?;
+    let mut covariances = zeros(Some(base.covariances.len()), || {
+        "the merged covariances".into()
+    })?;
+    for class in 0..n_classes {
+        let cov = merge_class(
+            layout,
+            method,
+            &base,
+            &inputs,
+            &weights,
+            class,
+            &mut means[class * layout.dim..(class + 1) * layout.dim],
+        )?;
+        let len = layout.covariance_len();
+        covariances[class * len..(class + 1) * len].copy_from_slice(&cov);
+    }
+    let learned = learned_state(first, &base, &inputs, layout, means, covariances);
+    Estimator::from_state(&first.config().clone().merged(learned), None).map_err(|err| match err {
+        CwError::InvalidState(message) => {
+            CwError::InvalidInput(format!("the merged model is not valid: {message}"))
+        }
+        err => err,
+    })
+}
+
+/// The method "auto" stands for, or a refusal of one the models cannot take.
+fn resolve(method: Method, kind: CovarianceKind, first: &Estimator) -> Result<Method, CwError> {
+    match (method, kind) {
+        (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
+        (Method::Auto, _) => Ok(Method::Information),
+        (Method::Information | Method::Precision, CovarianceKind::Identity) => {
+            Err(CwError::InvalidParameter(format!(
+                "method={:?} combines covariances, but the first-order rule {} keeps none \
+                 (Σ = I); use method=\"average\" (or \"auto\")",
+                method.name(),
+                first.config().string("rule").unwrap_or("?"),
+            )))
+        }
+        (method, _) => Ok(method),
+    }
+}
+
+/// Refuses `other` unless its configuration is `first`'s, naming the first entry that differs.
+fn check_same(first: &State, other: &State, what: &str) -> Result<(), CwError> {
+    // The most telling differences first.
+    let telling = ["kind", "rule", "params", "covariance"].map(String::from);
+    let keys = telling
+        .iter()
+        .chain(first.entries.keys())
+        .chain(other.entries.keys());
+    for key in keys {
+        let (a, b) = (first.entries.get(key), other.entries.get(key));
+        if a != b {
+            let name = match key.as_str() {
+                "params" => "the rule's hyper-parameters (params)",
+                "kind" => "the kind of model",
+                "n_features" => "the width (n_features)",
+                "n_classes" => "the number of classes",
+                "covariance" => "the covariance form",
+                key => key,
+            };
+            return Err(CwError::InvalidParameter(format!(
+                "{what} cannot be merged with model 0: they differ in {name} ({} vs {})",
+                describe(a),
+                describe(b)
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn describe(value: Option<&crate::state::Value>) -> String {
+    use crate::state::Value;
+    match value {
+        None | Some(Value::None) => "None".into(),
+        Some(Value::Str(s)) => format!("{s:?}"),
+        Some(Value::Int(i)) => i.to_string(),
+        Some(Value::Float(x)) => x.to_string(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Params(p)) => {
+            let p = p.iter().map(|(k, v)| format!("{k}={v}"));
+            format!("{{{}}}", p.collect::<Vec<_>>().join(", "))
+        }
+        Some(_) => "an array".into(),
+    }
+}
+
+/// bₖ summing to 1: `weights` if given, else by `gains` (equal when every gain is 0).
+fn normalised(weights: Option<&[f64]>, gains: &[u64]) -> Result<Vec<f64>, CwError> {
+    let raw: Vec<f64> = match weights {
+        Some(w) => {
+            if w.len() != gains.len() || w.iter().any(|b| !(b.is_finite() && *b >= 0.0)) {
+                return Err(CwError::InvalidParameter(format!(
+                    "weights must be {} non-negative finite numbers, one per model",
+                    gains.len()
+                )));
+            }
+            w.to_vec()
+        }
+        None => gains.iter().map(|&g| g as f64).collect(),
+    };
+    let total: f64 = raw.iter().sum();
+    if total > 0.0 {
+        Ok(raw.iter().map(|b| b / total).collect())
+    } else if weights.is_some() {
+        Err(CwError::InvalidParameter(
+            "weights must not all be 0".into(),
+        ))
+    } else {
+        Ok(vec![1.0 / raw.len() as f64; raw.len()])
+    }
+}
+
+/// Merges class `class`: writes its mean into `mean`, returns its covariance values.
+fn merge_class(
+    layout: Layout,
+    method: Method,
+    base: &Moments,
+    inputs: &[Moments],
+    weights: &[f64],
+    class: usize,
+    mean: &mut [f64],
+) -> Result<Vec<f64>, CwError> {
+    let dim = layout.dim;
+    let len = layout.covariance_len();
+    let mu = |m: &Moments| part(&m.means, class, dim).to_vec();
+    let cov = |m: &Moments| part(&m.covariances, class, len).to_vec();
+    if layout.kind == CovarianceKind::Diagonal && method != Method::Average {
+        return merge_diagonal(
+            method,
+            base,
+            inputs,
+            weights,
+            class * dim..(class + 1) * dim,
+            mean,
+        );
+    }
+    if method == Method::Average {
+        let mut sigma = vec![0.0; len];
+        for (m, &b) in inputs.iter().zip(weights) {
+            axpy(b, &mu(m), mean);
+            axpy(b, &cov(m), &mut sigma);
+        }
+        return Ok(sigma);
+    }
+    // (Λ, η) of each model, dense.
+    let natural = |m: &Moments| natural(dim, &mu(m), &cov(m));
+    let (mut lambda, mut eta) = match method {
+        Method::Information => natural(base)?,
+        _ => (vec![0.0; len], vec![0.0; dim]),
+    };
+    let start = (method == Method::Information).then(|| (lambda.clone(), eta.clone()));
+    for (m, &b) in inputs.iter().zip(weights) {
+        let (l, e) = natural(m)?;
+        match &start {
+            // The evidence model k added to the common start.
+            Some((l0, e0)) => {
+                axpy(1.0, &l, &mut lambda);
+                axpy(-1.0, l0, &mut lambda);
+                axpy(1.0, &e, &mut eta);
+                axpy(-1.0, e0, &mut eta);
+            }
+            None => {
+                axpy(b, &l, &mut lambda);
+                axpy(b, &e, &mut eta);
+            }
+        }
+    }
+    moments(dim, &lambda, &eta, mean)
+}
+
+/// The information or precision merge of one class of diagonal models (coordinates `range`
+/// of each), coordinate by coordinate in one pass: λ_j = 1/σ²_j, η_j = λ_jμ_j.
+fn merge_diagonal(
+    method: Method,
+    base: &Moments,
+    inputs: &[Moments],
+    weights: &[f64],
+    range: std::ops::Range<usize>,
+    mean: &mut [f64],
+) -> Result<Vec<f64>, CwError> {
+    let mut sigma = vec![0.0; range.len()];
+    for (k, j) in range.enumerate() {
+        let (mut lambda, mut eta) = (0.0, 0.0);
+        let start = match method {
+            Method::Information => {
+                let l0 = 1.0 / base.covariances[j];
+                (lambda, eta) = (l0, l0 * base.means[j]);
+                Some((l0, eta))
+            }
+            _ => None,
+        };
+        for (m, &b) in inputs.iter().zip(weights) {
+            let l = 1.0 / m.covariances[j];
+            let e = l * m.means[j];
+            match start {
+                Some((l0, e0)) => {
+                    lambda += l - l0;
+                    eta += e - e0;
+                }
+                None => {
+                    lambda += b * l;
+                    eta += b * e;
+                }
+            }
+        }
+        if !(lambda.is_finite() && lambda > 0.0) {
+            return Err(not_definite());
+        }
+        mean[k] = eta / lambda;
+        sigma[k] = 1.0 / lambda;
+    }
+    Ok(sigma)
+}
+
+fn not_definite() -> CwError {
+    CwError::InvalidInput(
+        "the merged precision is not positive definite: the models were not trained from the \
+         base given"
+            .into(),
+    )
+}
+
+/// Class `class`'s `len` values of per-class values.
+fn part(values: &[f64], class: usize, len: usize) -> &[f64] {
+    &values[class * len..(class + 1) * len]
+}
+
+/// y += a·x.
+fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
+    for (y, x) in y.iter_mut().zip(x) {
+        *y += a * x;
+    }
+}
+
+/// The natural parameters (Λ = Σ⁻¹, η = Λμ) of one class of a full-covariance model.
+fn natural(dim: usize, mu: &[f64], sigma: &[f64]) -> Result<(Vec<f64>, Vec<f64>), CwError> {
+    let factor = cholesky(sigma, dim)
+        .ok_or_else(|| CwError::InvalidInput("a covariance is not positive definite".into()))?;
+    let lambda = inverse(&factor, dim);
+    let eta = symmetric_times(&lambda, mu);
+    Ok((lambda, eta))
+}
+
+/// Σ = Λ⁻¹ and μ = Λ⁻¹η (written into `mean`) of a full-covariance class, refusing a Λ that is
+/// not positive definite.
+fn moments(dim: usize, lambda: &[f64], eta: &[f64], mean: &mut [f64]) -> Result<Vec<f64>, CwError> {
+    let factor = cholesky(lambda, dim).ok_or_else(not_definite)?;
+    let sigma = inverse(&factor, dim);
+    mean.copy_from_slice(&symmetric_times(&sigma, eta));
+    Ok(sigma)
+}
+
+/// The lower Cholesky factor L (row-major, LLᵀ = A) of a symmetric positive definite A,
+/// read from A's lower triangle; `None` if A is not positive definite.
+fn cholesky(a: &[f64], dim: usize) -> Option<Vec<f64>> {
+    let mut l = vec![0.0; dim * dim];
+    for i in 0..dim {
+        for j in 0..=i {
+            let s = a[i * dim + j] - dot(&l[i * dim..i * dim + j], &l[j * dim..j * dim + j]);
+            if i == j {
+                if !(s > 0.0 && s.is_finite()) {
+                    return None;
+                }
+                l[i * dim + i] = s.sqrt();
+            } else {
+                l[i * dim + j] = s / l[j * dim + j];
+            }
+        }
+    }
+    Some(l)
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// A⁻¹ = L⁻ᵀL⁻¹ from the Cholesky factor L of A, exactly symmetric.
+fn inverse(l: &[f64], dim: usize) -> Vec<f64> {
+    // M = L⁻¹, lower triangular, by forward substitution column by column.
+    let mut m = vec![0.0; dim * dim];
+    for col in 0..dim {
+        m[col * dim + col] = 1.0 / l[col * dim + col];
+        for i in col + 1..dim {
+            let s: f64 = (col..i).map(|k| l[i * dim + k] * m[k * dim + col]).sum();
+            m[i * dim + col] = -s / l[i * dim + i];
+        }
+    }
+    // (MᵀM)_ij = Σ_{k ≥ max(i, j)} M_ki M_kj.
+    let mut inv = vec![0.0; dim * dim];
+    for i in 0..dim {
+        for j in 0..=i {
+            let s: f64 = (i..dim).map(|k| m[k * dim + i] * m[k * dim + j]).sum();
+            inv[i * dim + j] = s;
+            inv[j * dim + i] = s;
+        }
+    }
+    inv
+}
+
+/// A·x for a symmetric A (row-major).
+fn symmetric_times(a: &[f64], x: &[f64]) -> Vec<f64> {
+    a.chunks_exact(x.len().max(1))
+        .map(|row| dot(row, x))
+        .collect()
+}
+
+/// The learned entries of the merge: counters summed over what each model added to `base`,
+/// the merged means and covariances, and an L1 state with every threshold applied.
+fn learned_state(
+    first: &Estimator,
+    base: &Moments,
+    inputs: &[Moments],
+    layout: Layout,
+    means: Vec<f64>,
+    covariances: Vec<f64>,
+) -> State<'static> {
+    let added = |counter: fn(&Moments) -> u64| -> u64 {
+        let start = counter(base);
+        inputs.iter().fold(start, |total, m| {
+            total.saturating_add(counter(m).saturating_sub(start))
+        })
+    };
+    let mut state = State::default().with("n_updates", added(|m| m.updates));
+    if first.n_mistakes().is_some() {
+        state.set("n_mistakes", added(|m| m.mistakes.unwrap_or(0)));
+    }
+    let key = if first.n_classes().is_some() {
+        "means"
+    } else {
+        "mean"
+    };
+    state.set(key, means);
+    state.set("covariance_values", covariances);
+    if !base.l1_totals.is_empty() {
+        // H summed as the counters are; every coordinate caught up to it (nothing pending):
+        // the means merged are the thresholded ones.
+        let totals: Vec<f64> = (0..layout.n_classes)
+            .map(|class| {
+                let start = base.l1_totals[class];
+                let gains = inputs.iter().map(|m| (m.l1_totals[class] - start).max(0.0));
+                start + gains.sum::<f64>()
+            })
+            .collect();
+        let last: Vec<f64> = totals
+            .iter()
+            .flat_map(|&total| std::iter::repeat_n(total, layout.dim))
+            .collect();
+        if first.n_classes().is_some() {
+            state.set("l1_totals", totals);
+        } else {
+            state.set("l1_total", totals[0]);
+        }
+        state.set("l1_last", last);
+    }
+    state
+}
+
+#[cfg(test)]
+#[path = "merge_tests.rs"]
+mod tests;

@@ -1,0 +1,200 @@
+"""`cwrs.dask` on a real local cluster (two worker processes, loopback only): exactness of the
+sharded fit, files read on the workers, a worker killed mid-epoch, predictions over dask
+collections, and refusals that leave the estimator unchanged (docs/design.md §9.5)."""
+
+from __future__ import annotations
+
+import os
+import pickle
+
+import numpy as np
+import pytest
+
+import cwrs
+
+pytest.importorskip("dask")
+distributed = pytest.importorskip("distributed")
+da = pytest.importorskip("dask.array")
+dd = pytest.importorskip("dask.dataframe")
+import cwrs.dask  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, host="127.0.0.1",
+        dashboard_address=None,
+    )
+    client = distributed.Client(cluster)
+    yield client
+    client.close()
+    cluster.close()
+
+
+def _regression(n_rows=400, n_features=5, seed=0):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    return X, X @ np.arange(1.0, n_features + 1) + 0.3 + 0.1 * rng.normal(size=n_rows)
+
+
+def test_full_regressor_over_four_partitions_is_the_sequential_fit(client):
+    X, y = _regression()
+    params = dict(covariance="full", r=0.5, shuffle=False)
+    sequential = cwrs.AROWRegressor(**params).fit(X, y)
+    est = cwrs.AROWRegressor(**params)
+    fitted = cwrs.dask.fit(est, da.from_array(X, chunks=(100, 5)), da.from_array(y, chunks=100),
+                           client=client)
+    assert fitted is est
+    np.testing.assert_allclose(est.coef_, sequential.coef_, rtol=1e-9)
+    np.testing.assert_allclose(est.intercept_, sequential.intercept_, rtol=1e-9)
+    Xt = np.column_stack([X, np.ones(len(X))])
+    ridge = np.linalg.solve(np.eye(6) + Xt.T @ Xt / 0.5, Xt.T @ y / 0.5)
+    np.testing.assert_allclose(np.append(est.coef_, est.intercept_), ridge, rtol=1e-9)
+
+
+def _write_libsvm(path, X, y):
+    with open(path, "w") as f:
+        for row, label in zip(X, y):
+            entries = " ".join(f"{j + 1}:{v:.17g}" for j, v in enumerate(row) if v != 0)
+            f.write(f"{label:g} {entries}\n")
+
+
+def _sparse_classification(n_rows=600, n_features=200, seed=1):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_rows, n_features)) * (rng.uniform(size=(n_rows, n_features)) < 0.03)
+    y = np.where(X @ rng.normal(size=n_features) > 0, 1, -1)
+    return X, y
+
+
+@pytest.mark.parametrize("estimator", [cwrs.AROW(), cwrs.PA1(), cwrs.SCW1(covariance="full")],
+                         ids=["arow-diag", "pa1", "scw1-full"])
+def test_files_read_on_the_workers_give_the_merge_of_the_shards(client, tmp_path, estimator):
+    X, y = _sparse_classification()
+    paths = []
+    for k, rows in enumerate(np.array_split(np.arange(len(X)), 3)):
+        paths.append(str(tmp_path / f"part{k}.libsvm"))
+        _write_libsvm(paths[-1], X[rows], y[rows])
+    n_features = max(cwrs.load_svmlight(p)[0].shape[1] for p in paths)
+    fitted = cwrs.dask.fit(estimator, paths, client=client, n_iter=2)
+    # The same epochs by hand: shards from the model of the epoch start, merged in order.
+    model = None
+    for _ in range(2):
+        shards = []
+        for path in paths:
+            shard = pickle.loads(pickle.dumps(model)) if model else estimator.__class__(
+                **estimator.get_params())
+            shards.append(shard.partial_fit_file(path, classes=[-1, 1], n_features=n_features))
+        model = cwrs.merge(shards, base=model)
+    state, expected = fitted._model.state(), model._model.state()
+    assert state.keys() == expected.keys()
+    for key in state:
+        np.testing.assert_array_equal(state[key], expected[key], err_msg=key)
+
+
+def _die_once(block, marker):
+    """`block`, after killing this worker process the first time it is called."""
+    try:
+        os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+    except FileExistsError:
+        return block
+    os._exit(1)
+
+
+def test_a_worker_killed_mid_epoch_changes_nothing(client, tmp_path):
+    from dask import delayed
+
+    X, y = _sparse_classification(n_rows=400, n_features=30, seed=4)
+    blocks = np.array_split(np.arange(len(X)), 4)
+
+    def dask_X(killer):
+        parts = []
+        for k, rows in enumerate(blocks):
+            block = X[rows]
+            if killer and k == 2:
+                block = delayed(_die_once, pure=True)(block, str(tmp_path / "killed"))
+            parts.append(da.from_delayed(block, shape=X[rows].shape, dtype=np.float64)
+                         if killer and k == 2 else da.from_array(block))
+        return da.concatenate(parts)
+
+    y_dask = da.from_array(y, chunks=(tuple(len(b) for b in blocks),))
+    unfaulted = cwrs.dask.fit(cwrs.AROW(), dask_X(False), y_dask, client=client, n_iter=2)
+    faulted = cwrs.dask.fit(cwrs.AROW(), dask_X(True), y_dask, client=client, n_iter=2)
+    assert os.path.exists(tmp_path / "killed")
+    a, b = unfaulted._model.state(), faulted._model.state()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def test_data_frames_and_predictions(client):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(2)
+    X = rng.normal(size=(300, 4))
+    labels = np.array(["a", "b", "c"])[np.digitize(X @ [1.0, -1.0, 0.5, 0.0], [-0.5, 0.5])]
+    frame = pd.DataFrame(X, columns=["w", "x", "y", "z"])
+    X_dd = dd.from_pandas(frame, npartitions=3)
+    y_dd = dd.from_pandas(pd.Series(labels), npartitions=3)
+    est = cwrs.dask.fit(cwrs.AROW(), X_dd, y_dd, client=client)
+    assert list(est.feature_names_in_) == ["w", "x", "y", "z"]
+    assert list(est.classes_) == ["a", "b", "c"]
+    shards = [
+        cwrs.AROW().partial_fit(X_dd.partitions[k].compute(), y_dd.partitions[k].compute(),
+                                classes=["a", "b", "c"])
+        for k in range(3)
+    ]
+    np.testing.assert_array_equal(est.coef_, cwrs.merge(shards).coef_)
+    assert est.score(frame, labels) > 0.7
+    X_da = da.from_array(X, chunks=(100, 4))
+    np.testing.assert_array_equal(cwrs.dask.predict(est, X_da).compute(), est.predict(X))
+    np.testing.assert_array_equal(
+        cwrs.dask.decision_function(est, X_da).compute(), est.decision_function(X))
+    np.testing.assert_array_equal(cwrs.dask.predict_proba(est, X_da).compute(),
+                                  est.predict_proba(X))
+    np.testing.assert_array_equal(cwrs.dask.predict(est, X_dd).compute().to_numpy(),
+                                  est.predict(frame))
+    np.testing.assert_array_equal(cwrs.dask.predict_proba(est, X_dd).compute().to_numpy(),
+                                  est.predict_proba(frame))
+
+
+def test_refusals_leave_the_estimator_unchanged(client, tmp_path):
+    X, y = _regression(n_rows=40)
+    X_da, y_da = da.from_array(X, chunks=(20, 5)), da.from_array(y, chunks=20)
+    est = cwrs.AROWRegressor().fit(X, y)
+    before = pickle.dumps(est)
+    cases = [
+        ((est, X_da), {}, "y is required"),
+        ((est, [str(tmp_path / "a.libsvm")], y_da), {}, "y must be None"),
+        ((est, X, y), {}, "dask array"),
+        ((est, X_da, y_da[:10]), {}, "one value per row"),
+        ((est, X_da, y_da), {"merge": "sum"}, "merge"),
+        ((est, X_da, y_da), {"n_iter": 0}, "n_iter"),
+        ((est, []), {}, "empty list"),
+        ((cwrs.AROW(kernel="rbf"), X_da, y_da), {}, "kernel"),
+        ((cwrs.PA1(), X_da, da.sign(y_da)), {"merge": "information"}, "first-order"),
+    ]
+    for args, kwargs, needle in cases:
+        with pytest.raises(cwrs.InvalidParameterError, match=needle):
+            cwrs.dask.fit(*args, client=client, **kwargs)
+        assert pickle.dumps(est) == before
+
+
+def test_cli_train_on_a_scheduler_is_the_dask_fit_of_its_parts(client, tmp_path, capsys):
+    from cwrs import cli
+
+    X, y = _sparse_classification(n_rows=300, n_features=40, seed=6)
+    data = tmp_path / "train.libsvm"
+    _write_libsvm(data, X, y)
+    address = client.scheduler.address
+    argv = ["train", "-a", "AROW", "-d", str(data), "-o", str(tmp_path / "m.cwrs"),
+            "--no-shuffle", "--passes", "2", "--scheduler", address, "--n-features", "45"]
+    assert cli.main(argv) == 0
+    trained = cwrs.load(tmp_path / "m.cwrs")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.cwrs", "train.libsvm"]
+    parts = []
+    for k, rows in enumerate(np.array_split(np.arange(300), 2)):
+        parts.append(str(tmp_path / f"part{k}.libsvm"))
+        _write_libsvm(parts[-1], X[rows], y[rows])
+    expected = cwrs.dask.fit(cwrs.AROW(), parts, client=client, n_iter=2)
+    assert trained.n_features_in_ == 45
+    np.testing.assert_array_equal(trained.coef_[0, :40], expected.coef_[0])
+    assert "in parts on scheduler" in capsys.readouterr().out
+    assert cli.main(argv[:-4] + ["--workers", "2", "--scheduler", address]) == 1
