@@ -244,12 +244,8 @@ pub(super) fn merge(
     let merged = py.detach(|| {
         guarded(NAME, "merge", || {
             let refs = copies.iter().collect::<Vec<_>>();
-            Ok(crate::merge::merge(
-                &refs,
-                method,
-                base.as_ref(),
-                weights.as_deref(),
-            )?)
+            let merged = crate::merge::merge(&refs, method, base.as_ref(), weights.as_deref());
+            Ok::<_, PyErr>(merged?)
         })
     })?;
     Ok(Model::wrap(merged))
