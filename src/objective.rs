@@ -47,7 +47,7 @@ pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), C
         return Ok(());
     }
     let expected = if rule.is_second_order() {
-        "\"diag\" or \"full\""
+        "\"diag\", \"full\" or \"lowrank\""
     } else {
         "identity"
     };

@@ -102,11 +102,11 @@ impl Diagonal {
 impl PrimalForm for Diagonal {
     const KIND: CovarianceKind = CovarianceKind::Diagonal;
 
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(2)
     }
 
-    fn new(shape: Shape, a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, a: f64) -> Self {
         let coordinate = Coordinate {
             mean: 0.0,
             variance: a,
@@ -120,7 +120,12 @@ impl PrimalForm for Diagonal {
     }
 
     /// Variances must be positive (learning floors them at [`VARIANCE_FLOOR`]).
-    fn from_parts(shape: Shape, mean: &[f64], variances: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        variances: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, variances)?;
         if variances.iter().any(|&v| v <= 0.0) {

@@ -540,7 +540,7 @@ impl PrimalForm for Full {
     const KIND: CovarianceKind = CovarianceKind::Full;
 
     /// The mean, Σ₀ and the dense x and Σx of the row being learned.
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(dim + 2)
     }
 
@@ -551,7 +551,7 @@ impl PrimalForm for Full {
         (what, advice)
     }
 
-    fn new(shape: Shape, a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, a: f64) -> Self {
         let dim = shape.dim();
         let mut sigma = vec![0.0; dim * dim];
         sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);
@@ -574,7 +574,12 @@ impl PrimalForm for Full {
     /// Σ₀ must be exactly symmetric (every fold mirrors it) and Σ positive definite. The signs
     /// of the variances are not checked on their own: rounding in Sherman–Morrison can leave a
     /// learned variance at 0 or just below.
-    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, covariance)?;
         if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {

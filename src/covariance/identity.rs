@@ -18,18 +18,23 @@ pub struct Identity {
 impl PrimalForm for Identity {
     const KIND: CovarianceKind = CovarianceKind::Identity;
 
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         Some(dim)
     }
 
-    fn new(shape: Shape, _a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
         Identity {
             shape,
             mean: vec![0.0; shape.dim()],
         }
     }
 
-    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, covariance)?;
         if !covariance.is_empty() {

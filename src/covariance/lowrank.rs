@@ -1,0 +1,463 @@
+//! The low-rank covariance (docs/design.md §3.3, "Low-rank covariance"): the precision is kept
+//! as Λ = I/a + BᵀB, with B a Frequent Directions sketch (Liberty 2013; Ghashami et al. 2016) of
+//! the precision increments √c_t·x_t, and Σ is applied by Woodbury:
+//! Σx = a·x − a²·Bᵀ(I + a·BBᵀ)⁻¹Bx. The sketch holds at most 2k rows; when it is full, one
+//! eigen-decomposition of its 2k×2k Gram matrix shrinks it to k rows (every k updates), so an
+//! update costs O(kd) amortised and a prediction O(k·nnz + k²). Plain FD (no dropped mass
+//! kept as a multiple of I): BᵀB never exceeds the precision the rows added, so the model is
+//! never more certain than the full covariance on the same increments.
+
+use std::borrow::Cow;
+
+use super::{
+    check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, PrimalForm,
+    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR,
+};
+use crate::data::{Features, Row, Shape};
+use crate::error::CwError;
+
+/// The largest rank (a sketch of 2k rows past a few hundred costs more than it brings).
+pub const MAX_RANK: usize = 1024;
+
+/// Sketch rows up to which a prediction keeps the row's projection on the stack.
+const STACK_ROWS: usize = 128;
+
+/// The rank of `covariance="lowrank"` when none is given (docs/design.md §3.3).
+pub const DEFAULT_RANK: usize = 10;
+
+/// Σ = (I/a + BᵀB)⁻¹ with B the Frequent Directions sketch of the precision increments.
+#[derive(Clone, Debug)]
+pub struct LowRank {
+    shape: Shape,
+    dim: usize,
+    mean: Vec<f64>,
+    a: f64,
+    /// k: the sketch keeps 2k rows and is shrunk to k when full.
+    rank: usize,
+    /// The live rows of the sketch (the first `rows` of `sketch`; the others are zero).
+    rows: usize,
+    /// B, 2k rows of `dim` values, row-major.
+    sketch: Vec<f64>,
+    /// The lower Cholesky factor L of I + a·BBᵀ over the live rows (2k×2k, row-major), derived
+    /// from `sketch` (a restored model rebuilds it the same way).
+    cholesky: Vec<f64>,
+    /// Work space, not part of the model: y = L⁻¹Bx of the row last prepared (2k), Σx of the
+    /// row being learned (dim), the shrink's eigen-problem (2 × 2k×2k) and a column (2k).
+    solved: Vec<f64>,
+    sigma_x: Vec<f64>,
+    eigen: Vec<f64>,
+    vectors: Vec<f64>,
+    column: Vec<f64>,
+}
+
+impl PartialEq for LowRank {
+    fn eq(&self, other: &Self) -> bool {
+        (
+            self.shape,
+            &self.mean,
+            self.a,
+            self.rank,
+            self.rows,
+            &self.sketch,
+        ) == (
+            other.shape,
+            &other.mean,
+            other.a,
+            other.rank,
+            other.rows,
+            &other.sketch,
+        )
+    }
+}
+
+impl LowRank {
+    fn capacity(&self) -> usize {
+        2 * self.rank
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.sketch[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The sketch's live rows (`rank` rows at most after a shrink, 2k before one).
+    pub fn live_rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Σ as a dense dim×dim row-major matrix (O(d²) memory: on request only).
+    pub fn dense_covariance(&self) -> Vec<f64> {
+        let dim = self.dim;
+        let mut sigma = vec![0.0; dim * dim];
+        let mut y = vec![0.0; self.rows];
+        for j in 0..dim {
+            // Column j of Σ is Σe_j: Be_j is column j of B.
+            for (i, yi) in y.iter_mut().enumerate() {
+                *yi = self.sketch[i * dim + j];
+            }
+            self.forward(&mut y);
+            self.backward(&mut y);
+            for (i, out) in sigma[j * dim..(j + 1) * dim].iter_mut().enumerate() {
+                let correction: f64 = (0..self.rows)
+                    .map(|r| self.sketch[r * dim + i] * y[r])
+                    .sum();
+                *out = -self.a * self.a * correction;
+            }
+            sigma[j * dim + j] += self.a;
+        }
+        sigma
+    }
+
+    /// y ← L⁻¹y over the live rows.
+    fn forward(&self, y: &mut [f64]) {
+        let stride = self.capacity();
+        for i in 0..self.rows {
+            let l = &self.cholesky[i * stride..i * stride + i + 1];
+            let s: f64 = (0..i).map(|t| l[t] * y[t]).sum();
+            y[i] = (y[i] - s) / l[i];
+        }
+    }
+
+    /// y ← L⁻ᵀy over the live rows.
+    fn backward(&self, y: &mut [f64]) {
+        let stride = self.capacity();
+        for i in (0..self.rows).rev() {
+            let s: f64 = (i + 1..self.rows)
+                .map(|t| self.cholesky[t * stride + i] * y[t])
+                .sum();
+            y[i] = (y[i] - s) / self.cholesky[i * stride + i];
+        }
+    }
+
+    /// (Bx, ‖x‖²) into `p` (the live rows), in one pass per sketch row over the row's entries.
+    fn project(&self, x: &Features, p: &mut [f64]) -> f64 {
+        for (i, pi) in p.iter_mut().enumerate().take(self.rows) {
+            let b = self.row(i);
+            let mut s = 0.0;
+            x.for_each(|j, xj| s += b[j] * xj);
+            *pi = s;
+        }
+        x.squared_norm()
+    }
+
+    /// v = a‖x‖² − a²‖L⁻¹Bx‖², with `y` holding Bx on entry and L⁻¹Bx on return. Kept at least
+    /// τ·a‖x‖² (τ of docs/design.md §3.6): the subtraction cancels where x lies almost in
+    /// the sketch's span, and a rule must never see a negative variance.
+    fn variance_from(&self, y: &mut [f64], squared_norm: f64) -> f64 {
+        self.forward(y);
+        let explained: f64 = y[..self.rows].iter().map(|t| t * t).sum();
+        let prior = self.a * squared_norm;
+        (prior - self.a * self.a * explained).max(RELATIVE_VARIANCE_FLOOR * prior)
+    }
+
+    /// Row i of L for the live rows 0..=i (rows before i already factored): the Cholesky of
+    /// I + a·G row by row, G_ij = b_i·b_j by a plain sequential dot, so that a restored
+    /// model's factor is the same bits as the learning one's.
+    fn factor_row(&mut self, i: usize) {
+        let (dim, stride) = (self.dim, self.capacity());
+        for j in 0..=i {
+            let g: f64 = self.sketch[i * dim..(i + 1) * dim]
+                .iter()
+                .zip(&self.sketch[j * dim..(j + 1) * dim])
+                .map(|(p, q)| p * q)
+                .sum();
+            let entry = f64::from(u8::from(i == j)) + self.a * g;
+            let s: f64 = (0..j)
+                .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
+                .sum();
+            self.cholesky[i * stride + j] = if i == j {
+                // I + aG ⪰ I: rounding cannot take the pivot far below 1.
+                (entry - s).max(1.0).sqrt()
+            } else {
+                (entry - s) / self.cholesky[j * stride + j]
+            };
+        }
+    }
+
+    /// Appends the row √c·x to the sketch (shrinking it first when full).
+    fn insert(&mut self, x: &Features, c: f64) {
+        if self.rows == self.capacity() {
+            self.shrink();
+        }
+        let (i, scale) = (self.rows, c.sqrt());
+        let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
+        x.for_each(|j, xj| row[j] = scale * xj);
+        self.rows += 1;
+        self.factor_row(i);
+    }
+
+    /// Frequent Directions: with BBᵀ = UΛUᵀ (λ descending) and δ = λ_{k+1}, B ← diag(√(1 −
+    /// δ/λ_i)) UᵀB over the k leading directions (at least k of the 2k rows become zero).
+    fn shrink(&mut self) {
+        let (dim, m, k) = (self.dim, self.rows, self.rank);
+        let stride = self.capacity();
+        // G = BBᵀ, from the factor: LLᵀ = I + aG (what it loses to rounding is below the
+        // prior's precision 1/a, and the shrink drops it).
+        for i in 0..m {
+            for j in 0..=i {
+                let s: f64 = (0..=j)
+                    .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
+                    .sum();
+                let g = (s - f64::from(u8::from(i == j))) / self.a;
+                self.eigen[i * m + j] = g;
+                self.eigen[j * m + i] = g;
+            }
+        }
+        let values = symmetric_eigen(&mut self.eigen, &mut self.vectors, m);
+        let delta = values[k];
+        // The new row r is s_r·Σ_i U_ir b_i, computed column by column in place.
+        let scales: Vec<f64> = values[..k]
+            .iter()
+            .map(|&l| {
+                if l > delta {
+                    ((l - delta) / l).sqrt()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let kept = scales.iter().take_while(|&&s| s > 0.0).count();
+        for j in 0..dim {
+            for i in 0..m {
+                self.column[i] = self.sketch[i * dim + j];
+            }
+            for (r, &s) in scales.iter().enumerate().take(kept) {
+                let u = (0..m).map(|i| self.vectors[i * m + r] * self.column[i]);
+                self.sketch[r * dim + j] = s * u.sum::<f64>();
+            }
+        }
+        self.sketch[kept * dim..].iter_mut().for_each(|b| *b = 0.0);
+        self.cholesky.iter_mut().for_each(|l| *l = 0.0);
+        self.rows = kept;
+        for i in 0..kept {
+            self.factor_row(i);
+        }
+    }
+}
+
+/// The eigen-decomposition of the symmetric n×n matrix `a` (row-major, destroyed) by cyclic
+/// Jacobi rotations: returns the eigenvalues in descending order, with `vectors`' column r
+/// the unit eigenvector of value r. Jacobi is short, unconditionally convergent and accurate
+/// to the last bits for every eigenvalue (docs/design.md §3.3 says why no crate).
+pub(crate) fn symmetric_eigen(a: &mut [f64], vectors: &mut [f64], n: usize) -> Vec<f64> {
+    vectors[..n * n].iter_mut().for_each(|v| *v = 0.0);
+    (0..n).for_each(|i| vectors[i * n + i] = 1.0);
+    for _sweep in 0..64 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * n + j] * a[i * n + j])
+            .sum();
+        let diagonal: f64 = (0..n).map(|i| a[i * n + i] * a[i * n + i]).sum();
+        if off <= f64::EPSILON * f64::EPSILON * diagonal * 1e-4 || off == 0.0 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for r in 0..n {
+                    let (arp, arq) = (a[r * n + p], a[r * n + q]);
+                    a[r * n + p] = c * arp - s * arq;
+                    a[r * n + q] = s * arp + c * arq;
+                }
+                for r in 0..n {
+                    let (apr, aqr) = (a[p * n + r], a[q * n + r]);
+                    a[p * n + r] = c * apr - s * aqr;
+                    a[q * n + r] = s * apr + c * aqr;
+                }
+                for r in 0..n {
+                    let (vrp, vrq) = (vectors[r * n + p], vectors[r * n + q]);
+                    vectors[r * n + p] = c * vrp - s * vrq;
+                    vectors[r * n + q] = s * vrp + c * vrq;
+                }
+            }
+        }
+    }
+    // Sort descending, permuting the eigenvector columns alike.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| a[j * n + j].total_cmp(&a[i * n + i]));
+    let values = order.iter().map(|&i| a[i * n + i]).collect();
+    let old = vectors[..n * n].to_vec();
+    for (new, &col) in order.iter().enumerate() {
+        for r in 0..n {
+            vectors[r * n + new] = old[r * n + col];
+        }
+    }
+    values
+}
+
+impl PrimalForm for LowRank {
+    const KIND: CovarianceKind = CovarianceKind::LowRank { rank: DEFAULT_RANK };
+
+    /// The mean, Σx, the 2k sketch rows, and the 2k×2k factor and eigen-problem.
+    fn size(kind: CovarianceKind, dim: usize) -> Option<usize> {
+        let m = 2 * kind.rank()?;
+        let square = m.checked_mul(m)?.checked_mul(3)?;
+        dim.checked_mul(m + 2)?.checked_add(square)
+    }
+
+    fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self {
+        let (dim, rank) = (shape.dim(), kind.rank().unwrap_or(DEFAULT_RANK));
+        let m = 2 * rank;
+        LowRank {
+            shape,
+            dim,
+            mean: vec![0.0; dim],
+            a,
+            rank,
+            rows: 0,
+            sketch: vec![0.0; m * dim],
+            cholesky: vec![0.0; m * m],
+            solved: vec![0.0; m],
+            sigma_x: vec![0.0; dim],
+            eigen: vec![0.0; m * m],
+            vectors: vec![0.0; m * m],
+            column: vec![0.0; m],
+        }
+    }
+
+    /// The state is a, then the 2k×dim sketch: its live rows, then rows of zeros.
+    fn from_parts(
+        kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError> {
+        let dim = shape.dim();
+        check_finite_parts(dim, mean, covariance)?;
+        let rank = kind.rank().unwrap_or(DEFAULT_RANK);
+        let expected = (2 * rank).checked_mul(dim).and_then(|n| n.checked_add(1));
+        if expected != Some(covariance.len()) {
+            let what = format!("a and {} sketch rows of {dim} values", 2 * rank);
+            return Err(wrong_length(kind, dim, &what, covariance.len()));
+        }
+        let a = covariance[0];
+        if a <= 0.0 {
+            return Err(impossible(kind, "needs a positive a"));
+        }
+        let mut model = LowRank::new(kind, shape, a);
+        model.mean.copy_from_slice(mean);
+        model.sketch.copy_from_slice(&covariance[1..]);
+        let zero = |i: &usize| model.row(*i).iter().all(|&b| b == 0.0);
+        let rows = (0..2 * rank).find(zero).unwrap_or(2 * rank);
+        if !(rows..2 * rank).all(|i| zero(&i)) {
+            return Err(impossible(kind, "keeps its live sketch rows first"));
+        }
+        model.rows = rows;
+        for i in 0..rows {
+            model.factor_row(i);
+        }
+        Ok(model)
+    }
+
+    fn kind(&self) -> CovarianceKind {
+        CovarianceKind::LowRank { rank: self.rank }
+    }
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn mean(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.mean)
+    }
+
+    /// a, then the sketch (2k rows of dim values).
+    fn covariance(&self) -> Cow<'_, [f64]> {
+        let mut values = Vec::with_capacity(1 + self.sketch.len());
+        values.push(self.a);
+        values.extend_from_slice(&self.sketch);
+        Cow::Owned(values)
+    }
+}
+
+impl Covariance for LowRank {
+    fn n_features(&self) -> usize {
+        self.shape.n_features
+    }
+
+    #[inline]
+    fn prepare(&mut self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        let mut y = std::mem::take(&mut self.solved);
+        let squared_norm = self.project(&x, &mut y);
+        let v = self.variance_from(&mut y, squared_norm);
+        self.backward(&mut y);
+        self.solved = y;
+        (v, squared_norm)
+    }
+
+    /// Σx = a·x − a²·Bᵀz with z = (I + aBBᵀ)⁻¹Bx from `prepare`; then the sketch takes √c·x,
+    /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v.
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
+        let x = self.shape.features(row);
+        if step != 0.0 {
+            let scale = -self.a * self.a;
+            self.sigma_x.iter_mut().for_each(|s| *s = 0.0);
+            for i in 0..self.rows {
+                let zi = scale * self.solved[i];
+                let b = &self.sketch[i * self.dim..(i + 1) * self.dim];
+                self.sigma_x
+                    .iter_mut()
+                    .zip(b)
+                    .for_each(|(s, bj)| *s += zi * bj);
+            }
+            let sigma_x = &mut self.sigma_x;
+            x.for_each(|j, xj| sigma_x[j] += self.a * xj);
+            let largest = self.sigma_x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+            if step.abs() * largest >= MEAN_STEP_LIMIT {
+                let mean = &self.mean;
+                let overflows = mean
+                    .iter()
+                    .zip(&self.sigma_x)
+                    .any(|(m, s)| !(m + step * s).is_finite());
+                if overflows {
+                    return;
+                }
+            }
+            let mean = &mut self.mean;
+            mean.iter_mut()
+                .zip(&self.sigma_x)
+                .for_each(|(m, s)| *m += step * s);
+        }
+        if c > 0.0 && v > 0.0 {
+            self.insert(&x, c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * v)));
+        }
+    }
+
+    fn moments(&self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        let (mut small, mut large) = ([0.0; STACK_ROWS], Vec::new());
+        let y = if self.rows <= STACK_ROWS {
+            &mut small[..]
+        } else {
+            large.resize(self.rows, 0.0);
+            &mut large[..]
+        };
+        let squared_norm = self.project(&x, y);
+        (x.dot(&self.mean), self.variance_from(y, squared_norm))
+    }
+
+    #[inline]
+    fn score(&self, row: Row) -> f64 {
+        self.shape.features(row).dot(&self.mean)
+    }
+
+    fn n_values(&self) -> usize {
+        self.mean.len() + self.sketch.len() + self.cholesky.len()
+    }
+}
+
+#[cfg(test)]
+#[path = "lowrank_tests.rs"]
+mod tests;
