@@ -120,12 +120,7 @@ impl PrimalForm for Diagonal {
     }
 
     /// Variances must be positive (learning floors them at [`VARIANCE_FLOOR`]).
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        variances: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_parts(shape: Shape, mean: &[f64], variances: &[f64]) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, variances)?;
         if variances.iter().any(|&v| v <= 0.0) {

@@ -574,12 +574,7 @@ impl PrimalForm for Full {
     /// Σ₀ must be exactly symmetric (every fold mirrors it) and Σ positive definite. The signs
     /// of the variances are not checked on their own: rounding in Sherman–Morrison can leave a
     /// learned variance at 0 or just below.
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, covariance)?;
         if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {

@@ -29,12 +29,7 @@ impl PrimalForm for Identity {
         }
     }
 
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, covariance)?;
         if !covariance.is_empty() {

@@ -326,28 +326,24 @@ impl PrimalForm for LowRank {
         }
     }
 
-    /// The state is a, then the 2k×dim sketch: its live rows, then rows of zeros.
-    fn from_parts(
-        kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError> {
+    /// The state is a, then the 2k×dim sketch (k read from its length): its live rows, then
+    /// rows of zeros.
+    fn from_parts(shape: Shape, mean: &[f64], state: &[f64]) -> Result<Self, CwError> {
         let dim = shape.dim();
-        check_finite_parts(dim, mean, covariance)?;
-        let rank = kind.rank().unwrap_or(DEFAULT_RANK);
-        let expected = (2 * rank).checked_mul(dim).and_then(|n| n.checked_add(1));
-        if expected != Some(covariance.len()) {
-            let what = format!("a and {} sketch rows of {dim} values", 2 * rank);
-            return Err(wrong_length(kind, dim, &what, covariance.len()));
+        check_finite_parts(dim, mean, state)?;
+        let rank = state.len().saturating_sub(1) / (2 * dim);
+        let kind = CovarianceKind::LowRank { rank };
+        if rank == 0 || rank > MAX_RANK || state.len() != 1 + 2 * rank * dim {
+            let what = format!("a, then 2·rank sketch rows of {dim} values");
+            return Err(wrong_length(kind, dim, &what, state.len()));
         }
-        let a = covariance[0];
+        let a = state[0];
         if a <= 0.0 {
             return Err(impossible(kind, "needs a positive a"));
         }
         let mut model = LowRank::new(kind, shape, a);
         model.mean.copy_from_slice(mean);
-        model.sketch.copy_from_slice(&covariance[1..]);
+        model.sketch.copy_from_slice(&state[1..]);
         let zero = |i: &usize| model.row(*i).iter().all(|&b| b == 0.0);
         let rows = (0..2 * rank).find(zero).unwrap_or(2 * rank);
         if !(rows..2 * rank).all(|i| zero(&i)) {
@@ -382,10 +378,6 @@ impl PrimalForm for LowRank {
 }
 
 impl Covariance for LowRank {
-    fn n_features(&self) -> usize {
-        self.shape.n_features
-    }
-
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
@@ -455,6 +447,10 @@ impl Covariance for LowRank {
 
     fn n_values(&self) -> usize {
         self.mean.len() + self.sketch.len() + self.cholesky.len()
+    }
+
+    fn n_features(&self) -> usize {
+        self.shape.n_features
     }
 }
 

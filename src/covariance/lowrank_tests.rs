@@ -126,7 +126,6 @@ fn the_state_restores_the_model_exactly() {
     let (d, rank) = (10, 2);
     let (mut low, _) = pair(d, rank, 0.5);
     let stream = rows(d, 23, 23);
-    let kind = low.kind();
     let learn = |model: &mut LowRank, x: &[f64]| {
         let (v, _) = model.prepare(Row::Dense(x));
         model.update(Row::Dense(x), 0.3, 1.5, v, 0.0);
@@ -134,8 +133,7 @@ fn the_state_restores_the_model_exactly() {
     for x in &stream[..13] {
         learn(&mut low, x);
     }
-    let mut restored =
-        LowRank::from_parts(kind, low.shape(), &low.mean(), &low.covariance()).unwrap();
+    let mut restored = LowRank::from_parts(low.shape(), &low.mean(), &low.covariance()).unwrap();
     assert_eq!(restored, low);
     for x in &stream[13..] {
         learn(&mut low, x);
@@ -145,8 +143,7 @@ fn the_state_restores_the_model_exactly() {
     let mut shuffled = low.covariance().into_owned();
     shuffled[1..1 + d + 1].iter_mut().for_each(|b| *b = 0.0);
     assert!(
-        LowRank::from_parts(kind, low.shape(), &low.mean(), &shuffled).is_err()
-            || low.live_rows() <= 1
+        LowRank::from_parts(low.shape(), &low.mean(), &shuffled).is_err() || low.live_rows() <= 1
     );
 }
 

@@ -32,13 +32,9 @@ pub trait PrimalForm: Covariance + Sized {
     /// μ = 0, Σ = a·I (`kind` gives the form's parameters).
     fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self;
 
-    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
-    fn from_parts(
-        kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError>;
+    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`] (which
+    /// hold the form's parameters).
+    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError>;
 
     /// The model's form, with its parameters.
     fn kind(&self) -> CovarianceKind {
@@ -113,18 +109,26 @@ macro_rules! primal_forms {
                 }
             }
 
-            /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`].
+            /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`],
+            /// which must be of `kind` (with its parameters).
             pub fn from_parts(
                 kind: CovarianceKind,
                 shape: Shape,
                 mean: &[f64],
                 covariance: &[f64],
             ) -> Result<Gaussian, CwError> {
-                Ok(match kind {
+                let model = match kind {
                     $(CovarianceKind::$form { .. } => {
-                        Gaussian::$form($form::from_parts(kind, shape, mean, covariance)?)
+                        Gaussian::$form($form::from_parts(shape, mean, covariance)?)
                     })*
-                })
+                };
+                if model.kind() != kind {
+                    return Err(CwError::InvalidInput(format!(
+                        "a covariance state of {:?} where {kind:?} was configured",
+                        model.kind()
+                    )));
+                }
+                Ok(model)
             }
 
             pub fn kind(&self) -> CovarianceKind {
