@@ -232,7 +232,7 @@ impl CovarianceKind {
             "diag" => Ok(CovarianceKind::Diagonal),
             "full" => Ok(CovarianceKind::Full),
             _ => Err(CwError::InvalidParameter(format!(
-                "covariance must be \"diag\", \"full\" or \"lowrank\", got {name:?}"
+                "covariance must be \"diag\" or \"full\" (or \"lowrank\", with rank), got {name:?}"
             ))),
         }
     }
