@@ -30,17 +30,21 @@ def correlated(n, d, seed, factors=3):
 
 
 class SketchReference:
-    """Binary learner with precision I/a + BᵀB, B a Frequent Directions sketch of the rows
-    √c_t·x_t (at most 2k rows; a full sketch is shrunk by an SVD to its k leading directions,
-    less the (k+1)-th squared singular value) — written from the math: Σ is the direct inverse
-    of the precision, not Woodbury. Records the increments (c_t, x_t)."""
+    """Binary learner with precision D + BᵀB, D diagonal (I/a at first) and B a Frequent
+    Directions sketch of the rows √c_t·x_t in the metric of D: at most 2k rows; a full sketch's
+    BD^(-1/2) is shrunk by an SVD to its k leading directions, less the (k+1)-th squared
+    singular value, and the precision each coordinate loses joins D. Written from the math: Σ
+    is the direct inverse of the precision, not Woodbury. Records the increments (c_t, x_t)."""
 
     def __init__(self, rule, params, d, a, rank):
         self.rule, self.params, self.a, self.k = rule, params, a, rank
-        self.mu, self.B, self.increments = np.zeros(d), np.zeros((0, d)), []
+        self.mu, self.D, self.B, self.increments = np.zeros(d), np.full(d, 1 / a), np.zeros((0, d)), []
+
+    def precision(self):
+        return np.diag(self.D) + self.B.T @ self.B
 
     def sigma(self):
-        return np.linalg.inv(np.eye(len(self.mu)) / self.a + self.B.T @ self.B)
+        return np.linalg.inv(self.precision())
 
     def learn(self, x, y):
         sigma = self.sigma()
@@ -52,19 +56,19 @@ class SketchReference:
         self.mu = self.mu + alpha * y * (sigma @ x)
         if c > 0:
             if len(self.B) == 2 * self.k:
-                _, s, vt = np.linalg.svd(self.B, full_matrices=False)
+                root = np.sqrt(self.D)
+                _, s, vt = np.linalg.svd(self.B / root, full_matrices=False)
                 r, s = min(self.k, len(vt)), np.pad(s, (0, 2 * self.k))  # d < 2k: zeros
                 kept = np.sqrt(np.maximum(s[:r] ** 2 - s[self.k] ** 2, 0.0))
-                self.B = (kept[:, None] * vt[:r])[kept > 0]
+                shrunk = (kept[:, None] * vt[:r])[kept > 0] * root
+                self.D = self.D + (self.B**2).sum(0) - (shrunk**2).sum(0)
+                self.B = shrunk
             self.B = np.vstack([self.B, np.sqrt(c) * x])
             self.increments.append((c, x))
 
-    def exact_sigma(self):
-        """The full model's Σ on the same increments: (I/a + Σ c_t x_t x_tᵀ)⁻¹."""
-        precision = np.eye(len(self.mu)) / self.a
-        for c, x in self.increments:
-            precision += c * np.outer(x, x)
-        return np.linalg.inv(precision)
+    def increment(self):
+        """Σ_t c_t x_t x_tᵀ: the precision the full model adds on the same rounds."""
+        return sum((c * np.outer(x, x) for c, x in self.increments), np.zeros((len(self.mu),) * 2))
 
 
 def lowrank(rule="AROW", rank=3, **params):
@@ -83,10 +87,11 @@ def test_native_model_matches_the_numpy_reference(rule, params, rank):
     assert len(ref.increments) > 4 * rank  # several shrinks
     np.testing.assert_allclose(model.coef_[0], ref.mu, rtol=1e-8, atol=1e-10)
     np.testing.assert_allclose(model.covariance_matrix(), ref.sigma(), rtol=1e-8, atol=1e-10)
-    # Σ = (I/a + BᵀB)⁻¹ with the factor covariance_ gives (2k rows, live ones first).
-    B = model.covariance_
-    assert B.shape == (2 * rank, 7)
-    np.testing.assert_allclose(np.linalg.inv(np.eye(7) / a + B.T @ B), ref.sigma(), rtol=1e-8)
+    # Σ = (diag(1/S) + BᵀB)⁻¹ with the factors covariance_ gives (S, then 2k rows of B).
+    factors = model.covariance_
+    assert factors.shape == (1 + 2 * rank, 7)
+    S, B = factors[0], factors[1:]
+    np.testing.assert_allclose(np.linalg.inv(np.diag(1 / S) + B.T @ B), ref.sigma(), rtol=1e-8)
 
 
 @settings(max_examples=25, deadline=None)
@@ -97,20 +102,23 @@ def test_native_model_matches_the_numpy_reference(rule, params, rank):
     st.integers(0, 2**31),
     st.booleans(),
 )
-def test_variance_is_never_below_the_full_model_on_the_same_increments(rank, d, rule, seed, wide):
-    """Frequent Directions under-counts precision: Σ_sketch ⪰ Σ_full for the same c_t·x_t x_tᵀ."""
+def test_the_sketch_never_over_counts_and_the_diagonal_is_exact(rank, d, rule, seed, wide):
+    """On the increments c_t·x_t x_tᵀ of the run: BᵀB ⪯ Σ_t c_t x_t x_tᵀ (Frequent Directions
+    only drops precision), and D + BᵀB has exactly the full model's diagonal 1/a + Σ_t c_t x_tj²
+    (what the sketch drops moves to D)."""
     X, y = correlated(8 * rank + 10, d, seed)
     X = X * (10.0 if wide else 1.0)
     ref = SketchReference(rule, {}, d, 1.0, rank)
     model = lowrank(rule, rank, fit_intercept=False).fit(X, y)
     for x, label in zip(X, y):
         ref.learn(x, label)
-    sigma, exact = model.covariance_matrix(), ref.exact_sigma()
-    np.testing.assert_allclose(sigma, ref.sigma(), rtol=1e-6, atol=1e-9 * np.abs(exact).max())
-    slack = np.linalg.eigvalsh(sigma - exact).min()
-    assert slack >= -1e-9 * np.abs(exact).max(), slack
-    probes = np.random.default_rng(seed).normal(size=(5, d))
-    assert np.all(np.einsum("ij,jk,ik->i", probes, sigma - exact, probes) >= -1e-9 * d)
+    added = ref.increment()
+    scale = np.abs(added).max() + 1.0
+    factors = model.covariance_
+    S, B = factors[0], factors[1:]
+    np.testing.assert_allclose(model.covariance_matrix(), ref.sigma(), rtol=1e-6, atol=1e-9)
+    assert np.linalg.eigvalsh(added - B.T @ B).min() >= -1e-9 * scale
+    np.testing.assert_allclose(1.0 / S + (B**2).sum(0), 1.0 + np.diag(added), rtol=1e-9)
 
 
 def _same_model(lhs, rhs, tol):
@@ -134,7 +142,7 @@ def test_multiclass_equals_the_full_form_until_the_sketch_fills(multi_class):
     X, y = rng.normal(size=(8, 5)), rng.integers(0, 3, 8)
     full = cwrs.AROW(covariance="full", multi_class=multi_class, shuffle=False).fit(X, y)
     model = lowrank("AROW", 4, multi_class=multi_class).fit(X, y)
-    assert model.covariance_.shape == (3, 8, 5)
+    assert model.covariance_.shape == (3, 9, 5)
     _same_model(model, full, 1e-9)
 
 
@@ -182,11 +190,11 @@ def test_pickle_and_cwrs_files_round_trip_and_learn_on_identically():
 
 @pytest.mark.parametrize("d", [50, 400])
 def test_memory_is_linear_in_the_dimension(d):
-    """The state holds a and 2k rows of d values: O(kd), where full holds d²."""
+    """The state holds S and 2k rows of d values: O(kd), where full holds d²."""
     X, y = correlated(30, d, seed=7)
     model = lowrank("AROW", 4).fit(X, y)
     state = model._fitted_model().covariance
-    assert state.shape == (1 + 2 * 4 * (d + 1),)
+    assert state.shape == ((1 + 2 * 4) * (d + 1),)
     assert len(pickle.dumps(model)) < 8 * (2 * 4 + 4) * (d + 1) + 4000
 
 

@@ -688,7 +688,7 @@ class ConfidenceWeightedClassifier(Classifier):
     def covariance_matrix(self) -> Float64Array:
         """Σ over the features (bias left out) as a dense matrix, whatever the covariance form:
         shape (n_features, n_features), or one per class stacked on a first axis with more than
-        two classes. For `covariance="lowrank"` this forms (I/a + BᵀB)⁻¹: O(d²) memory."""
+        two classes. For `covariance="lowrank"` this forms (diag(1/S) + BᵀB)⁻¹: O(d²) memory."""
         self.covariance_  # the same refusals (kernel learners)
         model = self._fitted_model()
         covariances = model.covariance if model.kind == "multiclass" else model.covariance[None, :]
@@ -742,9 +742,9 @@ def _feature_block(covariances, model, n_features):
     """Per-row covariance values (as the native model stores them) restricted to the features."""
     if model.covariance_kind == "diag":
         return covariances[:, :n_features]
-    if model.covariance_kind == "lowrank":  # a, then the sketch B (2k × dim)
+    if model.covariance_kind == "lowrank":  # the variances S, then the sketch B (2k × dim)
         dim = n_features + int(model.config["fit_intercept"])
-        return covariances[:, 1:].reshape(len(covariances), -1, dim)[:, :, :n_features]
+        return covariances.reshape(len(covariances), -1, dim)[:, :, :n_features]
     dim = int(round(np.sqrt(covariances.shape[1])))
     return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
 
@@ -758,8 +758,8 @@ def _dense_covariances(covariances, model, n_features):
     dim = n_features + int(model.config["fit_intercept"])
     out = np.empty((len(covariances), n_features, n_features))
     for k, row in enumerate(covariances):
-        sketch = row[1:].reshape(-1, dim)
-        sigma = np.linalg.inv(np.eye(dim) / row[0] + sketch.T @ sketch)
+        variances, sketch = row[:dim], row[dim:].reshape(-1, dim)
+        sigma = np.linalg.inv(np.diag(1.0 / variances) + sketch.T @ sketch)
         out[k] = sigma[:n_features, :n_features]
     return out
 

@@ -692,9 +692,16 @@ def _parse_header(
     return cls, state, _layout(header.get("arrays"), payload_size)
 
 
+#: Hyper-parameters added after the format's first files, with the value a file written
+#: without them means (docs/model-format.md): such a file loads with it.
+ADDED_PARAMETERS: dict[str, Any] = {"rank": 10}
+
+
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
     its native model's validating `from_state`."""
+    params = cls._get_param_names()
+    state = {**{k: v for k, v in ADDED_PARAMETERS.items() if k in params}, **state}
     try:
         _check_entries(cls, state)
     except ValueError as error:

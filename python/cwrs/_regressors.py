@@ -200,13 +200,14 @@ class ConfidenceWeightedRegressor(Regressor):
     def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out): shape
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for
-        "lowrank" its factor B, (2·rank, n_features): Σ = (I/a + BᵀB)⁻¹ over features and bias."""
+        "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B, with
+        Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias."""
         model = self._fitted_model()
         return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
 
     def covariance_matrix(self) -> Float64Array:
         """Σ over the features (bias left out) as a dense (n_features, n_features) matrix,
-        whatever the covariance form (for "lowrank", (I/a + BᵀB)⁻¹: O(d²) memory)."""
+        whatever the covariance form (for "lowrank", (diag(1/S) + BᵀB)⁻¹: O(d²) memory)."""
         model = self._fitted_model()
         covariances = model.covariance[None, :]
         return _dense_covariances(covariances, model, self.n_features_in_)[0]

@@ -1,17 +1,18 @@
 //! The low-rank covariance (docs/design.md §3.3, "Low-rank covariance"): the precision is kept
-//! as Λ = I/a + BᵀB, with B a Frequent Directions sketch (Liberty 2013; Ghashami et al. 2016) of
-//! the precision increments √c_t·x_t, and Σ is applied by Woodbury:
-//! Σx = a·x − a²·Bᵀ(I + a·BBᵀ)⁻¹Bx. The sketch holds at most 2k rows; when it is full, one
-//! eigen-decomposition of its 2k×2k Gram matrix shrinks it to k rows (every k updates), so an
-//! update costs O(kd) amortised and a prediction O(k·nnz + k²). Plain FD (no dropped mass
-//! kept as a multiple of I): BᵀB never exceeds the precision the rows added, so the model is
-//! never more certain than the full covariance on the same increments.
+//! as Λ = D + BᵀB, with B a Frequent Directions sketch (Liberty 2013; Ghashami et al. 2016) of
+//! the precision increments √c_t·x_t and D diagonal, starting at I/a. The sketch holds at most
+//! 2k rows; when it is full, one eigen-decomposition of the 2k×2k matrix B·D⁻¹·Bᵀ shrinks it
+//! to k rows (every k updates), and the mass the shrink drops from each coordinate's precision
+//! moves to D. So Λ's diagonal is always exactly the full model's, k = 0 would be the diagonal
+//! form, and until 2k updates nothing is dropped (the full form). Σ is applied by Woodbury,
+//! with S = D⁻¹: Σx = Sx − S·Bᵀ(I + BSBᵀ)⁻¹BSx. An update costs O(kd) amortised, a prediction
+//! O(k·nnz + k²).
 
 use std::borrow::Cow;
 
 use super::{
     check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, PrimalForm,
-    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR,
+    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -25,23 +26,25 @@ const STACK_ROWS: usize = 128;
 /// The rank of `covariance="lowrank"` when none is given (docs/design.md §3.3).
 pub const DEFAULT_RANK: usize = 10;
 
-/// Σ = (I/a + BᵀB)⁻¹ with B the Frequent Directions sketch of the precision increments.
+/// Σ = (D + BᵀB)⁻¹: B the Frequent Directions sketch of the precision increments, D the
+/// diagonal precision that holds what the sketch dropped.
 #[derive(Clone, Debug)]
 pub struct LowRank {
     shape: Shape,
     dim: usize,
     mean: Vec<f64>,
-    a: f64,
+    /// S = D⁻¹, one variance per coordinate (a until a shrink drops mass there).
+    variances: Vec<f64>,
     /// k: the sketch keeps 2k rows and is shrunk to k when full.
     rank: usize,
     /// The live rows of the sketch (the first `rows` of `sketch`; the others are zero).
     rows: usize,
     /// B, 2k rows of `dim` values, row-major.
     sketch: Vec<f64>,
-    /// The lower Cholesky factor L of I + a·BBᵀ over the live rows (2k×2k, row-major), derived
-    /// from `sketch` (a restored model rebuilds it the same way).
+    /// The lower Cholesky factor L of I + BSBᵀ over the live rows (2k×2k, row-major), derived
+    /// from `sketch` and `variances` (a restored model rebuilds it the same way).
     cholesky: Vec<f64>,
-    /// Work space, not part of the model: y = L⁻¹Bx of the row last prepared (2k), Σx of the
+    /// Work space, not part of the model: y = L⁻¹BSx of the row last prepared (2k), Σx of the
     /// row being learned (dim), the shrink's eigen-problem (2 × 2k×2k) and a column (2k).
     solved: Vec<f64>,
     sigma_x: Vec<f64>,
@@ -52,21 +55,10 @@ pub struct LowRank {
 
 impl PartialEq for LowRank {
     fn eq(&self, other: &Self) -> bool {
-        (
-            self.shape,
-            &self.mean,
-            self.a,
-            self.rank,
-            self.rows,
-            &self.sketch,
-        ) == (
-            other.shape,
-            &other.mean,
-            other.a,
-            other.rank,
-            other.rows,
-            &other.sketch,
-        )
+        let parts = |m: &Self| (m.shape, m.rank, m.rows);
+        parts(self) == parts(other)
+            && (&self.mean, &self.variances, &self.sketch)
+                == (&other.mean, &other.variances, &other.sketch)
     }
 }
 
@@ -94,19 +86,20 @@ impl LowRank {
         let mut sigma = vec![0.0; dim * dim];
         let mut y = vec![0.0; self.rows];
         for j in 0..dim {
-            // Column j of Σ is Σe_j: Be_j is column j of B.
+            // Column j of Σ is Σe_j, and BSe_j is S_j times column j of B.
+            let sj = self.variances[j];
             for (i, yi) in y.iter_mut().enumerate() {
-                *yi = self.sketch[i * dim + j];
+                *yi = self.sketch[i * dim + j] * sj;
             }
             self.forward(&mut y);
             self.backward(&mut y);
             for (i, out) in sigma[j * dim..(j + 1) * dim].iter_mut().enumerate() {
-                let correction: f64 = (0..self.rows)
+                let bz: f64 = (0..self.rows)
                     .map(|r| self.sketch[r * dim + i] * y[r])
                     .sum();
-                *out = -self.a * self.a * correction;
+                *out = -self.variances[i] * bz;
             }
-            sigma[j * dim + j] += self.a;
+            sigma[j * dim + j] += sj;
         }
         sigma
     }
@@ -132,44 +125,47 @@ impl LowRank {
         }
     }
 
-    /// (Bx, ‖x‖²) into `p` (the live rows), in one pass per sketch row over the row's entries.
-    fn project(&self, x: &Features, p: &mut [f64]) -> f64 {
+    /// BSx into `p` (the live rows), in one pass per sketch row over the row's entries; returns
+    /// (xᵀSx, ‖x‖²).
+    fn project(&self, x: &Features, p: &mut [f64]) -> (f64, f64) {
         for (i, pi) in p.iter_mut().enumerate().take(self.rows) {
             let b = self.row(i);
             let mut s = 0.0;
-            x.for_each(|j, xj| s += b[j] * xj);
+            x.for_each(|j, xj| s += b[j] * (self.variances[j] * xj));
             *pi = s;
         }
-        x.squared_norm()
+        let (mut prior, mut squared_norm) = (0.0, 0.0);
+        x.for_each(|j, xj| {
+            prior += self.variances[j] * xj * xj;
+            squared_norm += xj * xj;
+        });
+        (prior, squared_norm)
     }
 
-    /// v = a‖x‖² − a²‖L⁻¹Bx‖², with `y` holding Bx on entry and L⁻¹Bx on return. Kept at least
-    /// τ·a‖x‖² (τ of docs/design.md §3.6): the subtraction cancels where x lies almost in
+    /// v = xᵀSx − ‖L⁻¹BSx‖², with `y` holding BSx on entry and L⁻¹BSx on return. Kept at
+    /// least τ·xᵀSx (τ of docs/design.md §3.6): the subtraction cancels where x lies almost in
     /// the sketch's span, and a rule must never see a negative variance.
-    fn variance_from(&self, y: &mut [f64], squared_norm: f64) -> f64 {
+    fn variance_from(&self, y: &mut [f64], prior: f64) -> f64 {
         self.forward(y);
         let explained: f64 = y[..self.rows].iter().map(|t| t * t).sum();
-        let prior = self.a * squared_norm;
-        (prior - self.a * self.a * explained).max(RELATIVE_VARIANCE_FLOOR * prior)
+        (prior - explained).max(RELATIVE_VARIANCE_FLOOR * prior)
     }
 
     /// Row i of L for the live rows 0..=i (rows before i already factored): the Cholesky of
-    /// I + a·G row by row, G_ij = b_i·b_j by a plain sequential dot, so that a restored
-    /// model's factor is the same bits as the learning one's.
+    /// I + BSBᵀ row by row, by plain sequential dots, so that a restored model's factor is the
+    /// same bits as the learning one's.
     fn factor_row(&mut self, i: usize) {
         let (dim, stride) = (self.dim, self.capacity());
+        let bi = &self.sketch[i * dim..(i + 1) * dim];
         for j in 0..=i {
-            let g: f64 = self.sketch[i * dim..(i + 1) * dim]
-                .iter()
-                .zip(&self.sketch[j * dim..(j + 1) * dim])
-                .map(|(p, q)| p * q)
-                .sum();
-            let entry = f64::from(u8::from(i == j)) + self.a * g;
+            let bj = &self.sketch[j * dim..(j + 1) * dim];
+            let g: f64 = (0..dim).map(|l| bi[l] * self.variances[l] * bj[l]).sum();
+            let entry = f64::from(u8::from(i == j)) + g;
             let s: f64 = (0..j)
                 .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
                 .sum();
             self.cholesky[i * stride + j] = if i == j {
-                // I + aG ⪰ I: rounding cannot take the pivot far below 1.
+                // I + BSBᵀ ⪰ I: rounding cannot take the pivot far below 1.
                 (entry - s).max(1.0).sqrt()
             } else {
                 (entry - s) / self.cholesky[j * stride + j]
@@ -189,26 +185,26 @@ impl LowRank {
         self.factor_row(i);
     }
 
-    /// Frequent Directions: with BBᵀ = UΛUᵀ (λ descending) and δ = λ_{k+1}, B ← diag(√(1 −
-    /// δ/λ_i)) UᵀB over the k leading directions (at least k of the 2k rows become zero).
+    /// Frequent Directions in the metric of S: with BSBᵀ = UΛUᵀ (λ descending) and
+    /// δ = λ_{k+1}, B ← diag(√(1 − δ/λ_i)) UᵀB over the k leading directions (at least k of the
+    /// 2k rows become zero); each coordinate's dropped precision Σ_i B_ij² − Σ_i B'_ij² then
+    /// joins D, as the diagonal form adds an increment: S_j ← S_j / (1 + S_j·dropped_j).
     fn shrink(&mut self) {
         let (dim, m, k) = (self.dim, self.rows, self.rank);
         let stride = self.capacity();
-        // G = BBᵀ, from the factor: LLᵀ = I + aG (what it loses to rounding is below the
-        // prior's precision 1/a, and the shrink drops it).
+        // BSBᵀ = LLᵀ − I, from the factor.
         for i in 0..m {
             for j in 0..=i {
                 let s: f64 = (0..=j)
                     .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
                     .sum();
-                let g = (s - f64::from(u8::from(i == j))) / self.a;
+                let g = s - f64::from(u8::from(i == j));
                 self.eigen[i * m + j] = g;
                 self.eigen[j * m + i] = g;
             }
         }
         let values = symmetric_eigen(&mut self.eigen, &mut self.vectors, m);
-        let delta = values[k];
-        // The new row r is s_r·Σ_i U_ir b_i, computed column by column in place.
+        let delta = values[k].max(0.0);
         let scales: Vec<f64> = values[..k]
             .iter()
             .map(|&l| {
@@ -220,16 +216,30 @@ impl LowRank {
             })
             .collect();
         let kept = scales.iter().take_while(|&&s| s > 0.0).count();
+        // The new row r is s_r·Σ_i U_ir b_i, computed column by column in place.
         for j in 0..dim {
+            let mut before = 0.0;
             for i in 0..m {
-                self.column[i] = self.sketch[i * dim + j];
+                let b = self.sketch[i * dim + j];
+                self.column[i] = b;
+                before += b * b;
             }
+            let mut after = 0.0;
             for (r, &s) in scales.iter().enumerate().take(kept) {
                 let u = (0..m).map(|i| self.vectors[i * m + r] * self.column[i]);
-                self.sketch[r * dim + j] = s * u.sum::<f64>();
+                let b = s * u.sum::<f64>();
+                self.sketch[r * dim + j] = b;
+                after += b * b;
+            }
+            for i in kept..m {
+                self.sketch[i * dim + j] = 0.0;
+            }
+            let dropped = before - after;
+            if dropped > 0.0 {
+                let s = self.variances[j];
+                self.variances[j] = (s / (1.0 + s * dropped)).max(VARIANCE_FLOOR);
             }
         }
-        self.sketch[kept * dim..].iter_mut().for_each(|b| *b = 0.0);
         self.cholesky.iter_mut().for_each(|l| *l = 0.0);
         self.rows = kept;
         for i in 0..kept {
@@ -299,11 +309,11 @@ pub(crate) fn symmetric_eigen(a: &mut [f64], vectors: &mut [f64], n: usize) -> V
 impl PrimalForm for LowRank {
     const KIND: CovarianceKind = CovarianceKind::LowRank { rank: DEFAULT_RANK };
 
-    /// The mean, Σx, the 2k sketch rows, and the 2k×2k factor and eigen-problem.
+    /// The mean, S, Σx, the 2k sketch rows, and the 2k×2k factor and eigen-problem.
     fn size(kind: CovarianceKind, dim: usize) -> Option<usize> {
         let m = 2 * kind.rank()?;
         let square = m.checked_mul(m)?.checked_mul(3)?;
-        dim.checked_mul(m + 2)?.checked_add(square)
+        dim.checked_mul(m + 3)?.checked_add(square)
     }
 
     fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self {
@@ -313,7 +323,7 @@ impl PrimalForm for LowRank {
             shape,
             dim,
             mean: vec![0.0; dim],
-            a,
+            variances: vec![a; dim],
             rank,
             rows: 0,
             sketch: vec![0.0; m * dim],
@@ -326,24 +336,25 @@ impl PrimalForm for LowRank {
         }
     }
 
-    /// The state is a, then the 2k×dim sketch (k read from its length): its live rows, then
-    /// rows of zeros.
+    /// The state is S (dim values), then the 2k×dim sketch (k read from its length): its live
+    /// rows, then rows of zeros.
     fn from_parts(shape: Shape, mean: &[f64], state: &[f64]) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, state)?;
-        let rank = state.len().saturating_sub(1) / (2 * dim);
+        let rank = (state.len() / dim).saturating_sub(1) / 2;
         let kind = CovarianceKind::LowRank { rank };
-        if rank == 0 || rank > MAX_RANK || state.len() != 1 + 2 * rank * dim {
-            let what = format!("a, then 2·rank sketch rows of {dim} values");
+        if rank == 0 || rank > MAX_RANK || state.len() != (1 + 2 * rank) * dim {
+            let what = format!("{dim} variances, then 2·rank sketch rows of {dim} values");
             return Err(wrong_length(kind, dim, &what, state.len()));
         }
-        let a = state[0];
-        if a <= 0.0 {
-            return Err(impossible(kind, "needs a positive a"));
+        let (variances, sketch) = state.split_at(dim);
+        if variances.iter().any(|&s| s <= 0.0) {
+            return Err(impossible(kind, "must hold positive variances"));
         }
-        let mut model = LowRank::new(kind, shape, a);
+        let mut model = LowRank::new(kind, shape, 1.0);
         model.mean.copy_from_slice(mean);
-        model.sketch.copy_from_slice(&state[1..]);
+        model.variances.copy_from_slice(variances);
+        model.sketch.copy_from_slice(sketch);
         let zero = |i: &usize| model.row(*i).iter().all(|&b| b == 0.0);
         let rows = (0..2 * rank).find(zero).unwrap_or(2 * rank);
         if !(rows..2 * rank).all(|i| zero(&i)) {
@@ -368,10 +379,10 @@ impl PrimalForm for LowRank {
         Cow::Borrowed(&self.mean)
     }
 
-    /// a, then the sketch (2k rows of dim values).
+    /// S, then the sketch (2k rows of dim values).
     fn covariance(&self) -> Cow<'_, [f64]> {
-        let mut values = Vec::with_capacity(1 + self.sketch.len());
-        values.push(self.a);
+        let mut values = Vec::with_capacity(self.dim + self.sketch.len());
+        values.extend_from_slice(&self.variances);
         values.extend_from_slice(&self.sketch);
         Cow::Owned(values)
     }
@@ -382,22 +393,21 @@ impl Covariance for LowRank {
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
         let mut y = std::mem::take(&mut self.solved);
-        let squared_norm = self.project(&x, &mut y);
-        let v = self.variance_from(&mut y, squared_norm);
+        let (prior, squared_norm) = self.project(&x, &mut y);
+        let v = self.variance_from(&mut y, prior);
         self.backward(&mut y);
         self.solved = y;
         (v, squared_norm)
     }
 
-    /// Σx = a·x − a²·Bᵀz with z = (I + aBBᵀ)⁻¹Bx from `prepare`; then the sketch takes √c·x,
+    /// Σx = S(x − Bᵀz) with z = (I + BSBᵀ)⁻¹BSx from `prepare`; then the sketch takes √c·x,
     /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v.
     fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
         let x = self.shape.features(row);
         if step != 0.0 {
-            let scale = -self.a * self.a;
             self.sigma_x.iter_mut().for_each(|s| *s = 0.0);
             for i in 0..self.rows {
-                let zi = scale * self.solved[i];
+                let zi = -self.solved[i];
                 let b = &self.sketch[i * self.dim..(i + 1) * self.dim];
                 self.sigma_x
                     .iter_mut()
@@ -405,13 +415,15 @@ impl Covariance for LowRank {
                     .for_each(|(s, bj)| *s += zi * bj);
             }
             let sigma_x = &mut self.sigma_x;
-            x.for_each(|j, xj| sigma_x[j] += self.a * xj);
-            let largest = self.sigma_x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+            x.for_each(|j, xj| sigma_x[j] += xj);
+            let variances = &self.variances;
+            sigma_x.iter_mut().zip(variances).for_each(|(s, v)| *s *= v);
+            let largest = sigma_x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
             if step.abs() * largest >= MEAN_STEP_LIMIT {
                 let mean = &self.mean;
                 let overflows = mean
                     .iter()
-                    .zip(&self.sigma_x)
+                    .zip(sigma_x.iter())
                     .any(|(m, s)| !(m + step * s).is_finite());
                 if overflows {
                     return;
@@ -419,7 +431,7 @@ impl Covariance for LowRank {
             }
             let mean = &mut self.mean;
             mean.iter_mut()
-                .zip(&self.sigma_x)
+                .zip(sigma_x.iter())
                 .for_each(|(m, s)| *m += step * s);
         }
         if c > 0.0 && v > 0.0 {
@@ -436,8 +448,8 @@ impl Covariance for LowRank {
             large.resize(self.rows, 0.0);
             &mut large[..]
         };
-        let squared_norm = self.project(&x, y);
-        (x.dot(&self.mean), self.variance_from(y, squared_norm))
+        let (prior, _) = self.project(&x, y);
+        (x.dot(&self.mean), self.variance_from(y, prior))
     }
 
     #[inline]
@@ -446,7 +458,7 @@ impl Covariance for LowRank {
     }
 
     fn n_values(&self) -> usize {
-        self.mean.len() + self.sketch.len() + self.cholesky.len()
+        2 * self.dim + self.sketch.len() + self.cholesky.len()
     }
 
     fn n_features(&self) -> usize {
