@@ -107,13 +107,19 @@ fn the_precision_keeps_the_full_models_diagonal() {
         let c = 0.5 + next().abs();
         low.update(row, 0.1, c, v, 0.0);
         let features = x.iter().chain(std::iter::once(&1.0));
-        exact.iter_mut().zip(features).for_each(|(e, xj)| *e += c * xj * xj);
+        exact
+            .iter_mut()
+            .zip(features)
+            .for_each(|(e, xj)| *e += c * xj * xj);
         assert!(low.live_rows() <= 2 * rank);
     }
     for (j, e) in exact.iter().enumerate() {
         let sketched: f64 = (0..2 * rank).map(|i| low.row(i)[j].powi(2)).sum();
         let diagonal = 1.0 / low.variances[j] + sketched;
-        assert!((diagonal - e).abs() < 1e-10 * e, "coordinate {j}: {diagonal} vs {e}");
+        assert!(
+            (diagonal - e).abs() < 1e-10 * e,
+            "coordinate {j}: {diagonal} vs {e}"
+        );
     }
 }
 
@@ -138,7 +144,9 @@ fn the_state_restores_the_model_exactly() {
     }
     assert_eq!(restored, low);
     let mut shuffled = low.covariance().into_owned();
-    shuffled[d + 1..2 * (d + 1)].iter_mut().for_each(|b| *b = 0.0);
+    shuffled[d + 1..2 * (d + 1)]
+        .iter_mut()
+        .for_each(|b| *b = 0.0);
     assert!(
         LowRank::from_parts(low.shape(), &low.mean(), &shuffled).is_err() || low.live_rows() <= 1
     );
