@@ -16,6 +16,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
+use crate::simd::dot;
 
 /// The largest rank (a sketch of 2k rows past a few hundred costs more than it brings).
 pub const MAX_RANK: usize = 1024;
@@ -125,6 +126,22 @@ impl LowRank {
         }
     }
 
+    /// BSx into `p` (the live rows) by dots with Sx, written into `scaled`: the learning path's
+    /// projection of a dense row. Returns (xᵀSx, ‖x‖²).
+    fn project_dense(&self, x: &Features, scaled: &mut [f64], p: &mut [f64]) -> (f64, f64) {
+        let (mut prior, mut squared_norm) = (0.0, 0.0);
+        x.for_each(|j, xj| {
+            let w = self.variances[j] * xj;
+            scaled[j] = w;
+            prior += w * xj;
+            squared_norm += xj * xj;
+        });
+        for (i, pi) in p.iter_mut().enumerate().take(self.rows) {
+            *pi = dot(self.row(i), scaled);
+        }
+        (prior, squared_norm)
+    }
+
     /// BSx into `p` (the live rows), in one pass per sketch row over the row's entries; returns
     /// (xᵀSx, ‖x‖²).
     fn project(&self, x: &Features, p: &mut [f64]) -> (f64, f64) {
@@ -152,14 +169,17 @@ impl LowRank {
     }
 
     /// Row i of L for the live rows 0..=i (rows before i already factored): the Cholesky of
-    /// I + BSBᵀ row by row, by plain sequential dots, so that a restored model's factor is the
-    /// same bits as the learning one's.
+    /// I + BSBᵀ row by row, the same way whether learning or restoring, so that a restored
+    /// model's factor is the same bits as the learning one's.
     fn factor_row(&mut self, i: usize) {
         let (dim, stride) = (self.dim, self.capacity());
+        let mut scaled = std::mem::take(&mut self.sigma_x);
         let bi = &self.sketch[i * dim..(i + 1) * dim];
+        for ((w, b), s) in scaled.iter_mut().zip(bi).zip(&self.variances) {
+            *w = b * s;
+        }
         for j in 0..=i {
-            let bj = &self.sketch[j * dim..(j + 1) * dim];
-            let g: f64 = (0..dim).map(|l| bi[l] * self.variances[l] * bj[l]).sum();
+            let g = dot(&self.sketch[j * dim..(j + 1) * dim], &scaled);
             let entry = f64::from(u8::from(i == j)) + g;
             let s: f64 = (0..j)
                 .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
@@ -171,6 +191,7 @@ impl LowRank {
                 (entry - s) / self.cholesky[j * stride + j]
             };
         }
+        self.sigma_x = scaled;
     }
 
     /// Appends the row √c·x to the sketch (shrinking it first when full).
@@ -393,7 +414,14 @@ impl Covariance for LowRank {
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
         let mut y = std::mem::take(&mut self.solved);
-        let (prior, squared_norm) = self.project(&x, &mut y);
+        let (prior, squared_norm) = if let Row::Dense(_) = row {
+            let mut scaled = std::mem::take(&mut self.sigma_x);
+            let moments = self.project_dense(&x, &mut scaled, &mut y);
+            self.sigma_x = scaled;
+            moments
+        } else {
+            self.project(&x, &mut y)
+        };
         let v = self.variance_from(&mut y, prior);
         self.backward(&mut y);
         self.solved = y;
