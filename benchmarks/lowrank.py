@@ -2,15 +2,18 @@
 (issue 17; results in benchmarks/RESULTS.md, "Low-rank covariance").
 
 The stream (correlated informative features): f = 10 latent factors z ~ N(0, I); each row is
-x = Lz/√f + 0.5·ε with L a fixed d×f matrix of N(0, 1) entries and ε ~ N(0, I_d), so every
-feature is informative and the features are strongly correlated (the covariance of x is a rank-f
-matrix plus 0.25·I); the label is sign(u·z) for a fixed u ~ N(0, I_f), flipped with
-probability 0.05. The rows are made chunk by chunk from one seed, and every learner sees the
+x = L(s∘z)/√f + 0.1·ε with L a fixed d×f matrix of N(0, 1) entries, factor scales s from 3.16
+down to 0.0316 (log-spaced) and ε ~ N(0, I_d), so every feature is informative and the features
+are strongly correlated (the covariance of x is a rank-f matrix plus 0.01·I, ill-conditioned
+within the factors); the label is sign(u·z) for a fixed u ~ N(0, I_f) (the weak factors count
+as much as the strong ones), flipped with probability 0.05. The rows are made chunk by chunk from one seed, and every learner sees the
 same rows in the same order (one pass, AROW with r = 1, a = 1); test error is measured on 2,000
-further rows. Rows per second count the learning calls only (chunks of 1,000 rows).
+further rows (400 at d = 100,000). Rows per second count the learning calls only (chunks of
+1,000 rows, fewer at d = 100,000 to bound memory).
 
-    python benchmarks/lowrank.py            # d = 1,000 and 10,000, then d = 100,000
-    python benchmarks/lowrank.py --quick    # small, for a smoke test
+    python benchmarks/lowrank.py                    # d = 1,000, 10,000 and 100,000
+    python benchmarks/lowrank.py --dims 100000      # one of them
+    python benchmarks/lowrank.py --quick            # small, for a smoke test
 """
 
 from __future__ import annotations
@@ -29,7 +32,9 @@ try:
 except ImportError:  # pragma: no cover - the bench extra
     vowpalwabbit = None
 
-FACTORS, NOISE, FLIP, CHUNK = 10, 0.5, 0.05, 1000
+FACTORS, NOISE, FLIP = 10, 0.1, 0.05
+SCALES = np.logspace(0.5, -1.5, FACTORS)
+VALUES_PER_CHUNK = 20_000_000  # rows × d generated at once (160 MB)
 
 
 class Stream:
@@ -39,18 +44,19 @@ class Stream:
         rng = np.random.default_rng(seed)
         self.d, self.loadings = d, rng.normal(size=(FACTORS, d)) / np.sqrt(FACTORS)
         self.direction, self.seed = rng.normal(size=FACTORS), seed
-        self.test = self._rows(2000, np.random.default_rng(seed + 1))
+        self.chunk = max(1, min(1000, VALUES_PER_CHUNK // d))
+        self.test = self._rows(min(2000, 2 * self.chunk), np.random.default_rng(seed + 1))
 
     def _rows(self, n, rng):
         z = rng.normal(size=(n, FACTORS))
-        X = z @ self.loadings + NOISE * rng.normal(size=(n, self.d))
+        X = (z * SCALES) @ self.loadings + NOISE * rng.normal(size=(n, self.d))
         y = np.where(z @ self.direction > 0, 1, -1)
         return X, np.where(rng.random(n) < FLIP, -y, y)
 
     def chunks(self, n):
         rng = np.random.default_rng(self.seed + 2)
-        for start in range(0, n, CHUNK):
-            yield self._rows(min(CHUNK, n - start), rng)
+        for start in range(0, n, self.chunk):
+            yield self._rows(min(self.chunk, n - start), rng)
 
 
 def run_cwrs(stream, n, **params):
@@ -65,7 +71,7 @@ def run_cwrs(stream, n, **params):
 
 def _vw_lines(X, y):
     return [
-        f"{label} | " + " ".join(f"{j}:{v:.6g}" for j, v in enumerate(row)) for row, label in zip(X, y)
+        f"{label} | " + " ".join(f"{j}:{v:.5g}" for j, v in enumerate(row)) for row, label in zip(X, y)
     ]
 
 
@@ -98,7 +104,7 @@ def table(d, n, ranks, full, vw):
     if vw and vowpalwabbit is not None:
         for m in (10, 20):
             rows.append((f"VW OjaNewton m={m}", *run_vw(stream, n, m)))
-    print(f"\nd = {d:,}, {n:,} training rows (one pass), 2,000 test rows")
+    print(f"\nd = {d:,}, {n:,} training rows (one pass), {len(stream.test[1]):,} test rows")
     print("| learner | test error | rows/s | time per row vs diag |")
     print("|---|---|---|---|")
     diag_speed = rows[0][2]
@@ -114,15 +120,20 @@ def table(d, n, ranks, full, vw):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
+    parser.add_argument("--dims", type=int, nargs="*", default=[1000, 10000, 100000])
     args = parser.parse_args()
     print("cwrs", cwrs.__version__, "vowpalwabbit",
           vowpalwabbit.__version__ if vowpalwabbit else "not installed")
     if args.quick:
         table(200, 3000, [5, 20], full=True, vw=True)
         return
-    table(1000, 20000, [5, 10, 20, 50], full=True, vw=True)
-    table(10000, 5000, [5, 10, 20, 50], full=False, vw=True)
-    table(100000, 2000, [20], full=False, vw=False)
+    runs = {
+        1000: (20000, [5, 10, 20, 50], True, True),
+        10000: (4000, [5, 10, 20, 50], False, True),
+        100000: (2000, [20], False, False),
+    }
+    for d in args.dims:
+        table(d, *runs[d])
 
 
 if __name__ == "__main__":

@@ -676,8 +676,10 @@ class ConfidenceWeightedClassifier(Classifier):
     @property
     def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out). Two classes: shape
-        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
-        classes: one such covariance per class, stacked on a first axis."""
+        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for
+        "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B,
+        with Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias (`covariance_matrix()` forms it);
+        more classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
         if model.kind in ("kernel", "multiclass_kernel"):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
