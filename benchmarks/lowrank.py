@@ -13,6 +13,7 @@ further rows (400 at d = 100,000). Rows per second count the learning calls only
 
     python benchmarks/lowrank.py                    # d = 1,000, 10,000 and 100,000
     python benchmarks/lowrank.py --dims 100000      # one of them
+    python benchmarks/lowrank.py --dims 1000 --rows 3000   # fewer rows than features
     python benchmarks/lowrank.py --quick            # small, for a smoke test
 """
 
@@ -113,14 +114,18 @@ def table(d, n, ranks, full, vw):
     errors = dict((name, error) for name, error, _ in rows)
     if "full" in errors and "lowrank k=20" in errors:
         gap = errors["diag"] - errors["full"]
-        closed = (errors["diag"] - errors["lowrank k=20"]) / gap if gap > 0 else float("nan")
-        print(f"k = 20 closes {100 * closed:.0f}% of the diag→full error gap")
+        if gap > 0:
+            closed = (errors["diag"] - errors["lowrank k=20"]) / gap
+            print(f"k = 20 closes {100 * closed:.0f}% of the diag→full error gap")
+        else:
+            print("full is no better than diag here: there is no diag→full gap to close")
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
     parser.add_argument("--dims", type=int, nargs="*", default=[1000, 10000, 100000])
+    parser.add_argument("--rows", type=int, help="training rows (default: per dimension)")
     args = parser.parse_args()
     print("cwrs", cwrs.__version__, "vowpalwabbit",
           vowpalwabbit.__version__ if vowpalwabbit else "not installed")
@@ -133,7 +138,8 @@ def main():
         100000: (2000, [20], False, False),
     }
     for d in args.dims:
-        table(d, *runs[d])
+        n, *rest = runs[d]
+        table(d, args.rows or n, *rest)
 
 
 if __name__ == "__main__":
