@@ -1,7 +1,7 @@
 //! One type for every learner kind, built from a named configuration or state ([`State`]), with
 //! the one set of methods the Python bindings call. The configuration entries (all kinds:
-//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`,
-//! `penalty` and, with a penalty, `alpha` and `penalize_intercept`; multiclass kinds: `strategy`,
+//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`
+//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and `penalize_intercept`; multiclass kinds: `strategy`,
 //! `n_classes`; kernel kinds: `kernel`, `gamma`, `degree`, `coef0`, `budget`) and the learned
 //! entries of each kind are listed in docs/model-format.md.
 
@@ -47,7 +47,7 @@ pub enum Targets<'a> {
 }
 
 /// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 17] = [
+const CONFIG_KEYS: [&str; 18] = [
     "kind",
     "rule",
     "params",
@@ -55,6 +55,7 @@ const CONFIG_KEYS: [&str; 17] = [
     "fit_intercept",
     "a",
     "covariance",
+    "rank",
     "penalty",
     "alpha",
     "penalize_intercept",
@@ -108,7 +109,7 @@ fn shape(config: &State) -> Result<(usize, bool), CwError> {
 }
 
 fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
-    CovarianceKind::from_name(config.string("covariance")?)
+    CovarianceKind::from_config(config.string("covariance")?, || config.count("rank"))
 }
 
 fn strategy(config: &State) -> Result<Strategy, CwError> {
@@ -652,6 +653,11 @@ impl Estimator {
         match kind {
             // A full covariance is dim² numbers, and an update touches dim of them per entry.
             CovarianceKind::Full => (n * dim * dim, n * (entries + 1.0) * dim),
+            // 2k sketch rows; an update makes a few passes over them.
+            CovarianceKind::LowRank { rank } => {
+                let rows = 2.0 * rank as f64;
+                (n * rows * dim, n * (entries + 3.0 * dim) * rows)
+            }
             _ => (n * 2.0 * dim, n * (entries + 1.0)),
         }
     }

@@ -105,6 +105,7 @@ impl Layout {
             CovarianceKind::Identity => 0,
             CovarianceKind::Diagonal => self.dim,
             CovarianceKind::Full => self.dim * self.dim,
+            CovarianceKind::LowRank { .. } => unreachable!("low-rank models are refused first"),
         }
     }
 }
@@ -126,6 +127,11 @@ pub fn merge(
     let kind = first.covariance_kind().ok_or_else(|| {
         CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
     })?;
+    if let CovarianceKind::LowRank { .. } = kind {
+        return Err(CwError::InvalidParameter(
+            "low-rank models cannot be merged yet (merge diag or full models)".into(),
+        ));
+    }
     for (k, model) in models.iter().enumerate().skip(1) {
         check_same(first.config(), model.config(), &format!("model {k}"))?;
     }

@@ -45,7 +45,7 @@ impl StepRule for RegressionRule {
 pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
     covariance_fits(rule.is_second_order(), kind, || {
         let expected = if rule.is_second_order() {
-            "\"diag\" or \"full\""
+            "\"diag\", \"full\" or \"lowrank\""
         } else {
             "identity"
         };

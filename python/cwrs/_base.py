@@ -23,6 +23,7 @@ from ._params import (
     check_pass_params,
     kernel_spec,
     l1_spec,
+    covariance_config,
     model_args,
     resolve_gamma,
 )
@@ -466,7 +467,8 @@ class Classifier(Estimator):
         shape = {} if n_classes == 2 else {"strategy": self.multi_class, "n_classes": n_classes}
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
-            fit_intercept, a, covariance=covariance, **_l1_config(l1_spec(self)), **shape,
+            fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
+            **shape,
         )
         return _cwrs.Model(config), feature_map
 
@@ -702,14 +704,26 @@ class ConfidenceWeightedClassifier(Classifier):
     @property
     def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out). Two classes: shape
-        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"; more
-        classes: one such covariance per class, stacked on a first axis."""
+        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for
+        "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B,
+        with Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias (`covariance_matrix()` forms it);
+        more classes: one such covariance per class, stacked on a first axis."""
         model = self._fitted_model()
         if model.kind in ("kernel", "multiclass_kernel"):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
         if model.kind == "binary":
             return _feature_block(model.covariance[None, :], model, self._n_weights())[0]
         return _feature_block(model.covariance, model, self._n_weights())
+
+    def covariance_matrix(self) -> Float64Array:
+        """Σ over the features (bias left out) as a dense matrix, whatever the covariance form:
+        shape (n_features, n_features), or one per class stacked on a first axis with more than
+        two classes. For `covariance="lowrank"` this forms (diag(1/S) + BᵀB)⁻¹: O(d²) memory."""
+        self.covariance_  # the same refusals (kernel learners)
+        model = self._fitted_model()
+        covariances = model.covariance if model.kind == "multiclass" else model.covariance[None, :]
+        dense = _dense_covariances(covariances, model, self._n_weights())
+        return dense if model.kind == "multiclass" else dense[0]
 
 
 # The kinds of model the one-row path of partial_fit drives (primal: no kernel).
@@ -758,8 +772,26 @@ def _feature_block(covariances, model, n_features):
     """Per-row covariance values (as the native model stores them) restricted to the features."""
     if model.covariance_kind == "diag":
         return covariances[:, :n_features]
+    if model.covariance_kind == "lowrank":  # the variances S, then the sketch B (2k × dim)
+        dim = n_features + int(model.config["fit_intercept"])
+        return covariances.reshape(len(covariances), -1, dim)[:, :, :n_features]
     dim = int(round(np.sqrt(covariances.shape[1])))
     return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
+
+
+def _dense_covariances(covariances, model, n_features):
+    """Σ over the features per row of native covariance values, as dense matrices."""
+    if model.covariance_kind == "diag":
+        return np.stack([np.diag(row) for row in _feature_block(covariances, model, n_features)])
+    if model.covariance_kind != "lowrank":
+        return _feature_block(covariances, model, n_features)
+    dim = n_features + int(model.config["fit_intercept"])
+    out = np.empty((len(covariances), n_features, n_features))
+    for k, row in enumerate(covariances):
+        variances, sketch = row[:dim], row[dim:].reshape(-1, dim)
+        sigma = np.linalg.inv(np.diag(1.0 / variances) + sketch.T @ sketch)
+        out[k] = sigma[:n_features, :n_features]
+    return out
 
 
 def _classes(y):

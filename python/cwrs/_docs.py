@@ -31,10 +31,17 @@ a : float, default=1.0
     Initial variance, Σ₀ = a·I (a > 0): the prior of every weight is N(0, a), so a feature seen
     for the first time has mean 0 and variance a.""",
     "covariance": """\
-covariance : {"diag", "full"}, default="diag"
+covariance : {"diag", "full", "lowrank"}, default="diag"
     "full" keeps the d×d covariance (Sherman–Morrison rank-one updates, O(d²) per update);
     "diag" keeps one variance per feature, the diagonal of the precision update
-    (Σ_j ← Σ_j / (1 + c·Σ_j·x_j²), the papers' own choice), O(nnz) per example.""",
+    (Σ_j ← Σ_j / (1 + c·Σ_j·x_j²), the papers' own choice), O(nnz) per example; "lowrank"
+    keeps the precision D + BᵀB, B a Frequent Directions sketch of 2·rank rows of the updates
+    and D diagonal, holding what the sketch drops (O(rank·d) per update, O(rank·nnz + rank²)
+    per prediction): the full form's leading correlations at a cost linear in d.""",
+    "rank": """\
+rank : int, default=10
+    The sketch's rank k with `covariance="lowrank"` (1 ≤ k ≤ 1024): 2k rows of d values. The
+    model equals the full-covariance one until 2k updates.""",
     "penalty": """\
 penalty : {None, "l1", "l1-uniform"}, default=None
     Sparse training (`covariance="diag"` only): after every update each weight is
@@ -140,8 +147,10 @@ intercept_ : ndarray of shape (1,) or (n_classes,)
 _COVARIANCE_ATTRIBUTE = """\
 covariance_ : ndarray
     The covariance over the features (bias left out): (n_features, n_features) with
-    `covariance="full"`, (n_features,) with "diag"; with more than two classes one per class,
-    stacked on a first axis. Not defined for kernel learners (their covariance is dual)."""
+    `covariance="full"`, (n_features,) with "diag", and with "lowrank" its factors, shape
+    (1 + 2·rank, n_features): row 0 the variances S, then the sketch B (unused rows 0), with
+    Σ = (diag(1/S) + BᵀB)⁻¹ over the features and bias; with more than two classes one per class, stacked on a first axis. Not defined for kernel
+    learners (their covariance is dual). `covariance_matrix()` gives Σ itself."""
 
 _KERNEL_ATTRIBUTES = """\
 n_updates_ : int

@@ -66,6 +66,7 @@ REGRESSOR_PARAMETERS: dict[str, Any] = {
 SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "a": 1.0,
     "covariance": "diag",
+    "rank": 10,
     "penalty": None,
     "alpha": 1e-4,
     "penalize_intercept": False,
@@ -163,8 +164,21 @@ def model_args(estimator):
         return params, "identity", 1.0, fit_intercept
     covariance, a = estimator.covariance, as_float("a", estimator.a)
     if not isinstance(covariance, str):
-        raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
+        raise InvalidParameterError(
+            f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
+        )
     return params, covariance, a, fit_intercept
+
+
+def covariance_config(estimator, covariance):
+    """The configuration entries of the covariance form: its name, and the sketch's rank for
+    "lowrank" (checked here: a positive int; the native model checks its upper bound)."""
+    if covariance != "lowrank":
+        return {"covariance": covariance}
+    rank = estimator.rank
+    if isinstance(rank, (bool, np.bool_)) or not isinstance(rank, numbers.Integral) or rank < 1:
+        raise InvalidParameterError(f"rank must be a positive int, got {rank!r}")
+    return {"covariance": covariance, "rank": int(rank)}
 
 
 def l1_spec(estimator):
@@ -300,8 +314,11 @@ def check_params(estimator, n_classes=2):
             )
         _check_positive("a", a)
         return
-    if covariance not in ("identity", "diag", "full"):
-        raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
+    if covariance not in ("identity", "diag", "full", "lowrank"):
+        raise InvalidParameterError(
+            f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
+        )
+    covariance_config(estimator, covariance)
     _check_positive("a", a)
     if l1 is not None:
         penalty, alpha, _ = l1
@@ -353,6 +370,12 @@ _INEFFECTIVE = (
     _kernel_parameter("degree", ("poly",)),
     _kernel_parameter("coef0", ("poly",)),
     _kernel_parameter("budget", ("linear", "rbf", "poly", "a callable kernel")),
+    _Dependent(
+        "rank",
+        lambda est: est.covariance == "lowrank",
+        False,
+        'is the rank of the sketched covariance, which needs covariance="lowrank"',
+    ),
     _Dependent(
         "alpha",
         lambda est: est.penalty is not None,

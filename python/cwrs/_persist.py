@@ -80,8 +80,9 @@ HELPER_CLASSES: dict[str, Any] = {"RandomFourierFeatures": RandomFourierFeatures
 
 
 # ------------------------------------------------------------------------ checks (both ways)
-# Hyper-parameters added after files were written: one without them has their default.
-ADDED_PARAMETERS = {"n_jobs": 1}
+#: Hyper-parameters added after the format's first files, with the value a file written
+#: without them means (docs/model-format.md): such a file loads with it.
+ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10}
 
 
 def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
@@ -699,9 +700,8 @@ def _parse_header(
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
     its native model's validating `from_state`."""
-    for name, default in ADDED_PARAMETERS.items():
-        if name in cls._get_param_names():
-            state.setdefault(name, default)
+    params = cls._get_param_names()
+    state = {**{k: v for k, v in ADDED_PARAMETERS.items() if k in params}, **state}
     try:
         _check_entries(cls, state)
     except ValueError as error:

@@ -22,6 +22,7 @@ from . import _cwrs
 from ._base import (
     Estimator,
     _config,
+    _dense_covariances,
     _feature_block,
     _is_one_row,
     _l1_config,
@@ -29,7 +30,14 @@ from ._base import (
     _single_value,
 )
 from ._docs import document
-from ._params import check_params, check_pass_params, l1_spec, model_args, store_params
+from ._params import (
+    check_params,
+    check_pass_params,
+    covariance_config,
+    l1_spec,
+    model_args,
+    store_params,
+)
 from ._typing import Covariance, Penalty, RandomState
 from ._validation import (
     check_feature_names,
@@ -74,7 +82,7 @@ class Regressor(Estimator):
         return _cwrs.Model(
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
-                covariance=covariance, **_l1_config(l1_spec(self)),
+                **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
             )
         )
 
@@ -186,9 +194,18 @@ class ConfidenceWeightedRegressor(Regressor):
     @property
     def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out): shape
-        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag"."""
+        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for
+        "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B, with
+        Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias."""
         model = self._fitted_model()
         return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
+
+    def covariance_matrix(self) -> Float64Array:
+        """Σ over the features (bias left out) as a dense (n_features, n_features) matrix,
+        whatever the covariance form (for "lowrank", (diag(1/S) + BᵀB)⁻¹: O(d²) memory)."""
+        model = self._fitted_model()
+        covariances = model.covariance[None, :]
+        return _dense_covariances(covariances, model, self.n_features_in_)[0]
 
 
 @document
@@ -211,6 +228,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         r: float = 1.0,
         a: float = 1.0,
         covariance: Covariance = "diag",
+        rank: int = 10,
         penalty: Penalty = None,
         alpha: float = 1e-4,
         penalize_intercept: bool = False,

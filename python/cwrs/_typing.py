@@ -19,7 +19,7 @@ ArrayLike = npt.ArrayLike
 SampleWeight = Union[npt.NDArray[Any], Sequence[float], float, None]
 #: The seed of the shuffling and of the random features.
 RandomState = Union[int, np.random.RandomState, np.random.Generator, None]
-Covariance = Literal["diag", "full"]
+Covariance = Literal["diag", "full", "lowrank"]
 MultiClass = Literal["max-score", "ovr"]
 #: A built-in kernel, or a callable k(X, Z) returning the (len(X), len(Z)) matrix of values.
 Kernel = Union[Literal["linear", "rbf", "poly"], Callable[[Any, Any], Any], None]

@@ -104,11 +104,11 @@ impl Diagonal {
 impl PrimalForm for Diagonal {
     const KIND: CovarianceKind = CovarianceKind::Diagonal;
 
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(2)
     }
 
-    fn new(shape: Shape, a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, a: f64) -> Self {
         let coordinate = Coordinate {
             mean: 0.0,
             variance: a,

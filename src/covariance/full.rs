@@ -544,7 +544,7 @@ impl PrimalForm for Full {
     const KIND: CovarianceKind = CovarianceKind::Full;
 
     /// The mean, Σ₀ and the dense x and Σx of the row being learned.
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(dim + 2)
     }
 
@@ -555,7 +555,7 @@ impl PrimalForm for Full {
         (what, advice)
     }
 
-    fn new(shape: Shape, a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, a: f64) -> Self {
         let dim = shape.dim();
         let mut sigma = vec![0.0; dim * dim];
         sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);

@@ -50,7 +50,7 @@ fn symmetric(sigma: &[f64], d: usize) -> bool {
 fn guards_do_not_bind_on_ordinary_data() {
     for (d, c) in [(6, 1.0), (6, 100.0), (40, 0.5)] {
         let shape = Shape::new(d, false).unwrap();
-        let mut full = Full::new(shape, 1.0);
+        let mut full = Full::new(CovarianceKind::Full, shape, 1.0);
         let mut next = uniform(0x9E37_79B9_7F4A_7C15 + d as u64);
         for _ in 0..3000 {
             let x: Vec<f64> = (0..d).map(|_| next() * 3.0).collect();
@@ -70,7 +70,7 @@ fn guards_do_not_bind_on_ordinary_data() {
 fn guards_cap_a_collapsing_step() {
     let shape = Shape::new(3, false).unwrap();
     let x = [1.0, 2.0, -3.0];
-    let mut full = Full::new(shape, 1.0);
+    let mut full = Full::new(CovarianceKind::Full, shape, 1.0);
     let (v, _) = full.prepare(Row::Dense(&x));
     full.update(Row::Dense(&x), 0.0, f64::INFINITY, v, 0.0);
     let (after, _) = full.prepare(Row::Dense(&x));

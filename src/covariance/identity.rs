@@ -20,11 +20,11 @@ pub struct Identity {
 impl PrimalForm for Identity {
     const KIND: CovarianceKind = CovarianceKind::Identity;
 
-    fn size(dim: usize) -> Option<usize> {
+    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         Some(dim)
     }
 
-    fn new(shape: Shape, _a: f64) -> Self {
+    fn new(_kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
         Identity {
             shape,
             mean: vec![0.0; shape.dim()],

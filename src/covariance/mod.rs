@@ -42,11 +42,13 @@ mod diagonal;
 pub mod dual;
 pub(crate) mod full;
 mod identity;
+mod lowrank;
 mod primal;
 
 pub use diagonal::{Coordinate, Diagonal};
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
+pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
 pub use primal::{Gaussian, PrimalForm};
 
 use crate::data::{Features, Matrix, Row};
@@ -219,6 +221,9 @@ pub(crate) fn learn_each<'a, C: Covariance>(
 /// Which covariance a learner keeps.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CovarianceKind {
+    /// Precision I/a + BᵀB, B a Frequent Directions sketch of 2·`rank` rows: O(rank·d) per
+    /// update (docs/design.md §3.3).
+    LowRank { rank: usize },
     /// Σ = I fixed: the first-order rules (Perceptron, PA).
     Identity,
     /// One variance per feature: the diagonal of the precision update, O(nnz) per example.
@@ -234,8 +239,32 @@ impl CovarianceKind {
             "diag" => Ok(CovarianceKind::Diagonal),
             "full" => Ok(CovarianceKind::Full),
             _ => Err(CwError::InvalidParameter(format!(
-                "covariance must be \"diag\" or \"full\", got {name:?}"
+                "covariance must be \"diag\" or \"full\" (or \"lowrank\", with rank), got {name:?}"
             ))),
+        }
+    }
+
+    /// The configured form: `name`, with `rank` (asked only for "lowrank").
+    pub fn from_config(
+        name: &str,
+        rank: impl FnOnce() -> Result<usize, CwError>,
+    ) -> Result<CovarianceKind, CwError> {
+        if name != "lowrank" {
+            return Self::from_name(name);
+        }
+        match rank()? {
+            rank @ 1..=MAX_RANK => Ok(CovarianceKind::LowRank { rank }),
+            rank => Err(CwError::InvalidParameter(format!(
+                "rank must be an integer in [1, {MAX_RANK}], got {rank}"
+            ))),
+        }
+    }
+
+    /// The sketch's rank k of the low-rank form.
+    pub fn rank(&self) -> Option<usize> {
+        match self {
+            CovarianceKind::LowRank { rank } => Some(*rank),
+            _ => None,
         }
     }
 
@@ -244,6 +273,7 @@ impl CovarianceKind {
             CovarianceKind::Identity => "identity",
             CovarianceKind::Diagonal => "diag",
             CovarianceKind::Full => "full",
+            CovarianceKind::LowRank { .. } => "lowrank",
         }
     }
 }

@@ -5,17 +5,20 @@
 
 use std::borrow::Cow;
 
-use super::{Covariance, CovarianceKind, Diagonal, Full, Identity, Observation, Update};
+use super::{Covariance, CovarianceKind, Diagonal, Full, Identity, LowRank, Observation, Update};
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
 use crate::sparse_l1::L1;
 
 /// What the primal forms share beyond [`Covariance`]: construction, memory size and state.
 pub trait PrimalForm: Covariance + Sized {
+    /// The form (with its default parameters, for a form that has some: the model's own is
+    /// [`PrimalForm::kind`]).
     const KIND: CovarianceKind;
 
-    /// The numbers one model over `dim` coordinates holds (`None` if that overflows).
-    fn size(dim: usize) -> Option<usize>;
+    /// The numbers one model of `kind` over `dim` coordinates holds (`None` if that
+    /// overflows).
+    fn size(kind: CovarianceKind, dim: usize) -> Option<usize>;
 
     /// What a model too large to allocate is called in the error, and advice on a smaller one.
     fn describe(dim: usize, classes: &str, each: &str) -> (String, &'static str) {
@@ -26,11 +29,17 @@ pub trait PrimalForm: Covariance + Sized {
         (what, "")
     }
 
-    /// μ = 0, Σ = a·I.
-    fn new(shape: Shape, a: f64) -> Self;
+    /// μ = 0, Σ = a·I (`kind` gives the form's parameters).
+    fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self;
 
-    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
+    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`] (which
+    /// hold the form's parameters).
     fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError>;
+
+    /// The model's form, with its parameters.
+    fn kind(&self) -> CovarianceKind {
+        Self::KIND
+    }
 
     fn shape(&self) -> Shape;
 
@@ -84,8 +93,8 @@ macro_rules! primal_forms {
                     n => (format!("{n} classes of "), "each "),
                 };
                 let (size, (what, advice)) = match kind {
-                    $(CovarianceKind::$form => {
-                        ($form::size(dim), $form::describe(dim, &classes, each))
+                    $(CovarianceKind::$form { .. } => {
+                        ($form::size(kind, dim), $form::describe(dim, &classes, each))
                     })*
                 };
                 check_memory(size.and_then(|n| n.checked_mul(copies)), || what, advice)
@@ -94,27 +103,37 @@ macro_rules! primal_forms {
             /// μ = 0, Σ = a·I over the coordinates of `shape`.
             pub fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Gaussian {
                 match kind {
-                    $(CovarianceKind::$form => Gaussian::$form($form::new(shape, a)),)*
+                    $(CovarianceKind::$form { .. } => {
+                        Gaussian::$form($form::new(kind, shape, a))
+                    })*
                 }
             }
 
-            /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`].
+            /// Rebuilds a Gaussian from [`Gaussian::mean`] and [`Gaussian::covariance_state`],
+            /// which must be of `kind` (with its parameters).
             pub fn from_parts(
                 kind: CovarianceKind,
                 shape: Shape,
                 mean: &[f64],
                 covariance: &[f64],
             ) -> Result<Gaussian, CwError> {
-                Ok(match kind {
-                    $(CovarianceKind::$form => {
+                let model = match kind {
+                    $(CovarianceKind::$form { .. } => {
                         Gaussian::$form($form::from_parts(shape, mean, covariance)?)
                     })*
-                })
+                };
+                if model.kind() != kind {
+                    return Err(CwError::InvalidInput(format!(
+                        "a covariance state of {:?} where {kind:?} was configured",
+                        model.kind()
+                    )));
+                }
+                Ok(model)
             }
 
             pub fn kind(&self) -> CovarianceKind {
                 match self {
-                    $(Gaussian::$form(_) => $form::KIND,)*
+                    $(Gaussian::$form(f) => f.kind(),)*
                 }
             }
 
@@ -256,4 +275,4 @@ macro_rules! primal_forms {
     };
 }
 
-primal_forms!(Identity, Diagonal, Full);
+primal_forms!(Identity, Diagonal, Full, LowRank);

@@ -1,0 +1,499 @@
+//! The low-rank covariance (docs/design.md §3.3, "Low-rank covariance"): the precision is kept
+//! as Λ = D + BᵀB, with B a Frequent Directions sketch (Liberty 2013; Ghashami et al. 2016) of
+//! the precision increments √c_t·x_t and D diagonal, starting at I/a. The sketch holds at most
+//! 2k rows; when it is full, one eigen-decomposition of the 2k×2k matrix B·D⁻¹·Bᵀ shrinks it
+//! to k rows (every k updates), and the mass the shrink drops from each coordinate's precision
+//! moves to D. So Λ's diagonal is always exactly the full model's, k = 0 would be the diagonal
+//! form, and until 2k updates nothing is dropped (the full form). Σ is applied by Woodbury,
+//! with S = D⁻¹: Σx = Sx − S·Bᵀ(I + BSBᵀ)⁻¹BSx. An update costs O(kd) amortised, a prediction
+//! O(k·nnz + k²).
+
+use std::borrow::Cow;
+
+use super::{
+    check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, PrimalForm,
+    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
+};
+use crate::data::{Features, Row, Shape};
+use crate::error::CwError;
+use crate::simd::dot;
+
+/// The largest rank (a sketch of 2k rows past a few hundred costs more than it brings).
+pub const MAX_RANK: usize = 1024;
+
+/// Sketch rows up to which a prediction keeps the row's projection on the stack.
+const STACK_ROWS: usize = 128;
+
+/// The rank of `covariance="lowrank"` when none is given (docs/design.md §3.3).
+pub const DEFAULT_RANK: usize = 10;
+
+/// Σ = (D + BᵀB)⁻¹: B the Frequent Directions sketch of the precision increments, D the
+/// diagonal precision that holds what the sketch dropped.
+#[derive(Clone, Debug)]
+pub struct LowRank {
+    shape: Shape,
+    dim: usize,
+    mean: Vec<f64>,
+    /// S = D⁻¹, one variance per coordinate (a until a shrink drops mass there).
+    variances: Vec<f64>,
+    /// k: the sketch keeps 2k rows and is shrunk to k when full.
+    rank: usize,
+    /// The live rows of the sketch (the first `rows` of `sketch`; the others are zero).
+    rows: usize,
+    /// B, 2k rows of `dim` values, row-major.
+    sketch: Vec<f64>,
+    /// The lower Cholesky factor L of I + BSBᵀ over the live rows (2k×2k, row-major), derived
+    /// from `sketch` and `variances` (a restored model rebuilds it the same way).
+    cholesky: Vec<f64>,
+    /// Work space, not part of the model: y = L⁻¹BSx of the row last prepared (2k), Σx of the
+    /// row being learned (dim), the shrink's eigen-problem (2 × 2k×2k) and a column (2k).
+    solved: Vec<f64>,
+    sigma_x: Vec<f64>,
+    eigen: Vec<f64>,
+    vectors: Vec<f64>,
+    column: Vec<f64>,
+}
+
+impl PartialEq for LowRank {
+    fn eq(&self, other: &Self) -> bool {
+        let parts = |m: &Self| (m.shape, m.rank, m.rows);
+        parts(self) == parts(other)
+            && (&self.mean, &self.variances, &self.sketch)
+                == (&other.mean, &other.variances, &other.sketch)
+    }
+}
+
+impl LowRank {
+    fn capacity(&self) -> usize {
+        2 * self.rank
+    }
+
+    fn row(&self, i: usize) -> &[f64] {
+        &self.sketch[i * self.dim..(i + 1) * self.dim]
+    }
+
+    /// The sketch's live rows (`rank` rows at most after a shrink, 2k before one).
+    pub fn live_rows(&self) -> usize {
+        self.rows
+    }
+
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+
+    /// Σ as a dense dim×dim row-major matrix (O(d²) memory: on request only).
+    pub fn dense_covariance(&self) -> Vec<f64> {
+        let dim = self.dim;
+        let mut sigma = vec![0.0; dim * dim];
+        let mut y = vec![0.0; self.rows];
+        for j in 0..dim {
+            // Column j of Σ is Σe_j, and BSe_j is S_j times column j of B.
+            let sj = self.variances[j];
+            for (i, yi) in y.iter_mut().enumerate() {
+                *yi = self.sketch[i * dim + j] * sj;
+            }
+            self.forward(&mut y);
+            self.backward(&mut y);
+            for (i, out) in sigma[j * dim..(j + 1) * dim].iter_mut().enumerate() {
+                let bz: f64 = (0..self.rows)
+                    .map(|r| self.sketch[r * dim + i] * y[r])
+                    .sum();
+                *out = -self.variances[i] * bz;
+            }
+            sigma[j * dim + j] += sj;
+        }
+        sigma
+    }
+
+    /// y ← L⁻¹y over the live rows.
+    fn forward(&self, y: &mut [f64]) {
+        let stride = self.capacity();
+        for i in 0..self.rows {
+            let l = &self.cholesky[i * stride..i * stride + i + 1];
+            let s: f64 = (0..i).map(|t| l[t] * y[t]).sum();
+            y[i] = (y[i] - s) / l[i];
+        }
+    }
+
+    /// y ← L⁻ᵀy over the live rows.
+    fn backward(&self, y: &mut [f64]) {
+        let stride = self.capacity();
+        for i in (0..self.rows).rev() {
+            let s: f64 = (i + 1..self.rows)
+                .map(|t| self.cholesky[t * stride + i] * y[t])
+                .sum();
+            y[i] = (y[i] - s) / self.cholesky[i * stride + i];
+        }
+    }
+
+    /// BSx into `p` (the live rows) by dots with Sx, written into `scaled`: the learning path's
+    /// projection of a dense row. Returns (xᵀSx, ‖x‖²).
+    fn project_dense(&self, x: &Features, scaled: &mut [f64], p: &mut [f64]) -> (f64, f64) {
+        let (mut prior, mut squared_norm) = (0.0, 0.0);
+        x.for_each(|j, xj| {
+            let w = self.variances[j] * xj;
+            scaled[j] = w;
+            prior += w * xj;
+            squared_norm += xj * xj;
+        });
+        for (i, pi) in p.iter_mut().enumerate().take(self.rows) {
+            *pi = dot(self.row(i), scaled);
+        }
+        (prior, squared_norm)
+    }
+
+    /// BSx into `p` (the live rows), in one pass per sketch row over the row's entries; returns
+    /// (xᵀSx, ‖x‖²).
+    fn project(&self, x: &Features, p: &mut [f64]) -> (f64, f64) {
+        for (i, pi) in p.iter_mut().enumerate().take(self.rows) {
+            let b = self.row(i);
+            let mut s = 0.0;
+            x.for_each(|j, xj| s += b[j] * (self.variances[j] * xj));
+            *pi = s;
+        }
+        let (mut prior, mut squared_norm) = (0.0, 0.0);
+        x.for_each(|j, xj| {
+            prior += self.variances[j] * xj * xj;
+            squared_norm += xj * xj;
+        });
+        (prior, squared_norm)
+    }
+
+    /// v = xᵀSx − ‖L⁻¹BSx‖², with `y` holding BSx on entry and L⁻¹BSx on return. Kept at
+    /// least τ·xᵀSx (τ of docs/design.md §3.6): the subtraction cancels where x lies almost in
+    /// the sketch's span, and a rule must never see a negative variance.
+    fn variance_from(&self, y: &mut [f64], prior: f64) -> f64 {
+        self.forward(y);
+        let explained: f64 = y[..self.rows].iter().map(|t| t * t).sum();
+        (prior - explained).max(RELATIVE_VARIANCE_FLOOR * prior)
+    }
+
+    /// Row i of L for the live rows 0..=i (rows before i already factored): the Cholesky of
+    /// I + BSBᵀ row by row, the same way whether learning or restoring, so that a restored
+    /// model's factor is the same bits as the learning one's.
+    fn factor_row(&mut self, i: usize) {
+        let (dim, stride) = (self.dim, self.capacity());
+        let mut scaled = std::mem::take(&mut self.sigma_x);
+        let bi = &self.sketch[i * dim..(i + 1) * dim];
+        for ((w, b), s) in scaled.iter_mut().zip(bi).zip(&self.variances) {
+            *w = b * s;
+        }
+        for j in 0..=i {
+            let g = dot(&self.sketch[j * dim..(j + 1) * dim], &scaled);
+            let entry = f64::from(u8::from(i == j)) + g;
+            let s: f64 = (0..j)
+                .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
+                .sum();
+            self.cholesky[i * stride + j] = if i == j {
+                // I + BSBᵀ ⪰ I: rounding cannot take the pivot far below 1.
+                (entry - s).max(1.0).sqrt()
+            } else {
+                (entry - s) / self.cholesky[j * stride + j]
+            };
+        }
+        self.sigma_x = scaled;
+    }
+
+    /// Appends the row √c·x to the sketch (shrinking it first when full).
+    fn insert(&mut self, x: &Features, c: f64) {
+        if self.rows == self.capacity() {
+            self.shrink();
+        }
+        let (i, scale) = (self.rows, c.sqrt());
+        let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
+        x.for_each(|j, xj| row[j] = scale * xj);
+        self.rows += 1;
+        self.factor_row(i);
+    }
+
+    /// Frequent Directions in the metric of S: with BSBᵀ = UΛUᵀ (λ descending) and
+    /// δ = λ_{k+1}, B ← diag(√(1 − δ/λ_i)) UᵀB over the k leading directions (at least k of the
+    /// 2k rows become zero); each coordinate's dropped precision Σ_i B_ij² − Σ_i B'_ij² then
+    /// joins D, as the diagonal form adds an increment: S_j ← S_j / (1 + S_j·dropped_j).
+    fn shrink(&mut self) {
+        let (dim, m, k) = (self.dim, self.rows, self.rank);
+        let stride = self.capacity();
+        // BSBᵀ = LLᵀ − I, from the factor.
+        for i in 0..m {
+            for j in 0..=i {
+                let s: f64 = (0..=j)
+                    .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
+                    .sum();
+                let g = s - f64::from(u8::from(i == j));
+                self.eigen[i * m + j] = g;
+                self.eigen[j * m + i] = g;
+            }
+        }
+        let values = symmetric_eigen(&mut self.eigen, &mut self.vectors, m);
+        let delta = values[k].max(0.0);
+        let scales: Vec<f64> = values[..k]
+            .iter()
+            .map(|&l| {
+                if l > delta {
+                    ((l - delta) / l).sqrt()
+                } else {
+                    0.0
+                }
+            })
+            .collect();
+        let kept = scales.iter().take_while(|&&s| s > 0.0).count();
+        // The new row r is s_r·Σ_i U_ir b_i, computed column by column in place.
+        for j in 0..dim {
+            let mut before = 0.0;
+            for i in 0..m {
+                let b = self.sketch[i * dim + j];
+                self.column[i] = b;
+                before += b * b;
+            }
+            let mut after = 0.0;
+            for (r, &s) in scales.iter().enumerate().take(kept) {
+                let u = (0..m).map(|i| self.vectors[i * m + r] * self.column[i]);
+                let b = s * u.sum::<f64>();
+                self.sketch[r * dim + j] = b;
+                after += b * b;
+            }
+            for i in kept..m {
+                self.sketch[i * dim + j] = 0.0;
+            }
+            let dropped = before - after;
+            if dropped > 0.0 {
+                let s = self.variances[j];
+                self.variances[j] = (s / (1.0 + s * dropped)).max(VARIANCE_FLOOR);
+            }
+        }
+        self.cholesky.iter_mut().for_each(|l| *l = 0.0);
+        self.rows = kept;
+        for i in 0..kept {
+            self.factor_row(i);
+        }
+    }
+}
+
+/// The eigen-decomposition of the symmetric n×n matrix `a` (row-major, destroyed) by cyclic
+/// Jacobi rotations: returns the eigenvalues in descending order, with `vectors`' column r
+/// the unit eigenvector of value r. Jacobi is short, unconditionally convergent and accurate
+/// to the last bits for every eigenvalue (docs/design.md §3.3 says why no crate).
+pub(crate) fn symmetric_eigen(a: &mut [f64], vectors: &mut [f64], n: usize) -> Vec<f64> {
+    vectors[..n * n].iter_mut().for_each(|v| *v = 0.0);
+    (0..n).for_each(|i| vectors[i * n + i] = 1.0);
+    for _sweep in 0..64 {
+        let off: f64 = (0..n)
+            .flat_map(|i| (0..i).map(move |j| (i, j)))
+            .map(|(i, j)| a[i * n + j] * a[i * n + j])
+            .sum();
+        let diagonal: f64 = (0..n).map(|i| a[i * n + i] * a[i * n + i]).sum();
+        if off <= f64::EPSILON * f64::EPSILON * diagonal * 1e-4 || off == 0.0 {
+            break;
+        }
+        for p in 0..n {
+            for q in p + 1..n {
+                let apq = a[p * n + q];
+                if apq == 0.0 {
+                    continue;
+                }
+                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
+                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
+                let t = if theta == 0.0 { 1.0 } else { t };
+                let c = 1.0 / (t * t + 1.0).sqrt();
+                let s = t * c;
+                for r in 0..n {
+                    let (arp, arq) = (a[r * n + p], a[r * n + q]);
+                    a[r * n + p] = c * arp - s * arq;
+                    a[r * n + q] = s * arp + c * arq;
+                }
+                for r in 0..n {
+                    let (apr, aqr) = (a[p * n + r], a[q * n + r]);
+                    a[p * n + r] = c * apr - s * aqr;
+                    a[q * n + r] = s * apr + c * aqr;
+                }
+                for r in 0..n {
+                    let (vrp, vrq) = (vectors[r * n + p], vectors[r * n + q]);
+                    vectors[r * n + p] = c * vrp - s * vrq;
+                    vectors[r * n + q] = s * vrp + c * vrq;
+                }
+            }
+        }
+    }
+    // Sort descending, permuting the eigenvector columns alike.
+    let mut order: Vec<usize> = (0..n).collect();
+    order.sort_by(|&i, &j| a[j * n + j].total_cmp(&a[i * n + i]));
+    let values = order.iter().map(|&i| a[i * n + i]).collect();
+    let old = vectors[..n * n].to_vec();
+    for (new, &col) in order.iter().enumerate() {
+        for r in 0..n {
+            vectors[r * n + new] = old[r * n + col];
+        }
+    }
+    values
+}
+
+impl PrimalForm for LowRank {
+    const KIND: CovarianceKind = CovarianceKind::LowRank { rank: DEFAULT_RANK };
+
+    /// The mean, S, Σx, the 2k sketch rows, and the 2k×2k factor and eigen-problem.
+    fn size(kind: CovarianceKind, dim: usize) -> Option<usize> {
+        let m = 2 * kind.rank()?;
+        let square = m.checked_mul(m)?.checked_mul(3)?;
+        dim.checked_mul(m + 3)?.checked_add(square)
+    }
+
+    fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self {
+        let (dim, rank) = (shape.dim(), kind.rank().unwrap_or(DEFAULT_RANK));
+        let m = 2 * rank;
+        LowRank {
+            shape,
+            dim,
+            mean: vec![0.0; dim],
+            variances: vec![a; dim],
+            rank,
+            rows: 0,
+            sketch: vec![0.0; m * dim],
+            cholesky: vec![0.0; m * m],
+            solved: vec![0.0; m],
+            sigma_x: vec![0.0; dim],
+            eigen: vec![0.0; m * m],
+            vectors: vec![0.0; m * m],
+            column: vec![0.0; m],
+        }
+    }
+
+    /// The state is S (dim values), then the 2k×dim sketch (k read from its length): its live
+    /// rows, then rows of zeros.
+    fn from_parts(shape: Shape, mean: &[f64], state: &[f64]) -> Result<Self, CwError> {
+        let dim = shape.dim();
+        check_finite_parts(dim, mean, state)?;
+        let rank = (state.len() / dim).saturating_sub(1) / 2;
+        let kind = CovarianceKind::LowRank { rank };
+        if rank == 0 || rank > MAX_RANK || state.len() != (1 + 2 * rank) * dim {
+            let what = format!("{dim} variances, then 2·rank sketch rows of {dim} values");
+            return Err(wrong_length(kind, dim, &what, state.len()));
+        }
+        let (variances, sketch) = state.split_at(dim);
+        if variances.iter().any(|&s| s <= 0.0) {
+            return Err(impossible(kind, "must hold positive variances"));
+        }
+        let mut model = LowRank::new(kind, shape, 1.0);
+        model.mean.copy_from_slice(mean);
+        model.variances.copy_from_slice(variances);
+        model.sketch.copy_from_slice(sketch);
+        let zero = |i: &usize| model.row(*i).iter().all(|&b| b == 0.0);
+        let rows = (0..2 * rank).find(zero).unwrap_or(2 * rank);
+        if !(rows..2 * rank).all(|i| zero(&i)) {
+            return Err(impossible(kind, "keeps its live sketch rows first"));
+        }
+        model.rows = rows;
+        for i in 0..rows {
+            model.factor_row(i);
+        }
+        Ok(model)
+    }
+
+    fn kind(&self) -> CovarianceKind {
+        CovarianceKind::LowRank { rank: self.rank }
+    }
+
+    fn shape(&self) -> Shape {
+        self.shape
+    }
+
+    fn mean(&self) -> Cow<'_, [f64]> {
+        Cow::Borrowed(&self.mean)
+    }
+
+    /// S, then the sketch (2k rows of dim values).
+    fn covariance(&self) -> Cow<'_, [f64]> {
+        let mut values = Vec::with_capacity(self.dim + self.sketch.len());
+        values.extend_from_slice(&self.variances);
+        values.extend_from_slice(&self.sketch);
+        Cow::Owned(values)
+    }
+}
+
+impl Covariance for LowRank {
+    #[inline]
+    fn prepare(&mut self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        let mut y = std::mem::take(&mut self.solved);
+        let (prior, squared_norm) = if let Row::Dense(_) = row {
+            let mut scaled = std::mem::take(&mut self.sigma_x);
+            let moments = self.project_dense(&x, &mut scaled, &mut y);
+            self.sigma_x = scaled;
+            moments
+        } else {
+            self.project(&x, &mut y)
+        };
+        let v = self.variance_from(&mut y, prior);
+        self.backward(&mut y);
+        self.solved = y;
+        (v, squared_norm)
+    }
+
+    /// Σx = S(x − Bᵀz) with z = (I + BSBᵀ)⁻¹BSx from `prepare`; then the sketch takes √c·x,
+    /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v.
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
+        let x = self.shape.features(row);
+        if step != 0.0 {
+            self.sigma_x.iter_mut().for_each(|s| *s = 0.0);
+            for i in 0..self.rows {
+                let zi = -self.solved[i];
+                let b = &self.sketch[i * self.dim..(i + 1) * self.dim];
+                self.sigma_x
+                    .iter_mut()
+                    .zip(b)
+                    .for_each(|(s, bj)| *s += zi * bj);
+            }
+            let sigma_x = &mut self.sigma_x;
+            x.for_each(|j, xj| sigma_x[j] += xj);
+            let variances = &self.variances;
+            sigma_x.iter_mut().zip(variances).for_each(|(s, v)| *s *= v);
+            let largest = sigma_x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
+            if step.abs() * largest >= MEAN_STEP_LIMIT {
+                let mean = &self.mean;
+                let overflows = mean
+                    .iter()
+                    .zip(sigma_x.iter())
+                    .any(|(m, s)| !(m + step * s).is_finite());
+                if overflows {
+                    return;
+                }
+            }
+            let mean = &mut self.mean;
+            mean.iter_mut()
+                .zip(sigma_x.iter())
+                .for_each(|(m, s)| *m += step * s);
+        }
+        if c > 0.0 && v > 0.0 {
+            self.insert(&x, c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * v)));
+        }
+    }
+
+    fn moments(&self, row: Row) -> (f64, f64) {
+        let x = self.shape.features(row);
+        let (mut small, mut large) = ([0.0; STACK_ROWS], Vec::new());
+        let y = if self.rows <= STACK_ROWS {
+            &mut small[..]
+        } else {
+            large.resize(self.rows, 0.0);
+            &mut large[..]
+        };
+        let (prior, _) = self.project(&x, y);
+        (x.dot(&self.mean), self.variance_from(y, prior))
+    }
+
+    #[inline]
+    fn score(&self, row: Row) -> f64 {
+        self.shape.features(row).dot(&self.mean)
+    }
+
+    fn n_values(&self) -> usize {
+        2 * self.dim + self.sketch.len() + self.cholesky.len()
+    }
+
+    fn n_features(&self) -> usize {
+        self.shape.n_features
+    }
+}
+
+#[cfg(test)]
+#[path = "lowrank_tests.rs"]
+mod tests;
