@@ -205,6 +205,7 @@ def test_refusals_leave_the_inputs_unchanged():
         ([fitted(cwrs.PA1())], {"method": "information"}, "first-order"),
         ([fitted(cwrs.PA1())], {"method": "precision"}, "first-order"),
         ([fitted(cwrs.AROW(kernel="rbf"))], {}, "kernel"),
+        ([fitted(cwrs.AROW(covariance="lowrank", rank=2))], {}, "low-rank"),
         ([arow], {"method": "sum"}, "method"),
         ([arow], {"base": fitted(cwrs.AROW(a=2.0))}, "a=2.0"),
         ([arow], {"weights": [1.0, 2.0]}, "weights"),
