@@ -325,6 +325,8 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
             cwrs.AROW(n_jobs=bad).fit(X, y)
     with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
+    with pytest.raises(cwrs.InvalidParameterError, match="low-rank"):
+        cwrs.AROW(covariance="lowrank", rank=2, n_jobs=2).fit(X[:50], y[:50])
 
 
 # ----------------------------------------------------------------------------- accuracy

@@ -225,7 +225,7 @@ def check_pass_params(estimator):
 def check_n_jobs(estimator):
     """The number of threads `fit` trains with: n_jobs ≥ 1, or -1 (all cores) down to -k (all
     but k − 1, scikit-learn's convention); 1 for a kernel learner, whose support sets do not
-    merge (docs/design.md §9)."""
+    merge, and for a low-rank one (docs/design.md §9)."""
     n_jobs = getattr(estimator, "n_jobs", 1)
     if not _is_int(n_jobs) or n_jobs == 0:
         raise InvalidParameterError(
@@ -235,6 +235,11 @@ def check_n_jobs(estimator):
         raise InvalidParameterError(
             f"n_jobs={n_jobs!r} needs a linear model: kernel learners cannot merge shards "
             "(their support sets differ); use n_jobs=1"
+        )
+    if n_jobs != 1 and getattr(estimator, "covariance", None) == "lowrank":
+        raise InvalidParameterError(
+            f"n_jobs={n_jobs!r} needs models that merge: low-rank models do not yet; use "
+            'n_jobs=1 or covariance="diag" or "full"'
         )
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
