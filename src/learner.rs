@@ -42,6 +42,18 @@ pub(crate) fn fresh_gaussian(
     Ok(Gaussian::new(kind, shape, a))
 }
 
+/// Refuses a rule outside the (α, c) template in the dual form, which keeps neither ‖μ‖² nor
+/// a scalable Σ (docs/design.md §2.10).
+pub(crate) fn check_kernel_form(rule: Rule) -> Result<(), CwError> {
+    if rule.needs_context() {
+        return Err(CwError::InvalidParameter(format!(
+            "{} has no kernel form in cwrs; use it without a kernel",
+            rule.entry().name
+        )));
+    }
+    Ok(())
+}
+
 impl DualLearner {
     /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1).
     pub fn new(
@@ -52,6 +64,7 @@ impl DualLearner {
         a: f64,
         budget: Option<usize>,
     ) -> Result<DualLearner, CwError> {
+        check_kernel_form(rule)?;
         let second_order = rule.is_second_order();
         let model = DualGaussian::new(kernel, second_order, n_features, fit_intercept, a, budget)?;
         Ok(DualLearner::from_gaussian(rule, model))

@@ -85,6 +85,8 @@ struct Primal {
     mean: Vec<f64>,
     covariance: Vec<f64>,
     counters: (u64, u64),
+    /// Rows learned (kept by the rules that read them: docs/design.md §2.10).
+    rounds: u64,
 }
 
 /// What a corruption does to a state.
@@ -190,6 +192,7 @@ fn binary_state(model: &Learner) -> Primal {
         mean: model.mean().into_owned(),
         covariance: model.covariance_state().into_owned(),
         counters: (model.n_updates(), model.n_mistakes()),
+        rounds: model.n_rounds(),
     }
 }
 
@@ -204,6 +207,7 @@ fn binary_from(rule: Rule, s: &Primal) -> Result<Learner, crate::CwError> {
         s.counters.0,
         s.counters.1,
     )
+    .map(|learner| learner.with_rounds(s.rounds))
 }
 
 /// μ·x of every row, as bits.
@@ -300,6 +304,7 @@ proptest! {
             mean: model.means(),
             covariance: model.covariances(),
             counters: (model.n_updates(), model.n_mistakes()),
+            rounds: model.n_rounds(),
         };
         let restore = |s: &Primal| {
             MulticlassLearner::from_state(
@@ -351,6 +356,7 @@ proptest! {
             mean: model.mean().into_owned(),
             covariance: model.covariance_state().into_owned(),
             counters: (model.n_updates(), 0),
+            rounds: 0,
         };
         let restore = |s: &Primal| {
             Regressor::from_state(
@@ -390,6 +396,8 @@ proptest! {
         at: usize,
     ) {
         let rule = Rule::from_name(RULE_NAMES[rule], &[]).unwrap();
+        // The rules outside the template have no kernel form (docs/design.md §2.10).
+        prop_assume!(!rule.needs_context());
         let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel].clone();
         let mut model = DualLearner::new(rule, kernel.clone(), data.d, intercept, 1.0, budget).unwrap();
         model.partial_fit(&data.matrix(), &data.signs(), Presentation::default()).unwrap();

@@ -260,6 +260,7 @@ def check_params(estimator, n_classes=2):
     l1 = l1_spec(estimator)
     kernel = None
     if estimator._rule_kind == "classification":
+        estimator._rule_config()
         check_multi_class(estimator)
         check_ineffective(estimator)
         kernel = kernel_spec(estimator, n_classes, 1)
@@ -390,7 +391,8 @@ def check_ineffective(estimator):
 def _check_effects(estimator, dependents):
     defaults = init_defaults(type(estimator))
     for name, acts, refuse, why, kernels in dependents:
-        if name not in defaults:
+        # A rule's own parameter of the same name (ALMA's alpha) always acts.
+        if name not in defaults or name in estimator._rule_params:
             continue
         value, default = getattr(estimator, name), defaults[name]
         if at_default(value, default) or acts(estimator):

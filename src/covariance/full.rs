@@ -678,6 +678,21 @@ impl Covariance for Full {
         self.pending.clear();
         self.refresh_diagonal();
     }
+
+    fn mean_norm2(&self) -> f64 {
+        self.mean.iter().map(|w| w * w).sum()
+    }
+
+    fn rescale_mean(&mut self, s: f64) {
+        self.mean.iter_mut().for_each(|w| *w *= s);
+    }
+
+    /// O(d²), after folding the pending terms.
+    fn rescale_covariance(&mut self, r: f64) {
+        Covariance::fold(self);
+        self.sigma.iter_mut().for_each(|s| *s *= r);
+        self.refresh_diagonal();
+    }
 }
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of

@@ -102,4 +102,13 @@ impl Covariance for Identity {
     fn n_values(&self) -> usize {
         self.mean.len()
     }
+
+    /// O(d): the rules that read it update rarely (on mistakes or margin errors).
+    fn mean_norm2(&self) -> f64 {
+        self.mean.iter().map(|w| w * w).sum()
+    }
+
+    fn rescale_mean(&mut self, s: f64) {
+        self.mean.iter_mut().for_each(|w| *w *= s);
+    }
 }

@@ -189,6 +189,18 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Applies any pending covariance terms, so that the stored covariance is Σ itself (the
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
+
+    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.10). NaN where the
+    /// form cannot give it: the dual form, which refuses those rules.
+    fn mean_norm2(&self) -> f64 {
+        f64::NAN
+    }
+
+    /// μ ← s·μ, for the rules outside the template (the dual form refuses them).
+    fn rescale_mean(&mut self, _s: f64) {}
+
+    /// Σ ← r·Σ, for the rules outside the template (the dual form refuses them).
+    fn rescale_covariance(&mut self, _r: f64) {}
 }
 
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.

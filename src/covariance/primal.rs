@@ -246,6 +246,24 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.fold(),)*
                 }
             }
+
+            fn mean_norm2(&self) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.mean_norm2(),)*
+                }
+            }
+
+            fn rescale_mean(&mut self, s: f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.rescale_mean(s),)*
+                }
+            }
+
+            fn rescale_covariance(&mut self, r: f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.rescale_covariance(r),)*
+                }
+            }
         }
     };
 }

@@ -1,0 +1,143 @@
+"""An independent, slow reference for the learners of docs/design.md §2.10, transliterated from
+LIBOL's own definitions (LIBOL/LIBOL commit d7e11b5: algorithms/ALMA.m, ROMMA.m, aROMMA.m,
+OGD.m, IELLIP.m, with the defaults of init_options.m and init_model.m, driven as ol_train.m
+drives them). Nothing here is derived from the Rust code: each function is one LIBOL file's
+update on one row, in plain float64 NumPy on dense vectors, with LIBOL's own prediction
+(ŷ = +1 when f = w·x ≥ 0) and mistake count (ŷ ≠ y).
+
+`run(name, X, y, **params)` makes one pass in the given order and returns (w, mistakes,
+updates); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
+squared hinge, which LIBOL lacks, follows the same file with the loss max(0, 1 − y·f)².
+IELLIP's `covariance="diag"` keeps the diagonal of the same update (Σ_j ← Σ_j/(1 + c·x_j²·Σ_j)
+with c = c_t/(v(1 − c_t)), then scaled by 1/(1 − c_t)), cwrs's diagonal form of the method.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _predict(f):
+    return 1.0 if f >= 0 else -1.0
+
+
+def alma(state, x, y, alpha=0.9, p=2.0, C=math.sqrt(2.0)):
+    w = state["w"]
+    k = state.setdefault("k", 1)
+    f = w @ x
+    B = 1.0 / alpha
+    gamma_k = B * math.sqrt(p - 1) / math.sqrt(k)
+    if (1 - alpha) * gamma_k - y * f > 0:
+        eta_k = C / (math.sqrt(p - 1) * math.sqrt(k))
+        w = w + eta_k * y * x
+        w = w / max(1.0, np.linalg.norm(w))
+        state["w"], state["k"] = w, k + 1
+        return f, True
+    return f, False
+
+
+def _romma(state, x, y, fires):
+    w = state["w"]
+    f = w @ x
+    if not fires(y, f):
+        return f, False
+    if np.linalg.norm(w) == 0:
+        state["w"] = w + y * x
+        return f, True
+    deno = (np.linalg.norm(x) * np.linalg.norm(w)) ** 2 - f**2
+    if deno == 0:
+        return f, False
+    coe_1 = ((np.linalg.norm(x) * np.linalg.norm(w)) ** 2 - y * f) / deno
+    coe_2 = (np.linalg.norm(w) ** 2 * (y - f)) / deno
+    state["w"] = coe_1 * w + coe_2 * x
+    return f, True
+
+
+def romma(state, x, y):
+    return _romma(state, x, y, lambda y, f: _predict(f) != y)
+
+
+def aromma(state, x, y):
+    return _romma(state, x, y, lambda y, f: 1 - y * f > 0)
+
+
+def ogd(state, x, y, eta=1.0, loss="hinge"):
+    w = state["w"]
+    t = state.setdefault("t", 1)
+    f = w @ x
+    eta_t = eta / math.sqrt(t)
+    updated = False
+    if loss == "hinge":
+        if max(0.0, 1 - y * f) > 0:
+            w, updated = w + eta_t * y * x, True
+    elif loss == "logistic":
+        if math.log(1 + math.exp(-y * f)) > 0:
+            w, updated = w + eta_t * y * x * (1 / (1 + math.exp(y * f))), True
+    elif loss == "squared_hinge":
+        if max(0.0, 1 - y * f) > 0:
+            w, updated = w + eta_t * 2 * (1 - y * f) * y * x, True
+    state["w"], state["t"] = w, t + 1
+    return f, updated
+
+
+def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
+    w = state["w"]
+    d = w.shape[0]
+    if "Sigma" not in state:
+        state["Sigma"] = a * np.eye(d) if covariance == "full" else a * np.ones(d)
+        state["c_t"] = c
+    Sigma, c_t = state["Sigma"], state["c_t"]
+    f = w @ x
+    updated = False
+    if _predict(f) != y:
+        if covariance == "full":
+            v = x @ Sigma @ x
+            if v != 0:
+                alpha_t = (1 - y * f) / math.sqrt(v)
+                g = y * x / math.sqrt(v)
+                S_x = g @ Sigma.T
+                w = w + alpha_t * S_x
+                Sigma = (Sigma - c_t * np.outer(S_x, S_x)) / (1 - c_t)
+                updated = True
+        else:
+            v = float(np.sum(Sigma * x * x))
+            if v != 0:
+                w = w + (1 - y * f) / v * y * Sigma * x
+                c_step = c_t / (v * (1 - c_t))
+                Sigma = Sigma / (1 + c_step * x * x * Sigma) / (1 - c_t)
+                updated = True
+    state["w"], state["Sigma"], state["c_t"] = w, Sigma, c_t * b
+    return f, updated
+
+
+LEARNERS = {
+    "ALMA": alma,
+    "ROMMA": romma,
+    "AggressiveROMMA": aromma,
+    "OGD": ogd,
+    "IELLIP": iellip,
+}
+
+
+def run(name, X, y, zero_rows_learn=True, **params):
+    """One pass of learner `name` over the rows of dense `X` with labels ±1 in order:
+    (w, LIBOL's mistake count, updates).
+
+    LIBOL "updates" on an all-zero row where the rule's condition holds: w does not move, but
+    the update is counted and ALMA's k advances. cwrs never learns from an all-zero row (its
+    one gate of every step, docs/design.md §2.10); `zero_rows_learn=False` follows that: such
+    a row still counts as a round (OGD's t, IELLIP's c_t) and a mistake, nothing else."""
+    state = {"w": np.zeros(X.shape[1])}
+    mistakes = updates = 0
+    for x, label in zip(X, y):
+        k = state.get("k", 1)
+        f, updated = LEARNERS[name](state, x, float(label), **params)
+        if not zero_rows_learn and not np.any(x):
+            updated = False
+            if name == "ALMA":
+                state["k"] = k
+        mistakes += _predict(f) != label
+        updates += updated
+    return state["w"], mistakes, updates
