@@ -32,7 +32,9 @@ pub(super) fn step(
 ) -> Option<ScaledStep> {
     let k = context.updates.saturating_add(1) as f64;
     let root = (p - 1.0).sqrt();
-    let gamma = root / (alpha * k.sqrt());
+    // In LIBOL's order of operations (B = 1/alpha first): margins on binary features meet
+    // the threshold to the last bit, where the order decides.
+    let gamma = (1.0 / alpha) * root / k.sqrt();
     if (1.0 - alpha) * gamma - m <= 0.0 {
         return None;
     }

@@ -49,10 +49,11 @@ impl ScaledStep {
         }
     }
 
-    /// The one check of the scales (safeguard 1 of the module doc of `crate::rules`): finite
-    /// and positive, else no update.
+    /// The one check of the scales (safeguard 1 of the module doc of `crate::rules`): s finite
+    /// (ROMMA's may be negative: the relaxed projection can turn μ around), r finite and
+    /// positive, else no update.
     pub(super) fn checked(self) -> Option<ScaledStep> {
-        let positive = |s: f64| s.is_finite() && s > 0.0;
-        (positive(self.mean_scale) && positive(self.covariance_scale)).then_some(self)
+        let r = self.covariance_scale;
+        (self.mean_scale.is_finite() && r.is_finite() && r > 0.0).then_some(self)
     }
 }
