@@ -283,7 +283,7 @@ fn restore_one<O: SingleModel>(
     })
 }
 
-/// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.10).
+/// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
 fn rounds(state: &State) -> Result<u64, CwError> {
     Ok(state.optional_count("n_rounds")?.unwrap_or(0))
 }

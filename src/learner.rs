@@ -43,7 +43,7 @@ pub(crate) fn fresh_gaussian(
 }
 
 /// Refuses a rule outside the (α, c) template in the dual form, which keeps neither ‖μ‖² nor
-/// a scalable Σ (docs/design.md §2.10).
+/// a scalable Σ (docs/design.md §2.9).
 pub(crate) fn check_kernel_form(rule: Rule) -> Result<(), CwError> {
     if rule.needs_context() {
         return Err(CwError::InvalidParameter(format!(

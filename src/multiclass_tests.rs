@@ -63,7 +63,7 @@ fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
         n_rows: n,
         n_cols: d,
     };
-    // The rules outside the template have no kernel form (docs/design.md §2.10).
+    // The rules outside the template have no kernel form (docs/design.md §2.9).
     let kernel_rules = crate::rules::RULE_NAMES
         .iter()
         .filter(|name| !Rule::from_name(name, &[]).unwrap().needs_context());

@@ -13,7 +13,7 @@ use crate::error::CwError;
 use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
 
 /// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale; a rule
-/// outside the (α, c) template (docs/design.md §2.10) also reads a [`Context`].
+/// outside the (α, c) template (docs/design.md §2.9) also reads a [`Context`].
 pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
     fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
     fn l1_rate(&self, step: &Step, v: f64) -> f64;
@@ -137,15 +137,14 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
     for (i, row) in rows {
         tally.rounds += 1;
         let seen = model.observe(row);
-        let (m, sign, _) = objective.margin(y[i], seen.score);
+        let (m, sign, mistake) = objective.margin(y[i], seen.score);
+        tally.mistakes += u64::from(mistake);
         let context = Context {
             round: before.rounds.saturating_add(tally.rounds),
             updates: before.updates.saturating_add(tally.updates),
             mean_norm2: mean_norm2_for(rule, std::slice::from_ref(model)),
             zero_margin_mistake: sign < 0.0,
         };
-        // These rules' own mistake, which they learn from (LIBOL's count).
-        tally.mistakes += u64::from(context.is_mistake(m));
         let Some(scaled) = rule.step_in(m, seen.variance, seen.squared_norm, &context) else {
             continue;
         };

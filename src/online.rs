@@ -15,7 +15,7 @@ pub struct Online<O: Objective, M: Covariance> {
     models: Vec<M>,
     n_updates: u64,
     n_mistakes: u64,
-    /// Rows learned (the round a rule's context reads: docs/design.md §2.10).
+    /// Rows learned (the round a rule's context reads: docs/design.md §2.9).
     n_rounds: u64,
     /// μ_k·x of the current row, per model (work space of the several-model objectives).
     scores: Vec<f64>,

@@ -85,7 +85,7 @@ struct Primal {
     mean: Vec<f64>,
     covariance: Vec<f64>,
     counters: (u64, u64),
-    /// Rows learned (kept by the rules that read them: docs/design.md §2.10).
+    /// Rows learned (kept by the rules that read them: docs/design.md §2.9).
     rounds: u64,
 }
 
@@ -396,7 +396,7 @@ proptest! {
         at: usize,
     ) {
         let rule = Rule::from_name(RULE_NAMES[rule], &[]).unwrap();
-        // The rules outside the template have no kernel form (docs/design.md §2.10).
+        // The rules outside the template have no kernel form (docs/design.md §2.9).
         prop_assume!(!rule.needs_context());
         let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel].clone();
         let mut model = DualLearner::new(rule, kernel.clone(), data.d, intercept, 1.0, budget).unwrap();

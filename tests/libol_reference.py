@@ -1,4 +1,4 @@
-"""An independent, slow reference for the learners of docs/design.md §2.10, transliterated from
+"""An independent, slow reference for the learners of docs/design.md §2.9, transliterated from
 LIBOL's own definitions (LIBOL/LIBOL commit d7e11b5: algorithms/ALMA.m, ROMMA.m, aROMMA.m,
 OGD.m, IELLIP.m, with the defaults of init_options.m and init_model.m, driven as ol_train.m
 drives them). Nothing here is derived from the Rust code: each function is one LIBOL file's
@@ -127,7 +127,7 @@ def run(name, X, y, zero_rows_learn=True, **params):
 
     LIBOL "updates" on an all-zero row where the rule's condition holds: w does not move, but
     the update is counted and ALMA's k advances. cwrs never learns from an all-zero row (its
-    one gate of every step, docs/design.md §2.10); `zero_rows_learn=False` follows that: such
+    one gate of every step, docs/design.md §2.9); `zero_rows_learn=False` follows that: such
     a row still counts as a round (OGD's t, IELLIP's c_t) and a mistake, nothing else."""
     state = {"w": np.zeros(X.shape[1])}
     mistakes = updates = 0

@@ -10,7 +10,7 @@ import scipy.sparse as sp
 import cwrs
 from cwrs._catalog import CATALOG
 
-# The learners outside the (α, c) template have no kernel form (docs/design.md §2.10).
+# The learners outside the (α, c) template have no kernel form (docs/design.md §2.9).
 KERNEL_CLASSIFIERS = [cls for cls in cwrs.CLASSIFIERS if cls not in CATALOG]
 SECOND_ORDER = [cls for cls in KERNEL_CLASSIFIERS if cls._second_order]
 

@@ -1,5 +1,5 @@
 """The learners of the other online-learning libraries that fall outside the (α, c) template
-(docs/design.md §2.10): OGD reads the round, IELLIP rescales Σ, ROMMA and ALMA rescale or
+(docs/design.md §2.9): OGD reads the round, IELLIP rescales Σ, ROMMA and ALMA rescale or
 normalise the weights. Like every learner, each class names its rule in the rule table of the
 Rust core, which holds its paper, update and hyper-parameters; tests/test_rule_table.py pins
 the signatures to the table. None has a kernel form in cwrs (the dual form keeps neither ‖μ‖²

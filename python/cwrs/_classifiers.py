@@ -369,7 +369,7 @@ class NHERD(ConfidenceWeightedClassifier):
         store_params(self, locals())
 
 
-from ._catalog import CATALOG  # noqa: E402 (the learners of docs/design.md §2.10)
+from ._catalog import CATALOG  # noqa: E402 (the learners of docs/design.md §2.9)
 
 CLASSIFIERS = (
     Perceptron, PA, PA1, PA2, SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD, *CATALOG

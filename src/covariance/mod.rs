@@ -190,7 +190,7 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
 
-    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.10). NaN where the
+    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). NaN where the
     /// form cannot give it: the dual form, which refuses those rules.
     fn mean_norm2(&self) -> f64 {
         f64::NAN

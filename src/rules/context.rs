@@ -1,4 +1,4 @@
-//! Rules outside the (α, c) template (docs/design.md §2.10): they read the round, the updates
+//! Rules outside the (α, c) template (docs/design.md §2.9): they read the round, the updates
 //! so far or ‖μ‖² ([`Context`]), and may rescale the mean or the covariance ([`ScaledStep`]):
 //!
 //! ```text

@@ -510,7 +510,7 @@ impl Rule {
         }
     }
 
-    /// Whether the rule reads a [`Context`] (docs/design.md §2.10): the learning loop then
+    /// Whether the rule reads a [`Context`] (docs/design.md §2.9): the learning loop then
     /// runs it through [`Rule::step_in`].
     pub fn needs_context(&self) -> bool {
         matches!(
