@@ -5,7 +5,7 @@
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Shape};
 use crate::error::CwError;
-use crate::learner::{check_initial_variance, fresh_gaussian};
+use crate::learner::{check_initial_variance, fresh_gaussian, with_rule_params};
 use crate::objective::check_covariance;
 use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
@@ -40,7 +40,7 @@ impl MulticlassLearner {
         check_covariance(rule, kind)?;
         check_n_classes(n_classes)?;
         let shape = Shape::new(n_features, fit_intercept)?;
-        let class = fresh_gaussian(kind, shape, a, n_classes)?;
+        let class = with_rule_params(fresh_gaussian(kind, shape, a, n_classes)?, rule);
         Ok(Self::with_classes(
             rule,
             strategy,
@@ -87,6 +87,7 @@ impl MulticlassLearner {
                     .chain(std::iter::repeat(&[][..])),
             )
             .map(|(mean, cov)| Gaussian::from_parts(kind, shape, mean, cov))
+            .map(|class| class.map(|class| with_rule_params(class, rule)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Self::with_classes(rule, strategy, n_features, classes)
             .with_counters(n_updates, n_mistakes))

@@ -7,7 +7,7 @@
 //! - [`Multiclass`]: class indices, one model per class; max-score (single constraint,
 //!   Crammer–Singer style) or one-vs-rest.
 
-use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
+use crate::covariance::{Covariance, CovarianceKind, FormParams, Observation, Update};
 use crate::data::Row;
 use crate::error::CwError;
 use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
@@ -27,6 +27,11 @@ pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
     /// Whether the rule reads ‖μ‖² (computed only then).
     fn needs_mean_norm(&self) -> bool {
         false
+    }
+
+    /// The hyper-parameters of the rule's own form (AdaGrad's, FTRL's), if it has one.
+    fn form_params(&self) -> Option<FormParams> {
+        None
     }
 
     /// The step with its scales in `context`.
@@ -50,6 +55,24 @@ impl StepRule for Rule {
     fn needs_mean_norm(&self) -> bool {
         Rule::needs_mean_norm(self)
     }
+    fn form_params(&self) -> Option<FormParams> {
+        match *self {
+            Rule::AdaGrad { eta, delta } => Some(FormParams::AdaGrad { eta, delta }),
+            Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                ..
+            } => Some(FormParams::Ftrl {
+                alpha,
+                beta,
+                l1,
+                l2,
+            }),
+            _ => None,
+        }
+    }
     #[inline]
     fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
         Rule::step_in(self, m, v, norm2, context)
@@ -70,13 +93,24 @@ impl StepRule for RegressionRule {
 /// Checks that a classification rule and a covariance form fit together: first-order rules
 /// keep Σ = I, second-order rules learn a diagonal or full Σ.
 pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
-    if rule.is_second_order() != (kind == CovarianceKind::Identity) {
+    // AdaGrad and FTRL keep their own per-coordinate state (docs/design.md §2.9).
+    let own = match rule {
+        Rule::AdaGrad { .. } => Some(CovarianceKind::AdaGrad),
+        Rule::FTRL { .. } => Some(CovarianceKind::Ftrl),
+        _ => None,
+    };
+    let fits = match own {
+        Some(form) => kind == form,
+        None if kind.is_rule_state() => false,
+        None => rule.is_second_order() != (kind == CovarianceKind::Identity),
+    };
+    if fits {
         return Ok(());
     }
-    let expected = if rule.is_second_order() {
-        "\"diag\" or \"full\""
-    } else {
-        "identity"
+    let expected = match own {
+        Some(form) => form.name(),
+        None if rule.is_second_order() => "\"diag\" or \"full\"",
+        None => "identity",
     };
     Err(CwError::InvalidParameter(format!(
         "{rule:?} needs a {expected} covariance, got {:?}",
@@ -291,7 +325,7 @@ impl SingleModel for Regression {
     }
 
     fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
-        if self.0.is_second_order() == (kind != CovarianceKind::Identity) {
+        if self.0.is_second_order() == (kind != CovarianceKind::Identity) && !kind.is_rule_state() {
             Ok(())
         } else {
             Err(CwError::InvalidParameter(format!(

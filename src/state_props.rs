@@ -176,6 +176,10 @@ fn rule_and_kind() -> impl Strategy<Value = (Rule, CovarianceKind)> {
     (0..RULE_NAMES.len(), any::<bool>()).prop_map(|(k, full)| {
         let rule = Rule::from_name(RULE_NAMES[k], &[]).unwrap();
         let kind = match (rule.is_second_order(), full) {
+            // AdaGrad and FTRL keep their own state (docs/design.md §2.9).
+            _ if rule.has_own_state() => {
+                CovarianceKind::from_name(&RULE_NAMES[k].to_lowercase()).unwrap()
+            }
             (false, _) => CovarianceKind::Identity,
             (true, false) => CovarianceKind::Diagonal,
             (true, true) => CovarianceKind::Full,
@@ -397,7 +401,7 @@ proptest! {
     ) {
         let rule = Rule::from_name(RULE_NAMES[rule], &[]).unwrap();
         // The rules outside the template have no kernel form (docs/design.md §2.9).
-        prop_assume!(!rule.needs_context());
+        prop_assume!(!rule.needs_context() && !rule.has_own_state());
         let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel].clone();
         let mut model = DualLearner::new(rule, kernel.clone(), data.d, intercept, 1.0, budget).unwrap();
         model.partial_fit(&data.matrix(), &data.signs(), Presentation::default()).unwrap();

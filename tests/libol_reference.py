@@ -1,7 +1,8 @@
-"""An independent, slow reference for the learners of docs/design.md §2.9, transliterated from
-LIBOL's own definitions (LIBOL/LIBOL commit d7e11b5: algorithms/ALMA.m, ROMMA.m, aROMMA.m,
+"""An independent, slow reference for the learners of docs/design.md §2.9: ALMA, ROMMA,
+AggressiveROMMA, OGD and IELLIP transliterated from LIBOL's own definitions (LIBOL/LIBOL commit d7e11b5: algorithms/ALMA.m, ROMMA.m, aROMMA.m,
 OGD.m, IELLIP.m, with the defaults of init_options.m and init_model.m, driven as ol_train.m
-drives them). Nothing here is derived from the Rust code: each function is one LIBOL file's
+drives them), AdaGrad and FTRL written from their papers (LIBOL has neither). Nothing here
+is derived from the Rust code: each function is one LIBOL file's
 update on one row, in plain float64 NumPy on dense vectors, with LIBOL's own prediction
 (ŷ = +1 when f = w·x ≥ 0) and mistake count (ŷ ≠ y).
 
@@ -112,12 +113,64 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
     return f, updated
 
 
+def adagrad(state, x, y, eta=1.0, delta=1.0):
+    """Duchi, Hazan & Singer, JMLR 2011, §1 and Fig. 1 (diagonal, composite mirror descent with
+    φ = 0, ψ_t(w) = ⟨w, H_t w⟩/2, H_t = δI + diag(G_t)^½) on the hinge loss: LIBOL has no
+    AdaGrad, so this follows the paper (as LIBSOL's ada-fobos does without L1)."""
+    w = state["w"]
+    G = state.setdefault("G", np.zeros_like(w))
+    f = w @ x
+    if 1 - y * f > 0:
+        g = -y * x  # the hinge's subgradient
+        G = G + g * g
+        H = delta + np.sqrt(G)
+        state["w"], state["G"] = w - eta * g / H, G
+        return f, True
+    return f, False
+
+
+def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
+    """McMahan et al., KDD 2013, Algorithm 1 (per-coordinate FTRL-Proximal), with labels ±1:
+    the logistic loss's gradient (p − y₀₁)·x = −y·σ(−y·f)·x; or the hinge's, −y·x when
+    y·f < 1. Every coordinate of the row, including the ones whose x_i = 0, is left alone."""
+    d = x.shape[0]
+    z = state.setdefault("z", np.zeros(d))
+    n = state.setdefault("n", np.zeros(d))
+    w = np.array(
+        [0.0 if abs(z[i]) <= l1 else -(z[i] - np.sign(z[i]) * l1) / ((beta + math.sqrt(n[i])) / alpha + l2)
+         for i in range(d)]
+    )
+    state["w"] = w
+    f = w @ x
+    m = y * f
+    if loss == "logistic":
+        scale = 1.0 / (1.0 + math.exp(m))
+    else:
+        scale = 1.0 if m < 1 else 0.0
+    if scale == 0.0:
+        return f, False
+    z, n = z.copy(), n.copy()
+    for i in np.flatnonzero(x):
+        g = -y * scale * x[i]
+        sigma = (math.sqrt(n[i] + g * g) - math.sqrt(n[i])) / alpha
+        z[i] += g - sigma * w[i]
+        n[i] += g * g
+    state["z"], state["n"] = z, n
+    state["w"] = np.array(
+        [0.0 if abs(z[i]) <= l1 else -(z[i] - np.sign(z[i]) * l1) / ((beta + math.sqrt(n[i])) / alpha + l2)
+         for i in range(d)]
+    )
+    return f, True
+
+
 LEARNERS = {
     "ALMA": alma,
     "ROMMA": romma,
     "AggressiveROMMA": aromma,
     "OGD": ogd,
     "IELLIP": iellip,
+    "AdaGrad": adagrad,
+    "FTRL": ftrl,
 }
 
 

@@ -31,6 +31,11 @@ CASES = [
     ("IELLIP", {"covariance": "full"}, {}),
     ("IELLIP", {"covariance": "diag"}, {}),
     ("IELLIP", {"b": 0.9, "c": 0.5, "a": 2.0, "covariance": "full"}, {}),
+    ("AdaGrad", {}, {}),
+    ("AdaGrad", {"eta": 0.2, "delta": 0.01}, {}),
+    ("FTRL", {}, {}),
+    ("FTRL", {"alpha": 0.5, "beta": 0.1, "l1": 0.5, "l2": 1.0}, {}),
+    ("FTRL", {"loss": "hinge", "l1": 0.1}, {}),
 ]
 IDS = [f"{name}-{params}" for name, params, _ in CASES]
 

@@ -80,6 +80,8 @@ AggressiveROMMA   24     5   364   259
 OGD               33    38   301   266
 IELLIP/diag       29     3   402   269
 IELLIP/full       37     3   408   269
+AdaGrad           30     7   319   257
+FTRL              25   144   291   261
 """
 TABLE_ROWS = [line.split() for line in MISTAKES_TABLE.strip().splitlines()]
 EXPECTED_MISTAKES = {

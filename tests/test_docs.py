@@ -32,6 +32,8 @@ PAPER_YEARS = {
     "AggressiveROMMA": 2002,
     "OGD": 2003,
     "IELLIP": 2009,
+    "AdaGrad": 2011,
+    "FTRL": 2013,
     "AROWRegressor": 2009,
     "PARegressor": 2006,
     "PA1Regressor": 2006,

@@ -1,6 +1,7 @@
 """The learners of the other online-learning libraries that fall outside the (α, c) template
 (docs/design.md §2.9): OGD reads the round, IELLIP rescales Σ, ROMMA and ALMA rescale or
-normalise the weights. Like every learner, each class names its rule in the rule table of the
+normalise the weights, AdaGrad and FTRL keep their own per-coordinate state (a form of their
+own beside the covariance forms). Like every learner, each class names its rule in the rule table of the
 Rust core, which holds its paper, update and hyper-parameters; tests/test_rule_table.py pins
 the signatures to the table. None has a kernel form in cwrs (the dual form keeps neither ‖μ‖²
 nor a scalable Σ): `kernel=` is refused with a clear error.
@@ -167,4 +168,81 @@ class IELLIP(ConfidenceWeightedClassifier):
         store_params(self, locals())
 
 
-CATALOG = (ALMA, ROMMA, AggressiveROMMA, OGD, IELLIP)
+@document
+class AdaGrad(Classifier):
+    """
+    AdaGrad keeps its own per-coordinate state (the gradient sums G_j), not a covariance.
+    """
+
+    _rule = "AdaGrad"
+    _form = "adagrad"
+
+    def __init__(
+        self,
+        *,
+        eta: float = 1.0,
+        delta: float = 1.0,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class FTRL(Classifier):
+    """
+    FTRL keeps its own per-coordinate state (z_j, n_j), not a covariance; `coef_` holds the
+    weights computed from it, with exact zeros where |z_j| ≤ l1.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge"}, default="logistic"
+        The loss whose gradients FTRL follows: the logistic ln(1 + e^−m) (the paper's) or the
+        hinge max(0, 1 − m).
+    """
+
+    _rule = "FTRL"
+    _form = "ftrl"
+    _own_params = {"loss": "logistic"}
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        loss: Literal["logistic", "hinge"] = "logistic",
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+    def _rule_config(self):
+        losses = ("logistic", "hinge")
+        if not (isinstance(self.loss, str) and self.loss in losses):
+            raise InvalidParameterError(f"loss must be one of {losses}, got {self.loss!r}")
+        return {"loss": self.loss}
+
+
+CATALOG = (ALMA, ROMMA, AggressiveROMMA, OGD, IELLIP, AdaGrad, FTRL)

@@ -157,7 +157,8 @@ def model_args(estimator):
     fit_intercept = _check_bool("fit_intercept", estimator.fit_intercept)
     params = [(name, as_float(name, getattr(estimator, name))) for name in estimator._rule_params]
     if not estimator._second_order:
-        return params, "identity", 1.0, fit_intercept
+        # AdaGrad and FTRL name their own form (docs/design.md §2.9).
+        return params, getattr(estimator, "_form", "identity"), 1.0, fit_intercept
     covariance, a = estimator.covariance, as_float("a", estimator.a)
     if not isinstance(covariance, str):
         raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
@@ -278,7 +279,7 @@ def check_params(estimator, n_classes=2):
             )
         _check_positive("a", a)
         return
-    if covariance not in ("identity", "diag", "full"):
+    if covariance not in ("identity", "diag", "full", "adagrad", "ftrl"):
         raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
     _check_positive("a", a)
     if l1 is not None:

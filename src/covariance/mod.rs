@@ -38,13 +38,17 @@
 //!    instructions executed; batch and row-by-row learning still give the same bits, as the
 //!    caps depend only on the sequence of updates.
 
+mod adagrad;
 mod diagonal;
 pub mod dual;
+mod ftrl;
 pub(crate) mod full;
 mod identity;
 mod primal;
 
+pub use adagrad::AdaGrad;
 pub use diagonal::{Coordinate, Diagonal};
+pub use ftrl::Ftrl;
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
 pub use primal::{Gaussian, PrimalForm};
@@ -230,6 +234,26 @@ pub enum CovarianceKind {
     Diagonal,
     /// Dense symmetric d×d, updated by Sherman–Morrison.
     Full,
+    /// AdaGrad's per-coordinate gradient sums (docs/design.md §2.9): not a covariance, the
+    /// state of the AdaGrad rule alone.
+    AdaGrad,
+    /// FTRL-Proximal's per-coordinate (z, n) (docs/design.md §2.9), for the FTRL rule alone.
+    Ftrl,
+}
+
+/// The hyper-parameters a form with a rule's own state takes from the rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FormParams {
+    AdaGrad {
+        eta: f64,
+        delta: f64,
+    },
+    Ftrl {
+        alpha: f64,
+        beta: f64,
+        l1: f64,
+        l2: f64,
+    },
 }
 
 impl CovarianceKind {
@@ -238,6 +262,8 @@ impl CovarianceKind {
             "identity" => Ok(CovarianceKind::Identity),
             "diag" => Ok(CovarianceKind::Diagonal),
             "full" => Ok(CovarianceKind::Full),
+            "adagrad" => Ok(CovarianceKind::AdaGrad),
+            "ftrl" => Ok(CovarianceKind::Ftrl),
             _ => Err(CwError::InvalidParameter(format!(
                 "covariance must be \"diag\" or \"full\", got {name:?}"
             ))),
@@ -249,7 +275,15 @@ impl CovarianceKind {
             CovarianceKind::Identity => "identity",
             CovarianceKind::Diagonal => "diag",
             CovarianceKind::Full => "full",
+            CovarianceKind::AdaGrad => "adagrad",
+            CovarianceKind::Ftrl => "ftrl",
         }
+    }
+
+    /// Whether the form holds one rule's own state (AdaGrad's, FTRL's) rather than a
+    /// covariance any rule of its order can use.
+    pub fn is_rule_state(&self) -> bool {
+        matches!(self, CovarianceKind::AdaGrad | CovarianceKind::Ftrl)
     }
 }
 

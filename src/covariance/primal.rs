@@ -5,7 +5,10 @@
 
 use std::borrow::Cow;
 
-use super::{Covariance, CovarianceKind, Diagonal, Full, Identity, Observation, Update};
+use super::{
+    AdaGrad, Covariance, CovarianceKind, Diagonal, FormParams, Ftrl, Full, Identity, Observation,
+    Update,
+};
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
 use crate::sparse_l1::L1;
@@ -48,6 +51,11 @@ pub trait PrimalForm: Covariance + Sized {
     /// The covariance as [`PrimalForm::from_parts`] takes it back.
     fn covariance_state(&self) -> Cow<'_, [f64]> {
         self.covariance()
+    }
+
+    /// Takes a rule's hyper-parameters (the forms with a rule's own state; others ignore them).
+    fn with_params(self, _params: FormParams) -> Self {
+        self
     }
 
     /// Adds sparse L1 training (docs/design.md §5); only the diagonal form supports it.
@@ -121,6 +129,13 @@ macro_rules! primal_forms {
             pub fn shape(&self) -> Shape {
                 match self {
                     $(Gaussian::$form(f) => f.shape(),)*
+                }
+            }
+
+            /// Takes a rule's hyper-parameters (the forms with a rule's own state).
+            pub fn with_params(self, params: FormParams) -> Gaussian {
+                match self {
+                    $(Gaussian::$form(f) => Gaussian::$form(f.with_params(params)),)*
                 }
             }
 
@@ -268,4 +283,4 @@ macro_rules! primal_forms {
     };
 }
 
-primal_forms!(Identity, Diagonal, Full);
+primal_forms!(Identity, Diagonal, Full, AdaGrad, Ftrl);

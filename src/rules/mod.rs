@@ -69,10 +69,12 @@
 
 use crate::error::CwError;
 
+mod adagrad;
 mod alma;
 mod arow;
 mod context;
 mod cw;
+mod ftrl;
 mod iellip;
 mod narow;
 mod nherd;
@@ -343,6 +345,8 @@ pub const TABLE: &[&Entry] = &[
     &romma::AGGRESSIVE_ROMMA,
     &ogd::OGD,
     &iellip::IELLIP,
+    &adagrad::ADAGRAD,
+    &ftrl::FTRL,
     &regression::AROW,
     &regression::PA,
     &regression::PA1,
@@ -358,7 +362,7 @@ pub fn entry(kind: Kind, name: &str) -> Option<&'static Entry> {
 }
 
 /// All rule names, in the order of docs/design.md §1.
-pub const RULE_NAMES: [&str; 17] = [
+pub const RULE_NAMES: [&str; 19] = [
     "Perceptron",
     "PA",
     "PA1",
@@ -376,6 +380,8 @@ pub const RULE_NAMES: [&str; 17] = [
     "AggressiveROMMA",
     "OGD",
     "IELLIP",
+    "AdaGrad",
+    "FTRL",
 ];
 
 /// Regression rule names.
@@ -388,21 +394,62 @@ pub const REGRESSION_RULE_NAMES: [&str; 4] = ["AROW", "PA", "PA1", "PA2"];
 pub enum Rule {
     Perceptron,
     PA,
-    PA1 { c: f64 },
-    PA2 { c: f64 },
+    PA1 {
+        c: f64,
+    },
+    PA2 {
+        c: f64,
+    },
     SOP,
-    CW { phi: f64 },
-    ExactCW { phi: f64 },
-    AROW { r: f64 },
-    NAROW { b: f64 },
-    SCW1 { c: f64, phi: f64 },
-    SCW2 { c: f64, phi: f64 },
-    NHERD { c: f64 },
-    ALMA { alpha: f64, p: f64, c: f64 },
+    CW {
+        phi: f64,
+    },
+    ExactCW {
+        phi: f64,
+    },
+    AROW {
+        r: f64,
+    },
+    NAROW {
+        b: f64,
+    },
+    SCW1 {
+        c: f64,
+        phi: f64,
+    },
+    SCW2 {
+        c: f64,
+        phi: f64,
+    },
+    NHERD {
+        c: f64,
+    },
+    ALMA {
+        alpha: f64,
+        p: f64,
+        c: f64,
+    },
     ROMMA,
     AggressiveROMMA,
-    OGD { eta: f64, loss: Loss },
-    IELLIP { b: f64, c: f64 },
+    OGD {
+        eta: f64,
+        loss: Loss,
+    },
+    IELLIP {
+        b: f64,
+        c: f64,
+    },
+    AdaGrad {
+        eta: f64,
+        delta: f64,
+    },
+    FTRL {
+        alpha: f64,
+        beta: f64,
+        l1: f64,
+        l2: f64,
+        loss: Loss,
+    },
 }
 
 impl Rule {
@@ -435,6 +482,8 @@ impl Rule {
             Rule::AggressiveROMMA => &romma::AGGRESSIVE_ROMMA,
             Rule::OGD { .. } => &ogd::OGD,
             Rule::IELLIP { .. } => &iellip::IELLIP,
+            Rule::AdaGrad { .. } => &adagrad::ADAGRAD,
+            Rule::FTRL { .. } => &ftrl::FTRL,
         }
     }
 
@@ -479,6 +528,8 @@ impl Rule {
             Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
             Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
             Rule::NHERD { c } => nherd::step(m, v, c),
+            Rule::AdaGrad { .. } => adagrad::step(m),
+            Rule::FTRL { loss, .. } => ftrl::step(m, loss),
             // These step through `step_in`, with their context; the loop never calls `step`.
             Rule::ALMA { .. }
             | Rule::ROMMA
@@ -488,13 +539,28 @@ impl Rule {
         }
     }
 
-    /// The rule with OGD's `loss` (a configuration entry of its own); other rules take none.
+    /// The rule with OGD's or FTRL's `loss` (a configuration entry of its own); other rules
+    /// take none.
     pub fn with_loss(self, name: &str) -> Result<Rule, CwError> {
+        let loss = Loss::from_name(name)?;
         match self {
-            Rule::OGD { eta, .. } => Ok(Rule::OGD {
-                eta,
-                loss: Loss::from_name(name)?,
+            Rule::OGD { eta, .. } => Ok(Rule::OGD { eta, loss }),
+            Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                ..
+            } if loss != Loss::SquaredHinge => Ok(Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                loss,
             }),
+            Rule::FTRL { .. } => Err(CwError::InvalidParameter(
+                "FTRL's loss must be \"logistic\" or \"hinge\", got \"squared_hinge\"".into(),
+            )),
             _ => Err(CwError::InvalidParameter(format!(
                 "{:?} takes no loss",
                 self.entry().name
@@ -502,10 +568,10 @@ impl Rule {
         }
     }
 
-    /// The loss of OGD, `None` for other rules.
+    /// The loss of OGD or FTRL, `None` for other rules.
     pub fn loss(&self) -> Option<Loss> {
         match self {
-            Rule::OGD { loss, .. } => Some(*loss),
+            Rule::OGD { loss, .. } | Rule::FTRL { loss, .. } => Some(*loss),
             _ => None,
         }
     }
@@ -521,6 +587,12 @@ impl Rule {
                 | Rule::OGD { .. }
                 | Rule::IELLIP { .. }
         )
+    }
+
+    /// Whether the rule keeps its own per-coordinate state, a form of its own beside the
+    /// covariance forms (AdaGrad, FTRL: docs/design.md §2.9).
+    pub fn has_own_state(&self) -> bool {
+        matches!(self, Rule::AdaGrad { .. } | Rule::FTRL { .. })
     }
 
     /// Whether the rule reads ‖μ‖² (the loop computes it only then).
