@@ -129,6 +129,12 @@ def adagrad(state, x, y, eta=1.0, delta=1.0):
     return f, False
 
 
+def _ftrl_weights(z, n, alpha, beta, l1, l2):
+    """Algorithm 1's w_i: 0 where |z_i| ≤ λ₁, else −(z_i − sgn(z_i)·λ₁)/((β + √n_i)/α + λ₂)."""
+    shrunk = -(z - np.sign(z) * l1) / ((beta + np.sqrt(n)) / alpha + l2)
+    return np.where(np.abs(z) <= l1, 0.0, shrunk)
+
+
 def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
     """McMahan et al., KDD 2013, Algorithm 1 (per-coordinate FTRL-Proximal), with labels ±1:
     the logistic loss's gradient (p − y₀₁)·x = −y·σ(−y·f)·x; or the hinge's, −y·x when
@@ -136,10 +142,7 @@ def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
     d = x.shape[0]
     z = state.setdefault("z", np.zeros(d))
     n = state.setdefault("n", np.zeros(d))
-    w = np.array(
-        [0.0 if abs(z[i]) <= l1 else -(z[i] - np.sign(z[i]) * l1) / ((beta + math.sqrt(n[i])) / alpha + l2)
-         for i in range(d)]
-    )
+    w = _ftrl_weights(z, n, alpha, beta, l1, l2)
     state["w"] = w
     f = w @ x
     m = y * f
@@ -156,10 +159,7 @@ def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
         z[i] += g - sigma * w[i]
         n[i] += g * g
     state["z"], state["n"] = z, n
-    state["w"] = np.array(
-        [0.0 if abs(z[i]) <= l1 else -(z[i] - np.sign(z[i]) * l1) / ((beta + math.sqrt(n[i])) / alpha + l2)
-         for i in range(d)]
-    )
+    state["w"] = _ftrl_weights(z, n, alpha, beta, l1, l2)
     return f, True
 
 
