@@ -47,7 +47,7 @@ pub enum Targets<'a> {
 }
 
 /// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 18] = [
+const CONFIG_KEYS: [&str; 19] = [
     "kind",
     "rule",
     "params",
@@ -66,6 +66,7 @@ const CONFIG_KEYS: [&str; 18] = [
     "degree",
     "coef0",
     "budget",
+    "loss",
 ];
 
 /// Runs `$body` with `$m` bound to the learner, whatever its kind.
@@ -85,8 +86,13 @@ fn named(params: &[(String, f64)]) -> Vec<(&str, f64)> {
     params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
 }
 
+/// The configured rule, with OGD's `loss` entry if there is one.
 fn rule(config: &State) -> Result<Rule, CwError> {
-    Rule::from_name(config.string("rule")?, &named(config.params("params")?))
+    let rule = Rule::from_name(config.string("rule")?, &named(config.params("params")?))?;
+    match config.optional_string("loss")? {
+        Some(loss) => rule.with_loss(loss),
+        None => Ok(rule),
+    }
 }
 
 /// The configuration entries of `state` (without what was learned).
@@ -160,6 +166,7 @@ fn dual_gaussian(
     rule: Rule,
     custom: &CustomKernel,
 ) -> Result<DualGaussian, CwError> {
+    crate::learner::check_kernel_form(rule)?;
     let kernel = match (custom, config.optional_string("kernel")?) {
         (Some(function), _) => Kernel::Custom(function.clone()),
         (None, Some(name)) => {
@@ -275,11 +282,17 @@ fn restore_one<O: SingleModel>(
         sigma,
         state.count("n_updates")?,
         mistakes,
-    )?;
+    )?
+    .with_rounds(rounds(state)?);
     let shape = learner.shape();
     penalised(learner, state, shape, |l, l1| {
         l.with_l1(restore_l1(l1, state, shape.dim())?)
     })
+}
+
+/// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
+fn rounds(state: &State) -> Result<u64, CwError> {
+    Ok(state.optional_count("n_rounds")?.unwrap_or(0))
 }
 
 /// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
@@ -398,7 +411,8 @@ impl Estimator {
                     state.floats("covariance_values")?,
                     updates,
                     mistakes()?,
-                )?;
+                )?
+                .with_rounds(rounds(state)?);
                 let shape = learner.shape();
                 Model::Multiclass(penalised(learner, state, shape, |l, l1| {
                     let totals = state.floats_of("l1_totals", n_classes)?;
@@ -460,6 +474,10 @@ impl Estimator {
         let counters = State::default().with("n_updates", self.n_updates());
         let counters = match self.n_mistakes() {
             Some(mistakes) => counters.with("n_mistakes", mistakes),
+            None => counters,
+        };
+        let counters = match self.n_rounds() {
+            Some(rounds) => counters.with("n_rounds", rounds),
             None => counters,
         };
         let learned = match &self.model {
@@ -537,6 +555,16 @@ impl Estimator {
 
     pub fn n_updates(&self) -> u64 {
         each!(&self.model, l => l.n_updates())
+    }
+
+    /// Rows learned, for a rule that reads them (`None` otherwise: the state omits them).
+    pub fn n_rounds(&self) -> Option<u64> {
+        let (needs, rounds) = match &self.model {
+            Model::Binary(l) => (l.rule().needs_context(), l.n_rounds()),
+            Model::Multiclass(l) => (l.rule().needs_context(), l.n_rounds()),
+            _ => (false, 0),
+        };
+        needs.then_some(rounds)
     }
 
     /// Rounds that were mistakes (`None` for a regressor, which makes none).

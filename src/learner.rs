@@ -8,7 +8,7 @@ use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Row, Shape};
 use crate::error::CwError;
 use crate::kernel::Kernel;
-use crate::objective::{Binary, SingleModel};
+use crate::objective::{Binary, SingleModel, StepRule};
 use crate::online::Online;
 use crate::rules::{margin_probability, Rule};
 use crate::sparse_l1::L1;
@@ -42,6 +42,26 @@ pub(crate) fn fresh_gaussian(
     Ok(Gaussian::new(kind, shape, a))
 }
 
+/// `model` with the hyper-parameters of `rule`'s own form, if it has one (AdaGrad, FTRL).
+pub(crate) fn with_rule_params(model: Gaussian, rule: impl StepRule) -> Gaussian {
+    match rule.form_params() {
+        Some(params) => model.with_params(params),
+        None => model,
+    }
+}
+
+/// Refuses a rule outside the (α, c) template in the dual form, which keeps neither ‖μ‖², a
+/// scalable Σ nor per-coordinate state (docs/design.md §2.9).
+pub(crate) fn check_kernel_form(rule: Rule) -> Result<(), CwError> {
+    if rule.needs_context() || rule.has_own_state() {
+        return Err(CwError::InvalidParameter(format!(
+            "{} has no kernel form in cwrs; use it without a kernel",
+            rule.entry().name
+        )));
+    }
+    Ok(())
+}
+
 impl DualLearner {
     /// A fresh dual learner: S empty, Σ = a·I. `budget` caps |S| (at least 1).
     pub fn new(
@@ -52,6 +72,7 @@ impl DualLearner {
         a: f64,
         budget: Option<usize>,
     ) -> Result<DualLearner, CwError> {
+        check_kernel_form(rule)?;
         let second_order = rule.is_second_order();
         let model = DualGaussian::new(kernel, second_order, n_features, fit_intercept, a, budget)?;
         Ok(DualLearner::from_gaussian(rule, model))
@@ -97,7 +118,7 @@ impl<O: SingleModel> Online<O, Gaussian> {
         check_initial_variance(a)?;
         objective.check_covariance(kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
-        let model = fresh_gaussian(kind, shape, a, 1)?;
+        let model = with_rule_params(fresh_gaussian(kind, shape, a, 1)?, objective.rule());
         Ok(Online::with_models(objective, vec![model]))
     }
 
@@ -118,6 +139,7 @@ impl<O: SingleModel> Online<O, Gaussian> {
         objective.check_covariance(kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let model = Gaussian::from_parts(kind, shape, mean, covariance)?;
+        let model = with_rule_params(model, objective.rule());
         Ok(Online::with_models(objective, vec![model]).with_counters(n_updates, n_mistakes))
     }
 

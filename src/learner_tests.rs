@@ -54,15 +54,14 @@ fn impossible_sizes_and_corrupt_states_are_errors_not_aborts() {
     assert!(negative.is_err());
 }
 
+/// A fresh learner; AdaGrad and FTRL take their own form whatever `kind` says.
 fn learner(name: &str, kind: CovarianceKind, fit_intercept: bool, d: usize) -> Learner {
-    Learner::new(
-        Rule::from_name(name, &[]).unwrap(),
-        kind,
-        d,
-        fit_intercept,
-        1.0,
-    )
-    .unwrap()
+    let rule = Rule::from_name(name, &[]).unwrap();
+    let kind = match rule.has_own_state() {
+        true => CovarianceKind::from_name(&name.to_lowercase()).unwrap(),
+        false => kind,
+    };
+    Learner::new(rule, kind, d, fit_intercept, 1.0).unwrap()
 }
 
 /// A deterministic pseudo-random stream (xorshift) so the tests need no dependency.

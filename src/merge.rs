@@ -105,7 +105,9 @@ impl Layout {
             CovarianceKind::Identity => 0,
             CovarianceKind::Diagonal => self.dim,
             CovarianceKind::Full => self.dim * self.dim,
-            CovarianceKind::LowRank { .. } => unreachable!("low-rank models are refused first"),
+            CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
+                unreachable!("models of these forms are refused before the layout is read")
+            }
         }
     }
 }
@@ -127,10 +129,11 @@ pub fn merge(
     let kind = first.covariance_kind().ok_or_else(|| {
         CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
     })?;
-    if let CovarianceKind::LowRank { .. } = kind {
-        return Err(CwError::InvalidParameter(
-            "low-rank models cannot be merged yet (merge diag or full models)".into(),
-        ));
+    if matches!(kind, CovarianceKind::LowRank { .. }) || kind.is_rule_state() {
+        return Err(CwError::InvalidParameter(format!(
+            "{:?} models cannot be merged yet (merge identity, diag or full models)",
+            kind.name()
+        )));
     }
     for (k, model) in models.iter().enumerate().skip(1) {
         check_same(first.config(), model.config(), &format!("model {k}"))?;

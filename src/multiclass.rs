@@ -5,7 +5,7 @@
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Shape};
 use crate::error::CwError;
-use crate::learner::{check_initial_variance, fresh_gaussian};
+use crate::learner::{check_initial_variance, fresh_gaussian, with_rule_params};
 use crate::objective::check_covariance;
 pub use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
@@ -38,7 +38,7 @@ impl MulticlassLearner {
         check_initial_variance(a)?;
         check_covariance(objective.rule, kind)?;
         check_n_classes(n_classes)?;
-        let class = fresh_gaussian(kind, shape, a, n_classes)?;
+        let class = with_rule_params(fresh_gaussian(kind, shape, a, n_classes)?, objective.rule);
         Ok(Online::with_models(objective, vec![class; n_classes]))
     }
 
@@ -77,6 +77,7 @@ impl MulticlassLearner {
                     .chain(std::iter::repeat(&[][..])),
             )
             .map(|(mean, cov)| Gaussian::from_parts(kind, shape, mean, cov))
+            .map(|class| class.map(|class| with_rule_params(class, objective.rule)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Online::with_models(objective, classes).with_counters(n_updates, n_mistakes))
     }

@@ -7,15 +7,37 @@
 //! - [`Multiclass`]: class indices, one model per class; max-score (single constraint,
 //!   Crammer–Singer style) or one-vs-rest.
 
-use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
+use crate::covariance::{Covariance, CovarianceKind, FormParams, Observation, Update};
 use crate::data::Row;
 use crate::error::CwError;
-use crate::rules::{is_learnable_variance, RegressionRule, Rule, Step};
+use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
 
-/// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale.
+/// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale; a rule
+/// outside the (α, c) template (docs/design.md §2.9) also reads a [`Context`].
 pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
     fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
     fn l1_rate(&self, step: &Step, v: f64) -> f64;
+
+    /// Whether the rule reads a [`Context`]: the loop then runs it row by row through
+    /// [`StepRule::step_in`].
+    fn needs_context(&self) -> bool {
+        false
+    }
+
+    /// Whether the rule reads ‖μ‖² (computed only then).
+    fn needs_mean_norm(&self) -> bool {
+        false
+    }
+
+    /// The hyper-parameters of the rule's own form (AdaGrad's, FTRL's), if it has one.
+    fn form_params(&self) -> Option<FormParams> {
+        None
+    }
+
+    /// The step with its scales in `context`.
+    fn step_in(&self, m: f64, v: f64, norm2: f64, _context: &Context) -> Option<ScaledStep> {
+        self.step(m, v, norm2).map(ScaledStep::plain)
+    }
 }
 
 impl StepRule for Rule {
@@ -26,6 +48,34 @@ impl StepRule for Rule {
     #[inline]
     fn l1_rate(&self, step: &Step, v: f64) -> f64 {
         Rule::l1_rate(self, step, v)
+    }
+    fn needs_context(&self) -> bool {
+        Rule::needs_context(self)
+    }
+    fn needs_mean_norm(&self) -> bool {
+        Rule::needs_mean_norm(self)
+    }
+    fn form_params(&self) -> Option<FormParams> {
+        match *self {
+            Rule::AdaGrad { eta, delta } => Some(FormParams::AdaGrad { eta, delta }),
+            Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                ..
+            } => Some(FormParams::Ftrl {
+                alpha,
+                beta,
+                l1,
+                l2,
+            }),
+            _ => None,
+        }
+    }
+    #[inline]
+    fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
+        Rule::step_in(self, m, v, norm2, context)
     }
 }
 
@@ -43,32 +93,34 @@ impl StepRule for RegressionRule {
 /// Checks that a classification rule and a covariance form fit together: first-order rules
 /// keep Σ = I, second-order rules learn a diagonal or full Σ.
 pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
-    covariance_fits(rule.is_second_order(), kind, || {
-        let expected = if rule.is_second_order() {
-            "\"diag\", \"full\" or \"lowrank\""
-        } else {
-            "identity"
-        };
-        format!(
-            "{rule:?} needs a {expected} covariance, got {:?}",
-            kind.name()
-        )
-    })
+    // AdaGrad and FTRL keep their own per-coordinate state (docs/design.md §2.9).
+    let own = match rule {
+        Rule::AdaGrad { .. } => Some(CovarianceKind::AdaGrad),
+        Rule::FTRL { .. } => Some(CovarianceKind::Ftrl),
+        _ => None,
+    };
+    let fits = match own {
+        Some(form) => kind == form,
+        None => covariance_fits(rule.is_second_order(), kind),
+    };
+    if fits {
+        return Ok(());
+    }
+    let expected = match own {
+        Some(form) => form.name(),
+        None if rule.is_second_order() => "\"diag\", \"full\" or \"lowrank\"",
+        None => "identity",
+    };
+    Err(CwError::InvalidParameter(format!(
+        "{rule:?} needs a {expected} covariance, got {:?}",
+        kind.name()
+    )))
 }
 
-/// Whether a rule (second order or not) and a covariance form fit together: first-order rules
-/// keep Σ = I, second-order rules learn a diagonal or full Σ; else the invalid parameter
-/// `message` says.
-fn covariance_fits(
-    second_order: bool,
-    kind: CovarianceKind,
-    message: impl FnOnce() -> String,
-) -> Result<(), CwError> {
-    if second_order == (kind != CovarianceKind::Identity) {
-        Ok(())
-    } else {
-        Err(CwError::InvalidParameter(message()))
-    }
+/// Whether a rule of this order and a covariance form fit together: first-order rules keep
+/// Σ = I, second-order rules learn a diagonal, full or low-rank Σ (not a rule's own state).
+fn covariance_fits(second_order: bool, kind: CovarianceKind) -> bool {
+    !kind.is_rule_state() && second_order == (kind != CovarianceKind::Identity)
 }
 
 /// The update of one model for `step` with its mean step signed by `sign`: the L1 step scale
@@ -82,11 +134,64 @@ fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64) -> Update {
     }
 }
 
-/// Mistakes and updates of some rounds.
+/// Mistakes and updates of some rounds (and the rounds, for the rules that read them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     pub mistakes: u64,
     pub updates: u64,
+    pub rounds: u64,
+}
+
+/// ‖μ‖² of `models` together if `rule` reads it (their joint weight vector), else NaN.
+fn mean_norm2_for<M: Covariance>(rule: impl StepRule, models: &[M]) -> f64 {
+    if rule.needs_mean_norm() {
+        models.iter().map(M::mean_norm2).sum()
+    } else {
+        f64::NAN
+    }
+}
+
+/// Applies a scaled step to one model: μ ← s·μ, then the template's update, then Σ ← r·Σ.
+#[inline]
+fn apply<M: Covariance>(model: &mut M, row: Row, scaled: &ScaledStep, u: Update, v: f64) {
+    if scaled.mean_scale != 1.0 {
+        model.rescale_mean(scaled.mean_scale);
+    }
+    model.update(row, u.step, u.c, v, u.eta);
+    if scaled.covariance_scale != 1.0 {
+        model.rescale_covariance(scaled.covariance_scale);
+    }
+}
+
+/// The rounds of a one-model objective whose rule reads a [`Context`], row by row.
+fn learn_in_context<'a, T: SingleModel, M: Covariance>(
+    objective: &T,
+    model: &mut M,
+    rows: impl Iterator<Item = (usize, Row<'a>)>,
+    y: &[f64],
+    before: Tally,
+) -> Tally {
+    let rule = objective.rule();
+    let mut tally = Tally::default();
+    for (i, row) in rows {
+        tally.rounds += 1;
+        let seen = model.observe(row);
+        let (m, sign, mistake) = objective.margin(y[i], seen.score);
+        tally.mistakes += u64::from(mistake);
+        let context = Context {
+            round: before.rounds.saturating_add(tally.rounds),
+            updates: before.updates.saturating_add(tally.updates),
+            mean_norm2: mean_norm2_for(rule, std::slice::from_ref(model)),
+            zero_margin_mistake: sign < 0.0,
+        };
+        let Some(scaled) = rule.step_in(m, seen.variance, seen.squared_norm, &context) else {
+            continue;
+        };
+        let u = update_of(rule, scaled.step, sign, seen.variance);
+        apply(model, row, &scaled, u, seen.variance);
+        tally.updates += u64::from(model.take_skipped() == 0);
+    }
+    tally
 }
 
 /// What an objective does in the loop.
@@ -103,13 +208,15 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Learns `rows` (index into `targets`, row) in order; everything is valid. A one-model
     /// objective hands them to [`Covariance::learn_rows`] (so the full form blocks rows and the
     /// dual form looks ahead); a several-model one runs the per-row protocol. `scores` holds
-    /// one value per model (work space).
+    /// one value per model (work space). `before` counts the rounds and updates before
+    /// this call (what a rule's [`Context`] reads).
     fn learn<'a, M: Covariance>(
         &self,
         models: &mut [M],
         scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[Self::Target],
+        before: Tally,
     ) -> Tally;
 }
 
@@ -153,11 +260,16 @@ impl<T: SingleModel> Objective for T {
         _scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         y: &[f64],
+        before: Tally,
     ) -> Tally {
         let rule = SingleModel::rule(self);
+        if rule.needs_context() {
+            return learn_in_context(self, &mut models[0], rows, y, before);
+        }
         let mut tally = Tally::default();
         models[0].learn_rows(rows, |i, seen: Observation| {
             let (m, sign, mistake) = self.margin(y[i], seen.score);
+            tally.rounds += 1;
             tally.mistakes += u64::from(mistake);
             let step = rule.step(m, seen.variance, seen.squared_norm)?;
             tally.updates += 1;
@@ -220,12 +332,13 @@ impl SingleModel for Regression {
 
     fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
         let rule = self.0;
-        covariance_fits(rule.is_second_order(), kind, || {
-            format!(
-                "{rule:?} regression cannot use a {:?} covariance",
-                kind.name()
-            )
-        })
+        if covariance_fits(rule.is_second_order(), kind) {
+            return Ok(());
+        }
+        Err(CwError::InvalidParameter(format!(
+            "{rule:?} regression cannot use a {:?} covariance",
+            kind.name()
+        )))
     }
 
     fn check_targets(&self, y: &[f64]) -> Result<(), CwError> {
@@ -284,15 +397,35 @@ pub struct Multiclass {
 }
 
 impl Multiclass {
+    /// The step of a multiclass round: in `context` if the rule reads one, with ‖μ‖² of
+    /// `models` (the joint weight vector of the pair, or one class).
+    #[inline]
+    fn step_of<M: Covariance>(
+        &self,
+        (m, v, norm2): (f64, f64, f64),
+        models: &[M],
+        context: Context,
+    ) -> Option<ScaledStep> {
+        let rule = self.rule;
+        if !rule.needs_context() {
+            return rule.step(m, v, norm2).map(ScaledStep::plain);
+        }
+        let context = Context {
+            mean_norm2: mean_norm2_for(rule, models),
+            ..context
+        };
+        rule.step_in(m, v, norm2, &context)
+    }
+
     /// One round on `row` of class `label`, with `scores` holding μ_k·x of every class:
-    /// whether any model changed.
+    /// whether any model changed. `context` gives the round and updates so far.
     fn round<M: Covariance>(
         &self,
         models: &mut [M],
         scores: &[f64],
         row: Row,
-        label: usize,
-        rival: usize,
+        (label, rival): (usize, usize),
+        context: Context,
     ) -> bool {
         let rule = self.rule;
         match self.strategy {
@@ -308,26 +441,48 @@ impl Multiclass {
                     return false;
                 }
                 let v = v_label + v_rival;
-                let Some(step) = rule.step(m, v, norm2_label + norm2_rival) else {
+                // A tie goes to the rival (`highest_other`): a mistake.
+                let context = Context {
+                    zero_margin_mistake: true,
+                    ..context
+                };
+                let moments = (m, v, norm2_label + norm2_rival);
+                let Some(scaled) = self.step_of(moments, models, context) else {
                     return false;
                 };
                 let mut changed = false;
+                // The scales act on the joint weight vector and covariance: every class.
+                if scaled.mean_scale != 1.0 {
+                    models
+                        .iter_mut()
+                        .for_each(|m| m.rescale_mean(scaled.mean_scale));
+                }
                 for (k, sign, v_k) in [(label, 1.0, v_label), (rival, -1.0, v_rival)] {
-                    let u = update_of(rule, step, sign, v);
+                    let u = update_of(rule, scaled.step, sign, v);
                     models[k].update(row, u.step, u.c, v_k, u.eta);
                     changed |= models[k].take_skipped() == 0;
+                }
+                if scaled.covariance_scale != 1.0 {
+                    let r = scaled.covariance_scale;
+                    models.iter_mut().for_each(|m| m.rescale_covariance(r));
                 }
                 changed
             }
             Strategy::OneVsRest => {
                 let mut changed = false;
-                for (k, model) in models.iter_mut().enumerate() {
+                for k in 0..models.len() {
                     let y = if k == label { 1.0 } else { -1.0 };
-                    let (v, norm2) = model.prepare(row);
-                    if let Some(step) = rule.step(y * scores[k], v, norm2) {
-                        let u = update_of(rule, step, y, v);
-                        model.update(row, u.step, u.c, v, u.eta);
-                        changed |= model.take_skipped() == 0;
+                    let (v, norm2) = models[k].prepare(row);
+                    let context = Context {
+                        zero_margin_mistake: y < 0.0,
+                        ..context
+                    };
+                    let moments = (y * scores[k], v, norm2);
+                    let one = std::slice::from_ref(&models[k]);
+                    if let Some(scaled) = self.step_of(moments, one, context) {
+                        let u = update_of(rule, scaled.step, y, v);
+                        apply(&mut models[k], row, &scaled, u, v);
+                        changed |= models[k].take_skipped() == 0;
                     }
                 }
                 changed
@@ -359,16 +514,25 @@ impl Objective for Multiclass {
         scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         labels: &[usize],
+        before: Tally,
     ) -> Tally {
         let mut tally = Tally::default();
         for (i, row) in rows {
+            tally.rounds += 1;
             for (score, model) in scores.iter_mut().zip(models.iter_mut()) {
                 *score = model.learn_score(row);
             }
             let label = labels[i];
             let rival = highest_other(scores, label);
             tally.mistakes += u64::from(scores[label] - scores[rival] <= 0.0);
-            tally.updates += u64::from(self.round(models, scores, row, label, rival));
+            let context = Context {
+                round: before.rounds.saturating_add(tally.rounds),
+                updates: before.updates.saturating_add(tally.updates),
+                mean_norm2: f64::NAN,
+                zero_margin_mistake: true,
+            };
+            let changed = self.round(models, scores, row, (label, rival), context);
+            tally.updates += u64::from(changed);
         }
         tally
     }

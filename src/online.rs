@@ -6,7 +6,7 @@
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
 use crate::error::CwError;
-use crate::objective::{Objective, Tally};
+use crate::objective::{Objective, StepRule, Tally};
 
 /// An online learner: `objective` drives `models` (one, or one per class).
 #[derive(Clone, Debug, PartialEq)]
@@ -15,6 +15,8 @@ pub struct Online<O: Objective, M: Covariance> {
     models: Vec<M>,
     n_updates: u64,
     n_mistakes: u64,
+    /// Rows learned (the round a rule's context reads: docs/design.md §2.9).
+    n_rounds: u64,
     /// μ_k·x of the current row, per model (work space of the several-model objectives).
     scores: Vec<f64>,
 }
@@ -42,6 +44,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             models,
             n_updates: 0,
             n_mistakes: 0,
+            n_rounds: 0,
             scores,
         }
     }
@@ -50,6 +53,17 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     pub fn with_counters(mut self, n_updates: u64, n_mistakes: u64) -> Self {
         (self.n_updates, self.n_mistakes) = (n_updates, n_mistakes);
         self
+    }
+
+    /// Sets the rows learned (when restoring a state).
+    pub fn with_rounds(mut self, n_rounds: u64) -> Self {
+        self.n_rounds = n_rounds;
+        self
+    }
+
+    /// Rows learned.
+    pub fn n_rounds(&self) -> u64 {
+        self.n_rounds
     }
 
     pub fn objective(&self) -> &O {
@@ -124,11 +138,24 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[O::Target],
     ) -> u64 {
-        let Tally { mistakes, updates } =
-            self.objective
-                .learn(&mut self.models, &mut self.scores, rows, targets);
+        let before = Tally {
+            mistakes: self.n_mistakes,
+            updates: self.n_updates,
+            rounds: self.n_rounds,
+        };
+        let Tally {
+            mistakes,
+            updates,
+            rounds,
+        } = self
+            .objective
+            .learn(&mut self.models, &mut self.scores, rows, targets, before);
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
+        // Counted only for the rules that read them, which alone keep them in their state.
+        if self.objective.rule().needs_context() {
+            self.n_rounds = self.n_rounds.saturating_add(rounds);
+        }
         updates
     }
 

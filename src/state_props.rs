@@ -85,6 +85,8 @@ struct Primal {
     mean: Vec<f64>,
     covariance: Vec<f64>,
     counters: (u64, u64),
+    /// Rows learned (kept by the rules that read them: docs/design.md §2.9).
+    rounds: u64,
 }
 
 /// What a corruption does to a state.
@@ -174,6 +176,10 @@ fn rule_and_kind() -> impl Strategy<Value = (Rule, CovarianceKind)> {
     (0..RULE_NAMES.len(), any::<bool>()).prop_map(|(k, full)| {
         let rule = Rule::from_name(RULE_NAMES[k], &[]).unwrap();
         let kind = match (rule.is_second_order(), full) {
+            // AdaGrad and FTRL keep their own state (docs/design.md §2.9).
+            _ if rule.has_own_state() => {
+                CovarianceKind::from_name(&RULE_NAMES[k].to_lowercase()).unwrap()
+            }
             (false, _) => CovarianceKind::Identity,
             (true, false) => CovarianceKind::Diagonal,
             (true, true) => CovarianceKind::Full,
@@ -190,6 +196,7 @@ fn binary_state(model: &Learner) -> Primal {
         mean: model.mean().into_owned(),
         covariance: model.covariance_state().into_owned(),
         counters: (model.n_updates(), model.n_mistakes()),
+        rounds: model.n_rounds(),
     }
 }
 
@@ -204,6 +211,7 @@ fn binary_from(rule: Rule, s: &Primal) -> Result<Learner, crate::CwError> {
         s.counters.0,
         s.counters.1,
     )
+    .map(|learner| learner.with_rounds(s.rounds))
 }
 
 /// μ·x of every row, as bits.
@@ -307,6 +315,7 @@ proptest! {
             mean: model.means(),
             covariance: model.covariances(),
             counters: (model.n_updates(), model.n_mistakes()),
+            rounds: model.n_rounds(),
         };
         let restore = |s: &Primal| {
             let shape = Shape::new(s.n_features, s.fit_intercept)?;
@@ -365,6 +374,7 @@ proptest! {
             mean: model.mean().into_owned(),
             covariance: model.covariance_state().into_owned(),
             counters: (model.n_updates(), 0),
+            rounds: 0,
         };
         let restore = |s: &Primal| {
             Regressor::from_state(
@@ -404,6 +414,8 @@ proptest! {
         at: usize,
     ) {
         let rule = Rule::from_name(RULE_NAMES[rule], &[]).unwrap();
+        // The rules outside the template have no kernel form (docs/design.md §2.9).
+        prop_assume!(!rule.needs_context() && !rule.has_own_state());
         let kernel = [Kernel::Linear, Kernel::Rbf { gamma: 0.5 }, Kernel::Poly { gamma: 0.5, degree: 2, coef0: 1.0 }][kernel].clone();
         let mut model = DualLearner::new(rule, kernel.clone(), data.d, intercept, 1.0, budget).unwrap();
         model.partial_fit(&data.matrix(), &data.signs(), Presentation::default()).unwrap();

@@ -22,7 +22,9 @@ fit_intercept=False an all-zero row has f = 0, and a tie y·f = 0 counts as a mi
 learner makes at least 207 mistakes on w1a.
 
 The counts were also checked against an independent NumPy implementation of docs/design.md §2 (full and
-diagonal): identical mistake counts on all four data sets for all 20 configurations.
+diagonal): identical mistake counts on all four data sets for all 20 configurations of the
+template's rules; those of the learners of docs/design.md §2.9 against LIBOL's definitions in
+tests/test_catalog.py.
 """
 
 from functools import lru_cache
@@ -72,6 +74,14 @@ SCW2/diag         23     8   314   246
 SCW2/full         25    10   294   280
 NHERD/diag        31    17   298   286
 NHERD/full        43   275   316   398
+ALMA              56     3   428   258
+ROMMA             24     6   356   284
+AggressiveROMMA   24     5   364   259
+OGD               33    38   301   266
+IELLIP/diag       29     3   402   269
+IELLIP/full       37     3   408   269
+AdaGrad           30     7   319   257
+FTRL              25   144   291   261
 """
 TABLE_ROWS = [line.split() for line in MISTAKES_TABLE.strip().splitlines()]
 EXPECTED_MISTAKES = {
@@ -163,7 +173,10 @@ def test_mistakes_sensible(dataset, name, covariance):
     # All-zero rows are ties without an intercept, and ties count as mistakes.
     assert mistakes >= zero_rows
     fraction = MAJORITY_FRACTION[dataset]
-    if covariance is not None and fraction is not None:
+    # IELLIP's covariance step c·b^(t−1) vanishes within ~30 rounds, so it learns little more
+    # than a first-order rule: on a1a it makes 402 (diag) and 408 (full, LIBOL's own count too)
+    # mistakes where the majority baseline makes 395.
+    if covariance is not None and fraction is not None and name != "IELLIP":
         assert mistakes <= fraction * majority, (mistakes, majority)
 
 

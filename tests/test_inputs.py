@@ -659,6 +659,8 @@ def test_in_range_hyper_parameters_are_accepted(name):
     X, y = integer_data()
     cls = getattr(cwrs, name)
     values = {"eta": (0.5001, 0.9999), "C": (1e-6, 1e6), "r": (1e-6, 1e6), "b": (1e-6, 1e6)}
+    if name == "IELLIP":  # its b and c are decay factors, in (0, 1)
+        values.update(b=(1e-6, 1 - 1e-6), c=(1e-6, 1 - 1e-6))
     accepted = [p for p in values if p in cls().get_params()]
     for a in (1e-6, 1e6):
         for covariance in ("diag", "full"):

@@ -8,8 +8,20 @@ import pytest
 import scipy.sparse as sp
 
 import cwrs
+from cwrs._catalog import CATALOG
 
-SECOND_ORDER = [cls for cls in cwrs.CLASSIFIERS if cls._second_order]
+# The learners outside the (α, c) template have no kernel form (docs/design.md §2.9).
+KERNEL_CLASSIFIERS = [cls for cls in cwrs.CLASSIFIERS if cls not in CATALOG]
+SECOND_ORDER = [cls for cls in KERNEL_CLASSIFIERS if cls._second_order]
+
+
+@pytest.mark.parametrize("cls", CATALOG, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_learners_outside_the_template_refuse_a_kernel(cls, n_classes):
+    X, y = np.eye(3), np.arange(3) % n_classes
+    with pytest.raises(cwrs.InvalidParameterError, match=f"{cls._rule} has no kernel form"):
+        cls(kernel="rbf").fit(X, y)
+    cls(kernel_approximation="rff", n_components=8, random_state=0).fit(X, y)
 
 
 def linear_stream(n=120, d=5, seed=0):
@@ -49,7 +61,7 @@ def per_round_decisions(model, X, y):
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])
 @pytest.mark.parametrize("fit_intercept", [False, True])
-@pytest.mark.parametrize("cls", cwrs.CLASSIFIERS, ids=lambda c: c.__name__)
+@pytest.mark.parametrize("cls", KERNEL_CLASSIFIERS, ids=lambda c: c.__name__)
 def test_linear_kernel_equals_the_primal_full_covariance_learner(cls, fit_intercept, sparse):
     X, y = linear_stream()
     Xin = sp.csr_matrix(X) if sparse else X

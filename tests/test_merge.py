@@ -205,7 +205,9 @@ def test_refusals_leave_the_inputs_unchanged():
         ([fitted(cwrs.PA1())], {"method": "information"}, "first-order"),
         ([fitted(cwrs.PA1())], {"method": "precision"}, "first-order"),
         ([fitted(cwrs.AROW(kernel="rbf"))], {}, "kernel"),
-        ([fitted(cwrs.AROW(covariance="lowrank", rank=2))], {}, "low-rank"),
+        ([fitted(cwrs.AROW(covariance="lowrank", rank=2))], {}, "lowrank"),
+        ([fitted(cwrs.AdaGrad())], {}, "adagrad"),
+        ([fitted(cwrs.FTRL())], {}, "ftrl"),
         ([arow], {"method": "sum"}, "method"),
         ([arow], {"base": fitted(cwrs.AROW(a=2.0))}, "a=2.0"),
         ([arow], {"weights": [1.0, 2.0]}, "weights"),
@@ -325,8 +327,9 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
             cwrs.AROW(n_jobs=bad).fit(X, y)
     with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
-    with pytest.raises(cwrs.InvalidParameterError, match="low-rank"):
-        cwrs.AROW(covariance="lowrank", rank=2, n_jobs=2).fit(X[:50], y[:50])
+    for unmergeable in (cwrs.AROW(covariance="lowrank", rank=2), cwrs.AdaGrad(), cwrs.FTRL()):
+        with pytest.raises(cwrs.InvalidParameterError, match="models that merge"):
+            unmergeable.set_params(n_jobs=2).fit(X[:50], y[:50])
 
 
 # ----------------------------------------------------------------------------- accuracy

@@ -71,11 +71,15 @@ def test_signature_is_the_rule_parameters_then_the_shared_ones(cls):
     assert {name: signature[name] for name in rule_params} == rule_params
     for name, default in rule_params.items():
         assert type(signature[name]) is float, (name, default)
+    # Then the class's own non-numeric ones (OGD's loss), in order, with their defaults.
+    own = getattr(cls, "_own_params", {})
+    after = names[len(rule_params) : len(rule_params) + len(own)]
+    assert {name: signature[name] for name in after} == own
     # Then the shared ones, in their order, with their defaults.
     shared = dict(CLASSIFIER_PARAMETERS if _kind(cls) == "classification" else REGRESSOR_PARAMETERS)
     if entry["second_order"]:
         shared = {**SECOND_ORDER_PARAMETERS, **shared}
-    rest = {name: signature[name] for name in names[len(rule_params) :]}
+    rest = {name: signature[name] for name in names[len(rule_params) + len(own) :]}
     assert list(rest) == list(shared)
     for name, default in shared.items():
         assert rest[name] == default and type(rest[name]) is type(default), name

@@ -1,7 +1,8 @@
 """cwrs: confidence-weighted online learning with a Rust core.
 
 Binary learners Perceptron, PA, PA1, PA2 (first order) and SOP, CW, ExactCW, AROW, NAROW, SCW1,
-SCW2, NHERD (second order, `covariance="diag"` or `"full"`), each a scikit-learn-style estimator
+SCW2, NHERD (second order, `covariance="diag"` or `"full"`), and from other libraries ALMA,
+ROMMA, AggressiveROMMA, OGD, AdaGrad, FTRL (first order) and IELLIP (second order), each a scikit-learn-style estimator
 with `partial_fit` for streams, for two classes or many (`multi_class="max-score"|"ovr"`).
 Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, PA2Regressor.
 Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
@@ -11,6 +12,7 @@ The bundled data set: `cwrs.datasets.load_svmguide3()`.
 
 from . import datasets
 from ._base import Classifier
+from ._catalog import ALMA, FTRL, IELLIP, OGD, ROMMA, AdaGrad, AggressiveROMMA
 from ._classifiers import (
     AROW,
     CLASSIFIERS,
@@ -44,6 +46,13 @@ from ._validation import DataConversionWarning, IneffectiveParameterWarning, Not
 __version__ = "0.1.0"
 
 __all__ = [
+    "ALMA",
+    "AdaGrad",
+    "AggressiveROMMA",
+    "FTRL",
+    "IELLIP",
+    "OGD",
+    "ROMMA",
     "AROW",
     "AROWRegressor",
     "PA1Regressor",

@@ -452,7 +452,7 @@ class Classifier(Estimator):
                 "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
                 n_features, fit_intercept, a, kernel=kernel.kernel if built_in else None,
                 gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
-                strategy=self.multi_class, n_classes=n_classes,
+                strategy=self.multi_class, n_classes=n_classes, **self._rule_config(),
             )
             # A callable kernel is passed on its own: it is code, not configuration.
             custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}
@@ -468,9 +468,13 @@ class Classifier(Estimator):
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
             fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
-            **shape,
+            **shape, **self._rule_config(),
         )
         return _cwrs.Model(config), feature_map
+
+    def _rule_config(self):
+        """Configuration entries of the rule beyond its numbers (OGD's `loss`), checked."""
+        return {}
 
     def _one_row_targets(self, model):
         """label -> native target, for the one-row path of a primal model."""

@@ -389,4 +389,8 @@ class NHERD(ConfidenceWeightedClassifier):
         store_params(self, locals())
 
 
-CLASSIFIERS = (Perceptron, PA, PA1, PA2, SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD)
+from ._catalog import CATALOG  # noqa: E402 (the learners of docs/design.md §2.9)
+
+CLASSIFIERS = (
+    Perceptron, PA, PA1, PA2, SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD, *CATALOG
+)

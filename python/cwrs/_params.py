@@ -161,7 +161,8 @@ def model_args(estimator):
     fit_intercept = _check_bool("fit_intercept", estimator.fit_intercept)
     params = [(name, as_float(name, getattr(estimator, name))) for name in estimator._rule_params]
     if not estimator._second_order:
-        return params, "identity", 1.0, fit_intercept
+        # AdaGrad and FTRL name their own form (docs/design.md §2.9).
+        return params, getattr(estimator, "_form", "identity"), 1.0, fit_intercept
     covariance, a = estimator.covariance, as_float("a", estimator.a)
     if not isinstance(covariance, str):
         raise InvalidParameterError(
@@ -225,7 +226,7 @@ def check_pass_params(estimator):
 def check_n_jobs(estimator):
     """The number of threads `fit` trains with: n_jobs ≥ 1, or -1 (all cores) down to -k (all
     but k − 1, scikit-learn's convention); 1 for a kernel learner, whose support sets do not
-    merge, and for a low-rank one (docs/design.md §9)."""
+    merge, and for the forms that do not merge yet (docs/design.md §9)."""
     n_jobs = getattr(estimator, "n_jobs", 1)
     if not _is_int(n_jobs) or n_jobs == 0:
         raise InvalidParameterError(
@@ -236,10 +237,10 @@ def check_n_jobs(estimator):
             f"n_jobs={n_jobs!r} needs a linear model: kernel learners cannot merge shards "
             "(their support sets differ); use n_jobs=1"
         )
-    if n_jobs != 1 and getattr(estimator, "covariance", None) == "lowrank":
+    form = getattr(estimator, "_form", None) or getattr(estimator, "covariance", None)
+    if n_jobs != 1 and form in ("lowrank", "adagrad", "ftrl"):
         raise InvalidParameterError(
-            f"n_jobs={n_jobs!r} needs models that merge: low-rank models do not yet; use "
-            'n_jobs=1 or covariance="diag" or "full"'
+            f"n_jobs={n_jobs!r} needs models that merge: {form!r} models do not yet; use n_jobs=1"
         )
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
@@ -302,6 +303,7 @@ def check_params(estimator, n_classes=2):
     l1 = l1_spec(estimator)
     kernel = None
     if estimator._rule_kind == "classification":
+        estimator._rule_config()
         check_multi_class(estimator)
         check_ineffective(estimator)
         kernel = kernel_spec(estimator, n_classes, 1)
@@ -319,7 +321,7 @@ def check_params(estimator, n_classes=2):
             )
         _check_positive("a", a)
         return
-    if covariance not in ("identity", "diag", "full", "lowrank"):
+    if covariance not in ("identity", "diag", "full", "lowrank", "adagrad", "ftrl"):
         raise InvalidParameterError(
             f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
         )
@@ -441,7 +443,8 @@ def check_ineffective(estimator):
 def _check_effects(estimator, dependents):
     defaults = init_defaults(type(estimator))
     for name, acts, refuse, why, kernels in dependents:
-        if name not in defaults:
+        # A rule's own parameter of the same name (ALMA's alpha) always acts.
+        if name not in defaults or name in estimator._rule_params:
             continue
         value, default = getattr(estimator, name), defaults[name]
         if at_default(value, default) or acts(estimator):

@@ -241,11 +241,14 @@ def _widen_l1(total: float, last: Any, old: int, width: int) -> Any:
 
 def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) -> Any:
     """The covariance values with variance a for the new features and no correlation to them:
-    empty (identity), variances (diag), or Σ row-major (full, stored folded)."""
+    empty (identity), variances (diag), or Σ row-major (full, stored folded); AdaGrad's and
+    FTRL's per-coordinate gradient sums start at 0 (docs/design.md §2.9)."""
     if kind == "identity":
         return cov
     if kind == "diag":
         return np.concatenate([cov[:old], np.full(width - old, a), cov[old:]])
+    if kind in ("adagrad", "ftrl"):
+        return np.concatenate([cov[:old], np.zeros(width - old), cov[old:]])
     new_dim = dim + width - old
     keep = np.r_[0:old, width:new_dim]  # where the old coordinates go
     sigma = np.zeros((new_dim, new_dim))

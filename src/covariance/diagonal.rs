@@ -63,6 +63,15 @@ impl Diagonal {
         }
     }
 
+    /// Applies every coordinate's pending L1 threshold.
+    fn catch_up_all(&mut self) {
+        if let Some(l1) = &mut self.l1 {
+            for (j, c) in self.coordinates.iter_mut().enumerate() {
+                l1.catch_up(j, &mut c.mean, c.variance);
+            }
+        }
+    }
+
     /// μ·x with the pending L1 thresholds applied (without a penalty, the stored mean).
     #[inline]
     fn effective_score(&self, x: &Features) -> f64 {
@@ -274,5 +283,23 @@ impl Covariance for Diagonal {
 
     fn take_skipped(&mut self) -> u64 {
         std::mem::take(&mut self.skipped)
+    }
+
+    fn mean_norm2(&self) -> f64 {
+        self.effective_mean().iter().map(|w| w * w).sum()
+    }
+
+    /// O(d), after every pending L1 threshold is applied (they depend on the variances).
+    fn rescale_mean(&mut self, s: f64) {
+        self.catch_up_all();
+        self.coordinates.iter_mut().for_each(|c| c.mean *= s);
+    }
+
+    /// O(d), after every pending L1 threshold is applied (they depend on the variances).
+    fn rescale_covariance(&mut self, r: f64) {
+        self.catch_up_all();
+        for c in &mut self.coordinates {
+            c.variance = (c.variance * r).max(VARIANCE_FLOOR);
+        }
     }
 }

@@ -688,6 +688,21 @@ impl Covariance for Full {
     fn take_skipped(&mut self) -> u64 {
         std::mem::take(&mut self.skipped)
     }
+
+    fn mean_norm2(&self) -> f64 {
+        self.mean.iter().map(|w| w * w).sum()
+    }
+
+    fn rescale_mean(&mut self, s: f64) {
+        self.mean.iter_mut().for_each(|w| *w *= s);
+    }
+
+    /// O(d²), after folding the pending terms.
+    fn rescale_covariance(&mut self, r: f64) {
+        Covariance::fold(self);
+        self.sigma.iter_mut().for_each(|s| *s *= r);
+        self.refresh_diagonal();
+    }
 }
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of

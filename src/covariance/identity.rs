@@ -107,4 +107,13 @@ impl Covariance for Identity {
     fn take_skipped(&mut self) -> u64 {
         std::mem::take(&mut self.skipped)
     }
+
+    /// O(d): the rules that read it update rarely (on mistakes or margin errors).
+    fn mean_norm2(&self) -> f64 {
+        self.mean.iter().map(|w| w * w).sum()
+    }
+
+    fn rescale_mean(&mut self, s: f64) {
+        self.mean.iter_mut().for_each(|w| *w *= s);
+    }
 }

@@ -38,14 +38,18 @@
 //!    instructions executed; batch and row-by-row learning still give the same bits, as the
 //!    caps depend only on the sequence of updates.
 
+mod adagrad;
 mod diagonal;
 pub mod dual;
+mod ftrl;
 pub(crate) mod full;
 mod identity;
 mod lowrank;
 mod primal;
 
+pub use adagrad::AdaGrad;
 pub use diagonal::{Coordinate, Diagonal};
+pub use ftrl::Ftrl;
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
 pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
@@ -198,6 +202,18 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Applies any pending covariance terms, so that the stored covariance is Σ itself (the
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
+
+    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). NaN where the
+    /// form cannot give it: the dual form, which refuses those rules.
+    fn mean_norm2(&self) -> f64 {
+        f64::NAN
+    }
+
+    /// μ ← s·μ, for the rules outside the template (the dual form refuses them).
+    fn rescale_mean(&mut self, _s: f64) {}
+
+    /// Σ ← r·Σ, for the rules outside the template (the dual form refuses them).
+    fn rescale_covariance(&mut self, _r: f64) {}
 }
 
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.
@@ -230,6 +246,26 @@ pub enum CovarianceKind {
     Diagonal,
     /// Dense symmetric d×d, updated by Sherman–Morrison.
     Full,
+    /// AdaGrad's per-coordinate gradient sums (docs/design.md §2.9): not a covariance, the
+    /// state of the AdaGrad rule alone.
+    AdaGrad,
+    /// FTRL-Proximal's per-coordinate (z, n) (docs/design.md §2.9), for the FTRL rule alone.
+    Ftrl,
+}
+
+/// The hyper-parameters a form with a rule's own state takes from the rule.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum FormParams {
+    AdaGrad {
+        eta: f64,
+        delta: f64,
+    },
+    Ftrl {
+        alpha: f64,
+        beta: f64,
+        l1: f64,
+        l2: f64,
+    },
 }
 
 impl CovarianceKind {
@@ -238,6 +274,8 @@ impl CovarianceKind {
             "identity" => Ok(CovarianceKind::Identity),
             "diag" => Ok(CovarianceKind::Diagonal),
             "full" => Ok(CovarianceKind::Full),
+            "adagrad" => Ok(CovarianceKind::AdaGrad),
+            "ftrl" => Ok(CovarianceKind::Ftrl),
             _ => Err(CwError::InvalidParameter(format!(
                 "covariance must be \"diag\" or \"full\" (or \"lowrank\", with rank), got {name:?}"
             ))),
@@ -274,7 +312,15 @@ impl CovarianceKind {
             CovarianceKind::Diagonal => "diag",
             CovarianceKind::Full => "full",
             CovarianceKind::LowRank { .. } => "lowrank",
+            CovarianceKind::AdaGrad => "adagrad",
+            CovarianceKind::Ftrl => "ftrl",
         }
+    }
+
+    /// Whether the form holds one rule's own state (AdaGrad's, FTRL's) rather than a
+    /// covariance any rule of its order can use.
+    pub fn is_rule_state(&self) -> bool {
+        matches!(self, CovarianceKind::AdaGrad | CovarianceKind::Ftrl)
     }
 }
 

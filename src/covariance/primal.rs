@@ -5,7 +5,10 @@
 
 use std::borrow::Cow;
 
-use super::{Covariance, CovarianceKind, Diagonal, Full, Identity, LowRank, Observation, Update};
+use super::{
+    AdaGrad, Covariance, CovarianceKind, Diagonal, FormParams, Ftrl, Full, Identity, LowRank,
+    Observation, Update,
+};
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
 use crate::sparse_l1::L1;
@@ -57,6 +60,11 @@ pub trait PrimalForm: Covariance + Sized {
     /// The covariance as [`PrimalForm::from_parts`] takes it back.
     fn covariance_state(&self) -> Cow<'_, [f64]> {
         self.covariance()
+    }
+
+    /// Takes a rule's hyper-parameters (the forms with a rule's own state; others ignore them).
+    fn with_params(self, _params: FormParams) -> Self {
+        self
     }
 
     /// Adds sparse L1 training (docs/design.md §5); only the diagonal form supports it.
@@ -140,6 +148,13 @@ macro_rules! primal_forms {
             pub fn shape(&self) -> Shape {
                 match self {
                     $(Gaussian::$form(f) => f.shape(),)*
+                }
+            }
+
+            /// Takes a rule's hyper-parameters (the forms with a rule's own state).
+            pub fn with_params(self, params: FormParams) -> Gaussian {
+                match self {
+                    $(Gaussian::$form(f) => Gaussian::$form(f.with_params(params)),)*
                 }
             }
 
@@ -271,8 +286,26 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.take_skipped(),)*
                 }
             }
+
+            fn mean_norm2(&self) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.mean_norm2(),)*
+                }
+            }
+
+            fn rescale_mean(&mut self, s: f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.rescale_mean(s),)*
+                }
+            }
+
+            fn rescale_covariance(&mut self, r: f64) {
+                match self {
+                    $(Gaussian::$form(f) => f.rescale_covariance(r),)*
+                }
+            }
         }
     };
 }
 
-primal_forms!(Identity, Diagonal, Full, LowRank);
+primal_forms!(Identity, Diagonal, Full, LowRank, AdaGrad, Ftrl);

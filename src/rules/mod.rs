@@ -69,23 +69,32 @@
 
 use crate::error::CwError;
 
+mod adagrad;
+mod alma;
 mod arow;
+mod context;
 mod cw;
 mod export;
+mod ftrl;
+mod iellip;
 mod narow;
 mod nherd;
 mod normal;
+mod ogd;
 mod pa;
 mod perceptron;
 mod regression;
+mod romma;
 mod scaling;
 mod scw;
 mod sop;
 
+pub use context::{Context, ScaledStep};
 pub use export::table_states;
 pub use normal::{
     checked_normal_quantile, margin_probabilities, margin_probability, normal_cdf, normal_quantile,
 };
+pub use ogd::Loss;
 
 /// One update of the template: the mean step `alpha` and the precision increment `c`.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -335,6 +344,13 @@ pub const TABLE: &[&Entry] = &[
     &scw::SCW1,
     &scw::SCW2,
     &nherd::NHERD,
+    &alma::ALMA,
+    &romma::ROMMA,
+    &romma::AGGRESSIVE_ROMMA,
+    &ogd::OGD,
+    &iellip::IELLIP,
+    &adagrad::ADAGRAD,
+    &ftrl::FTRL,
     &regression::AROW,
     &regression::PA,
     &regression::PA1,
@@ -350,7 +366,7 @@ pub fn entry(kind: Kind, name: &str) -> Option<&'static Entry> {
 }
 
 /// All rule names, in the order of docs/design.md §1.
-pub const RULE_NAMES: [&str; 12] = [
+pub const RULE_NAMES: [&str; 19] = [
     "Perceptron",
     "PA",
     "PA1",
@@ -363,6 +379,13 @@ pub const RULE_NAMES: [&str; 12] = [
     "SCW1",
     "SCW2",
     "NHERD",
+    "ALMA",
+    "ROMMA",
+    "AggressiveROMMA",
+    "OGD",
+    "IELLIP",
+    "AdaGrad",
+    "FTRL",
 ];
 
 /// Regression rule names.
@@ -375,16 +398,62 @@ pub const REGRESSION_RULE_NAMES: [&str; 4] = ["AROW", "PA", "PA1", "PA2"];
 pub enum Rule {
     Perceptron,
     PA,
-    PA1 { c: f64 },
-    PA2 { c: f64 },
+    PA1 {
+        c: f64,
+    },
+    PA2 {
+        c: f64,
+    },
     SOP,
-    CW { phi: f64 },
-    ExactCW { phi: f64 },
-    AROW { r: f64 },
-    NAROW { b: f64 },
-    SCW1 { c: f64, phi: f64 },
-    SCW2 { c: f64, phi: f64 },
-    NHERD { c: f64 },
+    CW {
+        phi: f64,
+    },
+    ExactCW {
+        phi: f64,
+    },
+    AROW {
+        r: f64,
+    },
+    NAROW {
+        b: f64,
+    },
+    SCW1 {
+        c: f64,
+        phi: f64,
+    },
+    SCW2 {
+        c: f64,
+        phi: f64,
+    },
+    NHERD {
+        c: f64,
+    },
+    ALMA {
+        alpha: f64,
+        p: f64,
+        c: f64,
+    },
+    ROMMA,
+    AggressiveROMMA,
+    OGD {
+        eta: f64,
+        loss: Loss,
+    },
+    IELLIP {
+        b: f64,
+        c: f64,
+    },
+    AdaGrad {
+        eta: f64,
+        delta: f64,
+    },
+    FTRL {
+        alpha: f64,
+        beta: f64,
+        l1: f64,
+        l2: f64,
+        loss: Loss,
+    },
 }
 
 impl Rule {
@@ -412,6 +481,13 @@ impl Rule {
             Rule::SCW1 { .. } => &scw::SCW1,
             Rule::SCW2 { .. } => &scw::SCW2,
             Rule::NHERD { .. } => &nherd::NHERD,
+            Rule::ALMA { .. } => &alma::ALMA,
+            Rule::ROMMA => &romma::ROMMA,
+            Rule::AggressiveROMMA => &romma::AGGRESSIVE_ROMMA,
+            Rule::OGD { .. } => &ogd::OGD,
+            Rule::IELLIP { .. } => &iellip::IELLIP,
+            Rule::AdaGrad { .. } => &adagrad::ADAGRAD,
+            Rule::FTRL { .. } => &ftrl::FTRL,
         }
     }
 
@@ -456,7 +532,97 @@ impl Rule {
             Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
             Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
             Rule::NHERD { c } => nherd::step(m, v, c),
+            Rule::AdaGrad { .. } => adagrad::step(m),
+            Rule::FTRL { loss, .. } => ftrl::step(m, loss),
+            // These step through `step_in`, with their context; the loop never calls `step`.
+            Rule::ALMA { .. }
+            | Rule::ROMMA
+            | Rule::AggressiveROMMA
+            | Rule::OGD { .. }
+            | Rule::IELLIP { .. } => None,
         }
+    }
+
+    /// The rule with OGD's or FTRL's `loss` (a configuration entry of its own); other rules
+    /// take none.
+    pub fn with_loss(self, name: &str) -> Result<Rule, CwError> {
+        let loss = Loss::from_name(name)?;
+        match self {
+            Rule::OGD { eta, .. } => Ok(Rule::OGD { eta, loss }),
+            Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                ..
+            } if loss != Loss::SquaredHinge => Ok(Rule::FTRL {
+                alpha,
+                beta,
+                l1,
+                l2,
+                loss,
+            }),
+            Rule::FTRL { .. } => Err(CwError::InvalidParameter(
+                "FTRL's loss must be \"logistic\" or \"hinge\", got \"squared_hinge\"".into(),
+            )),
+            _ => Err(CwError::InvalidParameter(format!(
+                "{:?} takes no loss",
+                self.entry().name
+            ))),
+        }
+    }
+
+    /// The loss of OGD or FTRL, `None` for other rules.
+    pub fn loss(&self) -> Option<Loss> {
+        match self {
+            Rule::OGD { loss, .. } | Rule::FTRL { loss, .. } => Some(*loss),
+            _ => None,
+        }
+    }
+
+    /// Whether the rule reads a [`Context`] (docs/design.md §2.9): the learning loop then
+    /// runs it through [`Rule::step_in`].
+    pub fn needs_context(&self) -> bool {
+        matches!(
+            self,
+            Rule::ALMA { .. }
+                | Rule::ROMMA
+                | Rule::AggressiveROMMA
+                | Rule::OGD { .. }
+                | Rule::IELLIP { .. }
+        )
+    }
+
+    /// Whether the rule keeps its own per-coordinate state, a form of its own beside the
+    /// covariance forms (AdaGrad, FTRL: docs/design.md §2.9).
+    pub fn has_own_state(&self) -> bool {
+        matches!(self, Rule::AdaGrad { .. } | Rule::FTRL { .. })
+    }
+
+    /// Whether the rule reads ‖μ‖² (the loop computes it only then).
+    pub fn needs_mean_norm(&self) -> bool {
+        matches!(
+            self,
+            Rule::ALMA { .. } | Rule::ROMMA | Rule::AggressiveROMMA
+        )
+    }
+
+    /// The step with its scales in `context`, behind the one gate of every step; the rules
+    /// of the plain template ignore the context.
+    pub fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
+        if !learnable(m, v, norm2) {
+            return None;
+        }
+        let scaled = match *self {
+            Rule::ALMA { alpha, p, c } => alma::step(m, norm2, (alpha, p, c), context),
+            Rule::ROMMA => romma::step(m, norm2, context.is_mistake(m), context),
+            Rule::AggressiveROMMA => romma::step(m, norm2, m < 1.0, context),
+            Rule::OGD { eta, loss } => ogd::step(m, eta, loss, context).map(ScaledStep::plain),
+            Rule::IELLIP { b, c } => iellip::step(m, v, b, c, context),
+            _ => self.raw_step(m, v, norm2).map(ScaledStep::plain),
+        }?;
+        let step = scaled.step.checked()?;
+        ScaledStep { step, ..scaled }.checked()
     }
 }
 

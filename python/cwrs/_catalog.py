@@ -1,0 +1,248 @@
+"""The learners of the other online-learning libraries that fall outside the (α, c) template
+(docs/design.md §2.9): OGD reads the round, IELLIP rescales Σ, ROMMA and ALMA rescale or
+normalise the weights, AdaGrad and FTRL keep their own per-coordinate state (a form of their
+own beside the covariance forms). Like every learner, each class names its rule in the rule table of the
+Rust core, which holds its paper, update and hyper-parameters; tests/test_rule_table.py pins
+the signatures to the table. None has a kernel form in cwrs (the dual form keeps neither ‖μ‖²
+nor a scalable Σ): `kernel=` is refused with a clear error.
+"""
+
+from __future__ import annotations
+
+from typing import Literal, Optional
+
+from ._base import Classifier, ConfidenceWeightedClassifier
+from ._docs import document
+from ._params import InvalidParameterError, store_params
+from ._typing import (
+    Covariance,
+    Kernel,
+    KernelApproximation,
+    MultiClass,
+    Penalty,
+    RandomState,
+)
+
+#: The losses OGD descends.
+LOSSES = ("hinge", "logistic", "squared_hinge")
+
+
+@document
+class ALMA(Classifier):
+    _rule = "ALMA"
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.9,
+        p: float = 2.0,
+        C: float = 1.4142135623730951,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class ROMMA(Classifier):
+    _rule = "ROMMA"
+
+    def __init__(
+        self,
+        *,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class AggressiveROMMA(Classifier):
+    _rule = "AggressiveROMMA"
+
+    def __init__(
+        self,
+        *,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class OGD(Classifier):
+    """
+    Parameters
+    ----------
+    loss : {"hinge", "logistic", "squared_hinge"}, default="hinge"
+        The loss descended: the hinge max(0, 1 − m), the logistic ln(1 + e^−m) or the squared
+        hinge max(0, 1 − m)².
+    """
+
+    _rule = "OGD"
+    _own_params = {"loss": "hinge"}
+
+    def __init__(
+        self,
+        *,
+        eta: float = 1.0,
+        loss: Literal["hinge", "logistic", "squared_hinge"] = "hinge",
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+    def _rule_config(self):
+        if not (isinstance(self.loss, str) and self.loss in LOSSES):
+            raise InvalidParameterError(f"loss must be one of {LOSSES}, got {self.loss!r}")
+        return {"loss": self.loss}
+
+
+@document
+class IELLIP(ConfidenceWeightedClassifier):
+    _rule = "IELLIP"
+
+    def __init__(
+        self,
+        *,
+        b: float = 0.3,
+        c: float = 0.1,
+        a: float = 1.0,
+        covariance: Covariance = "diag",
+        penalty: Penalty = None,
+        alpha: float = 1e-4,
+        penalize_intercept: bool = False,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class AdaGrad(Classifier):
+    """
+    AdaGrad keeps its own per-coordinate state (the gradient sums G_j), not a covariance.
+    """
+
+    _rule = "AdaGrad"
+    _form = "adagrad"
+
+    def __init__(
+        self,
+        *,
+        eta: float = 1.0,
+        delta: float = 1.0,
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+
+@document
+class FTRL(Classifier):
+    """
+    FTRL keeps its own per-coordinate state (z_j, n_j), not a covariance; `coef_` holds the
+    weights computed from it, with exact zeros where |z_j| ≤ l1.
+
+    Parameters
+    ----------
+    loss : {"logistic", "hinge"}, default="logistic"
+        The loss whose gradients FTRL follows: the logistic ln(1 + e^−m) (the paper's) or the
+        hinge max(0, 1 − m).
+    """
+
+    _rule = "FTRL"
+    _form = "ftrl"
+    _own_params = {"loss": "logistic"}
+
+    def __init__(
+        self,
+        *,
+        alpha: float = 0.1,
+        beta: float = 1.0,
+        l1: float = 0.0,
+        l2: float = 0.0,
+        loss: Literal["logistic", "hinge"] = "logistic",
+        fit_intercept: bool = True,
+        n_iter: int = 1,
+        shuffle: bool = True,
+        random_state: RandomState = None,
+        multi_class: MultiClass = "max-score",
+        kernel: Kernel = None,
+        gamma: Optional[float] = None,
+        degree: int = 3,
+        coef0: float = 1.0,
+        budget: Optional[int] = None,
+        kernel_approximation: KernelApproximation = None,
+        n_components: int = 100,
+    ) -> None:
+        store_params(self, locals())
+
+    def _rule_config(self):
+        losses = ("logistic", "hinge")
+        if not (isinstance(self.loss, str) and self.loss in losses):
+            raise InvalidParameterError(f"loss must be one of {losses}, got {self.loss!r}")
+        return {"loss": self.loss}
+
+
+CATALOG = (ALMA, ROMMA, AggressiveROMMA, OGD, IELLIP, AdaGrad, FTRL)

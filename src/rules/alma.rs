@@ -1,0 +1,53 @@
+//! The approximate large margin algorithm, ALMA (first order).
+
+use super::context::{Context, ScaledStep};
+use super::{Build, Entry, Param, Range, Rule, Step};
+
+#[rustfmt::skip]
+pub(super) const ALMA: Entry = Entry {
+    name: "ALMA", title: "ALMA, a new approximate maximal margin classification algorithm",
+    reference: "Gentile, JMLR 2001", second_order: false,
+    params: &[
+        Param::new("alpha", 0.9, Range { low: 0.0, high: 1.0, low_open: true, high_open: false },
+                   "The margin's approximation: the target margin is (1 − alpha)·γ_k."),
+        Param::new("p", 2.0, Range { low: 2.0, high: f64::INFINITY, low_open: false,
+                                     high_open: true },
+                   "The norm's order, through √(p − 1) in γ_k and η_k."),
+        Param::new("C", std::f64::consts::SQRT_2, Range::POSITIVE,
+                   "The step scale: η_k = C/(√(p − 1)·√k)."),
+    ],
+    summary: "First order (Σ = I). Update when m < (1 − alpha)·γ_k, with k = 1 + the updates \
+              so far, γ_k = √(p − 1)/(alpha·√k), η_k = C/(√(p − 1)·√k): μ ← μ + η_k·y·x, \
+              then μ ← μ/max(1, ‖μ‖), i.e. α = η_k/N and μ scaled by 1/N, N = max(1, ‖μ + \
+              η_k·y·x‖); c = 0 (LIBOL's ALMA.m: the Euclidean norm, as the paper's ALMA₂).",
+    build: Build::Classification(|v| Rule::ALMA { alpha: v[0], p: v[1], c: v[2] }),
+};
+
+#[inline]
+pub(super) fn step(
+    m: f64,
+    norm2: f64,
+    (alpha, p, c): (f64, f64, f64),
+    context: &Context,
+) -> Option<ScaledStep> {
+    let k = context.updates.saturating_add(1) as f64;
+    let root = (p - 1.0).sqrt();
+    // In LIBOL's order of operations (B = 1/alpha first): margins on binary features meet
+    // the threshold to the last bit, where the order decides.
+    let gamma = (1.0 / alpha) * root / k.sqrt();
+    if (1.0 - alpha) * gamma - m <= 0.0 {
+        return None;
+    }
+    let eta = c / (root * k.sqrt());
+    // ‖μ + η·y·x‖² = ‖μ‖² + 2η·m + η²‖x‖².
+    let moved = context.mean_norm2 + 2.0 * eta * m + eta * eta * norm2;
+    let scale = 1.0 / moved.sqrt().max(1.0);
+    Some(ScaledStep {
+        step: Step {
+            alpha: eta * scale,
+            c: 0.0,
+        },
+        mean_scale: scale,
+        covariance_scale: 1.0,
+    })
+}

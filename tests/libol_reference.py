@@ -1,0 +1,196 @@
+"""An independent, slow reference for the learners of docs/design.md §2.9: ALMA, ROMMA,
+AggressiveROMMA, OGD and IELLIP transliterated from LIBOL's own definitions (LIBOL/LIBOL commit d7e11b5: algorithms/ALMA.m, ROMMA.m, aROMMA.m,
+OGD.m, IELLIP.m, with the defaults of init_options.m and init_model.m, driven as ol_train.m
+drives them), AdaGrad and FTRL written from their papers (LIBOL has neither). Nothing here
+is derived from the Rust code: each function is one LIBOL file's
+update on one row, in plain float64 NumPy on dense vectors, with LIBOL's own prediction
+(ŷ = +1 when f = w·x ≥ 0) and mistake count (ŷ ≠ y).
+
+`run(name, X, y, **params)` makes one pass in the given order and returns (w, mistakes,
+updates); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
+squared hinge, which LIBOL lacks, follows the same file with the loss max(0, 1 − y·f)².
+IELLIP's `covariance="diag"` keeps the diagonal of the same update (Σ_j ← Σ_j/(1 + c·x_j²·Σ_j)
+with c = c_t/(v(1 − c_t)), then scaled by 1/(1 − c_t)), cwrs's diagonal form of the method.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def _predict(f):
+    return 1.0 if f >= 0 else -1.0
+
+
+def alma(state, x, y, alpha=0.9, p=2.0, C=math.sqrt(2.0)):
+    w = state["w"]
+    k = state.setdefault("k", 1)
+    f = w @ x
+    B = 1.0 / alpha
+    gamma_k = B * math.sqrt(p - 1) / math.sqrt(k)
+    if (1 - alpha) * gamma_k - y * f > 0:
+        eta_k = C / (math.sqrt(p - 1) * math.sqrt(k))
+        w = w + eta_k * y * x
+        w = w / max(1.0, np.linalg.norm(w))
+        state["w"], state["k"] = w, k + 1
+        return f, True
+    return f, False
+
+
+def _romma(state, x, y, fires):
+    w = state["w"]
+    f = w @ x
+    if not fires(y, f):
+        return f, False
+    if np.linalg.norm(w) == 0:
+        state["w"] = w + y * x
+        return f, True
+    deno = (np.linalg.norm(x) * np.linalg.norm(w)) ** 2 - f**2
+    if deno == 0:
+        return f, False
+    coe_1 = ((np.linalg.norm(x) * np.linalg.norm(w)) ** 2 - y * f) / deno
+    coe_2 = (np.linalg.norm(w) ** 2 * (y - f)) / deno
+    state["w"] = coe_1 * w + coe_2 * x
+    return f, True
+
+
+def romma(state, x, y):
+    return _romma(state, x, y, lambda y, f: _predict(f) != y)
+
+
+def aromma(state, x, y):
+    return _romma(state, x, y, lambda y, f: 1 - y * f > 0)
+
+
+def ogd(state, x, y, eta=1.0, loss="hinge"):
+    w = state["w"]
+    t = state.setdefault("t", 1)
+    f = w @ x
+    eta_t = eta / math.sqrt(t)
+    updated = False
+    if loss == "hinge":
+        if max(0.0, 1 - y * f) > 0:
+            w, updated = w + eta_t * y * x, True
+    elif loss == "logistic":
+        if math.log(1 + math.exp(-y * f)) > 0:
+            w, updated = w + eta_t * y * x * (1 / (1 + math.exp(y * f))), True
+    elif loss == "squared_hinge":
+        if max(0.0, 1 - y * f) > 0:
+            w, updated = w + eta_t * 2 * (1 - y * f) * y * x, True
+    state["w"], state["t"] = w, t + 1
+    return f, updated
+
+
+def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
+    w = state["w"]
+    d = w.shape[0]
+    if "Sigma" not in state:
+        state["Sigma"] = a * np.eye(d) if covariance == "full" else a * np.ones(d)
+        state["c_t"] = c
+    Sigma, c_t = state["Sigma"], state["c_t"]
+    f = w @ x
+    updated = False
+    if _predict(f) != y:
+        if covariance == "full":
+            v = x @ Sigma @ x
+            if v != 0:
+                alpha_t = (1 - y * f) / math.sqrt(v)
+                g = y * x / math.sqrt(v)
+                S_x = g @ Sigma.T
+                w = w + alpha_t * S_x
+                Sigma = (Sigma - c_t * np.outer(S_x, S_x)) / (1 - c_t)
+                updated = True
+        else:
+            v = float(np.sum(Sigma * x * x))
+            if v != 0:
+                w = w + (1 - y * f) / v * y * Sigma * x
+                c_step = c_t / (v * (1 - c_t))
+                Sigma = Sigma / (1 + c_step * x * x * Sigma) / (1 - c_t)
+                updated = True
+    state["w"], state["Sigma"], state["c_t"] = w, Sigma, c_t * b
+    return f, updated
+
+
+def adagrad(state, x, y, eta=1.0, delta=1.0):
+    """Duchi, Hazan & Singer, JMLR 2011, §1 and Fig. 1 (diagonal, composite mirror descent with
+    φ = 0, ψ_t(w) = ⟨w, H_t w⟩/2, H_t = δI + diag(G_t)^½) on the hinge loss: LIBOL has no
+    AdaGrad, so this follows the paper (as LIBSOL's ada-fobos does without L1)."""
+    w = state["w"]
+    G = state.setdefault("G", np.zeros_like(w))
+    f = w @ x
+    if 1 - y * f > 0:
+        g = -y * x  # the hinge's subgradient
+        G = G + g * g
+        H = delta + np.sqrt(G)
+        state["w"], state["G"] = w - eta * g / H, G
+        return f, True
+    return f, False
+
+
+def _ftrl_weights(z, n, alpha, beta, l1, l2):
+    """Algorithm 1's w_i: 0 where |z_i| ≤ λ₁, else −(z_i − sgn(z_i)·λ₁)/((β + √n_i)/α + λ₂)."""
+    shrunk = -(z - np.sign(z) * l1) / ((beta + np.sqrt(n)) / alpha + l2)
+    return np.where(np.abs(z) <= l1, 0.0, shrunk)
+
+
+def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
+    """McMahan et al., KDD 2013, Algorithm 1 (per-coordinate FTRL-Proximal), with labels ±1:
+    the logistic loss's gradient (p − y₀₁)·x = −y·σ(−y·f)·x; or the hinge's, −y·x when
+    y·f < 1. Every coordinate of the row, including the ones whose x_i = 0, is left alone."""
+    d = x.shape[0]
+    z = state.setdefault("z", np.zeros(d))
+    n = state.setdefault("n", np.zeros(d))
+    w = _ftrl_weights(z, n, alpha, beta, l1, l2)
+    state["w"] = w
+    f = w @ x
+    m = y * f
+    if loss == "logistic":
+        scale = 1.0 / (1.0 + math.exp(m))
+    else:
+        scale = 1.0 if m < 1 else 0.0
+    if scale == 0.0:
+        return f, False
+    z, n = z.copy(), n.copy()
+    for i in np.flatnonzero(x):
+        g = -y * scale * x[i]
+        sigma = (math.sqrt(n[i] + g * g) - math.sqrt(n[i])) / alpha
+        z[i] += g - sigma * w[i]
+        n[i] += g * g
+    state["z"], state["n"] = z, n
+    state["w"] = _ftrl_weights(z, n, alpha, beta, l1, l2)
+    return f, True
+
+
+LEARNERS = {
+    "ALMA": alma,
+    "ROMMA": romma,
+    "AggressiveROMMA": aromma,
+    "OGD": ogd,
+    "IELLIP": iellip,
+    "AdaGrad": adagrad,
+    "FTRL": ftrl,
+}
+
+
+def run(name, X, y, zero_rows_learn=True, **params):
+    """One pass of learner `name` over the rows of dense `X` with labels ±1 in order:
+    (w, LIBOL's mistake count, updates).
+
+    LIBOL "updates" on an all-zero row where the rule's condition holds: w does not move, but
+    the update is counted and ALMA's k advances. cwrs never learns from an all-zero row (its
+    one gate of every step, docs/design.md §2.9); `zero_rows_learn=False` follows that: such
+    a row still counts as a round (OGD's t, IELLIP's c_t) and a mistake, nothing else."""
+    state = {"w": np.zeros(X.shape[1])}
+    mistakes = updates = 0
+    for x, label in zip(X, y):
+        k = state.get("k", 1)
+        f, updated = LEARNERS[name](state, x, float(label), **params)
+        if not zero_rows_learn and not np.any(x):
+            updated = False
+            if name == "ALMA":
+                state["k"] = k
+        mistakes += _predict(f) != label
+        updates += updated
+    return state["w"], mistakes, updates
