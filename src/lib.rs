@@ -5,6 +5,7 @@
 //! ([`covariance`]); the one learning loop ([`online::Online`]) drives models of a form for an
 //! objective ([`objective`]: binary, regression, multiclass). See docs/design.md for the math.
 
+pub mod average;
 pub mod covariance;
 pub mod data;
 pub mod error;

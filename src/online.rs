@@ -3,6 +3,7 @@
 //! validation (ahead of learning on a second core for large batches), presentation order and
 //! repeats, the counters, and the predictions' output shapes.
 
+use crate::average::Average;
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
 use crate::error::CwError;
@@ -17,6 +18,8 @@ pub struct Online<O: Objective, M: Covariance> {
     n_mistakes: u64,
     /// μ_k·x of the current row, per model (work space of the several-model objectives).
     scores: Vec<f64>,
+    /// The running average of the means, if predictions use it (docs/design.md §3.10).
+    average: Option<Average>,
 }
 
 /// Rows validated per step when a second core validates ahead of learning.
@@ -43,6 +46,49 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             n_updates: 0,
             n_mistakes: 0,
             scores,
+            average: None,
+        }
+    }
+
+    /// Predicts with the running average of the means from row `start` on (≥ 1), `rows` rows
+    /// already learned, and the sums `sums` of a saved average (`None`: a fresh one).
+    pub fn with_average(
+        mut self,
+        start: u64,
+        rows: u64,
+        sums: Option<&[f64]>,
+    ) -> Result<Self, CwError> {
+        self.average = Some(Average::new(start, rows, sums, &self.models)?);
+        Ok(self)
+    }
+
+    /// The averaging state, if predictions use the average.
+    pub fn average(&self) -> Option<&Average> {
+        self.average.as_ref()
+    }
+
+    /// What predictions subtract from model `k`'s μ·x on `row` (0 without averaging).
+    #[inline]
+    pub(crate) fn shift(&self, k: usize, row: Row) -> f64 {
+        match &self.average {
+            Some(average) => average.shift(k, &self.models[k], row),
+            None => 0.0,
+        }
+    }
+
+    /// Model `k`'s (μ·x, xᵀΣx) as predictions use them: with averaging, the averaged mean's
+    /// score and the current covariance.
+    pub(crate) fn predicted_moments(&self, k: usize, row: Row) -> (f64, f64) {
+        let (score, variance) = self.models[k].moments(row);
+        (score - self.shift(k, row), variance)
+    }
+
+    /// Model `k`'s mean `mean` (laid out as the model's) as predictions use it: averaged if
+    /// the learner averages.
+    pub(crate) fn predicted_mean(&self, k: usize, mean: Vec<f64>) -> Vec<f64> {
+        match &self.average {
+            Some(average) => average.averaged(k, mean),
+            None => mean,
         }
     }
 
@@ -124,9 +170,22 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[O::Target],
     ) -> u64 {
-        let Tally { mistakes, updates } =
-            self.objective
-                .learn(&mut self.models, &mut self.scores, rows, targets);
+        let Tally { mistakes, updates } = match &mut self.average {
+            None => self
+                .objective
+                .learn(&mut self.models, &mut self.scores, rows, targets),
+            // Row by row, to see each row's changes of the means.
+            Some(average) => rows.fold(Tally::default(), |tally, (i, row)| {
+                let (objective, scores) = (&self.objective, &mut self.scores);
+                let one = average.learn_row(&mut self.models, row, |models| {
+                    objective.learn(models, scores, std::iter::once((i, row)), targets)
+                });
+                Tally {
+                    mistakes: tally.mistakes + one.mistakes,
+                    updates: tally.updates + one.updates,
+                }
+            }),
+        };
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
         updates
@@ -230,13 +289,17 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.check_output(x, out, width)?;
         for (k, model) in self.models.iter().enumerate() {
             model.predict_rows(x, with_variance, |i, score, v| {
+                let score = match &self.average {
+                    Some(average) => score - average.shift(k, model, x.row(i)),
+                    None => score,
+                };
                 out[i * width + k] = value(score, v);
             })?;
         }
         Ok(())
     }
 
-    /// μ_k·x for every row and model (rows × models).
+    /// μ_k·x for every row and model (rows × models); with averaging, the averaged means'.
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.fill_per_model(x, out, false, |score, _| score)
     }

@@ -17,7 +17,9 @@ from . import _cwrs
 from ._kernel import RandomFourierFeatures
 from ._locks import OwnedLock
 from ._params import (
+    ADDED_PARAMETERS,
     HyperParameters,
+    average_start,
     check_params,
     check_pass_params,
     kernel_spec,
@@ -156,6 +158,7 @@ class Estimator(HyperParameters):
                 if callable(kernel) else {}
             )
             state["_model"] = _cwrs.Model.from_state(model_state, **custom)
+        state = {**ADDED_PARAMETERS, **state}  # a pickle from before they existed
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
 
     # ----------------------------------------------------------------- threads
@@ -419,7 +422,7 @@ class Classifier(Estimator):
                 "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
                 n_features, fit_intercept, a, kernel=kernel.kernel if built_in else None,
                 gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
-                strategy=self.multi_class, n_classes=n_classes,
+                strategy=self.multi_class, n_classes=n_classes, average=average_start(self),
             )
             # A callable kernel is passed on its own: it is code, not configuration.
             custom = {} if built_in else {"kernel": kernel.kernel, "sparse_support": sparse}
@@ -435,6 +438,7 @@ class Classifier(Estimator):
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
             fit_intercept, a, covariance=covariance, **_l1_config(l1_spec(self)), **shape,
+            average=average_start(self),
         )
         return _cwrs.Model(config), feature_map
 

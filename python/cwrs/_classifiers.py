@@ -20,7 +20,7 @@ pins them to the table.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from ._base import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
@@ -54,6 +54,7 @@ class Perceptron(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -77,6 +78,7 @@ class PA(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -101,6 +103,7 @@ class PA1(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -125,6 +128,7 @@ class PA2(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -160,6 +164,7 @@ class SOP(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -189,6 +194,7 @@ class CW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -218,6 +224,7 @@ class ExactCW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -247,6 +254,7 @@ class AROW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -276,6 +284,7 @@ class NAROW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -306,6 +315,7 @@ class SCW1(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -336,6 +346,7 @@ class SCW2(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -365,6 +376,7 @@ class NHERD(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 

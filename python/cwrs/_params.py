@@ -53,13 +53,18 @@ CLASSIFIER_PARAMETERS: dict[str, Any] = {
     "budget": None,
     "kernel_approximation": None,
     "n_components": 100,
+    "average": False,
 }
 REGRESSOR_PARAMETERS: dict[str, Any] = {
     "fit_intercept": True,
     "n_iter": 1,
     "shuffle": True,
     "random_state": None,
+    "average": False,
 }
+#: Hyper-parameters every estimator gained after files and pickles were first written, with the
+#: default that a state without one was fitted with.
+ADDED_PARAMETERS: dict[str, Any] = {"average": False}
 SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "a": 1.0,
     "covariance": "diag",
@@ -178,6 +183,17 @@ def l1_spec(estimator):
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
 
 
+def average_start(estimator):
+    """The row from which predictions use the averaged means (`average=True` is 1, an int n
+    is row n, as scikit-learn's SGD counts them), or None for `average=False`."""
+    average = estimator.average
+    if isinstance(average, (bool, np.bool_)):
+        return 1 if average else None
+    if not _is_int(average) or average < 1:
+        raise InvalidParameterError(f"average must be a bool or a positive integer, got {average!r}")
+    return int(average)
+
+
 def check_multi_class(estimator):
     multi_class = estimator.multi_class
     if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
@@ -258,6 +274,7 @@ def check_params(estimator, n_classes=2):
     effect, then the values the native model would refuse."""
     _, covariance, a, _ = model_args(estimator)
     l1 = l1_spec(estimator)
+    average = average_start(estimator)
     kernel = None
     if estimator._rule_kind == "classification":
         check_multi_class(estimator)
@@ -276,6 +293,8 @@ def check_params(estimator, n_classes=2):
                 f"got degree {degree}, coef0 {coef0!r}"
             )
         _check_positive("a", a)
+        if average is not None:
+            raise InvalidParameterError("average is not available with a kernel (the dual form)")
         return
     if covariance not in ("identity", "diag", "full"):
         raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')
@@ -288,6 +307,8 @@ def check_params(estimator, n_classes=2):
             raise InvalidParameterError(f"alpha must be a non-negative finite number, got {alpha!r}")
         if covariance != "diag":
             raise InvalidParameterError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
+        if average is not None:
+            raise InvalidParameterError("average cannot be combined with an L1 penalty")
 
 
 # ------------------------------------------------------------------------- without effect

@@ -30,7 +30,14 @@ from ._base import (
     _single_value,
 )
 from ._docs import document
-from ._params import check_params, check_pass_params, l1_spec, model_args, store_params
+from ._params import (
+    average_start,
+    check_params,
+    check_pass_params,
+    l1_spec,
+    model_args,
+    store_params,
+)
 from ._typing import Covariance, Penalty, RandomState
 from ._validation import (
     check_feature_names,
@@ -75,7 +82,7 @@ class Regressor(Estimator):
         return _cwrs.Model(
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
-                covariance=covariance, **_l1_config(l1_spec(self)),
+                covariance=covariance, **_l1_config(l1_spec(self)), average=average_start(self),
             )
         )
 
@@ -223,6 +230,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -239,6 +247,7 @@ class PARegressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -256,6 +265,7 @@ class PA1Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -273,6 +283,7 @@ class PA2Regressor(Regressor):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 

@@ -272,4 +272,26 @@ impl Covariance for Diagonal {
         let l1 = if self.l1.is_some() { 1 } else { 0 };
         (2 + l1) * self.coordinates.len()
     }
+
+    /// The lazy L1 thresholds move a weight on the rows that do not touch it, which the
+    /// O(nnz) sums cannot follow.
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        match self.l1 {
+            None => Ok(self.coordinates.len()),
+            Some(_) => Err(CwError::InvalidParameter(
+                "average cannot be combined with an L1 penalty".into(),
+            )),
+        }
+    }
+
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        let coordinates = &self.coordinates;
+        self.shape
+            .features(row)
+            .for_each(|j, _| f(j, coordinates[j].mean));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
 }

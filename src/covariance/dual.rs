@@ -620,4 +620,18 @@ impl Covariance for DualGaussian {
         let support: usize = self.support.iter().map(|s| s.values.len()).sum();
         support + self.nu.len() + self.pi.n_values() + self.gram.n_values()
     }
+
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Err(CwError::InvalidParameter(
+            "average is not available with a kernel (the dual form)".into(),
+        ))
+    }
+
+    fn visit_mean(&self, _row: Row, _f: impl FnMut(usize, f64)) {
+        unreachable!("averaged_len refuses averaging in the dual form")
+    }
+
+    fn dot_mean(&self, _row: Row, _values: &[f64]) -> f64 {
+        unreachable!("averaged_len refuses averaging in the dual form")
+    }
 }

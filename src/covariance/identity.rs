@@ -102,4 +102,16 @@ impl Covariance for Identity {
     fn n_values(&self) -> usize {
         self.mean.len()
     }
+
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.mean.len())
+    }
+
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        self.shape.features(row).for_each(|j, _| f(j, self.mean[j]));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
 }

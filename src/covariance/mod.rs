@@ -189,6 +189,17 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Applies any pending covariance terms, so that the stored covariance is Σ itself (the
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
+
+    /// Averaged models ([`crate::average`]): the length of the mean that
+    /// [`Covariance::visit_mean`] indexes, or why this model's mean cannot be averaged exactly.
+    fn averaged_len(&self) -> Result<usize, CwError>;
+
+    /// Averaged models: `f(j, μ_j)` for every mean entry that learning `row` may move, in an
+    /// order that depends on the row alone.
+    fn visit_mean(&self, row: Row, f: impl FnMut(usize, f64));
+
+    /// Averaged models: x·values over the row's coordinates, `values` laid out as the mean.
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64;
 }
 
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.

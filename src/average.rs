@@ -1,0 +1,151 @@
+//! Averaged models (docs/design.md §3.10): the running average of each model's mean over the
+//! rows learned from row `start` on, as scikit-learn's averaged SGD (`average=True` is
+//! `start = 1`). With w_t the mean after row t and n = t − start + 1 rows averaged,
+//!
+//! ```text
+//! w̄_t = (1/n) Σ_{τ=start}^{t} w_τ = w_t − u_t / n,   u_t = Σ_{k=1}^{n} (k − 1)·Δ_k
+//! ```
+//!
+//! where Δ_k is the change of the mean on the k-th averaged row. A row moves the mean only on
+//! the entries its update touches (the row's coordinates for the identity and diagonal forms),
+//! so u is kept in O(nnz) per row; predictions shift μ·x by x·u/n.
+
+use crate::covariance::Covariance;
+use crate::data::Row;
+use crate::error::CwError;
+
+/// The averaging state of a learner's models.
+#[derive(Clone, Debug)]
+pub struct Average {
+    /// The (1-based) row from which the average runs.
+    start: u64,
+    /// Rows learned so far, each presented row once, whether it updated the model or not.
+    rows: u64,
+    /// Per model, u over the mean's entries.
+    sums: Vec<Vec<f64>>,
+    /// Work space: the mean entries the current row may move, before it is learned.
+    before: Vec<f64>,
+}
+
+impl PartialEq for Average {
+    fn eq(&self, other: &Self) -> bool {
+        (self.start, self.rows, &self.sums) == (other.start, other.rows, &other.sums)
+    }
+}
+
+impl Average {
+    /// Averaging from row `start` (≥ 1) over `models`, with `rows` rows already learned and
+    /// the sums u (one per model, concatenated; `None`: zeros).
+    pub fn new<M: Covariance>(
+        start: u64,
+        rows: u64,
+        sums: Option<&[f64]>,
+        models: &[M],
+    ) -> Result<Average, CwError> {
+        if start == 0 {
+            return Err(CwError::InvalidParameter(
+                "average must be True, False or a positive row count".into(),
+            ));
+        }
+        let lens = models
+            .iter()
+            .map(M::averaged_len)
+            .collect::<Result<Vec<_>, _>>()?;
+        let total: usize = lens.iter().sum();
+        let sums = match sums {
+            None => lens.iter().map(|&len| vec![0.0; len]).collect(),
+            Some(values) if values.len() == total && values.iter().all(|v| v.is_finite()) => {
+                let mut rest = values;
+                lens.iter()
+                    .map(|&len| {
+                        let (head, tail) = rest.split_at(len);
+                        rest = tail;
+                        head.to_vec()
+                    })
+                    .collect()
+            }
+            Some(values) => {
+                return Err(CwError::InvalidInput(format!(
+                    "the average sums must hold {total} finite values, got {}",
+                    values.len()
+                )))
+            }
+        };
+        Ok(Average {
+            start,
+            rows,
+            sums,
+            before: Vec::new(),
+        })
+    }
+
+    pub fn start(&self) -> u64 {
+        self.start
+    }
+
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// The sums u of every model, concatenated in model order.
+    pub fn sums(&self) -> Vec<f64> {
+        self.sums.concat()
+    }
+
+    /// How many means the average holds (0 before row `start`: predictions use the mean).
+    fn count(&self) -> u64 {
+        (self.rows + 1).saturating_sub(self.start)
+    }
+
+    /// Learns one row by `learn` and adds its mean changes to the sums.
+    pub(crate) fn learn_row<M: Covariance, R>(
+        &mut self,
+        models: &mut [M],
+        row: Row,
+        learn: impl FnOnce(&mut [M]) -> R,
+    ) -> R {
+        self.rows = self.rows.saturating_add(1);
+        // The first averaged row (weight k − 1 = 0) and the rows before it add nothing.
+        let weight = self.count().saturating_sub(1);
+        if weight == 0 {
+            return learn(models);
+        }
+        let before = &mut self.before;
+        before.clear();
+        for model in models.iter() {
+            model.visit_mean(row, |_, value| before.push(value));
+        }
+        let result = learn(models);
+        let (mut i, weight) = (0, weight as f64);
+        for (model, sums) in models.iter().zip(&mut self.sums) {
+            model.visit_mean(row, |j, value| {
+                let change = value - before[i];
+                if change != 0.0 {
+                    sums[j] += weight * change;
+                }
+                i += 1;
+            });
+        }
+        result
+    }
+
+    /// What averaging subtracts from model `k`'s score μ·x of `row`: x·u/n.
+    #[inline]
+    pub(crate) fn shift<M: Covariance>(&self, k: usize, model: &M, row: Row) -> f64 {
+        match self.count() {
+            0 => 0.0,
+            n => model.dot_mean(row, &self.sums[k]) / n as f64,
+        }
+    }
+
+    /// Model `k`'s averaged mean, from its mean (laid out as the sums).
+    pub(crate) fn averaged(&self, k: usize, mut mean: Vec<f64>) -> Vec<f64> {
+        if let n @ 1.. = self.count() {
+            let n = n as f64;
+            mean.iter_mut()
+                .zip(&self.sums[k])
+                .for_each(|(w, u)| *w -= u / n);
+        }
+        mean
+    }
+}
