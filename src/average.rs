@@ -8,7 +8,9 @@
 //!
 //! where Δ_k is the change of the mean on the k-th averaged row. A row moves the mean only on
 //! the entries its update touches (the row's coordinates for the identity and diagonal forms),
-//! so u is kept in O(nnz) per row; predictions shift μ·x by x·u/n.
+//! so u is kept in O(nnz) per row; predictions shift μ·x by x·u/n. The dual form averages its
+//! coefficients ν the same way: a support row joins with ν = 0 before it, so its sums start
+//! when it joins.
 
 use crate::covariance::Covariance;
 use crate::data::Row;
@@ -23,8 +25,10 @@ pub struct Average {
     rows: u64,
     /// Per model, u over the mean's entries.
     sums: Vec<Vec<f64>>,
-    /// Work space: the mean entries the current row may move, before it is learned.
+    /// Work space: the mean entries the current row may move, before it is learned, and where
+    /// each model's entries end in it.
     before: Vec<f64>,
+    ends: Vec<usize>,
 }
 
 impl PartialEq for Average {
@@ -76,6 +80,7 @@ impl Average {
             rows,
             sums,
             before: Vec::new(),
+            ends: Vec::new(),
         })
     }
 
@@ -87,9 +92,16 @@ impl Average {
         self.rows
     }
 
-    /// The sums u of every model, concatenated in model order.
-    pub fn sums(&self) -> Vec<f64> {
-        self.sums.concat()
+    /// The sums u of every model, concatenated in model order, each as long as the model's
+    /// mean (a dual model's sums grow with its support set when a row moves them).
+    pub fn sums<M: Covariance>(&self, models: &[M]) -> Vec<f64> {
+        let mut all = Vec::new();
+        for (sums, model) in self.sums.iter().zip(models) {
+            all.extend_from_slice(sums);
+            let len = model.averaged_len().unwrap_or(sums.len());
+            all.resize(all.len() + len.saturating_sub(sums.len()), 0.0);
+        }
+        all
     }
 
     /// How many means the average holds (0 before row `start`: predictions use the mean).
@@ -110,21 +122,29 @@ impl Average {
         if weight == 0 {
             return learn(models);
         }
-        let before = &mut self.before;
+        let (before, ends) = (&mut self.before, &mut self.ends);
         before.clear();
+        ends.clear();
         for model in models.iter() {
             model.visit_mean(row, |_, value| before.push(value));
+            ends.push(before.len());
         }
         let result = learn(models);
-        let (mut i, weight) = (0, weight as f64);
-        for (model, sums) in models.iter().zip(&mut self.sums) {
+        let (mut first, weight) = (0, weight as f64);
+        for ((model, sums), &end) in models.iter().zip(&mut self.sums).zip(ends.iter()) {
+            let mut i = first;
             model.visit_mean(row, |j, value| {
-                let change = value - before[i];
+                // An entry the row added (a dual form's new support row) was 0 before it.
+                let change = value - if i < end { before[i] } else { 0.0 };
                 if change != 0.0 {
+                    if j >= sums.len() {
+                        sums.resize(j + 1, 0.0);
+                    }
                     sums[j] += weight * change;
                 }
                 i += 1;
             });
+            first = end;
         }
         result
     }

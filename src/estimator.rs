@@ -180,7 +180,7 @@ fn average_entries<O: Objective, M: Covariance>(learner: &Online<O, M>) -> State
     match learner.average() {
         Some(average) => State::default()
             .with("average_rows", average.rows())
-            .with("average_sums", average.sums()),
+            .with("average_sums", average.sums(learner.models())),
         None => State::default(),
     }
 }

@@ -163,8 +163,8 @@ def test_bad_average_is_refused(value):
 
 @pytest.mark.parametrize(
     "params",
-    [{"kernel": "rbf"}, {"penalty": "l1", "covariance": "diag"}],
-    ids=["kernel", "l1"],
+    [{"kernel": "rbf", "budget": 10}, {"penalty": "l1", "covariance": "diag"}],
+    ids=["budget", "l1"],
 )
 def test_average_refuses_what_it_cannot_average_exactly(params):
     X, y = _data("binary")
@@ -205,3 +205,48 @@ def test_learning_is_unchanged_by_averaging(cls, params, task):
     for key in ("mean", "means", "covariance_values", "n_updates", "n_mistakes"):
         if key in p:
             np.testing.assert_array_equal(a[key], p[key])
+
+
+def _rbf(X, Z):
+    return np.exp(-0.5 * ((X[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2))
+
+
+KERNEL_CASES = [
+    (cwrs.AROW, {"kernel": "rbf", "gamma": 0.5}, "binary"),
+    (cwrs.PA1, {"kernel": "poly", "degree": 2}, "binary"),
+    (cwrs.AROW, {"kernel": _rbf}, "binary"),
+    (cwrs.AROW, {"kernel": "rbf", "gamma": 0.5, "multi_class": "max-score"}, "multiclass"),
+    (cwrs.PA1, {"kernel": "rbf", "gamma": 0.5, "multi_class": "ovr"}, "multiclass"),
+]
+
+
+@pytest.mark.parametrize("cls, params, task", KERNEL_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize("average", [True, 9])
+def test_kernel_models_average_their_dual_coefficients(cls, params, task, average):
+    """μ·φ(x) is linear in ν, so the averaged model's scores are the plain model's scores after
+    each row, averaged by hand."""
+    X, y = _data(task, n=40)
+    classes = np.unique(y)
+    order = np.concatenate([np.arange(len(y)), np.arange(len(y))[::-1]])
+    est = cls(**params, average=average)
+    for part in np.array_split(order, 3):
+        est.partial_fit(X[part], y[part], classes=classes)
+    plain, scores = cls(**params), []
+    for i in order:
+        plain.partial_fit(X[i : i + 1], y[i : i + 1], classes=classes)
+        scores.append(plain.decision_function(X))
+    start = 1 if average is True else average
+    np.testing.assert_allclose(est.decision_function(X), np.mean(scores[start - 1 :], axis=0), rtol=1e-9, atol=1e-9)
+    if task == "binary":
+        # ν̄: each row's ν padded with zeros for the support rows that joined later.
+        restored = pickle.loads(pickle.dumps(est))
+        np.testing.assert_array_equal(restored.decision_function(X), est.decision_function(X))
+        assert est.dual_coef_.shape == (1, est.n_support_)
+
+
+def test_linear_kernel_averages_as_the_primal_model():
+    X, y = _data("binary")
+    dual = cwrs.PA1(kernel="linear", average=4, shuffle=False).fit(X, y)
+    primal = cwrs.PA1(average=4, shuffle=False).fit(X, y)
+    np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(dual.intercept_, primal.intercept_, rtol=1e-9, atol=1e-12)

@@ -69,8 +69,8 @@ average : bool or int, default=False
     means after rows n, n + 1, ... (before row n predictions use the mean). `decision_function`,
     `predict`, `coef_` and `intercept_` use the average; the covariance is not averaged, so
     `predict_proba` and `variance` pair the averaged mean with the current Σ (docs/design.md
-    §3.10). Kept exactly in O(nnz) per row; `partial_fit` continues it and saving keeps it. Not
-    with a kernel or an L1 penalty.""",
+    §3.10). Kept exactly in O(nnz) per row (a kernel model averages its dual coefficients);
+    `partial_fit` continues it and saving keeps it. Not with a kernel `budget` or an L1 penalty.""",
     "random_state": """\
 random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=None
     Seed of the shuffling (and of the random Fourier features); None draws a fresh order at

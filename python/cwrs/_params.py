@@ -293,8 +293,8 @@ def check_params(estimator, n_classes=2):
                 f"got degree {degree}, coef0 {coef0!r}"
             )
         _check_positive("a", a)
-        if average is not None:
-            raise InvalidParameterError("average is not available with a kernel (the dual form)")
+        if average is not None and kernel.budget is not None:
+            raise InvalidParameterError("average cannot be combined with a kernel budget")
         return
     if covariance not in ("identity", "diag", "full"):
         raise InvalidParameterError(f'covariance must be "diag" or "full", got {covariance!r}')

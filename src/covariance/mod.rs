@@ -195,10 +195,12 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn averaged_len(&self) -> Result<usize, CwError>;
 
     /// Averaged models: `f(j, μ_j)` for every mean entry that learning `row` may move, in an
-    /// order that depends on the row alone.
+    /// order that depends on the row alone (the dual form: every ν_p, in order; learning may
+    /// add one at the end).
     fn visit_mean(&self, row: Row, f: impl FnMut(usize, f64));
 
-    /// Averaged models: x·values over the row's coordinates, `values` laid out as the mean.
+    /// Averaged models: x·values over the row's coordinates, `values` laid out as the mean (the
+    /// dual form: Σ_p values_p·k(x_p, x) over the first values.len() support rows).
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64;
 }
 

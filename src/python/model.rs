@@ -298,10 +298,12 @@ impl Model {
             .into_pyobject(py)
     }
 
-    /// ν, one coefficient per support row of a binary kernel model.
+    /// ν, one coefficient per support row of a binary kernel model (averaged, if it averages).
     #[getter]
     fn dual_coef<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let nu = self.dual(py, "dual_coef", |l| l.model().dual_coef().to_vec())?;
+        let nu = self.dual(py, "dual_coef", |l| {
+            l.predicted_mean(0, l.model().dual_coef().to_vec())
+        })?;
         Ok(PyArray1::from_vec(py, nu))
     }
 }
