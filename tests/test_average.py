@@ -250,3 +250,17 @@ def test_linear_kernel_averages_as_the_primal_model():
     primal = cwrs.PA1(average=4, shuffle=False).fit(X, y)
     np.testing.assert_allclose(dual.coef_, primal.coef_, rtol=1e-9, atol=1e-12)
     np.testing.assert_allclose(dual.intercept_, primal.intercept_, rtol=1e-9, atol=1e-12)
+
+
+def test_every_learning_path_gives_the_same_average():
+    """A large batch (validated ahead on a second core), chunks and single rows (the one-row
+    path) give the same averaged model, bit for bit."""
+    X, y = _data("binary", n=9000, d=5)
+    batch = cwrs.AROW(average=100).partial_fit(X, y, classes=[0, 1])
+    chunks = _fit_in_chunks(cwrs.AROW(average=100), X, y, np.arange(len(y)), 9)
+    rows = cwrs.AROW(average=100)
+    for i in range(2000):
+        rows.partial_fit(X[i : i + 1], y[i : i + 1], classes=[0, 1])
+    rows.partial_fit(X[2000:], y[2000:])
+    for other in (chunks, rows):
+        np.testing.assert_array_equal(_weights(other), _weights(batch))
