@@ -169,3 +169,78 @@ impl Average {
         mean
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::covariance::CovarianceKind;
+    use crate::data::Row;
+    use crate::learner::Learner;
+    use crate::rules::Rule;
+
+    fn learner(kind: CovarianceKind) -> Learner {
+        let rule = Rule::from_name(
+            if kind == CovarianceKind::Identity {
+                "PA1"
+            } else {
+                "AROW"
+            },
+            &[],
+        );
+        Learner::new(rule.unwrap(), kind, 3, true, 1.0).unwrap()
+    }
+
+    /// The averaged mean against the plain learner's means after each row, averaged from row 2.
+    #[test]
+    fn averages_the_means_from_the_start_row() {
+        let rows: [([i32; 2], [f64; 2], f64); 5] = [
+            ([0, 1], [1.0, -2.0], 1.0),
+            ([1, 2], [0.5, 1.5], -1.0),
+            ([0, 2], [-1.0, 1.0], 1.0),
+            ([0, 1], [2.0, 0.5], -1.0),
+            ([1, 2], [-0.5, -1.0], 1.0),
+        ];
+        for kind in [
+            CovarianceKind::Identity,
+            CovarianceKind::Diagonal,
+            CovarianceKind::Full,
+        ] {
+            let mut plain = learner(kind);
+            let mut averaged = learner(kind).with_average(2, 0, None).unwrap();
+            let mut sum = vec![0.0; 4];
+            for (t, (indices, values, y)) in rows.iter().enumerate() {
+                let row = Row::Sparse32(indices, values);
+                plain.learn(row, *y).unwrap();
+                averaged.learn(row, *y).unwrap();
+                if t >= 1 {
+                    sum.iter_mut()
+                        .zip(plain.mean().iter())
+                        .for_each(|(s, w)| *s += w);
+                }
+            }
+            let expected: Vec<f64> = sum.iter().map(|s| s / 4.0).collect();
+            let got = averaged.effective_mean();
+            for (g, e) in got.iter().zip(&expected) {
+                assert!(
+                    (g - e).abs() <= 1e-12 * (1.0 + e.abs()),
+                    "{kind:?}: {got:?} != {expected:?}"
+                );
+            }
+            assert_eq!(averaged.mean(), plain.mean());
+        }
+    }
+
+    #[test]
+    fn refuses_a_zero_start_and_sums_of_the_wrong_length() {
+        assert!(learner(CovarianceKind::Diagonal)
+            .with_average(0, 0, None)
+            .is_err());
+        let wrong = [0.0; 3];
+        assert!(learner(CovarianceKind::Diagonal)
+            .with_average(1, 5, Some(&wrong))
+            .is_err());
+        let right = [0.0; 4];
+        assert!(learner(CovarianceKind::Diagonal)
+            .with_average(1, 5, Some(&right))
+            .is_ok());
+    }
+}
