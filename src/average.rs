@@ -206,7 +206,7 @@ mod tests {
         ] {
             let mut plain = learner(kind);
             let mut averaged = learner(kind).with_average(2, 0, None).unwrap();
-            let mut sum = vec![0.0; 4];
+            let mut sum = [0.0; 4];
             for (t, (indices, values, y)) in rows.iter().enumerate() {
                 let row = Row::Sparse32(indices, values);
                 plain.learn(row, *y).unwrap();
