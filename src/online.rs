@@ -163,6 +163,29 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         Ok(updates > 0)
     }
 
+    /// [`Online::learn_valid`] with averaging: row by row, to see each row's changes of the
+    /// means. Apart, so that the path without averaging is compiled as before.
+    #[inline(never)]
+    fn learn_averaged<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+    ) -> Tally {
+        let Some(average) = &mut self.average else {
+            unreachable!("learn_valid calls this only with averaging");
+        };
+        let (objective, scores, models) = (&self.objective, &mut self.scores, &mut self.models);
+        rows.fold(Tally::default(), |tally, (i, row)| {
+            let one = average.learn_row(models, row, |models| {
+                objective.learn(models, scores, std::iter::once((i, row)), targets)
+            });
+            Tally {
+                mistakes: tally.mistakes + one.mistakes,
+                updates: tally.updates + one.updates,
+            }
+        })
+    }
+
     /// Learns `rows` (index into `targets`, row) in order; everything is valid. Returns the
     /// number of updates. The counters saturate: a restored state may hold any count.
     fn learn_valid<'a>(
@@ -170,21 +193,11 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[O::Target],
     ) -> u64 {
-        let Tally { mistakes, updates } = match &mut self.average {
-            None => self
-                .objective
-                .learn(&mut self.models, &mut self.scores, rows, targets),
-            // Row by row, to see each row's changes of the means.
-            Some(average) => rows.fold(Tally::default(), |tally, (i, row)| {
-                let (objective, scores) = (&self.objective, &mut self.scores);
-                let one = average.learn_row(&mut self.models, row, |models| {
-                    objective.learn(models, scores, std::iter::once((i, row)), targets)
-                });
-                Tally {
-                    mistakes: tally.mistakes + one.mistakes,
-                    updates: tally.updates + one.updates,
-                }
-            }),
+        let Tally { mistakes, updates } = if self.average.is_none() {
+            self.objective
+                .learn(&mut self.models, &mut self.scores, rows, targets)
+        } else {
+            self.learn_averaged(rows, targets)
         };
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
@@ -288,13 +301,14 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let width = self.models.len();
         self.check_output(x, out, width)?;
         for (k, model) in self.models.iter().enumerate() {
-            model.predict_rows(x, with_variance, |i, score, v| {
-                let score = match &self.average {
-                    Some(average) => score - average.shift(k, model, x.row(i)),
-                    None => score,
-                };
-                out[i * width + k] = value(score, v);
-            })?;
+            match &self.average {
+                None => model.predict_rows(x, with_variance, |i, score, v| {
+                    out[i * width + k] = value(score, v);
+                })?,
+                Some(average) => model.predict_rows(x, with_variance, |i, score, v| {
+                    out[i * width + k] = value(score - average.shift(k, model, x.row(i)), v);
+                })?,
+            }
         }
         Ok(())
     }
