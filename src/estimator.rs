@@ -591,8 +591,8 @@ impl Estimator {
         }
     }
 
-    /// μ (classes × coordinates for a multiclass model) with every L1 threshold applied;
-    /// `None` for the dual form.
+    /// μ (classes × coordinates for a multiclass model) as predictions use it: with every L1
+    /// threshold applied, or averaged if the model averages; `None` for the dual form.
     pub fn mean(&self) -> Option<Vec<f64>> {
         match &self.model {
             Model::Binary(l) => Some(l.effective_mean()),
