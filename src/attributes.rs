@@ -15,7 +15,8 @@ impl Estimator {
     /// - `mean`: μ over the features, then the bias weight, with every L1 threshold applied;
     /// - `covariance`: empty, the variances, or Σ row-major, over the mean's coordinates;
     /// - `n_support`: a binary kernel model's support rows, or one count per class;
-    /// - `dual_coef`: ν, one coefficient per support row of a binary kernel model.
+    /// - `dual_coef`: ν, one coefficient per support row of a binary kernel model (averaged, if
+    ///   the model averages).
     pub fn attribute(&self, name: &str) -> Option<Value<'static>> {
         Some(match name {
             "kind" => self.kind().into(),
@@ -34,7 +35,7 @@ impl Estimator {
                 _ => return None,
             },
             "dual_coef" => match self.model() {
-                Model::Kernel(l) => l.model().dual_coef().to_vec().into(),
+                Model::Kernel(l) => l.predicted_mean(0, l.model().dual_coef().to_vec()).into(),
                 _ => return None,
             },
             _ => return None,

@@ -1,11 +1,12 @@
 //! One type for every learner kind, built from a named configuration or state ([`State`]), with
 //! the one set of methods the Python bindings call. The configuration entries (all kinds:
 //! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`
-//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and `penalize_intercept`; multiclass kinds: `strategy`,
-//! `n_classes`; kernel kinds: `kernel`, `gamma`, `degree`, `coef0`, `budget`) and the learned
+//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and
+//! `penalize_intercept`; multiclass kinds: `strategy`, `n_classes`; kernel kinds: `kernel`,
+//! `gamma`, `degree`, `coef0`, `budget`; OGD's `loss`; optionally `average`) and the learned
 //! entries of each kind are listed in docs/model-format.md.
 
-use crate::covariance::{CovarianceKind, Gaussian};
+use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::{check_memory, CwError};
 use std::sync::Arc;
@@ -14,7 +15,7 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
-use crate::objective::{Binary, Multiclass, Regression, SingleModel};
+use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
@@ -29,6 +30,19 @@ pub enum Model {
     Multiclass(MulticlassLearner),
     Kernel(DualLearner),
     MulticlassKernel(MulticlassLearner<DualGaussian>),
+}
+
+impl Model {
+    /// The model averaging its means as `config` says (see [`averaged`]).
+    fn averaged(self, config: &State, restoring: bool) -> Result<Model, CwError> {
+        Ok(match self {
+            Model::Binary(l) => Model::Binary(averaged(l, config, restoring)?),
+            Model::Regressor(l) => Model::Regressor(averaged(l, config, restoring)?),
+            Model::Multiclass(l) => Model::Multiclass(averaged(l, config, restoring)?),
+            Model::Kernel(l) => Model::Kernel(averaged(l, config, restoring)?),
+            Model::MulticlassKernel(l) => Model::MulticlassKernel(averaged(l, config, restoring)?),
+        })
+    }
 }
 
 /// A learner and the configuration it was built from (returned with its state).
@@ -47,7 +61,7 @@ pub enum Targets<'a> {
 }
 
 /// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 19] = [
+const CONFIG_KEYS: [&str; 20] = [
     "kind",
     "rule",
     "params",
@@ -67,6 +81,7 @@ const CONFIG_KEYS: [&str; 19] = [
     "coef0",
     "budget",
     "loss",
+    "average",
 ];
 
 /// Runs `$body` with `$m` bound to the learner, whatever its kind.
@@ -153,6 +168,34 @@ fn penalised<L>(
     match penalty(config, shape)? {
         Some(l1) => with_l1(learner, l1),
         None => Ok(learner),
+    }
+}
+
+/// `learner` averaging its means as configured (entry `average`: the row averaging starts
+/// from; absent or `None`: no averaging). When `restoring`, the saved averaging state too.
+fn averaged<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    config: &State,
+    restoring: bool,
+) -> Result<Online<O, M>, CwError> {
+    let Some(start) = config.optional_count("average")? else {
+        return Ok(learner);
+    };
+    if restoring {
+        let sums = config.floats("average_sums")?;
+        learner.with_average(start, config.count("average_rows")?, Some(sums))
+    } else {
+        learner.with_average(start, 0, None)
+    }
+}
+
+/// The averaging state of a learner, if it averages.
+fn average_entries<O: Objective, M: Covariance>(learner: &Online<O, M>) -> State<'static> {
+    match learner.average() {
+        Some(average) => State::default()
+            .with("average_rows", average.rows())
+            .with("average_sums", average.sums(learner.models())),
+        None => State::default(),
     }
 }
 
@@ -324,7 +367,7 @@ impl Estimator {
             _ => (0, false),
         };
         let a = || config.float("a");
-        Ok(match kind {
+        let model = match kind {
             "binary" => {
                 let learner = Learner::new(
                     rule(config)?,
@@ -376,7 +419,8 @@ impl Estimator {
                     "unknown model kind {other:?}"
                 )))
             }
-        })
+        };
+        model.averaged(config, false)
     }
 
     /// The model of [`Estimator::state`]. Any problem with `state` (a missing or malformed
@@ -453,7 +497,7 @@ impl Estimator {
         };
         Ok(Estimator {
             config: config_of(state),
-            model,
+            model: model.averaged(state, true)?,
         })
     }
 
@@ -480,6 +524,7 @@ impl Estimator {
             Some(rounds) => counters.with("n_rounds", rounds),
             None => counters,
         };
+        let averaging = each!(&self.model, l => average_entries(l));
         let learned = match &self.model {
             Model::Binary(l) => moments_entries(l.mean().into_owned(), l.covariance().into_owned())
                 .merged(l1_entries(l.l1())),
@@ -507,7 +552,7 @@ impl Estimator {
                 State::default().with("classes", classes)
             }
         };
-        counters.merged(learned)
+        counters.merged(learned).merged(averaging)
     }
 
     /// The model kind's name, as the configuration gives it.
@@ -578,8 +623,8 @@ impl Estimator {
         }
     }
 
-    /// μ (classes × coordinates for a multiclass model) with every L1 threshold applied;
-    /// `None` for the dual form.
+    /// μ (classes × coordinates for a multiclass model) as predictions use it: with every L1
+    /// threshold applied, or averaged if the model averages; `None` for the dual form.
     pub fn mean(&self) -> Option<Vec<f64>> {
         match &self.model {
             Model::Binary(l) => Some(l.effective_mean()),

@@ -98,10 +98,10 @@ impl<O: SingleModel, M: Covariance> Online<O, M> {
         &self.models()[0]
     }
 
-    /// μ·x for one row (validated here).
+    /// μ·x for one row (validated here); with averaging, the averaged mean's.
     pub fn decision(&self, row: Row) -> Result<f64, CwError> {
         row.validate(self.n_features())?;
-        Ok(self.model().score(row))
+        Ok(self.model().score(row) - self.shift(0, row))
     }
 }
 
@@ -153,9 +153,10 @@ impl<O: SingleModel> Online<O, Gaussian> {
         self.model().l1()
     }
 
-    /// The mean with every L1 threshold applied (equal to [`Self::mean`] without a penalty).
+    /// The mean as predictions use it: every L1 threshold applied (equal to [`Self::mean`]
+    /// without a penalty), or the running average of the means if the learner averages.
     pub fn effective_mean(&self) -> Vec<f64> {
-        self.model().effective_mean()
+        self.predicted_mean(0, self.model().effective_mean())
     }
 
     pub fn covariance_kind(&self) -> CovarianceKind {

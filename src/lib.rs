@@ -6,6 +6,7 @@
 //! objective ([`objective`]: binary, regression, multiclass). See docs/design.md for the math.
 
 pub mod attributes;
+pub mod average;
 pub mod covariance;
 pub mod data;
 pub mod error;

@@ -119,11 +119,13 @@ impl MulticlassLearner {
         self.classes()[0].shape()
     }
 
-    /// The class means with every L1 threshold applied, in class order.
+    /// The class means as predictions use them (every L1 threshold applied, or averaged), in
+    /// class order.
     pub fn effective_means(&self) -> Vec<f64> {
         self.classes()
             .iter()
-            .flat_map(Gaussian::effective_mean)
+            .enumerate()
+            .flat_map(|(k, class)| self.predicted_mean(k, class.effective_mean()))
             .collect()
     }
 
@@ -177,9 +179,9 @@ impl<M: Covariance> MulticlassLearner<M> {
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         let n_classes = self.n_classes();
         let (mut means, mut variances) = (vec![0.0; n_classes], vec![0.0; n_classes]);
-        self.fill_rows(x, out, n_classes, |classes, row, o| {
-            for ((mean, v), class) in means.iter_mut().zip(&mut variances).zip(classes) {
-                (*mean, *v) = class.moments(row);
+        self.fill_rows(x, out, n_classes, |_, row, o| {
+            for (k, (mean, v)) in means.iter_mut().zip(&mut variances).enumerate() {
+                (*mean, *v) = self.predicted_moments(k, row);
             }
             let pooled = variances.iter().sum::<f64>() / n_classes as f64;
             argmax_probabilities(&means, pooled.sqrt(), o);

@@ -142,6 +142,17 @@ pub struct Tally {
     pub rounds: u64,
 }
 
+impl Tally {
+    /// The counts of these rounds and then `more` (saturating: a restored state may hold any).
+    pub fn then(self, more: Tally) -> Tally {
+        Tally {
+            mistakes: self.mistakes.saturating_add(more.mistakes),
+            updates: self.updates.saturating_add(more.updates),
+            rounds: self.rounds.saturating_add(more.rounds),
+        }
+    }
+}
+
 /// ‖μ‖² of `models` together if `rule` reads it (their joint weight vector), else NaN.
 fn mean_norm2_for<M: Covariance>(rule: impl StepRule, models: &[M]) -> f64 {
     if rule.needs_mean_norm() {

@@ -3,6 +3,7 @@
 //! validation (ahead of learning on a second core for large batches), presentation order and
 //! repeats, the counters, and the predictions' output shapes.
 
+use crate::average::Average;
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
 use crate::error::CwError;
@@ -19,6 +20,8 @@ pub struct Online<O: Objective, M: Covariance> {
     n_rounds: u64,
     /// μ_k·x of the current row, per model (work space of the several-model objectives).
     scores: Vec<f64>,
+    /// The running average of the means, if predictions use it (docs/design.md §3.10).
+    average: Option<Average>,
 }
 
 /// Rows validated per step when a second core validates ahead of learning.
@@ -46,6 +49,57 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             n_mistakes: 0,
             n_rounds: 0,
             scores,
+            average: None,
+        }
+    }
+
+    /// Predicts with the running average of the means from row `start` on (≥ 1), `rows` rows
+    /// already learned, and the sums `sums` of a saved average (`None`: a fresh one).
+    pub fn with_average(
+        mut self,
+        start: u64,
+        rows: u64,
+        sums: Option<&[f64]>,
+    ) -> Result<Self, CwError> {
+        // ALMA and the ROMMAs (the rules that read ‖μ‖²) rescale every weight on an update,
+        // which the O(nnz) sums cannot follow.
+        if self.objective.rule().needs_mean_norm() {
+            return Err(CwError::InvalidParameter(format!(
+                "average cannot be combined with {:?}, which rescales every weight on an update",
+                self.objective.rule()
+            )));
+        }
+        self.average = Some(Average::new(start, rows, sums, &self.models)?);
+        Ok(self)
+    }
+
+    /// The averaging state, if predictions use the average.
+    pub fn average(&self) -> Option<&Average> {
+        self.average.as_ref()
+    }
+
+    /// What predictions subtract from model `k`'s μ·x on `row` (0 without averaging).
+    #[inline]
+    pub(crate) fn shift(&self, k: usize, row: Row) -> f64 {
+        match &self.average {
+            Some(average) => average.shift(k, &self.models[k], row),
+            None => 0.0,
+        }
+    }
+
+    /// Model `k`'s (μ·x, xᵀΣx) as predictions use them: with averaging, the averaged mean's
+    /// score and the current covariance.
+    pub(crate) fn predicted_moments(&self, k: usize, row: Row) -> (f64, f64) {
+        let (score, variance) = self.models[k].moments(row);
+        (score - self.shift(k, row), variance)
+    }
+
+    /// Model `k`'s mean `mean` (laid out as the model's) as predictions use it: averaged if
+    /// the learner averages.
+    pub(crate) fn predicted_mean(&self, k: usize, mean: Vec<f64>) -> Vec<f64> {
+        match &self.average {
+            Some(average) => average.averaged(k, mean),
+            None => mean,
         }
     }
 
@@ -131,6 +185,28 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         Ok(updates > 0)
     }
 
+    /// [`Online::learn_valid`] with averaging: row by row, to see each row's changes of the
+    /// means. Apart, so that the path without averaging is compiled as before.
+    #[inline(never)]
+    fn learn_averaged<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+        before: Tally,
+    ) -> Tally {
+        let Some(average) = &mut self.average else {
+            unreachable!("learn_valid calls this only with averaging");
+        };
+        let (objective, scores, models) = (&self.objective, &mut self.scores, &mut self.models);
+        rows.fold(Tally::default(), |tally, (i, row)| {
+            let one = average.learn_row(models, row, |models| {
+                let row = std::iter::once((i, row));
+                objective.learn(models, scores, row, targets, before.then(tally))
+            });
+            tally.then(one)
+        })
+    }
+
     /// Learns `rows` (index into `targets`, row) in order; everything is valid. Returns the
     /// number of updates. The counters saturate: a restored state may hold any count.
     fn learn_valid<'a>(
@@ -147,9 +223,12 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             mistakes,
             updates,
             rounds,
-        } = self
-            .objective
-            .learn(&mut self.models, &mut self.scores, rows, targets, before);
+        } = if self.average.is_none() {
+            let (models, scores) = (&mut self.models, &mut self.scores);
+            self.objective.learn(models, scores, rows, targets, before)
+        } else {
+            self.learn_averaged(rows, targets, before)
+        };
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
         // Counted only for the rules that read them, which alone keep them in their state.
@@ -256,14 +335,19 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let width = self.models.len();
         self.check_output(x, out, width)?;
         for (k, model) in self.models.iter().enumerate() {
-            model.predict_rows(x, with_variance, |i, score, v| {
-                out[i * width + k] = value(score, v);
-            })?;
+            match &self.average {
+                None => model.predict_rows(x, with_variance, |i, score, v| {
+                    out[i * width + k] = value(score, v);
+                })?,
+                Some(average) => model.predict_rows(x, with_variance, |i, score, v| {
+                    out[i * width + k] = value(score - average.shift(k, model, x.row(i)), v);
+                })?,
+            }
         }
         Ok(())
     }
 
-    /// μ_k·x for every row and model (rows × models).
+    /// μ_k·x for every row and model (rows × models); with averaging, the averaged means'.
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.fill_per_model(x, out, false, |score, _| score)
     }

@@ -18,14 +18,16 @@ from ._kernel import CallableKernel, RandomFourierFeatures
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
+    average_start,
     check_n_jobs,
     check_params,
     check_pass_params,
+    covariance_config,
     kernel_spec,
     l1_spec,
-    covariance_config,
     model_args,
     resolve_gamma,
+    with_added_parameters,
 )
 from ._svmlight import _line_chunks
 from ._validation import (
@@ -124,8 +126,6 @@ class Estimator(HyperParameters):
 
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
-    # Fitting threads; the default for estimators pickled before the parameter existed.
-    n_jobs = 1
 
     @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
@@ -168,6 +168,7 @@ class Estimator(HyperParameters):
         return state
 
     def __setstate__(self, state):
+        state = with_added_parameters(type(self), state)  # a pickle from before they existed
         if "_model" in state:
             kind, model_state = state["_model"]
             # A callable kernel: the estimator keeps it, the native state does not.
@@ -452,7 +453,8 @@ class Classifier(Estimator):
                 "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
                 n_features, fit_intercept, a, kernel=kernel.kernel if built_in else None,
                 gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
-                strategy=self.multi_class, n_classes=n_classes, **self._rule_config(),
+                strategy=self.multi_class, n_classes=n_classes, average=average_start(self),
+                **self._rule_config(),
             )
             # A callable kernel is passed on its own: it is code, not configuration.
             custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}
@@ -468,7 +470,7 @@ class Classifier(Estimator):
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
             fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
-            **shape, **self._rule_config(),
+            **shape, **self._rule_config(), average=average_start(self),
         )
         return _cwrs.Model(config), feature_map
 

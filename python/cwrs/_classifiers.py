@@ -20,7 +20,7 @@ pins them to the table.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Optional, Union
 
 from ._base import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
@@ -55,6 +55,7 @@ class Perceptron(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -79,6 +80,7 @@ class PA(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -104,6 +106,7 @@ class PA1(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -129,6 +132,7 @@ class PA2(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -166,6 +170,7 @@ class SOP(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -197,6 +202,7 @@ class CW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -228,6 +234,7 @@ class ExactCW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -259,6 +266,7 @@ class AROW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -290,6 +298,7 @@ class NAROW(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -322,6 +331,7 @@ class SCW1(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -354,6 +364,7 @@ class SCW2(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -385,6 +396,7 @@ class NHERD(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 

@@ -69,6 +69,15 @@ shuffle : bool, default=True
     as scikit-learn's SGD, Perceptron and PA estimators do: an online learner fitted on data
     stored sorted by label (many data sets are) learns badly in stored order. False keeps the
     stored order (a stream's order). `partial_fit` never reorders.""",
+    "average": """\
+average : bool or int, default=False
+    Predict with the running average of the mean weights instead of the last mean, as
+    scikit-learn's averaged SGD: True averages the means after every row learned, an int n the
+    means after rows n, n + 1, ... (before row n predictions use the mean). `decision_function`,
+    `predict`, `coef_` and `intercept_` use the average; the covariance is not averaged, so
+    `predict_proba` and `variance` pair the averaged mean with the current Σ (docs/design.md
+    §3.10). Kept exactly in O(nnz) per row (a kernel model averages its dual coefficients);
+    `partial_fit` continues it and saving keeps it. Not with a kernel `budget` or an L1 penalty.""",
     "random_state": """\
 random_state : int, numpy.random.RandomState, numpy.random.Generator or None, default=None
     Seed of the shuffling (and of the random Fourier features); None draws a fresh order at

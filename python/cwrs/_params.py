@@ -55,6 +55,7 @@ CLASSIFIER_PARAMETERS: dict[str, Any] = {
     "budget": None,
     "kernel_approximation": None,
     "n_components": 100,
+    "average": False,
 }
 REGRESSOR_PARAMETERS: dict[str, Any] = {
     "fit_intercept": True,
@@ -62,6 +63,7 @@ REGRESSOR_PARAMETERS: dict[str, Any] = {
     "shuffle": True,
     "random_state": None,
     "n_jobs": 1,
+    "average": False,
 }
 SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "a": 1.0,
@@ -71,6 +73,18 @@ SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "alpha": 1e-4,
     "penalize_intercept": False,
 }
+
+
+#: Hyper-parameters added after files and pickles were first written, with the value a state
+#: written without one was fitted with (docs/model-format.md).
+ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10, "average": False}
+
+
+def with_added_parameters(cls, state):
+    """`state` (an estimator's saved attributes) with the `ADDED_PARAMETERS` of `cls` that it
+    lacks set to their values."""
+    added = {k: v for k, v in ADDED_PARAMETERS.items() if k in init_defaults(cls)}
+    return {**added, **state}
 
 
 @functools.cache
@@ -196,6 +210,17 @@ def l1_spec(estimator):
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
 
 
+def average_start(estimator):
+    """The row from which predictions use the averaged means (`average=True` is 1, an int n
+    is row n, as scikit-learn's SGD counts them), or None for `average=False`."""
+    average = estimator.average
+    if isinstance(average, (bool, np.bool_)):
+        return 1 if average else None
+    if not _is_int(average) or average < 1:
+        raise InvalidParameterError(f"average must be a bool or a positive integer, got {average!r}")
+    return int(average)
+
+
 def check_multi_class(estimator):
     multi_class = estimator.multi_class
     if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
@@ -301,6 +326,7 @@ def check_params(estimator, n_classes=2):
     effect, then the values the native model would refuse."""
     _, covariance, a, _ = model_args(estimator)
     l1 = l1_spec(estimator)
+    average = average_start(estimator)
     kernel = None
     if estimator._rule_kind == "classification":
         estimator._rule_config()
@@ -320,6 +346,8 @@ def check_params(estimator, n_classes=2):
                 f"got degree {degree}, coef0 {coef0!r}"
             )
         _check_positive("a", a)
+        if average is not None and kernel.budget is not None:
+            raise InvalidParameterError("average cannot be combined with a kernel budget")
         return
     if covariance not in ("identity", "diag", "full", "lowrank", "adagrad", "ftrl"):
         raise InvalidParameterError(
@@ -335,6 +363,8 @@ def check_params(estimator, n_classes=2):
             raise InvalidParameterError(f"alpha must be a non-negative finite number, got {alpha!r}")
         if covariance != "diag":
             raise InvalidParameterError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
+        if average is not None:
+            raise InvalidParameterError("average cannot be combined with an L1 penalty")
 
 
 # ------------------------------------------------------------------------- without effect

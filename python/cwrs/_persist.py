@@ -27,6 +27,7 @@ from ._base import Classifier, Estimator
 from ._regressors import Regressor
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
+from ._params import with_added_parameters
 from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.
@@ -80,11 +81,6 @@ HELPER_CLASSES: dict[str, Any] = {"RandomFourierFeatures": RandomFourierFeatures
 
 
 # ------------------------------------------------------------------------ checks (both ways)
-#: Hyper-parameters added after the format's first files, with the value a file written
-#: without them means (docs/model-format.md): such a file loads with it.
-ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10}
-
-
 def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
     """`state` has exactly the class's hyper-parameters, and either no fitted attribute or all
     of them, with a native model of a kind this class holds."""
@@ -700,8 +696,7 @@ def _parse_header(
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
     its native model's validating `from_state`."""
-    params = cls._get_param_names()
-    state = {**{k: v for k, v in ADDED_PARAMETERS.items() if k in params}, **state}
+    state = with_added_parameters(cls, state)
     try:
         _check_entries(cls, state)
     except ValueError as error:

@@ -31,6 +31,7 @@ from ._base import (
 )
 from ._docs import document
 from ._params import (
+    average_start,
     check_params,
     check_pass_params,
     covariance_config,
@@ -83,6 +84,7 @@ class Regressor(Estimator):
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
                 **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
+                average=average_start(self),
             )
         )
 
@@ -237,6 +239,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         shuffle: bool = True,
         random_state: RandomState = None,
         n_jobs: int = 1,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -254,6 +257,7 @@ class PARegressor(Regressor):
         shuffle: bool = True,
         random_state: RandomState = None,
         n_jobs: int = 1,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -272,6 +276,7 @@ class PA1Regressor(Regressor):
         shuffle: bool = True,
         random_state: RandomState = None,
         n_jobs: int = 1,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -290,6 +295,7 @@ class PA2Regressor(Regressor):
         shuffle: bool = True,
         random_state: RandomState = None,
         n_jobs: int = 1,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 

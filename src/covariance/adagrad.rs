@@ -87,6 +87,19 @@ impl PrimalForm for AdaGrad {
 }
 
 impl Covariance for AdaGrad {
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.shape.dim())
+    }
+
+    /// A round moves only the row's coordinates of its mean.
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        self.shape.features(row).for_each(|j, _| f(j, self.mean[j]));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }

@@ -302,4 +302,26 @@ impl Covariance for Diagonal {
             c.variance = (c.variance * r).max(VARIANCE_FLOOR);
         }
     }
+
+    /// The lazy L1 thresholds move a weight on the rows that do not touch it, which the
+    /// O(nnz) sums cannot follow.
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        match self.l1 {
+            None => Ok(self.coordinates.len()),
+            Some(_) => Err(CwError::InvalidParameter(
+                "average cannot be combined with an L1 penalty".into(),
+            )),
+        }
+    }
+
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        let coordinates = &self.coordinates;
+        self.shape
+            .features(row)
+            .for_each(|j, _| f(j, coordinates[j].mean));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
 }

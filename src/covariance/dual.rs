@@ -620,4 +620,39 @@ impl Covariance for DualGaussian {
         let support: usize = self.support.iter().map(|s| s.values.len()).sum();
         support + self.nu.len() + self.pi.n_values() + self.gram.n_values()
     }
+
+    /// ν averages exactly while the support set only grows; a budget's removal reorders and
+    /// projects the coefficients, which the sums cannot follow.
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        match self.budget {
+            None => Ok(self.nu.len()),
+            Some(_) => Err(CwError::InvalidParameter(
+                "average cannot be combined with a kernel budget".into(),
+            )),
+        }
+    }
+
+    fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
+        self.nu.iter().enumerate().for_each(|(p, &nu)| f(p, nu));
+    }
+
+    /// NaN where a custom kernel fails (as [`Covariance::moments`]).
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        let mut k = Vec::new();
+        match &self.kernel {
+            Kernel::Custom(function) => {
+                let mut kappa = Vec::new();
+                let evaluated = with_one_row(row, self.n_features, |x| {
+                    self.custom_values(function.as_ref(), x, &mut k, &mut kappa)
+                });
+                if evaluated.is_err() {
+                    return f64::NAN;
+                }
+            }
+            kernel => {
+                self.kernel_row(kernel, &row, &mut k);
+            }
+        }
+        dot(&k[..values.len()], values)
+    }
 }

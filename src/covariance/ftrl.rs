@@ -127,6 +127,21 @@ impl PrimalForm for Ftrl {
 }
 
 impl Covariance for Ftrl {
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.shape.dim())
+    }
+
+    /// A round moves only the row's coordinates of its weights, computed from z and n.
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        self.shape
+            .features(row)
+            .for_each(|j, _| f(j, self.weight(self.z[j], self.n[j])));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }

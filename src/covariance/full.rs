@@ -703,6 +703,19 @@ impl Covariance for Full {
         self.sigma.iter_mut().for_each(|s| *s *= r);
         self.refresh_diagonal();
     }
+
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.dim)
+    }
+
+    /// Σx is dense: a step moves every entry of the mean.
+    fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
+        self.mean.iter().enumerate().for_each(|(j, &m)| f(j, m));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
 }
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of

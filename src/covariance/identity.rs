@@ -116,4 +116,16 @@ impl Covariance for Identity {
     fn rescale_mean(&mut self, s: f64) {
         self.mean.iter_mut().for_each(|w| *w *= s);
     }
+
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.mean.len())
+    }
+
+    fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
+        self.shape.features(row).for_each(|j, _| f(j, self.mean[j]));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
 }

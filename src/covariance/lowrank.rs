@@ -489,6 +489,19 @@ impl Covariance for LowRank {
         2 * self.dim + self.sketch.len() + self.cholesky.len()
     }
 
+    fn averaged_len(&self) -> Result<usize, CwError> {
+        Ok(self.dim)
+    }
+
+    /// Σx is dense: a step moves every entry of the mean.
+    fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
+        self.mean.iter().enumerate().for_each(|(j, &m)| f(j, m));
+    }
+
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+        self.shape.features(row).dot(values)
+    }
+
     fn n_features(&self) -> usize {
         self.shape.n_features
     }

@@ -214,6 +214,19 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// Σ ← r·Σ, for the rules outside the template (the dual form refuses them).
     fn rescale_covariance(&mut self, _r: f64) {}
+
+    /// Averaged models ([`crate::average`]): the length of the mean that
+    /// [`Covariance::visit_mean`] indexes, or why this model's mean cannot be averaged exactly.
+    fn averaged_len(&self) -> Result<usize, CwError>;
+
+    /// Averaged models: `f(j, μ_j)` for every mean entry that learning `row` may move, in an
+    /// order that depends on the row alone (the dual form: every ν_p, in order; learning may
+    /// add one at the end).
+    fn visit_mean(&self, row: Row, f: impl FnMut(usize, f64));
+
+    /// Averaged models: x·values over the row's coordinates, `values` laid out as the mean (the
+    /// dual form: Σ_p values_p·k(x_p, x) over the first values.len() support rows).
+    fn dot_mean(&self, row: Row, values: &[f64]) -> f64;
 }
 
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.

@@ -304,6 +304,26 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.rescale_covariance(r),)*
                 }
             }
+
+            fn averaged_len(&self) -> Result<usize, CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.averaged_len(),)*
+                }
+            }
+
+            #[inline]
+            fn visit_mean(&self, row: Row, visit: impl FnMut(usize, f64)) {
+                match self {
+                    $(Gaussian::$form(f) => f.visit_mean(row, visit),)*
+                }
+            }
+
+            #[inline]
+            fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.dot_mean(row, values),)*
+                }
+            }
         }
     };
 }
