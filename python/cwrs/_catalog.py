@@ -9,7 +9,7 @@ nor a scalable Σ): `kernel=` is refused with a clear error.
 
 from __future__ import annotations
 
-from typing import Literal, Optional
+from typing import Literal, Optional, Union
 
 from ._base import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
@@ -41,6 +41,7 @@ class ALMA(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -49,6 +50,7 @@ class ALMA(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -64,6 +66,7 @@ class ROMMA(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -72,6 +75,7 @@ class ROMMA(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -87,6 +91,7 @@ class AggressiveROMMA(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -95,6 +100,7 @@ class AggressiveROMMA(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -121,6 +127,7 @@ class OGD(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -129,6 +136,7 @@ class OGD(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -149,6 +157,7 @@ class IELLIP(ConfidenceWeightedClassifier):
         c: float = 0.1,
         a: float = 1.0,
         covariance: Covariance = "diag",
+        rank: int = 10,
         penalty: Penalty = None,
         alpha: float = 1e-4,
         penalize_intercept: bool = False,
@@ -156,6 +165,7 @@ class IELLIP(ConfidenceWeightedClassifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -164,6 +174,7 @@ class IELLIP(ConfidenceWeightedClassifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -186,6 +197,7 @@ class AdaGrad(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -194,6 +206,7 @@ class AdaGrad(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
@@ -227,6 +240,7 @@ class FTRL(Classifier):
         n_iter: int = 1,
         shuffle: bool = True,
         random_state: RandomState = None,
+        n_jobs: int = 1,
         multi_class: MultiClass = "max-score",
         kernel: Kernel = None,
         gamma: Optional[float] = None,
@@ -235,6 +249,7 @@ class FTRL(Classifier):
         budget: Optional[int] = None,
         kernel_approximation: KernelApproximation = None,
         n_components: int = 100,
+        average: Union[bool, int] = False,
     ) -> None:
         store_params(self, locals())
 
