@@ -7,19 +7,22 @@
 
 use crate::covariance::{CovarianceKind, Gaussian};
 use crate::data::{Matrix, Presentation, Row, Shape};
+use crate::drift::ProcessNoise;
 use crate::error::{check_memory, CwError};
 use std::sync::Arc;
 
 use crate::covariance::dual::{DualGaussian, DualState};
+use crate::covariance::Covariance;
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
+use crate::objective::Objective;
 use crate::objective::{Binary, Regression, SingleModel};
 use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
 use crate::sparse_l1::{Penalty, L1};
-use crate::state::State;
+use crate::state::{State, Value};
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
@@ -47,7 +50,7 @@ pub enum Targets<'a> {
 }
 
 /// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 17] = [
+const CONFIG_KEYS: [&str; 18] = [
     "kind",
     "rule",
     "params",
@@ -65,6 +68,7 @@ const CONFIG_KEYS: [&str; 17] = [
     "degree",
     "coef0",
     "budget",
+    "process_noise",
 ];
 
 /// Runs `$body` with `$m` bound to the learner, whatever its kind.
@@ -109,6 +113,33 @@ fn shape(config: &State) -> Result<(usize, bool), CwError> {
 
 fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
     CovarianceKind::from_name(config.string("covariance")?)
+}
+
+/// The `process_noise` entry: a number q ≥ 0, or "auto"; absent or None means 0.
+fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
+    match config.entries.get("process_noise") {
+        None | Some(Value::None) => Ok(ProcessNoise::Constant(0.0)),
+        Some(Value::Str(name)) => ProcessNoise::from_name(name),
+        Some(_) => ProcessNoise::constant(config.float("process_noise")?),
+    }
+}
+
+/// `learner` with the configured process noise; the learned detector statistics of "auto"
+/// restored from `state` when given.
+fn with_noise<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    config: &State,
+    state: Option<&State>,
+) -> Result<Online<O, M>, CwError> {
+    let noise = process_noise(config)?;
+    if noise.is_off() {
+        return Ok(learner);
+    }
+    let learner = learner.with_process_noise(noise, config.float("a")?)?;
+    match (state, learner.change_detector()) {
+        (Some(state), Some(_)) => learner.with_change_statistics(state.floats("drift_statistics")?),
+        _ => Ok(learner),
+    }
 }
 
 fn strategy(config: &State) -> Result<Strategy, CwError> {
@@ -270,9 +301,10 @@ fn restore_one<O: SingleModel>(
         mistakes,
     )?;
     let shape = learner.shape();
-    penalised(learner, state, shape, |l, l1| {
+    let learner = penalised(learner, state, shape, |l, l1| {
         l.with_l1(restore_l1(l1, state, shape.dim())?)
-    })
+    })?;
+    with_noise(learner, state, Some(state))
 }
 
 /// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
@@ -314,14 +346,16 @@ impl Estimator {
                     a()?,
                 )?;
                 let shape = learner.shape();
-                Model::Binary(penalised(learner, config, shape, Learner::with_l1)?)
+                let learner = penalised(learner, config, shape, Learner::with_l1)?;
+                Model::Binary(with_noise(learner, config, None)?)
             }
             "regressor" => {
                 let rule = regression_rule(config)?;
                 let learner =
                     Regressor::new(rule, covariance(config)?, n_features, fit_intercept, a()?)?;
                 let shape = learner.shape();
-                Model::Regressor(penalised(learner, config, shape, Regressor::with_l1)?)
+                let learner = penalised(learner, config, shape, Regressor::with_l1)?;
+                Model::Regressor(with_noise(learner, config, None)?)
             }
             "multiclass" => {
                 let learner = MulticlassLearner::new(
@@ -334,25 +368,20 @@ impl Estimator {
                     a()?,
                 )?;
                 let shape = learner.shape();
-                Model::Multiclass(penalised(
-                    learner,
-                    config,
-                    shape,
-                    MulticlassLearner::with_l1,
-                )?)
+                let learner = penalised(learner, config, shape, MulticlassLearner::with_l1)?;
+                Model::Multiclass(with_noise(learner, config, None)?)
             }
             "kernel" => {
                 let rule = rule(config)?;
-                Model::Kernel(DualLearner::from_gaussian(
-                    rule,
-                    dual_gaussian(config, rule, custom)?,
-                ))
+                let learner =
+                    DualLearner::from_gaussian(rule, dual_gaussian(config, rule, custom)?);
+                Model::Kernel(with_noise(learner, config, None)?)
             }
-            "multiclass_kernel" => Model::MulticlassKernel(multiclass_kernel(
-                config,
-                config.count("n_classes")?,
-                |_, fresh| Ok(fresh),
-            )?),
+            "multiclass_kernel" => {
+                let learner =
+                    multiclass_kernel(config, config.count("n_classes")?, |_, fresh| Ok(fresh))?;
+                Model::MulticlassKernel(with_noise(learner, config, None)?)
+            }
             other => {
                 return Err(CwError::InvalidParameter(format!(
                     "unknown model kind {other:?}"
@@ -397,7 +426,7 @@ impl Estimator {
                     mistakes()?,
                 )?;
                 let shape = learner.shape();
-                Model::Multiclass(penalised(learner, state, shape, |l, l1| {
+                let learner = penalised(learner, state, shape, |l, l1| {
                     let totals = state.floats_of("l1_totals", n_classes)?;
                     let last = state.floats_of("l1_last", n_classes * shape.dim())?;
                     let states = totals
@@ -406,12 +435,14 @@ impl Estimator {
                         .map(|(&total, last)| (total, last.to_vec()))
                         .collect::<Vec<_>>();
                     l.with_l1(l1)?.with_l1_states(&states)
-                })?)
+                })?;
+                Model::Multiclass(with_noise(learner, state, Some(state))?)
             }
             "kernel" => {
                 let rule = rule(state)?;
                 let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state)?;
                 let learner = DualLearner::from_gaussian(rule, gaussian);
+                let learner = with_noise(learner, state, Some(state))?;
                 Model::Kernel(learner.with_counters(updates, mistakes()?))
             }
             "multiclass_kernel" => {
@@ -426,6 +457,7 @@ impl Estimator {
                 let learner = multiclass_kernel(state, n_classes, |class, fresh| {
                     restore_dual(fresh, &classes[class])
                 })?;
+                let learner = with_noise(learner, state, Some(state))?;
                 Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
             other => {
@@ -485,6 +517,11 @@ impl Estimator {
                 let classes = l.classes().iter().map(dual_entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
+        };
+        let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
+        let learned = match statistics {
+            Some(values) => learned.with("drift_statistics", values),
+            None => learned,
         };
         counters.merged(learned)
     }

@@ -7,6 +7,7 @@
 
 pub mod covariance;
 pub mod data;
+pub mod drift;
 pub mod error;
 pub mod estimator;
 pub mod kernel;

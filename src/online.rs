@@ -5,6 +5,7 @@
 
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
+use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
 use crate::objective::{Objective, Tally};
 
@@ -17,6 +18,9 @@ pub struct Online<O: Objective, M: Covariance> {
     n_mistakes: u64,
     /// μ_k·x of the current row, per model (work space of the several-model objectives).
     scores: Vec<f64>,
+    /// With `process_noise="auto"`: the change detector on the rounds' losses, whose alarm
+    /// resets every model's covariance (docs/design.md §11.2).
+    change_detector: Option<ChangeDetector>,
 }
 
 /// Rows validated per step when a second core validates ahead of learning.
@@ -43,7 +47,39 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             n_updates: 0,
             n_mistakes: 0,
             scores,
+            change_detector: None,
         }
+    }
+
+    /// Sets the process noise of every model (docs/design.md §11): a constant q, or "auto"
+    /// (a change detector whose alarm resets the covariances to a·I). Constant 0 changes
+    /// nothing. A form without process noise refuses.
+    pub fn with_process_noise(mut self, noise: ProcessNoise, a: f64) -> Result<Self, CwError> {
+        let q = match noise {
+            ProcessNoise::Constant(q) => q,
+            ProcessNoise::Auto => 0.0,
+        };
+        if !noise.is_off() {
+            self.models
+                .iter_mut()
+                .try_for_each(|model| model.set_process_noise(q))?;
+        }
+        self.change_detector = (noise == ProcessNoise::Auto).then(|| ChangeDetector::new(a));
+        Ok(self)
+    }
+
+    /// The change detector of `process_noise="auto"`, if any.
+    pub fn change_detector(&self) -> Option<&ChangeDetector> {
+        self.change_detector.as_ref()
+    }
+
+    /// Restores the change detector's statistics (`process_noise="auto"` only).
+    pub fn with_change_statistics(mut self, values: &[f64]) -> Result<Self, CwError> {
+        let detector = self.change_detector.take().ok_or_else(|| {
+            CwError::InvalidState("change statistics for a model without a detector".into())
+        })?;
+        self.change_detector = Some(detector.with_statistics(values)?);
+        Ok(self)
     }
 
     /// Sets the counters (when restoring a state).
@@ -124,11 +160,46 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[O::Target],
     ) -> u64 {
+        match self.change_detector.take() {
+            Some(detector) => self.learn_watched(rows, targets, detector),
+            None => self.learn_counted(rows, targets),
+        }
+    }
+
+    /// [`Online::learn_valid`] without a change detector.
+    fn learn_counted<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+    ) -> u64 {
         let Tally { mistakes, updates } =
             self.objective
                 .learn(&mut self.models, &mut self.scores, rows, targets);
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
+        updates
+    }
+
+    /// [`Online::learn_valid`] row by row, each row's loss (before it is learned) fed to the
+    /// change detector, whose alarm resets the covariances before the next row.
+    fn learn_watched<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+        mut detector: ChangeDetector,
+    ) -> u64 {
+        let mut updates = 0;
+        for (i, row) in rows {
+            let loss = self.objective.round_loss(&self.models, row, targets[i]);
+            updates += self.learn_counted(std::iter::once((i, row)), targets);
+            if detector.observe(loss) {
+                for model in &mut self.models {
+                    // Cannot fail: `with_process_noise` checked that the form resets.
+                    let _ = model.reset_covariance(detector.a);
+                }
+            }
+        }
+        self.change_detector = Some(detector);
         updates
     }
 

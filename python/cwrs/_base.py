@@ -22,6 +22,7 @@ from ._params import (
     check_pass_params,
     kernel_spec,
     l1_spec,
+    process_noise_spec,
     model_args,
     resolve_gamma,
 )
@@ -435,6 +436,7 @@ class Classifier(Estimator):
         config = _config(
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
             fit_intercept, a, covariance=covariance, **_l1_config(l1_spec(self)), **shape,
+            process_noise=process_noise_spec(self),
         )
         return _cwrs.Model(config), feature_map
 

@@ -66,6 +66,7 @@ SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "penalty": None,
     "alpha": 1e-4,
     "penalize_intercept": False,
+    "process_noise": 0.0,
 }
 
 
@@ -178,6 +179,25 @@ def l1_spec(estimator):
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
 
 
+def process_noise_spec(estimator):
+    """The process noise for the native model: a float q ≥ 0 (0 for learners without the
+    parameter) or "auto" (docs/design.md §11)."""
+    value = getattr(estimator, "process_noise", 0.0)
+    if isinstance(value, str):
+        if value != "auto":
+            raise InvalidParameterError(
+                f'process_noise must be a non-negative finite number or "auto", got {value!r}'
+            )
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+        np.isfinite(value) and value >= 0
+    ):
+        raise InvalidParameterError(
+            f'process_noise must be a non-negative finite number or "auto", got {value!r}'
+        )
+    return float(value)
+
+
 def check_multi_class(estimator):
     multi_class = estimator.multi_class
     if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
@@ -258,6 +278,9 @@ def check_params(estimator, n_classes=2):
     effect, then the values the native model would refuse."""
     _, covariance, a, _ = model_args(estimator)
     l1 = l1_spec(estimator)
+    noise = process_noise_spec(estimator)
+    if l1 is not None and noise != 0.0:
+        raise InvalidParameterError("process_noise cannot be combined with an L1 penalty")
     kernel = None
     if estimator._rule_kind == "classification":
         check_multi_class(estimator)
@@ -347,6 +370,13 @@ _INEFFECTIVE = (
         lambda est: est.fit_intercept,
         False,
         "penalizes the bias, and fit_intercept=False learns none",
+    ),
+    _Dependent(
+        "process_noise",
+        lambda est: getattr(est, "kernel", None) is None,
+        True,
+        "grows the covariance of a primal model, and a kernel learner keeps its covariance in "
+        "the dual form",
     ),
     _Dependent(
         "n_components",

@@ -30,8 +30,15 @@ from ._base import (
     _single_value,
 )
 from ._docs import document
-from ._params import check_params, check_pass_params, l1_spec, model_args, store_params
-from ._typing import Covariance, Penalty, RandomState
+from ._params import (
+    check_params,
+    check_pass_params,
+    l1_spec,
+    model_args,
+    process_noise_spec,
+    store_params,
+)
+from ._typing import Covariance, Penalty, ProcessNoise, RandomState
 from ._validation import (
     check_feature_names,
     check_sample_weight,
@@ -76,6 +83,7 @@ class Regressor(Estimator):
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
                 covariance=covariance, **_l1_config(l1_spec(self)),
+                process_noise=process_noise_spec(self),
             )
         )
 
@@ -219,6 +227,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         penalty: Penalty = None,
         alpha: float = 1e-4,
         penalize_intercept: bool = False,
+        process_noise: ProcessNoise = 0.0,
         fit_intercept: bool = True,
         n_iter: int = 1,
         shuffle: bool = True,

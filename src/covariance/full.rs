@@ -75,6 +75,11 @@ pub struct Full {
     diagonal: Vec<f64>,
     /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor.
     roomy: bool,
+    /// Process noise q per round (0: none).
+    noise: f64,
+    /// The process noise not yet folded into Σ₀: Σ = Σ₀ + g·I − Σ_b h_b h_bᵀ
+    /// (docs/design.md §11.1). The diagonals above include it.
+    growth: f64,
     /// The dense x of the last prepared example (for the update).
     x: Vec<f64>,
     /// Σx of the last prepared example (for the update).
@@ -336,6 +341,8 @@ impl Full {
             base_diagonal: vec![0.0; dim],
             diagonal: vec![0.0; dim],
             roomy: false,
+            noise: 0.0,
+            growth: 0.0,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
         };
@@ -368,28 +375,42 @@ impl Full {
             .all(|(&s, &base)| s >= FLOOR_MARGIN * diagonal_floor(base))
     }
 
-    /// Σ row-major (Σ₀ with the pending terms folded in).
+    /// Σ row-major (Σ₀ with the process noise and the pending terms folded in).
     pub fn values(&self) -> Cow<'_, [f64]> {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.growth == 0.0 {
             return Cow::Borrowed(&self.sigma);
         }
         let mut sigma = self.sigma.clone();
+        add_to_diagonal(&mut sigma, self.dim, self.growth);
         fold(&mut sigma, self.dim, &self.pending);
         Cow::Owned(sigma)
     }
 
-    /// Folds the pending terms into Σ₀, as a full block does, leaving nothing pending.
+    /// Folds the process noise and the pending terms into Σ₀, as a full block does, leaving
+    /// nothing pending.
     pub fn fold(&mut self) {
-        if !self.pending.is_empty() {
-            fold(&mut self.sigma, self.dim, &self.pending);
-            self.pending.clear();
-            self.refresh_diagonal();
+        if !self.pending.is_empty() || self.growth != 0.0 {
+            Covariance::fold(self);
         }
     }
 
-    /// Σ₀ row-major, then the pending terms: what [`Full::from_state`] takes back.
+    /// Σ₀ (with the process noise) row-major, then the pending terms: what
+    /// [`Full::from_state`] takes back.
     pub fn state(&self) -> Vec<f64> {
-        [&self.sigma[..], &self.pending[..]].concat()
+        let mut state = [&self.sigma[..], &self.pending[..]].concat();
+        add_to_diagonal(&mut state[..self.dim * self.dim], self.dim, self.growth);
+        state
+    }
+
+    /// Starts a learning round: Σ ← Σ + q·I, kept as the growth g (O(d) for the diagonals).
+    #[inline]
+    fn begin_round(&mut self) {
+        if self.noise != 0.0 {
+            self.growth += self.noise;
+            let q = self.noise;
+            self.diagonal.iter_mut().for_each(|s| *s += q);
+            self.base_diagonal.iter_mut().for_each(|s| *s += q);
+        }
     }
 
     /// xᵀΣx touching only the rows and columns of the non-zeros: O(nnz²) plus O(nnz) per
@@ -405,6 +426,7 @@ impl Full {
                 v += xk * dot;
             }
         });
+        v += self.growth * x.squared_norm();
         for h in self.pending.chunks_exact(d) {
             let hx = x.dot(h);
             v -= hx * hx;
@@ -412,8 +434,12 @@ impl Full {
         v
     }
 
-    /// Σx = Σ₀x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; returns v = x·Σx.
+    /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; returns
+    /// v = x·Σx.
     fn correct(&self, x: &[f64], sigma_x: &mut [f64]) -> f64 {
+        if self.growth != 0.0 {
+            axpy(sigma_x, self.growth, x);
+        }
         for h in self.pending.chunks_exact(self.dim) {
             axpy(sigma_x, -dot(h, x), h);
         }
@@ -509,6 +535,7 @@ impl Full {
             products.compute(&self.sigma, block);
             let mut next = start + block.len();
             for (k, row) in block.iter().enumerate() {
+                self.begin_round();
                 products.row(k, &mut x, &mut gk);
                 let variance = self.correct(&x, &mut gk);
                 let seen = Observation {
@@ -564,6 +591,8 @@ impl PrimalForm for Full {
             base_diagonal: vec![a; dim],
             diagonal: vec![a; dim],
             roomy: false,
+            noise: 0.0,
+            growth: 0.0,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
         };
@@ -663,6 +692,13 @@ impl Covariance for Full {
         (x.dot(&self.mean), self.variance(&x))
     }
 
+    /// Begins the round (its process noise), then μ·x.
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        self.begin_round();
+        self.score(row)
+    }
+
     #[inline]
     fn score(&self, row: Row) -> f64 {
         self.shape.features(row).dot(&self.mean)
@@ -672,11 +708,36 @@ impl Covariance for Full {
         self.dim * (self.dim + 2)
     }
 
-    /// Folds the pending rank-one terms into Σ₀.
+    /// Folds the process noise, then the pending rank-one terms, into Σ₀.
     fn fold(&mut self) {
+        add_to_diagonal(&mut self.sigma, self.dim, self.growth);
+        self.growth = 0.0;
         fold(&mut self.sigma, self.dim, &self.pending);
         self.pending.clear();
         self.refresh_diagonal();
+    }
+
+    /// Exact and O(d) per row: Σ₀ + g·I − Σ_b h_b h_bᵀ is Σ + g·I whatever the pending terms,
+    /// and Σx gains g·x (docs/design.md §11.1).
+    fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
+        self.noise = q;
+        Ok(())
+    }
+
+    fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
+        self.sigma.fill(0.0);
+        add_to_diagonal(&mut self.sigma, self.dim, a);
+        self.pending.clear();
+        self.growth = 0.0;
+        self.refresh_diagonal();
+        Ok(())
+    }
+}
+
+/// Σ_ii += g (nothing when g = 0, so Σ keeps its bits).
+fn add_to_diagonal(sigma: &mut [f64], dim: usize, g: f64) {
+    if g != 0.0 {
+        sigma.iter_mut().step_by(dim + 1).for_each(|s| *s += g);
     }
 }
 
