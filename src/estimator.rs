@@ -479,7 +479,12 @@ impl Estimator {
         match &mut self.model {
             Model::Binary(l) => l.fold(),
             Model::Regressor(l) => l.fold(),
-            // The multiclass learners fold at every update, the dual form has nothing to fold.
+            // With process noise, folding catches the lazy noise up, so that the model and its
+            // restored copy continue with the same bits.
+            Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
+                l.fold()
+            }
+            // The dual form has nothing to fold.
             _ => {}
         }
         self.config.clone().merged(self.learned())
