@@ -181,7 +181,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     }
 
     /// [`Online::learn_valid`] row by row, each row's loss (before it is learned) fed to the
-    /// change detector, whose alarm resets the covariances before the next row.
+    /// change detector, whose alarm resets the covariances before the row that raised it is
+    /// learned (that row is the first evidence of the new stream).
     fn learn_watched<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
@@ -191,13 +192,13 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let mut updates = 0;
         for (i, row) in rows {
             let loss = self.objective.round_loss(&self.models, row, targets[i]);
-            updates += self.learn_counted(std::iter::once((i, row)), targets);
             if detector.observe(loss) {
                 for model in &mut self.models {
                     // Cannot fail: `with_process_noise` checked that the form resets.
                     let _ = model.reset_covariance(detector.a);
                 }
             }
+            updates += self.learn_counted(std::iter::once((i, row)), targets);
         }
         self.change_detector = Some(detector);
         updates
