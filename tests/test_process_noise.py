@@ -285,3 +285,14 @@ def test_auto_recovers_like_pa_and_keeps_the_stationary_error(seed):
     assert min(mean["plain"]) > 3 * max(mean["PA"])  # the problem being solved
     stationary = slice(300, 750)
     assert errors["auto"][stationary].mean() <= 1.1 * errors["plain"][stationary].mean()
+
+
+def test_a_model_saved_before_process_noise_existed_loads_without_it():
+    X, target, _ = _stream(9, n_rows=30)
+    model = cwrs.AROW().fit(X, np.where(target > 0, 1, -1))
+    state = model.__getstate__()
+    del state["process_noise"]  # as a pickle written before the parameter existed
+    old = cwrs.AROW.__new__(cwrs.AROW)
+    old.__setstate__(state)
+    assert old.process_noise == 0.0
+    assert np.array_equal(old.decision_function(X), model.decision_function(X))

@@ -22,9 +22,10 @@ from ._params import (
     check_pass_params,
     kernel_spec,
     l1_spec,
-    process_noise_spec,
     model_args,
+    process_noise_spec,
     resolve_gamma,
+    with_added_parameters,
 )
 from ._svmlight import _line_chunks
 from ._validation import (
@@ -148,6 +149,7 @@ class Estimator(HyperParameters):
         return state
 
     def __setstate__(self, state):
+        state = with_added_parameters(type(self), state)
         if "_model" in state:
             kind, model_state = state["_model"]
             # A callable kernel: the estimator keeps it, the native state does not.

@@ -70,6 +70,18 @@ SECOND_ORDER_PARAMETERS: dict[str, Any] = {
 }
 
 
+#: Hyper-parameters added after version 1 of the saved formats, with the value a model saved
+#: before they existed has (pickles and `.cwrs` files without them load with these).
+ADDED_PARAMETERS: dict[str, Any] = {"process_noise": 0.0}
+
+
+def with_added_parameters(cls, state):
+    """`state` (an estimator's saved attributes) with the `ADDED_PARAMETERS` of `cls` that it
+    lacks set to their values."""
+    added = {k: v for k, v in ADDED_PARAMETERS.items() if k in init_defaults(cls)}
+    return {**added, **state}
+
+
 @functools.cache
 def init_defaults(cls) -> dict[str, Any]:
     """The defaults of `cls.__init__`'s parameters, by name."""

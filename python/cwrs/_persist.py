@@ -27,6 +27,7 @@ from ._base import Classifier, Estimator
 from ._regressors import Regressor
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
+from ._params import with_added_parameters
 from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.
@@ -695,6 +696,7 @@ def _parse_header(
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
     its native model's validating `from_state`."""
+    state = with_added_parameters(cls, state)
     try:
         _check_entries(cls, state)
     except ValueError as error:
