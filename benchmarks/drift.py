@@ -152,8 +152,10 @@ def plot(curves, path):
     fig, ax = plt.subplots(figsize=(8, 4))
     for name in ["PA (ε=0.1)", "AROW full, process_noise=0.0", "AROW full, process_noise=0.01",
                  "AROW full, process_noise='auto'"]:
+        # Trailing average: the value at row t averages rows t − window + 1 … t.
         moving = np.convolve(curves[name], np.ones(window) / window, mode="valid")
-        ax.plot(np.arange(HALF - 300, HALF + 700), moving[HALF - 300 : HALF + 700], label=name)
+        rows = np.arange(HALF - 300, HALF + 700)
+        ax.plot(rows, moving[rows - window + 1], label=name)
     ax.set_yscale("log")
     ax.axvline(HALF, color="grey", lw=0.5)
     ax.set_xlabel("row")
