@@ -11,6 +11,10 @@ use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
 use crate::simd::{fold_rows, product_rows};
+use noise::add_to_diagonal;
+
+#[path = "full_noise.rs"]
+mod noise;
 
 /// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
 const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
@@ -77,8 +81,7 @@ pub struct Full {
     roomy: bool,
     /// Process noise q per round (0: none).
     noise: f64,
-    /// The process noise not yet folded into Σ₀: Σ = Σ₀ + g·I − Σ_b h_b h_bᵀ
-    /// (docs/design.md §11.1). The diagonals above include it.
+    /// g, the process noise not folded yet: Σ = Σ₀ + g·I − Σ_b h_b h_bᵀ (see `full_noise.rs`).
     growth: f64,
     /// The dense x of the last prepared example (for the update).
     x: Vec<f64>,
@@ -386,31 +389,18 @@ impl Full {
         Cow::Owned(sigma)
     }
 
-    /// Folds the process noise and the pending terms into Σ₀, as a full block does, leaving
-    /// nothing pending.
+    /// Folds the process noise and the pending terms into Σ₀, as a full block does.
     pub fn fold(&mut self) {
         if !self.pending.is_empty() || self.growth != 0.0 {
             Covariance::fold(self);
         }
     }
 
-    /// Σ₀ (with the process noise) row-major, then the pending terms: what
-    /// [`Full::from_state`] takes back.
+    /// Σ₀ + g·I row-major, then the pending terms: what [`Full::from_state`] takes back.
     pub fn state(&self) -> Vec<f64> {
         let mut state = [&self.sigma[..], &self.pending[..]].concat();
         add_to_diagonal(&mut state[..self.dim * self.dim], self.dim, self.growth);
         state
-    }
-
-    /// Starts a learning round: Σ ← Σ + q·I, kept as the growth g (O(d) for the diagonals).
-    #[inline]
-    fn begin_round(&mut self) {
-        if self.noise != 0.0 {
-            self.growth += self.noise;
-            let q = self.noise;
-            self.diagonal.iter_mut().for_each(|s| *s += q);
-            self.base_diagonal.iter_mut().for_each(|s| *s += q);
-        }
     }
 
     /// xᵀΣx touching only the rows and columns of the non-zeros: O(nnz²) plus O(nnz) per
@@ -434,8 +424,7 @@ impl Full {
         v
     }
 
-    /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; returns
-    /// v = x·Σx.
+    /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; v = x·Σx.
     fn correct(&self, x: &[f64], sigma_x: &mut [f64]) -> f64 {
         if self.growth != 0.0 {
             axpy(sigma_x, self.growth, x);
@@ -710,34 +699,21 @@ impl Covariance for Full {
 
     /// Folds the process noise, then the pending rank-one terms, into Σ₀.
     fn fold(&mut self) {
-        add_to_diagonal(&mut self.sigma, self.dim, self.growth);
-        self.growth = 0.0;
+        self.fold_growth();
         fold(&mut self.sigma, self.dim, &self.pending);
         self.pending.clear();
         self.refresh_diagonal();
     }
 
-    /// Exact and O(d) per row: Σ₀ + g·I − Σ_b h_b h_bᵀ is Σ + g·I whatever the pending terms,
-    /// and Σx gains g·x (docs/design.md §11.1).
+    /// Exact, O(d) per row (see `full_noise.rs`).
     fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
         self.noise = q;
         Ok(())
     }
 
     fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
-        self.sigma.fill(0.0);
-        add_to_diagonal(&mut self.sigma, self.dim, a);
-        self.pending.clear();
-        self.growth = 0.0;
-        self.refresh_diagonal();
+        self.reset(a);
         Ok(())
-    }
-}
-
-/// Σ_ii += g (nothing when g = 0, so Σ keeps its bits).
-fn add_to_diagonal(sigma: &mut [f64], dim: usize, g: f64) {
-    if g != 0.0 {
-        sigma.iter_mut().step_by(dim + 1).for_each(|s| *s += g);
     }
 }
 
