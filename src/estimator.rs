@@ -8,6 +8,7 @@
 
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Presentation, Row, Shape};
+use crate::drift::ProcessNoise;
 use crate::error::{check_memory, CwError};
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
 use crate::sparse_l1::{Penalty, L1};
-use crate::state::State;
+use crate::state::{State, Value};
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
@@ -61,7 +62,7 @@ pub enum Targets<'a> {
 }
 
 /// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 20] = [
+const CONFIG_KEYS: [&str; 21] = [
     "kind",
     "rule",
     "params",
@@ -82,6 +83,7 @@ const CONFIG_KEYS: [&str; 20] = [
     "budget",
     "loss",
     "average",
+    "process_noise",
 ];
 
 /// Runs `$body` with `$m` bound to the learner, whatever its kind.
@@ -131,6 +133,33 @@ fn shape(config: &State) -> Result<(usize, bool), CwError> {
 
 fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
     CovarianceKind::from_config(config.string("covariance")?, || config.count("rank"))
+}
+
+/// The `process_noise` entry: a number q ≥ 0, or "auto"; absent or None means 0.
+fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
+    match config.entries.get("process_noise") {
+        None | Some(Value::None) => Ok(ProcessNoise::Constant(0.0)),
+        Some(Value::Str(name)) => ProcessNoise::from_name(name),
+        Some(_) => ProcessNoise::constant(config.float("process_noise")?),
+    }
+}
+
+/// `learner` with the configured process noise; the learned detector statistics of "auto"
+/// restored from `state` when given.
+fn with_noise<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    config: &State,
+    state: Option<&State>,
+) -> Result<Online<O, M>, CwError> {
+    let noise = process_noise(config)?;
+    if noise.is_off() {
+        return Ok(learner);
+    }
+    let learner = learner.with_process_noise(noise, config.float("a")?)?;
+    match (state, learner.change_detector()) {
+        (Some(state), Some(_)) => learner.with_change_statistics(state.floats("drift_statistics")?),
+        _ => Ok(learner),
+    }
 }
 
 fn strategy(config: &State) -> Result<Strategy, CwError> {
@@ -328,9 +357,10 @@ fn restore_one<O: SingleModel>(
     )?
     .with_rounds(rounds(state)?);
     let shape = learner.shape();
-    penalised(learner, state, shape, |l, l1| {
+    let learner = penalised(learner, state, shape, |l, l1| {
         l.with_l1(restore_l1(l1, state, shape.dim())?)
-    })
+    })?;
+    with_noise(learner, state, Some(state))
 }
 
 /// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
@@ -377,14 +407,16 @@ impl Estimator {
                     a()?,
                 )?;
                 let shape = learner.shape();
-                Model::Binary(penalised(learner, config, shape, Learner::with_l1)?)
+                let learner = penalised(learner, config, shape, Learner::with_l1)?;
+                Model::Binary(with_noise(learner, config, None)?)
             }
             "regressor" => {
                 let rule = regression_rule(config)?;
                 let learner =
                     Regressor::new(rule, covariance(config)?, n_features, fit_intercept, a()?)?;
                 let shape = learner.shape();
-                Model::Regressor(penalised(learner, config, shape, Regressor::with_l1)?)
+                let learner = penalised(learner, config, shape, Regressor::with_l1)?;
+                Model::Regressor(with_noise(learner, config, None)?)
             }
             "multiclass" => {
                 let learner = MulticlassLearner::new(
@@ -395,25 +427,20 @@ impl Estimator {
                     a()?,
                 )?;
                 let shape = learner.shape();
-                Model::Multiclass(penalised(
-                    learner,
-                    config,
-                    shape,
-                    MulticlassLearner::with_l1,
-                )?)
+                let learner = penalised(learner, config, shape, MulticlassLearner::with_l1)?;
+                Model::Multiclass(with_noise(learner, config, None)?)
             }
             "kernel" => {
                 let rule = rule(config)?;
-                Model::Kernel(DualLearner::from_gaussian(
-                    rule,
-                    dual_gaussian(config, rule, custom)?,
-                ))
+                let learner =
+                    DualLearner::from_gaussian(rule, dual_gaussian(config, rule, custom)?);
+                Model::Kernel(with_noise(learner, config, None)?)
             }
-            "multiclass_kernel" => Model::MulticlassKernel(multiclass_kernel(
-                config,
-                config.count("n_classes")?,
-                |_, fresh| Ok(fresh),
-            )?),
+            "multiclass_kernel" => {
+                let learner =
+                    multiclass_kernel(config, config.count("n_classes")?, |_, fresh| Ok(fresh))?;
+                Model::MulticlassKernel(with_noise(learner, config, None)?)
+            }
             other => {
                 return Err(CwError::InvalidParameter(format!(
                     "unknown model kind {other:?}"
@@ -458,7 +485,7 @@ impl Estimator {
                 )?
                 .with_rounds(rounds(state)?);
                 let shape = learner.shape();
-                Model::Multiclass(penalised(learner, state, shape, |l, l1| {
+                let learner = penalised(learner, state, shape, |l, l1| {
                     let totals = state.floats_of("l1_totals", n_classes)?;
                     let last = state.floats_of("l1_last", n_classes * shape.dim())?;
                     let states = totals
@@ -467,12 +494,14 @@ impl Estimator {
                         .map(|(&total, last)| (total, last.to_vec()))
                         .collect::<Vec<_>>();
                     l.with_l1(l1)?.with_l1_states(&states)
-                })?)
+                })?;
+                Model::Multiclass(with_noise(learner, state, Some(state))?)
             }
             "kernel" => {
                 let rule = rule(state)?;
                 let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state)?;
                 let learner = DualLearner::from_gaussian(rule, gaussian);
+                let learner = with_noise(learner, state, Some(state))?;
                 Model::Kernel(learner.with_counters(updates, mistakes()?))
             }
             "multiclass_kernel" => {
@@ -487,6 +516,7 @@ impl Estimator {
                 let learner = multiclass_kernel(state, n_classes, |class, fresh| {
                     restore_dual(fresh, &classes[class])
                 })?;
+                let learner = with_noise(learner, state, Some(state))?;
                 Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
             other => {
@@ -508,7 +538,12 @@ impl Estimator {
         match &mut self.model {
             Model::Binary(l) => l.fold(),
             Model::Regressor(l) => l.fold(),
-            // The multiclass learners fold at every update, the dual form has nothing to fold.
+            // With process noise, folding catches the lazy noise up, so that the model and its
+            // restored copy continue with the same bits.
+            Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
+                l.fold()
+            }
+            // The dual form has nothing to fold.
             _ => {}
         }
         self.config.clone().merged(self.learned())
@@ -551,6 +586,11 @@ impl Estimator {
                 let classes = l.classes().iter().map(dual_entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
+        };
+        let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
+        let learned = match statistics {
+            Some(values) => learned.with("drift_statistics", values),
+            None => learned,
         };
         counters.merged(learned).merged(averaging)
     }

@@ -9,6 +9,7 @@ pub mod attributes;
 pub mod average;
 pub mod covariance;
 pub mod data;
+pub mod drift;
 pub mod error;
 pub mod estimator;
 pub mod interrupt;

@@ -229,6 +229,11 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
         targets: &[Self::Target],
         before: Tally,
     ) -> Tally;
+
+    /// The loss of a row before it is learned, which the change detector of
+    /// `process_noise="auto"` watches (docs/design.md §10.2): 1 for a mistake and 0 otherwise,
+    /// |y − μ·x| for regression.
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, target: Self::Target) -> f64;
 }
 
 /// An objective that drives one model with real targets: the loop hands its rows to
@@ -250,6 +255,11 @@ pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// For target `y` and score μ·x: the margin (or residual) m, the sign of the mean step and
     /// whether the round is a mistake.
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
+
+    /// [`Objective::round_loss`] from the margin (or residual) and whether it is a mistake.
+    fn watched_loss(&self, _m: f64, mistake: bool) -> f64 {
+        f64::from(u8::from(mistake))
+    }
 }
 
 impl<T: SingleModel> Objective for T {
@@ -288,6 +298,11 @@ impl<T: SingleModel> Objective for T {
         });
         tally.updates -= models[0].take_skipped();
         tally
+    }
+
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> f64 {
+        let (m, _, mistake) = self.margin(y, models[0].score(row));
+        self.watched_loss(m, mistake)
     }
 }
 
@@ -365,6 +380,10 @@ impl SingleModel for Regression {
     #[inline]
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
         (y - score, 1.0, false)
+    }
+
+    fn watched_loss(&self, e: f64, _mistake: bool) -> f64 {
+        e.abs()
     }
 }
 
@@ -546,6 +565,15 @@ impl Objective for Multiclass {
             tally.updates += u64::from(changed);
         }
         tally
+    }
+
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, label: usize) -> f64 {
+        let own = models[label].score(row);
+        let rival = (models.iter().enumerate())
+            .filter(|&(k, _)| k != label)
+            .map(|(_, model)| model.score(row))
+            .fold(f64::NEG_INFINITY, f64::max);
+        f64::from(u8::from(own - rival <= 0.0))
     }
 }
 

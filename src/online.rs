@@ -6,6 +6,7 @@
 use crate::average::Average;
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
+use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
 use crate::objective::{Objective, StepRule, Tally};
 
@@ -22,6 +23,9 @@ pub struct Online<O: Objective, M: Covariance> {
     scores: Vec<f64>,
     /// The running average of the means, if predictions use it (docs/design.md §3.10).
     average: Option<Average>,
+    /// With `process_noise="auto"`: the change detector on the rounds' losses, whose alarm
+    /// resets every model's covariance (docs/design.md §10.2).
+    change_detector: Option<ChangeDetector>,
 }
 
 /// Rows validated per step when a second core validates ahead of learning.
@@ -50,6 +54,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             n_rounds: 0,
             scores,
             average: None,
+            change_detector: None,
         }
     }
 
@@ -101,6 +106,37 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             Some(average) => average.averaged(k, mean),
             None => mean,
         }
+    }
+
+    /// Sets the process noise of every model (docs/design.md §10): a constant q, or "auto"
+    /// (a change detector whose alarm resets the covariances to a·I). Constant 0 changes
+    /// nothing. A form without process noise refuses.
+    pub fn with_process_noise(mut self, noise: ProcessNoise, a: f64) -> Result<Self, CwError> {
+        let q = match noise {
+            ProcessNoise::Constant(q) => q,
+            ProcessNoise::Auto => 0.0,
+        };
+        if !noise.is_off() {
+            self.models
+                .iter_mut()
+                .try_for_each(|model| model.set_process_noise(q))?;
+        }
+        self.change_detector = (noise == ProcessNoise::Auto).then(|| ChangeDetector::new(a));
+        Ok(self)
+    }
+
+    /// The change detector of `process_noise="auto"`, if any.
+    pub fn change_detector(&self) -> Option<&ChangeDetector> {
+        self.change_detector.as_ref()
+    }
+
+    /// Restores the change detector's statistics (`process_noise="auto"` only).
+    pub fn with_change_statistics(mut self, values: &[f64]) -> Result<Self, CwError> {
+        let detector = self.change_detector.take().ok_or_else(|| {
+            CwError::InvalidState("change statistics for a model without a detector".into())
+        })?;
+        self.change_detector = Some(detector.with_statistics(values)?);
+        Ok(self)
     }
 
     /// Sets the counters (when restoring a state).
@@ -214,6 +250,18 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: &[O::Target],
     ) -> u64 {
+        match self.change_detector.take() {
+            Some(detector) => self.learn_watched(rows, targets, detector),
+            None => self.learn_counted(rows, targets),
+        }
+    }
+
+    /// [`Online::learn_valid`] without a change detector.
+    fn learn_counted<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+    ) -> u64 {
         let before = Tally {
             mistakes: self.n_mistakes,
             updates: self.n_updates,
@@ -235,6 +283,30 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         if self.objective.rule().needs_context() {
             self.n_rounds = self.n_rounds.saturating_add(rounds);
         }
+        updates
+    }
+
+    /// [`Online::learn_valid`] row by row, each row's loss (before it is learned) fed to the
+    /// change detector, whose alarm resets the covariances before the row that raised it is
+    /// learned (that row is the first evidence of the new stream).
+    fn learn_watched<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: &[O::Target],
+        mut detector: ChangeDetector,
+    ) -> u64 {
+        let mut updates = 0;
+        for (i, row) in rows {
+            let loss = self.objective.round_loss(&self.models, row, targets[i]);
+            if detector.observe(loss) {
+                for model in &mut self.models {
+                    // Cannot fail: `with_process_noise` checked that the form resets.
+                    let _ = model.reset_covariance(detector.a);
+                }
+            }
+            updates += self.learn_counted(std::iter::once((i, row)), targets);
+        }
+        self.change_detector = Some(detector);
         updates
     }
 

@@ -250,3 +250,57 @@ fn a_mean_step_that_would_overflow_is_skipped() {
         );
     }
 }
+
+/// With process noise (constant or "auto") a batch still equals its rows one by one, for every
+/// objective and both forms (d = 40: the full form blocks rows while the noise grows), and the
+/// diagonal form refuses it next to an L1 penalty.
+#[test]
+fn process_noise_keeps_batches_equal_to_rows() {
+    use crate::drift::ProcessNoise;
+    let (n, d) = (300, 40);
+    let (x, scores) = stream(n, d, 7);
+    // The target flips halfway, so that "auto" resets.
+    let labels: Vec<f64> = (scores.iter().enumerate())
+        .map(|(i, &s)| if (s > 0.0) == (i < n / 2) { 1.0 } else { -1.0 })
+        .collect();
+    let classes: Vec<usize> = scores.iter().map(|&s| usize::from(s > 0.0) * 2).collect();
+    let arow = Rule::from_name("AROW", &[]).unwrap();
+    let rls = RegressionRule::from_name("AROW", &[]).unwrap();
+    for noise in [ProcessNoise::Constant(0.01), ProcessNoise::Auto] {
+        for kind in [CovarianceKind::Diagonal, CovarianceKind::Full] {
+            let noisy = |l: Learner| l.with_process_noise(noise, 1.0).unwrap();
+            let binary = || noisy(Learner::new(arow, kind, d, true, 1.0).unwrap());
+            check_batch_equals_rows(binary, &x, d, &labels, false);
+            let regressor = || {
+                let l = Regressor::new(rls, kind, d, true, 1.0).unwrap();
+                l.with_process_noise(noise, 1.0).unwrap()
+            };
+            check_batch_equals_rows(regressor, &x, d, &scores, false);
+            let multiclass = || {
+                let l = MulticlassLearner::new(arow, Strategy::MaxScore, kind, 3, d, true, 1.0);
+                l.unwrap().with_process_noise(noise, 1.0).unwrap()
+            };
+            check_batch_equals_rows(multiclass, &x, d, &classes, false);
+        }
+    }
+    // The flip is detected: "auto" ends with another covariance than the learner without it.
+    let learned = |noise| {
+        let mut l = Learner::new(arow, CovarianceKind::Diagonal, d, true, 1.0).unwrap();
+        l = l.with_process_noise(noise, 1.0).unwrap();
+        l.partial_fit(&dense(&x, d), &labels, Presentation::default())
+            .unwrap();
+        l.covariance().into_owned()
+    };
+    assert_ne!(
+        learned(ProcessNoise::Auto),
+        learned(ProcessNoise::Constant(0.0))
+    );
+    let l1 = crate::sparse_l1::L1::new(crate::sparse_l1::Penalty::Uniform, 0.1, None, d + 1);
+    let penalised = Learner::new(arow, CovarianceKind::Diagonal, d, true, 1.0)
+        .unwrap()
+        .with_l1(l1.unwrap())
+        .unwrap();
+    assert!(penalised
+        .with_process_noise(ProcessNoise::Constant(0.1), 1.0)
+        .is_err());
+}

@@ -26,6 +26,7 @@ from ._params import (
     kernel_spec,
     l1_spec,
     model_args,
+    process_noise_spec,
     resolve_gamma,
     with_added_parameters,
 )
@@ -471,6 +472,7 @@ class Classifier(Estimator):
             "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
             fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
             **shape, **self._rule_config(), average=average_start(self),
+            process_noise=process_noise_spec(self),
         )
         return _cwrs.Model(config), feature_map
 

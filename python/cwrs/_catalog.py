@@ -20,6 +20,7 @@ from ._typing import (
     KernelApproximation,
     MultiClass,
     Penalty,
+    ProcessNoise,
     RandomState,
 )
 
@@ -161,6 +162,7 @@ class IELLIP(ConfidenceWeightedClassifier):
         penalty: Penalty = None,
         alpha: float = 1e-4,
         penalize_intercept: bool = False,
+        process_noise: ProcessNoise = 0.0,
         fit_intercept: bool = True,
         n_iter: int = 1,
         shuffle: bool = True,

@@ -72,12 +72,13 @@ SECOND_ORDER_PARAMETERS: dict[str, Any] = {
     "penalty": None,
     "alpha": 1e-4,
     "penalize_intercept": False,
+    "process_noise": 0.0,
 }
 
 
 #: Hyper-parameters added after files and pickles were first written, with the value a state
 #: written without one was fitted with (docs/model-format.md).
-ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10, "average": False}
+ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10, "average": False, "process_noise": 0.0}
 
 
 def with_added_parameters(cls, state):
@@ -221,6 +222,25 @@ def average_start(estimator):
     return int(average)
 
 
+def process_noise_spec(estimator):
+    """The process noise for the native model: a float q ≥ 0 (0 for learners without the
+    parameter) or "auto" (docs/design.md §10)."""
+    value = getattr(estimator, "process_noise", 0.0)
+    if isinstance(value, str):
+        if value != "auto":
+            raise InvalidParameterError(
+                f'process_noise must be a non-negative finite number or "auto", got {value!r}'
+            )
+        return value
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
+        np.isfinite(value) and value >= 0
+    ):
+        raise InvalidParameterError(
+            f'process_noise must be a non-negative finite number or "auto", got {value!r}'
+        )
+    return float(value)
+
+
 def check_multi_class(estimator):
     multi_class = estimator.multi_class
     if not isinstance(multi_class, str) or multi_class not in ("max-score", "ovr"):
@@ -327,6 +347,9 @@ def check_params(estimator, n_classes=2):
     _, covariance, a, _ = model_args(estimator)
     l1 = l1_spec(estimator)
     average = average_start(estimator)
+    noise = process_noise_spec(estimator)
+    if l1 is not None and noise != 0.0:
+        raise InvalidParameterError("process_noise cannot be combined with an L1 penalty")
     kernel = None
     if estimator._rule_kind == "classification":
         estimator._rule_config()
@@ -430,6 +453,13 @@ _INEFFECTIVE = (
         lambda est: est.fit_intercept,
         False,
         "penalizes the bias, and fit_intercept=False learns none",
+    ),
+    _Dependent(
+        "process_noise",
+        lambda est: getattr(est, "kernel", None) is None,
+        True,
+        "grows the covariance of a primal model, and a kernel learner keeps its covariance in "
+        "the dual form",
     ),
     _Dependent(
         "n_components",

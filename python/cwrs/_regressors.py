@@ -37,9 +37,10 @@ from ._params import (
     covariance_config,
     l1_spec,
     model_args,
+    process_noise_spec,
     store_params,
 )
-from ._typing import Covariance, Penalty, RandomState
+from ._typing import Covariance, Penalty, ProcessNoise, RandomState
 from ._validation import (
     check_feature_names,
     check_sample_weight,
@@ -84,7 +85,7 @@ class Regressor(Estimator):
             _config(
                 "regressor", self._rule, params, n_features, fit_intercept, a,
                 **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
-                average=average_start(self),
+                average=average_start(self), process_noise=process_noise_spec(self),
             )
         )
 
@@ -234,6 +235,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         penalty: Penalty = None,
         alpha: float = 1e-4,
         penalize_intercept: bool = False,
+        process_noise: ProcessNoise = 0.0,
         fit_intercept: bool = True,
         n_iter: int = 1,
         shuffle: bool = True,

@@ -25,4 +25,6 @@ MultiClass = Literal["max-score", "ovr"]
 Kernel = Union[Literal["linear", "rbf", "poly"], Callable[[Any, Any], Any], None]
 KernelApproximation = Optional[Literal["rff"]]
 Penalty = Optional[Literal["l1", "l1-uniform"]]
+#: Process noise q ≥ 0 added to the covariance every round, or "auto" (docs/design.md §10).
+ProcessNoise = Union[float, Literal["auto"]]
 Float64Array = npt.NDArray[np.float64]

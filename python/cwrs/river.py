@@ -15,7 +15,10 @@ when a row brings more features than that, rebuilt twice as wide (or wider) from
 each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with the others. This is
 exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
 model created wide enough from the start (diagonal, full or identity covariance, with or without
-an L1 penalty), so growing mid-stream gives the same model as a wide model would. A string value
+an L1 penalty), so growing mid-stream gives the same model as a wide model would. One exception:
+with a constant `process_noise` q > 0 a new column starts at variance a where a wide model's
+never-seen column has grown to a + q·(rounds so far), so a feature first seen after a growth
+takes smaller first steps than in the wide model. A string value
 v of feature f is the one-hot feature (f, v) with value 1.
 
 At prediction time a feature never seen in training has weight 0 and is left out of the score.

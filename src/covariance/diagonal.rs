@@ -30,6 +30,8 @@ pub struct Diagonal {
     /// pending threshold (see [`PrimalForm::effective_mean`]).
     coordinates: Vec<Coordinate>,
     l1: Option<L1>,
+    /// Process noise, if any (never with `l1`).
+    noise: Option<NoiseClock>,
     /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
     /// not part of the model).
     largest_sigma_x: f64,
@@ -39,13 +41,61 @@ pub struct Diagonal {
 
 impl PartialEq for Diagonal {
     fn eq(&self, other: &Self) -> bool {
-        (self.shape, &self.coordinates, &self.l1) == (other.shape, &other.coordinates, &other.l1)
+        (self.shape, &self.coordinates, &self.l1, &self.noise)
+            == (other.shape, &other.coordinates, &other.l1, &other.noise)
+    }
+}
+
+/// Process noise q·I every round, applied lazily (docs/design.md §10.1): Σ_j changes otherwise
+/// only in rounds where x_j ≠ 0, so the stored variance of coordinate j lacks exactly
+/// q·(round − last_j), added when j is next read for learning (O(nnz) per row) and by every
+/// prediction. Exact: the eager Σ_j + q, round after round, sums to the same q·(t − s).
+#[derive(Clone, Debug, PartialEq)]
+struct NoiseClock {
+    q: f64,
+    /// Rounds begun since the clock started.
+    round: u64,
+    /// The round at each coordinate's last catch-up.
+    last: Vec<u64>,
+}
+
+impl NoiseClock {
+    /// The noise coordinate `j` has not received yet.
+    #[inline]
+    fn owed(&self, j: usize) -> f64 {
+        self.q * (self.round - self.last[j]) as f64
     }
 }
 
 impl Diagonal {
     pub fn coordinates(&self) -> &[Coordinate] {
         &self.coordinates
+    }
+
+    /// Learning path: starts a round of process noise (if any) and catches up the row's
+    /// coordinates with it.
+    #[inline]
+    fn begin_round(&mut self, x: &Features) {
+        if let Some(noise) = &mut self.noise {
+            noise.round += 1;
+            let coordinates = &mut self.coordinates;
+            x.for_each(|j, xj| {
+                if xj != 0.0 {
+                    coordinates[j].variance += noise.owed(j);
+                    noise.last[j] = noise.round;
+                }
+            });
+        }
+    }
+
+    /// Σ_j as predictions see it: with the process noise not yet caught up.
+    #[inline]
+    fn variance_of(&self, j: usize) -> f64 {
+        let stored = self.coordinates[j].variance;
+        match &self.noise {
+            Some(noise) => stored + noise.owed(j),
+            None => stored,
+        }
     }
 
     /// Learning path: applies the pending L1 thresholds of the row's coordinates before they
@@ -90,7 +140,10 @@ impl Diagonal {
     #[inline]
     fn variance(&self, x: &Features) -> f64 {
         let mut v = 0.0;
-        x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
+        match &self.noise {
+            Some(_) => x.for_each(|j, xj| v += self.variance_of(j) * xj * xj),
+            None => x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj),
+        }
         v
     }
 
@@ -126,6 +179,7 @@ impl PrimalForm for Diagonal {
             shape,
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
+            noise: None,
             largest_sigma_x: 0.0,
             skipped: 0,
         }
@@ -151,6 +205,7 @@ impl PrimalForm for Diagonal {
             shape,
             coordinates,
             l1: None,
+            noise: None,
             largest_sigma_x: 0.0,
             skipped: 0,
         })
@@ -177,10 +232,15 @@ impl PrimalForm for Diagonal {
     }
 
     fn covariance(&self) -> Cow<'_, [f64]> {
-        self.coordinates.iter().map(|c| c.variance).collect()
+        (0..self.coordinates.len())
+            .map(|j| self.variance_of(j))
+            .collect()
     }
 
     fn with_l1(mut self, l1: L1) -> Result<Self, CwError> {
+        if self.noise.is_some() {
+            return Err(noise_with_l1());
+        }
         self.l1 = Some(l1);
         Ok(self)
     }
@@ -198,6 +258,7 @@ impl Covariance for Diagonal {
     #[inline]
     fn learn_score(&mut self, row: Row) -> f64 {
         let x = self.shape.features(row);
+        self.begin_round(&x);
         self.catch_up(&x);
         self.effective_score(&x)
     }
@@ -219,6 +280,7 @@ impl Covariance for Diagonal {
     #[inline]
     fn observe(&mut self, row: Row) -> Observation {
         let x = self.shape.features(row);
+        self.begin_round(&x);
         self.catch_up(&x);
         let (mut o, mut largest) = (Observation::default(), 0.0f64);
         x.for_each(|j, xj| {
@@ -277,8 +339,41 @@ impl Covariance for Diagonal {
     }
 
     fn n_values(&self) -> usize {
-        let l1 = if self.l1.is_some() { 1 } else { 0 };
-        (2 + l1) * self.coordinates.len()
+        let extra = usize::from(self.l1.is_some()) + usize::from(self.noise.is_some());
+        (2 + extra) * self.coordinates.len()
+    }
+
+    /// Catches every coordinate up with the process noise (nothing is owed afterwards).
+    fn fold(&mut self) {
+        if let Some(noise) = &mut self.noise {
+            for (j, c) in self.coordinates.iter_mut().enumerate() {
+                c.variance += noise.owed(j);
+                noise.last[j] = noise.round;
+            }
+        }
+    }
+
+    /// Exact and O(nnz) per row by the lazy catch-up of [`NoiseClock`]; not with an L1 penalty,
+    /// whose lazy thresholds assume Σ_j constant between a coordinate's rows.
+    fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
+        if self.l1.is_some() {
+            return Err(noise_with_l1());
+        }
+        self.fold();
+        self.noise = (q != 0.0).then(|| NoiseClock {
+            q,
+            round: 0,
+            last: vec![0; self.coordinates.len()],
+        });
+        Ok(())
+    }
+
+    fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
+        self.coordinates.iter_mut().for_each(|c| c.variance = a);
+        if let Some(noise) = &mut self.noise {
+            noise.last.fill(noise.round);
+        }
+        Ok(())
     }
 
     fn take_skipped(&mut self) -> u64 {
@@ -324,4 +419,8 @@ impl Covariance for Diagonal {
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
         self.shape.features(row).dot(values)
     }
+}
+
+fn noise_with_l1() -> CwError {
+    CwError::InvalidParameter("process_noise cannot be combined with an L1 penalty".into())
 }

@@ -11,6 +11,10 @@ use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
 use crate::simd::{fold_rows, product_rows};
+use noise::add_to_diagonal;
+
+#[path = "full_noise.rs"]
+mod noise;
 
 /// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
 const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
@@ -75,6 +79,10 @@ pub struct Full {
     diagonal: Vec<f64>,
     /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor.
     roomy: bool,
+    /// Process noise q per round (0: none).
+    noise: f64,
+    /// g, the process noise not folded yet: Σ = Σ₀ + g·I − Σ_b h_b h_bᵀ (see `full_noise.rs`).
+    growth: f64,
     /// The dense x of the last prepared example (for the update).
     x: Vec<f64>,
     /// Σx of the last prepared example (for the update).
@@ -338,6 +346,8 @@ impl Full {
             base_diagonal: vec![0.0; dim],
             diagonal: vec![0.0; dim],
             roomy: false,
+            noise: 0.0,
+            growth: 0.0,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
             skipped: 0,
@@ -371,28 +381,29 @@ impl Full {
             .all(|(&s, &base)| s >= FLOOR_MARGIN * diagonal_floor(base))
     }
 
-    /// Σ row-major (Σ₀ with the pending terms folded in).
+    /// Σ row-major (Σ₀ with the process noise and the pending terms folded in).
     pub fn values(&self) -> Cow<'_, [f64]> {
-        if self.pending.is_empty() {
+        if self.pending.is_empty() && self.growth == 0.0 {
             return Cow::Borrowed(&self.sigma);
         }
         let mut sigma = self.sigma.clone();
+        add_to_diagonal(&mut sigma, self.dim, self.growth);
         fold(&mut sigma, self.dim, &self.pending);
         Cow::Owned(sigma)
     }
 
-    /// Folds the pending terms into Σ₀, as a full block does, leaving nothing pending.
+    /// Folds the process noise and the pending terms into Σ₀, as a full block does.
     pub fn fold(&mut self) {
-        if !self.pending.is_empty() {
-            fold(&mut self.sigma, self.dim, &self.pending);
-            self.pending.clear();
-            self.refresh_diagonal();
+        if !self.pending.is_empty() || self.growth != 0.0 {
+            Covariance::fold(self);
         }
     }
 
-    /// Σ₀ row-major, then the pending terms: what [`Full::from_state`] takes back.
+    /// Σ₀ + g·I row-major, then the pending terms: what [`Full::from_state`] takes back.
     pub fn state(&self) -> Vec<f64> {
-        [&self.sigma[..], &self.pending[..]].concat()
+        let mut state = [&self.sigma[..], &self.pending[..]].concat();
+        add_to_diagonal(&mut state[..self.dim * self.dim], self.dim, self.growth);
+        state
     }
 
     /// xᵀΣx touching only the rows and columns of the non-zeros: O(nnz²) plus O(nnz) per
@@ -408,6 +419,7 @@ impl Full {
                 v += xk * dot;
             }
         });
+        v += self.growth * x.squared_norm();
         for h in self.pending.chunks_exact(d) {
             let hx = x.dot(h);
             v -= hx * hx;
@@ -415,8 +427,11 @@ impl Full {
         v
     }
 
-    /// Σx = Σ₀x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; returns v = x·Σx.
+    /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; v = x·Σx.
     fn correct(&self, x: &[f64], sigma_x: &mut [f64]) -> f64 {
+        if self.growth != 0.0 {
+            axpy(sigma_x, self.growth, x);
+        }
         for h in self.pending.chunks_exact(self.dim) {
             axpy(sigma_x, -dot(h, x), h);
         }
@@ -512,6 +527,7 @@ impl Full {
             products.compute(&self.sigma, block);
             let mut next = start + block.len();
             for (k, row) in block.iter().enumerate() {
+                self.begin_round();
                 products.row(k, &mut x, &mut gk);
                 let variance = self.correct(&x, &mut gk);
                 let seen = Observation {
@@ -568,6 +584,8 @@ impl PrimalForm for Full {
             base_diagonal: vec![a; dim],
             diagonal: vec![a; dim],
             roomy: false,
+            noise: 0.0,
+            growth: 0.0,
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
             skipped: 0,
@@ -669,6 +687,13 @@ impl Covariance for Full {
         (x.dot(&self.mean), self.variance(&x))
     }
 
+    /// Begins the round (its process noise), then μ·x.
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        self.begin_round();
+        self.score(row)
+    }
+
     #[inline]
     fn score(&self, row: Row) -> f64 {
         self.shape.features(row).dot(&self.mean)
@@ -678,8 +703,9 @@ impl Covariance for Full {
         self.dim * (self.dim + 2)
     }
 
-    /// Folds the pending rank-one terms into Σ₀.
+    /// Folds the process noise, then the pending rank-one terms, into Σ₀.
     fn fold(&mut self) {
+        self.fold_growth();
         fold(&mut self.sigma, self.dim, &self.pending);
         self.pending.clear();
         self.refresh_diagonal();
@@ -715,6 +741,17 @@ impl Covariance for Full {
 
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
         self.shape.features(row).dot(values)
+    }
+
+    /// Exact, O(d) per row (see `full_noise.rs`).
+    fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
+        self.noise = q;
+        Ok(())
+    }
+
+    fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
+        self.reset(a);
+        Ok(())
     }
 }
 

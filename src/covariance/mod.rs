@@ -227,6 +227,27 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Averaged models: x·values over the row's coordinates, `values` laid out as the mean (the
     /// dual form: Σ_p values_p·k(x_p, x) over the first values.len() support rows).
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64;
+
+    /// Process noise (docs/design.md §10): from now on Σ ← Σ + q·I at the start of every
+    /// learning round (in [`Covariance::learn_score`], [`Covariance::observe`] or the form's
+    /// own `learn_rows`), predictions seeing the noise of the rounds so far; q = 0 turns it
+    /// off. Default: refused, for a form that has no exact way to do it.
+    fn set_process_noise(&mut self, _q: f64) -> Result<(), CwError> {
+        Err(no_process_noise())
+    }
+
+    /// Σ ← a·I, the mean kept (the reset of `process_noise="auto"`). Default: refused.
+    fn reset_covariance(&mut self, _a: f64) -> Result<(), CwError> {
+        Err(no_process_noise())
+    }
+}
+
+/// The refusal of a form without process noise.
+fn no_process_noise() -> CwError {
+    CwError::InvalidParameter(
+        "process_noise needs a primal second-order model with covariance \"diag\" or \"full\""
+            .into(),
+    )
 }
 
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.

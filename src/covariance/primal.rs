@@ -324,6 +324,18 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.dot_mean(row, values),)*
                 }
             }
+
+            fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.set_process_noise(q),)*
+                }
+            }
+
+            fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.reset_covariance(a),)*
+                }
+            }
         }
     };
 }
