@@ -277,7 +277,12 @@ fn process_noise_keeps_batches_equal_to_rows() {
             };
             check_batch_equals_rows(regressor, &x, d, &scores, false);
             let multiclass = || {
-                let l = MulticlassLearner::new(arow, Strategy::MaxScore, kind, 3, d, true, 1.0);
+                let objective = Multiclass {
+                    rule: arow,
+                    strategy: Strategy::MaxScore,
+                };
+                let shape = Shape::new(d, true).unwrap();
+                let l = MulticlassLearner::new(objective, kind, 3, shape, 1.0);
                 l.unwrap().with_process_noise(noise, 1.0).unwrap()
             };
             check_batch_equals_rows(multiclass, &x, d, &classes, false);
