@@ -91,7 +91,8 @@ def test_class_docstring_names_paper_year_and_every_parameter(cls):
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
 def test_estimator_docstring_states_the_rule_and_fitted_attributes(cls):
     doc = inspect.cleandoc(cls.__doc__)
-    rule = doc.split("\n\n")[1]  # the paragraph after the summary: when it fires, α and c
+    # The paragraph after the summary (when it fires, α and c), its lines joined.
+    rule = " ".join(doc.split("\n\n")[1].split())
     assert "α =" in rule and ("Update when" in rule or "Every row" in rule), rule
     attributes = doc.split("\nAttributes\n----------\n", 1)[1]
     names = re.findall(r"^(\w+) :", attributes, re.MULTILINE)
