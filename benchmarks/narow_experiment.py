@@ -64,16 +64,13 @@ LEARNERS = [
         lambda b: cwrs.NAROW(b=b, covariance="full", fit_intercept=False),
         [{"b": b} for b in _powers(-12, 2)],
     ),
+    # AdaGrad (Duchi, Hazan & Singer 2011), the paper's fourth learner.
+    Learner(
+        "AdaGrad",
+        lambda eta, delta: cwrs.AdaGrad(eta=eta, delta=delta, fit_intercept=False),
+        [{"eta": e, "delta": d} for e, d in itertools.product(_powers(-6, 2), _powers(-4, 2))],
+    ),
 ]
-# AdaGrad (Duchi, Hazan & Singer 2011), the paper's fourth learner: one entry once cwrs has it.
-if hasattr(cwrs, "AdaGrad"):
-    LEARNERS.append(
-        Learner(
-            "AdaGrad",
-            lambda eta, delta: cwrs.AdaGrad(eta=eta, delta=delta, fit_intercept=False),
-            [{"eta": e, "delta": d} for e, d in itertools.product(_powers(-6, 2), _powers(-4, 2))],
-        )
-    )
 
 
 def make_data(rng: np.random.Generator, noise_variance: float = 8.5):

@@ -14,6 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _cwrs
+from ._covariance import dense_covariances, feature_block
 from ._kernel import CallableKernel, RandomFourierFeatures
 from ._locks import OwnedLock
 from ._params import (
@@ -720,8 +721,8 @@ class ConfidenceWeightedClassifier(Classifier):
         if model.kind in ("kernel", "multiclass_kernel"):
             raise AttributeError("a kernel learner keeps its covariance in the dual form")
         if model.kind == "binary":
-            return _feature_block(model.covariance[None, :], model, self._n_weights())[0]
-        return _feature_block(model.covariance, model, self._n_weights())
+            return feature_block(model.covariance[None, :], model, self._n_weights())[0]
+        return feature_block(model.covariance, model, self._n_weights())
 
     def covariance_matrix(self) -> Float64Array:
         """Σ over the features (bias left out) as a dense matrix, whatever the covariance form:
@@ -730,7 +731,7 @@ class ConfidenceWeightedClassifier(Classifier):
         self.covariance_  # the same refusals (kernel learners)
         model = self._fitted_model()
         covariances = model.covariance if model.kind == "multiclass" else model.covariance[None, :]
-        dense = _dense_covariances(covariances, model, self._n_weights())
+        dense = dense_covariances(covariances, model, self._n_weights())
         return dense if model.kind == "multiclass" else dense[0]
 
 
@@ -774,32 +775,6 @@ def _refuse_overflow(values, method):
 def _mapped(matrix, n_rows, feature_map):
     """The rows as the model sees them: through the feature map, if any."""
     return matrix if feature_map is None else feature_map.transform(matrix, n_rows)
-
-
-def _feature_block(covariances, model, n_features):
-    """Per-row covariance values (as the native model stores them) restricted to the features."""
-    if model.covariance_kind == "diag":
-        return covariances[:, :n_features]
-    if model.covariance_kind == "lowrank":  # the variances S, then the sketch B (2k × dim)
-        dim = n_features + int(model.config["fit_intercept"])
-        return covariances.reshape(len(covariances), -1, dim)[:, :, :n_features]
-    dim = int(round(np.sqrt(covariances.shape[1])))
-    return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
-
-
-def _dense_covariances(covariances, model, n_features):
-    """Σ over the features per row of native covariance values, as dense matrices."""
-    if model.covariance_kind == "diag":
-        return np.stack([np.diag(row) for row in _feature_block(covariances, model, n_features)])
-    if model.covariance_kind != "lowrank":
-        return _feature_block(covariances, model, n_features)
-    dim = n_features + int(model.config["fit_intercept"])
-    out = np.empty((len(covariances), n_features, n_features))
-    for k, row in enumerate(covariances):
-        variances, sketch = row[:dim], row[dim:].reshape(-1, dim)
-        sigma = np.linalg.inv(np.diag(1.0 / variances) + sketch.T @ sketch)
-        out[k] = sigma[:n_features, :n_features]
-    return out
 
 
 def _classes(y):

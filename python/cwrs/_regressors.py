@@ -22,13 +22,12 @@ from . import _cwrs
 from ._base import (
     Estimator,
     _config,
-    _dense_covariances,
-    _feature_block,
     _is_one_row,
     _l1_config,
     _refuse_overflow,
     _single_value,
 )
+from ._covariance import dense_covariances, feature_block
 from ._docs import document
 from ._params import (
     average_start,
@@ -201,14 +200,14 @@ class ConfidenceWeightedRegressor(Regressor):
         "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B, with
         Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias."""
         model = self._fitted_model()
-        return _feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
+        return feature_block(model.covariance[None, :], model, self.n_features_in_)[0]
 
     def covariance_matrix(self) -> Float64Array:
         """Σ over the features (bias left out) as a dense (n_features, n_features) matrix,
         whatever the covariance form (for "lowrank", (diag(1/S) + BᵀB)⁻¹: O(d²) memory)."""
         model = self._fitted_model()
         covariances = model.covariance[None, :]
-        return _dense_covariances(covariances, model, self.n_features_in_)[0]
+        return dense_covariances(covariances, model, self.n_features_in_)[0]
 
 
 @document
