@@ -1,10 +1,13 @@
 """cwrs: confidence-weighted online learning with a Rust core.
 
 Binary learners Perceptron, PA, PA1, PA2 (first order) and SOP, CW, ExactCW, AROW, NAROW, SCW1,
-SCW2, NHERD (second order, `covariance="diag"` or `"full"`), and from other libraries ALMA,
-ROMMA, AggressiveROMMA, OGD, AdaGrad, FTRL (first order) and IELLIP (second order), each a scikit-learn-style estimator
-with `partial_fit` for streams, for two classes or many (`multi_class="max-score"|"ovr"`).
+SCW2, NHERD (second order, `covariance="diag"`, `"full"` or `"lowrank"`), and from other
+libraries ALMA, ROMMA, AggressiveROMMA, OGD, AdaGrad, FTRL (first order) and IELLIP (second
+order), each a scikit-learn-style estimator with `partial_fit` for streams, for two classes or
+many (`multi_class="max-score"|"ovr"`), with `average=` (averaged weights) and, second order,
+`process_noise=` (drifting streams).
 Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, PA2Regressor.
+Several cores and machines: `n_jobs=`, `cwrs.merge(models)` and `cwrs.dask`.
 Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
 The bundled data set: `cwrs.datasets.load_svmguide3()`.
