@@ -54,6 +54,8 @@ impl Method {
 struct Moments {
     updates: u64,
     mistakes: Option<u64>,
+    /// Rows learned, for the rules that read the round (docs/design.md §2.9).
+    rounds: Option<u64>,
     means: Vec<f64>,
     covariances: Vec<f64>,
     /// H of the lazy L1 state, per class (empty without a penalty).
@@ -83,6 +85,7 @@ impl Moments {
         Ok(Moments {
             updates: estimator.n_updates(),
             mistakes: estimator.n_mistakes(),
+            rounds: estimator.n_rounds(),
             means,
             covariances,
             l1_totals: l1_totals.unwrap_or_default(),
@@ -134,6 +137,18 @@ pub fn merge(
             "{:?} models cannot be merged yet (merge identity, diag or full models)",
             kind.name()
         )));
+    }
+    // An averaged model's running sums and a change detector's statistics have no merge yet.
+    let config = first.config();
+    if config.optional_count::<u64>("average")?.is_some() {
+        return Err(CwError::InvalidParameter(
+            "averaged models (average=True or an int) cannot be merged yet".into(),
+        ));
+    }
+    if config.optional_string("process_noise").ok().flatten() == Some("auto") {
+        return Err(CwError::InvalidParameter(
+            "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
+        ));
     }
     for (k, model) in models.iter().enumerate().skip(1) {
         check_same(first.config(), model.config(), &format!("model {k}"))?;
@@ -502,6 +517,9 @@ fn learned_state(
     let mut state = State::default().with("n_updates", added(|m| m.updates));
     if first.n_mistakes().is_some() {
         state.set("n_mistakes", added(|m| m.mistakes.unwrap_or(0)));
+    }
+    if first.n_rounds().is_some() {
+        state.set("n_rounds", added(|m| m.rounds.unwrap_or(0)));
     }
     let key = if first.n_classes().is_some() {
         "means"

@@ -208,6 +208,8 @@ def test_refusals_leave_the_inputs_unchanged():
         ([fitted(cwrs.AROW(covariance="lowrank", rank=2))], {}, "lowrank"),
         ([fitted(cwrs.AdaGrad())], {}, "adagrad"),
         ([fitted(cwrs.FTRL())], {}, "ftrl"),
+        ([fitted(cwrs.AROW(average=True))], {}, "averaged"),
+        ([fitted(cwrs.AROW(process_noise="auto"))], {}, "auto"),
         ([arow], {"method": "sum"}, "method"),
         ([arow], {"base": fitted(cwrs.AROW(a=2.0))}, "a=2.0"),
         ([arow], {"weights": [1.0, 2.0]}, "weights"),
@@ -327,9 +329,27 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
             cwrs.AROW(n_jobs=bad).fit(X, y)
     with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
-    for unmergeable in (cwrs.AROW(covariance="lowrank", rank=2), cwrs.AdaGrad(), cwrs.FTRL()):
+    unmergeable = (
+        cwrs.AROW(covariance="lowrank", rank=2), cwrs.AdaGrad(), cwrs.FTRL(),
+        cwrs.AROW(average=True), cwrs.PA1(average=5), cwrs.AROW(process_noise="auto"),
+    )
+    for estimator in unmergeable:
         with pytest.raises(cwrs.InvalidParameterError, match="models that merge"):
-            unmergeable.set_params(n_jobs=2).fit(X[:50], y[:50])
+            estimator.set_params(n_jobs=2).fit(X[:50], y[:50])
+
+
+@pytest.mark.parametrize("make", [cwrs.OGD, cwrs.ROMMA, cwrs.IELLIP])
+def test_merged_models_keep_the_rounds_their_rules_read(make):
+    # OGD's step η/√t and IELLIP's decaying c_t read the round: a merge counts every shard's
+    # rows beyond the base, as it counts their updates.
+    X, y = _data()
+    model = make(n_jobs=2, n_iter=2).fit(X, y)
+    assert model._model.state()["n_rounds"] == 2 * X.shape[0]
+    base = make().partial_fit(X[:40], y[:40], classes=[-1, 1])
+    shards = [pickle.loads(pickle.dumps(base)).partial_fit(X[lo:hi], y[lo:hi])
+              for lo, hi in [(40, 100), (100, X.shape[0])]]
+    merged = cwrs.merge(shards, base=base)
+    assert merged._model.state()["n_rounds"] == X.shape[0]
 
 
 # ----------------------------------------------------------------------------- accuracy

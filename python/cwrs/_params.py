@@ -283,9 +283,15 @@ def check_n_jobs(estimator):
             "(their support sets differ); use n_jobs=1"
         )
     form = getattr(estimator, "_form", None) or getattr(estimator, "covariance", None)
-    if n_jobs != 1 and form in ("lowrank", "adagrad", "ftrl"):
+    unmergeable = (
+        f"{form!r} models" if form in ("lowrank", "adagrad", "ftrl")
+        else "averaged models" if getattr(estimator, "average", False) is not False
+        else 'models with process_noise="auto"'
+        if getattr(estimator, "process_noise", 0.0) == "auto" else None
+    )
+    if n_jobs != 1 and unmergeable is not None:
         raise InvalidParameterError(
-            f"n_jobs={n_jobs!r} needs models that merge: {form!r} models do not yet; use n_jobs=1"
+            f"n_jobs={n_jobs!r} needs models that merge: {unmergeable} do not yet; use n_jobs=1"
         )
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1
