@@ -98,6 +98,17 @@ def test_agrees_with_the_eager_reference(case, seed):
     np.testing.assert_array_equal(_coef(model) == 0, expected == 0)
 
 
+@pytest.mark.parametrize("form", ["fobos", "rda"])
+@pytest.mark.parametrize("n_classes", [2, 3])
+def test_row_by_row_learns_the_same(form, n_classes):
+    X, labels = _stream(5, 80, 6, 0.5, n_classes)
+    model = cwrs.AdaGrad(penalty="l1", alpha=0.1, l1_form=form)
+    for i in range(len(labels)):
+        model.partial_fit(X[i : i + 1], labels[i : i + 1], classes=np.arange(n_classes))
+    expected = reference(X, labels, n_classes, form, 1.0, 1.0, 0.1)
+    np.testing.assert_allclose(_coef(model), expected, rtol=0, atol=1e-10)
+
+
 def test_without_penalty_is_unchanged():
     X, labels = _stream(3, 100, 8, 0.5, 2)
     plain = cwrs.AdaGrad(shuffle=False).fit(X, labels)
