@@ -251,6 +251,6 @@ impl Covariance for AdaGrad {
     }
 
     fn n_values(&self) -> usize {
-        2 * self.mean.len()
+        (2 + usize::from(self.l1.is_some())) * self.mean.len()
     }
 }
