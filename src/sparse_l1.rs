@@ -17,6 +17,9 @@ pub enum Penalty {
     CoordinateDependent,
     /// Threshold η_t·λ: the classic truncated gradient.
     Uniform,
+    /// AdaGrad's regularised dual averaging form (docs/design.md §2.9): the weights are a
+    /// closed form of the gradient sums, not thresholded (AdaGrad's form alone).
+    DualAveraging,
 }
 
 impl Penalty {
@@ -24,8 +27,9 @@ impl Penalty {
         match name {
             "l1" => Ok(Penalty::CoordinateDependent),
             "l1-uniform" => Ok(Penalty::Uniform),
+            "l1-rda" => Ok(Penalty::DualAveraging),
             _ => Err(CwError::InvalidParameter(format!(
-                "penalty must be None, \"l1\" or \"l1-uniform\", got {name:?}"
+                "penalty must be None, \"l1\", \"l1-uniform\" or \"l1-rda\", got {name:?}"
             ))),
         }
     }
@@ -101,6 +105,10 @@ impl L1 {
         Ok(self)
     }
 
+    pub fn penalty(&self) -> Penalty {
+        self.penalty
+    }
+
     pub fn total(&self) -> f64 {
         self.total
     }
@@ -117,7 +125,7 @@ impl L1 {
         } else {
             match self.penalty {
                 Penalty::CoordinateDependent => self.lambda * variance,
-                Penalty::Uniform => self.lambda,
+                Penalty::Uniform | Penalty::DualAveraging => self.lambda,
             }
         }
     }
@@ -138,6 +146,14 @@ impl L1 {
     pub fn catch_up(&mut self, j: usize, w: &mut f64, variance: f64) {
         *w = self.effective(j, *w, variance);
         self.last[j] = self.total;
+    }
+
+    /// The dual averaging weight of coordinate j from its gradient sum u after H = t rounds:
+    /// −scale·sign(u)·max(0, |u| − λ·t), i.e. sign(−u)·(η·t/H_jj)·max(0, |u|/t − λ) for
+    /// scale = η/H_jj, without the division by t (which is 0 before the first round).
+    #[inline]
+    pub fn dual_average(&self, j: usize, u: f64, scale: f64) -> f64 {
+        -scale * soft_threshold(u, self.rate(j, 1.0) * self.total)
     }
 
     /// Starts the threshold of an update round with step scale `eta`; the caller then catches
@@ -166,5 +182,17 @@ mod tests {
         l1.catch_up(2, &mut w[2], 2.0); // exempt
         assert_eq!(w[2], 5.0);
         assert!(L1::new(Penalty::Uniform, -1.0, None, 1).is_err());
+    }
+
+    #[test]
+    fn dual_average_thresholds_the_sum_by_lambda_t() {
+        let mut l1 = L1::new(Penalty::DualAveraging, 0.5, Some(1), 2).unwrap();
+        assert_eq!(l1.dual_average(0, 0.0, 2.0), 0.0);
+        l1.advance(1.0);
+        l1.advance(1.0);
+        // |u| = 1.5 over t = 2 rounds: −scale·(1.5 − 0.5·2); the exempt coordinate −scale·u.
+        assert!((l1.dual_average(0, 1.5, 2.0) + 1.0).abs() < 1e-15);
+        assert_eq!(l1.dual_average(0, -0.9, 2.0), 0.0);
+        assert_eq!(l1.dual_average(1, -0.9, 2.0), 1.8);
     }
 }

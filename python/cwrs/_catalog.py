@@ -185,16 +185,32 @@ class IELLIP(ConfidenceWeightedClassifier):
 class AdaGrad(Classifier):
     """
     AdaGrad keeps its own per-coordinate state (the gradient sums G_j), not a covariance.
+
+    Parameters
+    ----------
+    penalty : {None, "l1"}, default=None
+        The L1 penalty alpha·‖w‖₁ in one of the paper's two forms (`l1_form`), applied lazily
+        so a row costs O(nnz); `sparsity_` and `sparse_coef_` report the result.
+    l1_form : {"fobos", "rda"}, default="fobos"
+        With `penalty="l1"`: "fobos", the composite mirror descent step, soft-thresholds every
+        weight every round by alpha·η/H_jj, H_jj = δ + √G_j; "rda", regularised dual
+        averaging, sets w_j = sign(−u_j)·(η·t/H_jj)·max(0, |u_j|/t − alpha) from the sum u_j
+        of the loss gradients over the t rounds so far.
     """
 
     _rule = "AdaGrad"
     _form = "adagrad"
+    _own_params = {"penalty": None, "alpha": 1e-4, "penalize_intercept": False, "l1_form": "fobos"}
 
     def __init__(
         self,
         *,
         eta: float = 1.0,
         delta: float = 1.0,
+        penalty: Optional[Literal["l1"]] = None,
+        alpha: float = 1e-4,
+        penalize_intercept: bool = False,
+        l1_form: Literal["fobos", "rda"] = "fobos",
         fit_intercept: bool = True,
         n_iter: int = 1,
         shuffle: bool = True,

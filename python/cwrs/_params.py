@@ -208,7 +208,18 @@ def l1_spec(estimator):
     penalize_intercept = _check_bool("penalize_intercept", estimator.penalize_intercept)
     if getattr(estimator, "kernel", None) is not None:
         raise InvalidParameterError("an L1 penalty applies to the primal learners, not with a kernel")
+    if hasattr(estimator, "l1_form"):
+        penalty = _adagrad_penalty(penalty, estimator.l1_form)
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
+
+
+def _adagrad_penalty(penalty, l1_form):
+    """AdaGrad's native penalty: "l1" (FOBOS) or "l1-rda" for `l1_form`."""
+    if penalty != "l1":
+        raise InvalidParameterError(f'AdaGrad\'s penalty must be None or "l1", got {penalty!r}')
+    if not (isinstance(l1_form, str) and l1_form in ("fobos", "rda")):
+        raise InvalidParameterError(f'l1_form must be "fobos" or "rda", got {l1_form!r}')
+    return "l1-rda" if l1_form == "rda" else "l1"
 
 
 def average_start(estimator):
@@ -386,11 +397,12 @@ def check_params(estimator, n_classes=2):
     _check_positive("a", a)
     if l1 is not None:
         penalty, alpha, _ = l1
-        if penalty not in ("l1", "l1-uniform"):
+        # AdaGrad's penalty is checked and named in `l1_spec`.
+        if covariance != "adagrad" and penalty not in ("l1", "l1-uniform"):
             raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
         if not (np.isfinite(alpha) and alpha >= 0):
             raise InvalidParameterError(f"alpha must be a non-negative finite number, got {alpha!r}")
-        if covariance != "diag":
+        if covariance not in ("diag", "adagrad"):
             raise InvalidParameterError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
         if average is not None:
             raise InvalidParameterError("average cannot be combined with an L1 penalty")
@@ -453,6 +465,12 @@ _INEFFECTIVE = (
         lambda est: est.penalty is not None,
         True,
         'applies the L1 penalty to the bias, which needs penalty="l1" or "l1-uniform"',
+    ),
+    _Dependent(
+        "l1_form",
+        lambda est: est.penalty is not None,
+        True,
+        'chooses the form of the L1 penalty, which needs penalty="l1"',
     ),
     _Dependent(
         "penalize_intercept",

@@ -2,6 +2,13 @@
 //! weights and G_j, the sum of the squared loss gradients of coordinate j. Not a Gaussian: a
 //! form beside the covariance forms, driven by the same loop, that takes the rule's step as the
 //! loss gradient's scale. O(nnz) per row.
+//!
+//! With an L1 penalty λ, one of the paper's two forms, each O(nnz) per row:
+//! - FOBOS (`Penalty::CoordinateDependent`): every round soft-thresholds w_j by λ·η/H_jj,
+//!   H_jj = δ + √G_j. H_jj changes only on rows touching j, so the thresholds of the rows in
+//!   between add up (the lazy [`L1`] with one unit of H per round and "variance" η/H_jj).
+//! - RDA (`Penalty::DualAveraging`): the mean holds u_j, the sum of the gradients, and the
+//!   weight is computed when read from (u_j, G_j, t), t the rounds so far (the [`L1`]'s H).
 
 use std::borrow::Cow;
 
@@ -11,15 +18,53 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
+use crate::sparse_l1::{Penalty, L1};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaGrad {
     shape: Shape,
+    /// The weights, or with the RDA penalty the gradient sums u_j.
     mean: Vec<f64>,
     /// G_j.
     sums: Vec<f64>,
     eta: f64,
     delta: f64,
+    l1: Option<L1>,
+}
+
+impl AdaGrad {
+    /// η/H_jj: the scale of coordinate j's steps and thresholds.
+    #[inline]
+    fn scale(&self, j: usize) -> f64 {
+        self.eta / (self.delta + self.sums[j].sqrt())
+    }
+
+    /// The weight of coordinate j as predictions see it.
+    #[inline]
+    fn weight(&self, j: usize) -> f64 {
+        match &self.l1 {
+            None => self.mean[j],
+            Some(l1) if l1.penalty() == Penalty::DualAveraging => {
+                l1.dual_average(j, self.mean[j], self.scale(j))
+            }
+            Some(l1) => l1.effective(j, self.mean[j], self.scale(j)),
+        }
+    }
+
+    /// FOBOS: applies the pending thresholds of the row's coordinates.
+    fn catch_up(&mut self, row: Row) {
+        let Some(l1) = &mut self.l1 else { return };
+        if l1.penalty() == Penalty::DualAveraging {
+            return;
+        }
+        let (eta, delta) = (self.eta, self.delta);
+        let (mean, sums) = (&mut self.mean, &self.sums);
+        self.shape.features(row).for_each(|j, xj| {
+            if xj != 0.0 {
+                l1.catch_up(j, &mut mean[j], eta / (delta + sums[j].sqrt()));
+            }
+        });
+    }
 }
 
 impl PrimalForm for AdaGrad {
@@ -37,6 +82,7 @@ impl PrimalForm for AdaGrad {
             sums: vec![0.0; shape.dim()],
             eta: 1.0,
             delta: 1.0,
+            l1: None,
         }
     }
 
@@ -84,11 +130,38 @@ impl PrimalForm for AdaGrad {
     fn covariance(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.sums)
     }
+
+    fn effective_mean(&self) -> Vec<f64> {
+        (0..self.mean.len()).map(|j| self.weight(j)).collect()
+    }
+
+    /// FOBOS ("l1") or RDA ("l1-rda"); the uniform threshold is not AdaGrad's.
+    fn with_l1(self, l1: L1) -> Result<Self, CwError> {
+        if l1.penalty() == Penalty::Uniform {
+            return Err(CwError::InvalidParameter(
+                "AdaGrad's L1 penalty is \"l1\" (FOBOS) or \"l1-rda\", not \"l1-uniform\"".into(),
+            ));
+        }
+        Ok(AdaGrad {
+            l1: Some(l1),
+            ..self
+        })
+    }
+
+    fn l1(&self) -> Option<&L1> {
+        self.l1.as_ref()
+    }
 }
 
 impl Covariance for AdaGrad {
+    /// The lazy L1 thresholds move a weight on the rows that do not touch it.
     fn averaged_len(&self) -> Result<usize, CwError> {
-        Ok(self.shape.dim())
+        match self.l1 {
+            None => Ok(self.shape.dim()),
+            Some(_) => Err(CwError::InvalidParameter(
+                "average cannot be combined with an L1 penalty".into(),
+            )),
+        }
     }
 
     /// A round moves only the row's coordinates of its mean.
@@ -104,6 +177,18 @@ impl Covariance for AdaGrad {
         self.shape.n_features
     }
 
+    /// The row's pending thresholds applied, μ·x, then a round more for the L1 penalty (this
+    /// round's FOBOS threshold, pending until the update or a later read; RDA's t).
+    #[inline]
+    fn learn_score(&mut self, row: Row) -> f64 {
+        self.catch_up(row);
+        let score = self.score(row);
+        if let Some(l1) = &mut self.l1 {
+            l1.advance(1.0);
+        }
+        score
+    }
+
     /// The rules see ‖x‖² for v (AdaGrad's reads only m).
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
@@ -111,11 +196,25 @@ impl Covariance for AdaGrad {
         (n, n)
     }
 
-    /// The loss gradient is −step·x: G_j += (step·x_j)², then μ_j += η·step·x_j/(δ + √G_j).
+    /// The loss gradient is −step·x: G_j += (step·x_j)², then μ_j += η·step·x_j/(δ + √G_j)
+    /// and this round's FOBOS threshold; with RDA u_j −= step·x_j instead of the step.
     /// |η·step·x_j/H_j| ≤ η·|step|·‖x‖/δ: only a step near the overflow bound is checked.
     #[inline]
     fn update(&mut self, row: Row, step: f64, _c: f64, v: f64, _eta: f64) {
         let x = self.shape.features(row);
+        if let Some(l1) = &self.l1 {
+            if l1.penalty() == Penalty::DualAveraging {
+                let (mean, sums) = (&mut self.mean, &mut self.sums);
+                x.for_each(|j, xj| {
+                    let (u, g) = (mean[j] - step * xj, sums[j] + (step * xj).powi(2));
+                    // A round that would overflow leaves the coordinate as it was.
+                    if xj != 0.0 && u.is_finite() && g.is_finite() {
+                        (mean[j], sums[j]) = (u, g);
+                    }
+                });
+                return;
+            }
+        }
         let (eta, delta) = (self.eta, self.delta);
         let (mean, sums) = (&mut self.mean, &mut self.sums);
         let rate = |g: f64, xj: f64| eta * step * xj / (delta + (g + (step * xj).powi(2)).sqrt());
@@ -132,19 +231,26 @@ impl Covariance for AdaGrad {
                 sums[j] += (step * xj).powi(2);
             }
         });
+        self.catch_up(row);
     }
 
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (x.dot(&self.mean), x.squared_norm())
+        (self.score(row), x.squared_norm())
     }
 
     #[inline]
     fn score(&self, row: Row) -> f64 {
-        self.shape.features(row).dot(&self.mean)
+        let x = self.shape.features(row);
+        if self.l1.is_none() {
+            return x.dot(&self.mean);
+        }
+        let mut s = 0.0;
+        x.for_each(|j, xj| s += xj * self.weight(j));
+        s
     }
 
     fn n_values(&self) -> usize {
-        2 * self.mean.len()
+        (2 + usize::from(self.l1.is_some())) * self.mean.len()
     }
 }

@@ -9,7 +9,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
-use crate::sparse_l1::L1;
+use crate::sparse_l1::{Penalty, L1};
 
 /// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
 /// aligned), so a feature of a sparse row costs one cache line: the random gather into a table
@@ -240,6 +240,11 @@ impl PrimalForm for Diagonal {
     fn with_l1(mut self, l1: L1) -> Result<Self, CwError> {
         if self.noise.is_some() {
             return Err(noise_with_l1());
+        }
+        if l1.penalty() == Penalty::DualAveraging {
+            return Err(CwError::InvalidParameter(
+                "penalty \"l1-rda\" is AdaGrad's dual averaging form".into(),
+            ));
         }
         self.l1 = Some(l1);
         Ok(self)
