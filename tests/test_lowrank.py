@@ -136,6 +136,16 @@ def test_equals_the_full_form_while_the_updates_fit_the_sketch(rank, d, rule, se
     _same_model(lowrank(rule, rank).partial_fit(X, y, classes=[-1, 1]), full, 1e-9)
 
 
+@pytest.mark.parametrize("seed", [1, 2, 4, 5])  # streams on which IELLIP updates 2–3 times
+def test_iellip_rescaling_equals_the_full_form_while_the_updates_fit_the_sketch(seed):
+    """IELLIP also rescales Σ by 1/(1 − c_t) on an update (docs/design.md §2.9): the low-rank
+    form scales S by r and B by 1/√r, which is r·Σ exactly."""
+    X, y = correlated(8, 5, seed)
+    full = cwrs.IELLIP(covariance="full").partial_fit(X, y, classes=[-1, 1])
+    assert full.n_updates_ > 1
+    _same_model(lowrank("IELLIP", 4).partial_fit(X, y, classes=[-1, 1]), full, 1e-9)
+
+
 @pytest.mark.parametrize("multi_class", ["max-score", "ovr"])
 def test_multiclass_equals_the_full_form_until_the_sketch_fills(multi_class):
     rng = np.random.default_rng(4)

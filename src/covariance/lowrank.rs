@@ -489,6 +489,14 @@ impl Covariance for LowRank {
         2 * self.dim + self.sketch.len() + self.cholesky.len()
     }
 
+    /// r·Σ = (D/r + BᵀB/r)⁻¹: S ← r·S and B ← B/√r, which leave BSBᵀ, hence the Cholesky
+    /// factor of I + BSBᵀ, as they are. O(kd).
+    fn rescale_covariance(&mut self, r: f64) {
+        self.variances.iter_mut().for_each(|s| *s *= r);
+        let shrink = 1.0 / r.sqrt();
+        self.sketch.iter_mut().for_each(|b| *b *= shrink);
+    }
+
     fn averaged_len(&self) -> Result<usize, CwError> {
         Ok(self.dim)
     }
