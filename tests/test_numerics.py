@@ -255,7 +255,7 @@ def test_a_regression_step_on_tiny_features_keeps_the_mean_finite(covariance, fi
 
 
 
-@pytest.mark.parametrize("covariance", ["diag", "full"])
+@pytest.mark.parametrize("covariance", ["diag", "full", "lowrank"])
 @pytest.mark.parametrize("one_row", [False, True])
 def test_a_skipped_overflowing_mean_step_is_no_update(covariance, one_row):
     # Σ = 1e300 over x = 1e-150: v = 1, but α·Σx overflows for a residual of 1e200. The gate

@@ -45,6 +45,8 @@ pub struct LowRank {
     /// The lower Cholesky factor L of I + BSBᵀ over the live rows (2k×2k, row-major), derived
     /// from `sketch` and `variances` (a restored model rebuilds it the same way).
     cholesky: Vec<f64>,
+    /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
+    skipped: u64,
     /// Work space, not part of the model: y = L⁻¹BSx of the row last prepared (2k), Σx of the
     /// row being learned (dim), the shrink's eigen-problem (2 × 2k×2k) and a column (2k).
     solved: Vec<f64>,
@@ -349,6 +351,7 @@ impl PrimalForm for LowRank {
             rows: 0,
             sketch: vec![0.0; m * dim],
             cholesky: vec![0.0; m * m],
+            skipped: 0,
             solved: vec![0.0; m],
             sigma_x: vec![0.0; dim],
             eigen: vec![0.0; m * m],
@@ -454,6 +457,7 @@ impl Covariance for LowRank {
                     .zip(sigma_x.iter())
                     .any(|(m, s)| !(m + step * s).is_finite());
                 if overflows {
+                    self.skipped += 1;
                     return;
                 }
             }
@@ -487,6 +491,10 @@ impl Covariance for LowRank {
 
     fn n_values(&self) -> usize {
         2 * self.dim + self.sketch.len() + self.cholesky.len()
+    }
+
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
     }
 
     /// r·Σ = (D/r + BᵀB/r)⁻¹: S ← r·S and B ← B/√r, which leave BSBᵀ, hence the Cholesky
