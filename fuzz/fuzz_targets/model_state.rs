@@ -273,6 +273,10 @@ impl Primal {
                 self.covariance
                     .matrix(dim, pending.saturating_mul(dim), 1.0)
             }
+            // Not generated yet (`kind` picks the three forms above).
+            CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
+                unreachable!("the fuzzer builds identity, diagonal and full states only")
+            }
         }
     }
 
@@ -462,6 +466,9 @@ fn check_accepted(kind: CovarianceKind, dim: usize, covariance: &[f64]) {
         CovarianceKind::Full => {
             let m = |i: usize, j: usize| covariance[i * dim + j];
             assert!((0..dim).all(|i| (0..i).all(|j| m(i, j) == m(j, i))));
+        }
+        CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
+            unreachable!("the fuzzer builds identity, diagonal and full states only")
         }
     }
 }
