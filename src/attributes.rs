@@ -14,6 +14,9 @@ impl Estimator {
     /// - `covariance_kind`: "identity", "diag" or "full" (`None` for a kernel model);
     /// - `mean`: μ over the features, then the bias weight, with every L1 threshold applied;
     /// - `covariance`: empty, the variances, or Σ row-major, over the mean's coordinates;
+    /// - `dense_covariance`: Σ itself as a dense row-major matrix over the mean's coordinates
+    ///   whatever the form (the low-rank form's (diag(1/S) + BᵀB)⁻¹ formed here); not for
+    ///   AdaGrad's and FTRL's state;
     /// - `n_support`: a binary kernel model's support rows, or one count per class;
     /// - `dual_coef`: ν, one coefficient per support row of a binary kernel model (averaged, if
     ///   the model averages).
@@ -24,6 +27,12 @@ impl Estimator {
             "covariance_kind" => self.covariance_kind().map(|kind| kind.name()).into(),
             "mean" => self.mean()?.into(),
             "covariance" => self.covariance()?.into(),
+            "dense_covariance" => match self.model() {
+                Model::Binary(l) => l.dense_covariance()?.into(),
+                Model::Regressor(l) => l.dense_covariance()?.into(),
+                Model::Multiclass(l) => l.dense_covariances()?.into(),
+                Model::Kernel(_) | Model::MulticlassKernel(_) => return None,
+            },
             "n_updates" => self.n_updates().into(),
             "n_mistakes" => self.n_mistakes().into(),
             "n_support" => match self.model() {

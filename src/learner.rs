@@ -8,7 +8,7 @@ use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Row, Shape};
 use crate::error::CwError;
 use crate::kernel::Kernel;
-use crate::objective::{Binary, SingleModel, StepRule};
+use crate::objective::{Binary, SingleModel};
 use crate::online::Online;
 use crate::rules::{margin_probability, Rule};
 use crate::sparse_l1::L1;
@@ -40,14 +40,6 @@ pub(crate) fn fresh_gaussian(
 ) -> Result<Gaussian, CwError> {
     Gaussian::check_size(kind, shape.dim(), copies)?;
     Ok(Gaussian::new(kind, shape, a))
-}
-
-/// `model` with the hyper-parameters of `rule`'s own form, if it has one (AdaGrad, FTRL).
-pub(crate) fn with_rule_params(model: Gaussian, rule: impl StepRule) -> Gaussian {
-    match rule.form_params() {
-        Some(params) => model.with_params(params),
-        None => model,
-    }
 }
 
 /// Refuses a rule outside the (α, c) template in the dual form, which keeps neither ‖μ‖², a
@@ -116,9 +108,9 @@ impl<O: SingleModel> Online<O, Gaussian> {
     ) -> Result<Self, CwError> {
         let objective = O::new(rule);
         check_initial_variance(a)?;
-        objective.check_covariance(kind)?;
+        let kind = objective.check_covariance(kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
-        let model = with_rule_params(fresh_gaussian(kind, shape, a, 1)?, objective.rule());
+        let model = fresh_gaussian(kind, shape, a, 1)?;
         Ok(Online::with_models(objective, vec![model]))
     }
 
@@ -136,10 +128,9 @@ impl<O: SingleModel> Online<O, Gaussian> {
         n_mistakes: u64,
     ) -> Result<Self, CwError> {
         let objective = O::new(rule);
-        objective.check_covariance(kind)?;
+        let kind = objective.check_covariance(kind)?;
         let shape = Shape::new(n_features, fit_intercept)?;
         let model = Gaussian::from_parts(kind, shape, mean, covariance)?;
-        let model = with_rule_params(model, objective.rule());
         Ok(Online::with_models(objective, vec![model]).with_counters(n_updates, n_mistakes))
     }
 
@@ -177,6 +168,12 @@ impl<O: SingleModel> Online<O, Gaussian> {
     /// identity, the variances for the diagonal form, Σ row-major for the full form.
     pub fn covariance(&self) -> Cow<'_, [f64]> {
         self.model().covariance()
+    }
+
+    /// Σ over the same coordinates as a dense row-major matrix (`None` for AdaGrad's and
+    /// FTRL's state).
+    pub fn dense_covariance(&self) -> Option<Vec<f64>> {
+        self.model().dense_covariance()
     }
 
     /// The covariance as `from_state` takes it back (for the full form, with its pending

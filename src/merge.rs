@@ -66,14 +66,9 @@ impl Moments {
     fn of(estimator: &Estimator) -> Result<Moments, CwError> {
         let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
         let means = estimator.mean().ok_or_else(kernel)?;
-        let covariances = match estimator.covariance_kind() {
-            // A copy, so that folding the pending terms leaves the caller's model as it is.
-            Some(CovarianceKind::Full) => {
-                let state = estimator.clone().state();
-                state.floats("covariance_values")?.to_vec()
-            }
-            _ => estimator.covariance().ok_or_else(kernel)?,
-        };
+        // The full form's Σ with its pending terms folded into a copy of Σ₀ alone (the same bits
+        // as the folded state), so that the caller's model stays as it is.
+        let covariances = estimator.covariance().ok_or_else(kernel)?;
         let l1_totals = match estimator.model() {
             Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
             Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
@@ -108,7 +103,9 @@ impl Layout {
             CovarianceKind::Identity => 0,
             CovarianceKind::Diagonal => self.dim,
             CovarianceKind::Full => self.dim * self.dim,
-            CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
+            CovarianceKind::LowRank { .. }
+            | CovarianceKind::AdaGrad { .. }
+            | CovarianceKind::Ftrl { .. } => {
                 unreachable!("models of these forms are refused before the layout is read")
             }
         }

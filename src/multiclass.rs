@@ -5,7 +5,7 @@
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Shape};
 use crate::error::CwError;
-use crate::learner::{check_initial_variance, fresh_gaussian, with_rule_params};
+use crate::learner::{check_initial_variance, fresh_gaussian};
 use crate::objective::check_covariance;
 pub use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
@@ -36,9 +36,9 @@ impl MulticlassLearner {
         a: f64,
     ) -> Result<MulticlassLearner, CwError> {
         check_initial_variance(a)?;
-        check_covariance(objective.rule, kind)?;
+        let kind = check_covariance(objective.rule, kind)?;
         check_n_classes(n_classes)?;
-        let class = with_rule_params(fresh_gaussian(kind, shape, a, n_classes)?, objective.rule);
+        let class = fresh_gaussian(kind, shape, a, n_classes)?;
         Ok(Online::with_models(objective, vec![class; n_classes]))
     }
 
@@ -55,7 +55,7 @@ impl MulticlassLearner {
         n_updates: u64,
         n_mistakes: u64,
     ) -> Result<MulticlassLearner, CwError> {
-        check_covariance(objective.rule, kind)?;
+        let kind = check_covariance(objective.rule, kind)?;
         check_n_classes(n_classes)?;
         let dim = shape.dim();
         if n_classes.checked_mul(dim) != Some(means.len())
@@ -77,7 +77,6 @@ impl MulticlassLearner {
                     .chain(std::iter::repeat(&[][..])),
             )
             .map(|(mean, cov)| Gaussian::from_parts(kind, shape, mean, cov))
-            .map(|class| class.map(|class| with_rule_params(class, objective.rule)))
             .collect::<Result<Vec<_>, _>>()?;
         Ok(Online::with_models(objective, classes).with_counters(n_updates, n_mistakes))
     }
@@ -136,6 +135,12 @@ impl MulticlassLearner {
             .iter()
             .flat_map(|c| c.mean().into_owned())
             .collect()
+    }
+
+    /// The classes' dense Σ concatenated in class order (see [`Gaussian::dense_covariance`]).
+    pub fn dense_covariances(&self) -> Option<Vec<f64>> {
+        let classes = self.classes().iter().map(Gaussian::dense_covariance);
+        Some(classes.collect::<Option<Vec<_>>>()?.concat())
     }
 
     /// The class covariance values concatenated in class order (see [`Gaussian::covariance`]).

@@ -7,7 +7,7 @@
 //! - [`Multiclass`]: class indices, one model per class; max-score (single constraint,
 //!   Crammer–Singer style) or one-vs-rest.
 
-use crate::covariance::{Covariance, CovarianceKind, FormParams, Observation, Update};
+use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
 use crate::data::Row;
 use crate::error::CwError;
 use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
@@ -27,11 +27,6 @@ pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
     /// Whether the rule reads ‖μ‖² (computed only then).
     fn needs_mean_norm(&self) -> bool {
         false
-    }
-
-    /// The hyper-parameters of the rule's own form (AdaGrad's, FTRL's), if it has one.
-    fn form_params(&self) -> Option<FormParams> {
-        None
     }
 
     /// The step with its scales in `context`.
@@ -55,24 +50,6 @@ impl StepRule for Rule {
     fn needs_mean_norm(&self) -> bool {
         Rule::needs_mean_norm(self)
     }
-    fn form_params(&self) -> Option<FormParams> {
-        match *self {
-            Rule::AdaGrad { eta, delta } => Some(FormParams::AdaGrad { eta, delta }),
-            Rule::FTRL {
-                alpha,
-                beta,
-                l1,
-                l2,
-                ..
-            } => Some(FormParams::Ftrl {
-                alpha,
-                beta,
-                l1,
-                l2,
-            }),
-            _ => None,
-        }
-    }
     #[inline]
     fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
         Rule::step_in(self, m, v, norm2, context)
@@ -90,21 +67,41 @@ impl StepRule for RegressionRule {
     }
 }
 
-/// Checks that a classification rule and a covariance form fit together: first-order rules
-/// keep Σ = I, second-order rules learn a diagonal or full Σ.
-pub(crate) fn check_covariance(rule: Rule, kind: CovarianceKind) -> Result<(), CwError> {
-    // AdaGrad and FTRL keep their own per-coordinate state (docs/design.md §2.9).
-    let own = match rule {
-        Rule::AdaGrad { .. } => Some(CovarianceKind::AdaGrad),
-        Rule::FTRL { .. } => Some(CovarianceKind::Ftrl),
+/// The form a rule keeps its own per-coordinate state in (AdaGrad's, FTRL's; docs/design.md
+/// §2.9), with the rule's hyper-parameters.
+fn own_form(rule: Rule) -> Option<CovarianceKind> {
+    match rule {
+        Rule::AdaGrad { eta, delta } => Some(CovarianceKind::AdaGrad { eta, delta }),
+        Rule::FTRL {
+            alpha,
+            beta,
+            l1,
+            l2,
+            ..
+        } => Some(CovarianceKind::Ftrl {
+            alpha,
+            beta,
+            l1,
+            l2,
+        }),
         _ => None,
-    };
+    }
+}
+
+/// Checks that a classification rule and a covariance form fit together (first-order rules
+/// keep Σ = I, second-order rules learn a diagonal or full Σ) and gives the form to build: for
+/// AdaGrad and FTRL, their own with the rule's parameters.
+pub(crate) fn check_covariance(
+    rule: Rule,
+    kind: CovarianceKind,
+) -> Result<CovarianceKind, CwError> {
+    let own = own_form(rule);
     let fits = match own {
-        Some(form) => kind == form,
+        Some(form) => kind.same_form(form),
         None => covariance_fits(rule.is_second_order(), kind),
     };
     if fits {
-        return Ok(());
+        return Ok(own.unwrap_or(kind));
     }
     let expected = match own {
         Some(form) => form.name(),
@@ -245,9 +242,10 @@ pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     fn rule(&self) -> Self::Rule;
 
-    /// Checks that the rule and a covariance form fit together: first-order rules keep
-    /// Σ = I, second-order rules learn a diagonal or full Σ.
-    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError>;
+    /// Checks that the rule and a covariance form fit together (first-order rules keep Σ = I,
+    /// second-order rules learn a diagonal or full Σ) and gives the form to build, with the
+    /// rule's parameters for a rule with its own form.
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<CovarianceKind, CwError>;
 
     /// Checks targets before any row is learned.
     fn check_targets(&self, y: &[f64]) -> Result<(), CwError>;
@@ -321,7 +319,7 @@ impl SingleModel for Binary {
         self.0
     }
 
-    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<CovarianceKind, CwError> {
         check_covariance(self.0, kind)
     }
 
@@ -356,10 +354,10 @@ impl SingleModel for Regression {
         self.0
     }
 
-    fn check_covariance(&self, kind: CovarianceKind) -> Result<(), CwError> {
+    fn check_covariance(&self, kind: CovarianceKind) -> Result<CovarianceKind, CwError> {
         let rule = self.0;
         if covariance_fits(rule.is_second_order(), kind) {
-            return Ok(());
+            return Ok(kind);
         }
         Err(CwError::InvalidParameter(format!(
             "{rule:?} regression cannot use a {:?} covariance",

@@ -221,28 +221,6 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         Ok(updates > 0)
     }
 
-    /// [`Online::learn_valid`] with averaging: row by row, to see each row's changes of the
-    /// means. Apart, so that the path without averaging is compiled as before.
-    #[inline(never)]
-    fn learn_averaged<'a>(
-        &mut self,
-        rows: impl Iterator<Item = (usize, Row<'a>)>,
-        targets: &[O::Target],
-        before: Tally,
-    ) -> Tally {
-        let Some(average) = &mut self.average else {
-            unreachable!("learn_valid calls this only with averaging");
-        };
-        let (objective, scores, models) = (&self.objective, &mut self.scores, &mut self.models);
-        rows.fold(Tally::default(), |tally, (i, row)| {
-            let one = average.learn_row(models, row, |models| {
-                let row = std::iter::once((i, row));
-                objective.learn(models, scores, row, targets, before.then(tally))
-            });
-            tally.then(one)
-        })
-    }
-
     /// Learns `rows` (index into `targets`, row) in order; everything is valid. Returns the
     /// number of updates. The counters saturate: a restored state may hold any count.
     fn learn_valid<'a>(
@@ -271,11 +249,23 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             mistakes,
             updates,
             rounds,
-        } = if self.average.is_none() {
-            let (models, scores) = (&mut self.models, &mut self.scores);
-            self.objective.learn(models, scores, rows, targets, before)
-        } else {
-            self.learn_averaged(rows, targets, before)
+        } = match &mut self.average {
+            None => {
+                let (models, scores) = (&mut self.models, &mut self.scores);
+                self.objective.learn(models, scores, rows, targets, before)
+            }
+            Some(average) => {
+                let (models, scores) = (&mut self.models, &mut self.scores);
+                learn_averaged(
+                    average,
+                    &self.objective,
+                    models,
+                    scores,
+                    rows,
+                    targets,
+                    before,
+                )
+            }
         };
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
         self.n_updates = self.n_updates.saturating_add(updates);
@@ -428,6 +418,27 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.fill_per_model(x, out, true, |_, v| v)
     }
+}
+
+/// [`Online::learn_valid`] with averaging: row by row, to see each row's changes of the means.
+/// Apart, so that the path without averaging is compiled as before.
+#[inline(never)]
+fn learn_averaged<'a, O: Objective, M: Covariance>(
+    average: &mut Average,
+    objective: &O,
+    models: &mut [M],
+    scores: &mut [f64],
+    rows: impl Iterator<Item = (usize, Row<'a>)>,
+    targets: &[O::Target],
+    before: Tally,
+) -> Tally {
+    rows.fold(Tally::default(), |tally, (i, row)| {
+        let one = average.learn_row(models, row, |models| {
+            let row = std::iter::once((i, row));
+            objective.learn(models, scores, row, targets, before.then(tally))
+        });
+        tally.then(one)
+    })
 }
 
 #[cfg(test)]

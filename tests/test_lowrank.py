@@ -220,3 +220,26 @@ def test_rank_is_validated_and_warned_about_elsewhere():
         lowrank("AROW", 3).fit(X, y)
     with pytest.raises(cwrs.InvalidParameterError, match="diagonal"):
         lowrank("AROW", 3, penalty="l1").fit(X, y)
+
+
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("estimator", ["multiclass", "regressor"])
+def test_covariance_matrix_inverts_the_stored_precision(fit_intercept, estimator):
+    """The core forms Σ (Woodbury, through the sketch's factor): NumPy's inverse of
+    diag(1/S) + BᵀB over features and bias, per class, with the bias left out."""
+    X, _ = correlated(40, 5, seed=11)
+    rank, d = 2, 5
+    if estimator == "multiclass":
+        y = np.argmax(X[:, :3], axis=1)
+        model = lowrank("AROW", rank, fit_intercept=fit_intercept).fit(X, y)
+    else:
+        model = cwrs.AROWRegressor(covariance="lowrank", rank=rank, fit_intercept=fit_intercept)
+        model.fit(X, X @ np.arange(1.0, d + 1))
+    dim = d + int(fit_intercept)
+    stored = model._fitted_model().covariance.reshape(-1, 1 + 2 * rank, dim)
+    expected = np.stack(
+        [np.linalg.inv(np.diag(1 / f[0]) + f[1:].T @ f[1:])[:d, :d] for f in stored]
+    )
+    dense = model.covariance_matrix()
+    assert dense.shape == ((3, d, d) if estimator == "multiclass" else (d, d))
+    np.testing.assert_allclose(dense.reshape(-1, d, d), expected, rtol=1e-9, atol=1e-12)

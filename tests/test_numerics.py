@@ -270,3 +270,24 @@ def test_a_skipped_overflowing_mean_step_is_no_update(covariance, one_row):
         model.partial_fit(X, y)
     assert model.n_updates_ == 1
     assert np.isfinite(model.coef_).all() and model.coef_[0] > 0
+
+
+@pytest.mark.parametrize("one_row", [False, True])
+def test_adagrad_reports_a_skipped_overflowing_step(one_row):
+    # η near f64::MAX: each step moves a weight by up to η, so the fourth row's step on w₀
+    # (0.91η + 0.37η) would overflow; the gate skips that round and it is not an update.
+    eta = 1.79e308
+    X = np.array([[0.0, 1.0], [1.0, 0.0], [1.0, 1.0], [1.0, 11.0]])
+    y = np.array([-1, 1, 1, 1])
+    model = cwrs.AdaGrad(eta=eta, fit_intercept=False, shuffle=False)
+    model.partial_fit(X[:3], y[:3], classes=[-1, 1])
+    assert model.n_updates_ == 3
+    before = model.coef_.copy()
+    assert before[0, 0] > 0.9 * eta
+    if one_row:
+        model.partial_fit(X[3:], y[3:])
+    else:
+        model = cwrs.AdaGrad(eta=eta, fit_intercept=False, shuffle=False)
+        model.partial_fit(X, y, classes=[-1, 1])
+    assert model.n_updates_ == 3
+    assert model.coef_.tolist() == before.tolist()

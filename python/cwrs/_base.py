@@ -730,8 +730,7 @@ class ConfidenceWeightedClassifier(Classifier):
         two classes. For `covariance="lowrank"` this forms (diag(1/S) + BᵀB)⁻¹: O(d²) memory."""
         self.covariance_  # the same refusals (kernel learners)
         model = self._fitted_model()
-        covariances = model.covariance if model.kind == "multiclass" else model.covariance[None, :]
-        dense = dense_covariances(covariances, model, self._n_weights())
+        dense = dense_covariances(model, self._n_weights())
         return dense if model.kind == "multiclass" else dense[0]
 
 

@@ -17,16 +17,9 @@ def feature_block(covariances, model, n_features):
     return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
 
 
-def dense_covariances(covariances, model, n_features):
-    """Σ over the features per row of native covariance values, as dense matrices."""
-    if model.covariance_kind == "diag":
-        return np.stack([np.diag(row) for row in feature_block(covariances, model, n_features)])
-    if model.covariance_kind != "lowrank":
-        return feature_block(covariances, model, n_features)
+def dense_covariances(model, n_features):
+    """Σ over the features as dense matrices, one per class (one for two classes or a
+    regressor), whatever the form: the core forms them (`Model.dense_covariance`; the low-rank
+    form's (diag(1/S) + BᵀB)⁻¹ by Woodbury's identity)."""
     dim = n_features + int(model.config["fit_intercept"])
-    out = np.empty((len(covariances), n_features, n_features))
-    for k, row in enumerate(covariances):
-        variances, sketch = row[:dim], row[dim:].reshape(-1, dim)
-        sigma = np.linalg.inv(np.diag(1.0 / variances) + sketch.T @ sketch)
-        out[k] = sigma[:n_features, :n_features]
-    return out
+    return model.dense_covariance.reshape(-1, dim, dim)[:, :n_features, :n_features]

@@ -205,9 +205,7 @@ class ConfidenceWeightedRegressor(Regressor):
     def covariance_matrix(self) -> Float64Array:
         """Σ over the features (bias left out) as a dense (n_features, n_features) matrix,
         whatever the covariance form (for "lowrank", (diag(1/S) + BᵀB)⁻¹: O(d²) memory)."""
-        model = self._fitted_model()
-        covariances = model.covariance[None, :]
-        return dense_covariances(covariances, model, self.n_features_in_)[0]
+        return dense_covariances(self._fitted_model(), self.n_features_in_)[0]
 
 
 @document

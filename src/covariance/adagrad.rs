@@ -13,8 +13,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, FormParams,
-    PrimalForm, MEAN_STEP_LIMIT,
+    check_gradient_sums, outside_template_unreachable, Covariance, CovarianceKind, PrimalForm,
+    MEAN_STEP_LIMIT,
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
@@ -30,6 +30,8 @@ pub struct AdaGrad {
     eta: f64,
     delta: f64,
     l1: Option<L1>,
+    /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
+    skipped: u64,
 }
 
 impl AdaGrad {
@@ -68,53 +70,51 @@ impl AdaGrad {
 }
 
 impl PrimalForm for AdaGrad {
-    const KIND: CovarianceKind = CovarianceKind::AdaGrad;
+    /// With the rule table's defaults η = δ = 1.
+    const KIND: CovarianceKind = CovarianceKind::AdaGrad {
+        eta: 1.0,
+        delta: 1.0,
+    };
 
     fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(2)
     }
 
-    /// μ = 0, G = 0 (η = δ = 1 until [`PrimalForm::with_params`]).
-    fn new(_kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
+    /// μ = 0, G = 0, with η and δ from `kind`.
+    fn new(kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
+        let CovarianceKind::AdaGrad { eta, delta } = kind else {
+            unreachable!("AdaGrad built as {kind:?}")
+        };
         AdaGrad {
             shape,
             mean: vec![0.0; shape.dim()],
             sums: vec![0.0; shape.dim()],
-            eta: 1.0,
-            delta: 1.0,
+            eta,
+            delta,
             l1: None,
+            skipped: 0,
         }
     }
 
     /// The sums must be non-negative, one per coordinate.
-    fn from_parts(shape: Shape, mean: &[f64], sums: &[f64]) -> Result<Self, CwError> {
-        let dim = shape.dim();
-        check_finite_parts(dim, mean, sums)?;
-        if sums.len() != dim {
-            return Err(wrong_length(
-                Self::KIND,
-                dim,
-                &format!("{dim} values"),
-                sums.len(),
-            ));
-        }
-        if sums.iter().any(|&g| g < 0.0) {
-            return Err(impossible(
-                Self::KIND,
-                "must hold non-negative gradient sums",
-            ));
-        }
+    fn from_parts(
+        kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        sums: &[f64],
+    ) -> Result<Self, CwError> {
+        check_gradient_sums(kind, shape.dim(), mean, sums)?;
         Ok(AdaGrad {
             mean: mean.to_vec(),
             sums: sums.to_vec(),
-            ..AdaGrad::new(Self::KIND, shape, 1.0)
+            ..AdaGrad::new(kind, shape, 1.0)
         })
     }
 
-    fn with_params(self, params: FormParams) -> Self {
-        match params {
-            FormParams::AdaGrad { eta, delta } => AdaGrad { eta, delta, ..self },
-            FormParams::Ftrl { .. } => self,
+    fn kind(&self) -> CovarianceKind {
+        CovarianceKind::AdaGrad {
+            eta: self.eta,
+            delta: self.delta,
         }
     }
 
@@ -127,6 +127,11 @@ impl PrimalForm for AdaGrad {
     }
 
     /// G, the sums of squared gradients.
+    /// Not a covariance: the rule's own state.
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     fn covariance(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.sums)
     }
@@ -222,6 +227,7 @@ impl Covariance for AdaGrad {
             let mut overflows = false;
             x.for_each(|j, xj| overflows |= !(mean[j] + rate(sums[j], xj)).is_finite());
             if overflows {
+                self.skipped += 1;
                 return;
             }
         }
@@ -253,4 +259,12 @@ impl Covariance for AdaGrad {
     fn n_values(&self) -> usize {
         (2 + usize::from(self.l1.is_some())) * self.mean.len()
     }
+
+    /// Whole rounds the gate skipped; RDA's rounds skip per coordinate, never as a whole.
+    fn take_skipped(&mut self) -> u64 {
+        std::mem::take(&mut self.skipped)
+    }
+
+    // `objective::check_covariance` keeps this form to its own rule, which rescales nothing.
+    outside_template_unreachable!("AdaGrad's state under another rule");
 }

@@ -32,9 +32,11 @@ pub struct Diagonal {
     l1: Option<L1>,
     /// Process noise, if any (never with `l1`).
     noise: Option<NoiseClock>,
-    /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
-    /// not part of the model).
-    largest_sigma_x: f64,
+    /// An upper bound on every stored variance Σ_j (caught up with the process noise): the
+    /// overflow gate's Σ_max (docs/design.md §3.6). Derived from the variances, not compared.
+    variance_bound: f64,
+    /// v = xᵀΣx of the row last observed or prepared (work space of the overflow gate).
+    observed_variance: f64,
     /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
     skipped: u64,
 }
@@ -78,6 +80,8 @@ impl Diagonal {
     fn begin_round(&mut self, x: &Features) {
         if let Some(noise) = &mut self.noise {
             noise.round += 1;
+            // Every variance grows by at most q this round.
+            self.variance_bound += noise.q;
             let coordinates = &mut self.coordinates;
             x.for_each(|j, xj| {
                 if xj != 0.0 {
@@ -147,11 +151,21 @@ impl Diagonal {
         v
     }
 
+    /// The largest stored variance (O(d)), after the variances changed other than by a
+    /// round's shrinking update.
+    fn largest_variance(&self) -> f64 {
+        self.coordinates
+            .iter()
+            .fold(VARIANCE_FLOOR, |m, c| m.max(c.variance))
+    }
+
     /// Whether μ + step·Σx overflows for the row `x` last observed or prepared: checked
-    /// coordinate by coordinate only when the largest |step·(Σx)_j| could reach it.
+    /// coordinate by coordinate only when |step|·√(4·Σ_max·max(v, 2⁻¹⁰²²)), a bound on every
+    /// |step·(Σx)_j| with room for rounding (docs/design.md §3.6), could reach it.
     #[inline]
     fn mean_step_overflows(&self, x: &Features, step: f64) -> bool {
-        if step.abs() * self.largest_sigma_x < MEAN_STEP_LIMIT {
+        let v = self.observed_variance.max(f64::MIN_POSITIVE);
+        if step.abs() * (4.0 * self.variance_bound * v).sqrt() < MEAN_STEP_LIMIT {
             return false;
         }
         let mut overflows = false;
@@ -180,13 +194,19 @@ impl PrimalForm for Diagonal {
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
             noise: None,
-            largest_sigma_x: 0.0,
+            variance_bound: a.max(VARIANCE_FLOOR),
+            observed_variance: 0.0,
             skipped: 0,
         }
     }
 
     /// Variances must be positive (learning floors them at [`VARIANCE_FLOOR`]).
-    fn from_parts(shape: Shape, mean: &[f64], variances: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        variances: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, variances)?;
         if variances.iter().any(|&v| v <= 0.0) {
@@ -201,14 +221,17 @@ impl PrimalForm for Diagonal {
             .zip(variances)
             .map(|(&mean, &variance)| Coordinate { mean, variance })
             .collect();
-        Ok(Diagonal {
+        let mut model = Diagonal {
             shape,
             coordinates,
             l1: None,
             noise: None,
-            largest_sigma_x: 0.0,
+            variance_bound: 0.0,
+            observed_variance: 0.0,
             skipped: 0,
-        })
+        };
+        model.variance_bound = model.largest_variance();
+        Ok(model)
     }
 
     fn shape(&self) -> Shape {
@@ -235,6 +258,15 @@ impl PrimalForm for Diagonal {
         (0..self.coordinates.len())
             .map(|j| self.variance_of(j))
             .collect()
+    }
+
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        let dim = self.coordinates.len();
+        let mut sigma = vec![0.0; dim * dim];
+        for j in 0..dim {
+            sigma[j * dim + j] = self.variance_of(j);
+        }
+        Some(sigma)
     }
 
     fn with_l1(mut self, l1: L1) -> Result<Self, CwError> {
@@ -271,13 +303,9 @@ impl Covariance for Diagonal {
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        let (mut v, mut largest) = (0.0, 0.0f64);
-        x.for_each(|j, xj| {
-            let variance = self.coordinates[j].variance;
-            v += variance * xj * xj;
-            largest = largest.max((variance * xj).abs());
-        });
-        self.largest_sigma_x = largest;
+        let mut v = 0.0;
+        x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
+        self.observed_variance = v;
         (v, x.squared_norm())
     }
 
@@ -287,15 +315,14 @@ impl Covariance for Diagonal {
         let x = self.shape.features(row);
         self.begin_round(&x);
         self.catch_up(&x);
-        let (mut o, mut largest) = (Observation::default(), 0.0f64);
+        let mut o = Observation::default();
         x.for_each(|j, xj| {
             let Coordinate { mean, variance } = self.coordinates[j];
             o.score += mean * xj;
             o.variance += variance * xj * xj;
             o.squared_norm += xj * xj;
-            largest = largest.max((variance * xj).abs());
         });
-        self.largest_sigma_x = largest;
+        self.observed_variance = o.variance;
         o
     }
 
@@ -355,6 +382,7 @@ impl Covariance for Diagonal {
                 c.variance += noise.owed(j);
                 noise.last[j] = noise.round;
             }
+            self.variance_bound = self.largest_variance();
         }
     }
 
@@ -375,6 +403,7 @@ impl Covariance for Diagonal {
 
     fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
         self.coordinates.iter_mut().for_each(|c| c.variance = a);
+        self.variance_bound = a.max(VARIANCE_FLOOR);
         if let Some(noise) = &mut self.noise {
             noise.last.fill(noise.round);
         }
@@ -401,6 +430,7 @@ impl Covariance for Diagonal {
         for c in &mut self.coordinates {
             c.variance = (c.variance * r).max(VARIANCE_FLOOR);
         }
+        self.variance_bound = self.largest_variance();
     }
 
     /// The lazy L1 thresholds move a weight on the rows that do not touch it, which the

@@ -19,7 +19,7 @@ mod symmetric;
 #[cfg(test)]
 mod tests;
 
-use super::{learn_each, Covariance, Observation, Update};
+use super::{learn_each, outside_template_unreachable, Covariance, Observation, Update};
 use crate::data::{Matrix, Row};
 use crate::error::CwError;
 use crate::kernel::{Kernel, KernelFunction};
@@ -631,6 +631,14 @@ impl Covariance for DualGaussian {
             )),
         }
     }
+
+    /// An update appends one finite coefficient α (the step gate's) to ν: no step to skip.
+    fn take_skipped(&mut self) -> u64 {
+        0
+    }
+
+    // `learner::check_kernel_form` refuses the rules outside the template in the dual form.
+    outside_template_unreachable!("a rule outside the template in the dual form");
 
     fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
         self.nu.iter().enumerate().for_each(|(p, &nu)| f(p, nu));

@@ -6,8 +6,7 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, FormParams,
-    PrimalForm,
+    check_gradient_sums, outside_template_unreachable, Covariance, CovarianceKind, PrimalForm,
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
@@ -45,65 +44,61 @@ impl Ftrl {
 }
 
 impl PrimalForm for Ftrl {
-    const KIND: CovarianceKind = CovarianceKind::Ftrl;
+    /// With the rule table's defaults α = 0.1, β = 1, λ₁ = λ₂ = 0.
+    const KIND: CovarianceKind = CovarianceKind::Ftrl {
+        alpha: 0.1,
+        beta: 1.0,
+        l1: 0.0,
+        l2: 0.0,
+    };
 
     fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
         dim.checked_mul(2)
     }
 
-    /// z = 0, n = 0 (α = 0.1, β = 1, λ₁ = λ₂ = 0 until [`PrimalForm::with_params`]).
-    fn new(_kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
+    /// z = 0, n = 0, with α, β, λ₁ and λ₂ from `kind`.
+    fn new(kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
+        let CovarianceKind::Ftrl {
+            alpha,
+            beta,
+            l1,
+            l2,
+        } = kind
+        else {
+            unreachable!("FTRL built as {kind:?}")
+        };
         Ftrl {
             shape,
             z: vec![0.0; shape.dim()],
             n: vec![0.0; shape.dim()],
-            alpha: 0.1,
-            beta: 1.0,
-            l1: 0.0,
-            l2: 0.0,
+            alpha,
+            beta,
+            l1,
+            l2,
         }
     }
 
     /// `z` as the stored mean, `n` (non-negative) as the covariance values.
-    fn from_parts(shape: Shape, z: &[f64], n: &[f64]) -> Result<Self, CwError> {
-        let dim = shape.dim();
-        check_finite_parts(dim, z, n)?;
-        if n.len() != dim {
-            return Err(wrong_length(
-                Self::KIND,
-                dim,
-                &format!("{dim} values"),
-                n.len(),
-            ));
-        }
-        if n.iter().any(|&g| g < 0.0) {
-            return Err(impossible(
-                Self::KIND,
-                "must hold non-negative gradient sums",
-            ));
-        }
+    fn from_parts(
+        kind: CovarianceKind,
+        shape: Shape,
+        z: &[f64],
+        n: &[f64],
+    ) -> Result<Self, CwError> {
+        check_gradient_sums(kind, shape.dim(), z, n)?;
         Ok(Ftrl {
             z: z.to_vec(),
             n: n.to_vec(),
-            ..Ftrl::new(Self::KIND, shape, 1.0)
+            ..Ftrl::new(kind, shape, 1.0)
         })
     }
 
-    fn with_params(self, params: FormParams) -> Self {
-        match params {
-            FormParams::Ftrl {
-                alpha,
-                beta,
-                l1,
-                l2,
-            } => Ftrl {
-                alpha,
-                beta,
-                l1,
-                l2,
-                ..self
-            },
-            FormParams::AdaGrad { .. } => self,
+    fn kind(&self) -> CovarianceKind {
+        CovarianceKind::Ftrl {
+            alpha: self.alpha,
+            beta: self.beta,
+            l1: self.l1,
+            l2: self.l2,
         }
     }
 
@@ -121,6 +116,11 @@ impl PrimalForm for Ftrl {
     }
 
     /// n, the sums of squared gradients.
+    /// Not a covariance: the rule's own state.
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        None
+    }
+
     fn covariance(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&self.n)
     }
@@ -190,4 +190,12 @@ impl Covariance for Ftrl {
     fn n_values(&self) -> usize {
         2 * self.z.len()
     }
+
+    /// A round that would overflow is skipped per coordinate, never as a whole.
+    fn take_skipped(&mut self) -> u64 {
+        0
+    }
+
+    // `objective::check_covariance` keeps this form to its own rule, which rescales nothing.
+    outside_template_unreachable!("FTRL's state under another rule");
 }

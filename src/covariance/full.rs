@@ -4,8 +4,9 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{
-    check_finite_parts, impossible, is_positive_definite, wrong_length, Covariance, CovarianceKind,
-    Observation, PrimalForm, Update, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR,
+    check_finite_parts, dense_mean_methods, impossible, is_positive_definite, wrong_length,
+    Covariance, CovarianceKind, Observation, PrimalForm, Update, FULL_VARIANCE_FLOOR,
+    RELATIVE_VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -340,12 +341,24 @@ impl Full {
             return None;
         }
         let (sigma, pending) = state.split_at(dim * dim);
+        Some(Full::with_parts(
+            shape,
+            mean,
+            sigma.to_vec(),
+            pending.to_vec(),
+        ))
+    }
+
+    /// The model of mean μ and Σ = Σ₀ − Σ_b h_b h_bᵀ (`sigma`, `pending`), no process noise:
+    /// the one place the fields are listed.
+    fn with_parts(shape: Shape, mean: Vec<f64>, sigma: Vec<f64>, pending: Vec<f64>) -> Self {
+        let dim = shape.dim();
         let mut full = Full {
             shape,
             dim,
             mean,
-            sigma: sigma.to_vec(),
-            pending: pending.to_vec(),
+            sigma,
+            pending,
             base_diagonal: vec![0.0; dim],
             diagonal: vec![0.0; dim],
             roomy: false,
@@ -356,14 +369,14 @@ impl Full {
             skipped: 0,
         };
         full.refresh_diagonal();
-        for h in pending.chunks_exact(dim.max(1)) {
+        for h in full.pending.chunks_exact(dim.max(1)) {
             full.diagonal
                 .iter_mut()
                 .zip(h)
                 .for_each(|(s, &h)| *s -= h * h);
         }
         full.roomy = full.is_roomy();
-        Some(full)
+        full
     }
 
     /// Both diagonals from Σ₀ (after a fold, when nothing is pending).
@@ -578,29 +591,18 @@ impl PrimalForm for Full {
         let dim = shape.dim();
         let mut sigma = vec![0.0; dim * dim];
         sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = a);
-        let mut full = Full {
-            shape,
-            dim,
-            mean: vec![0.0; dim],
-            sigma,
-            pending: Vec::new(),
-            base_diagonal: vec![a; dim],
-            diagonal: vec![a; dim],
-            roomy: false,
-            noise: 0.0,
-            growth: 0.0,
-            x: vec![0.0; dim],
-            sigma_x: vec![0.0; dim],
-            skipped: 0,
-        };
-        full.roomy = full.is_roomy();
-        full
+        Full::with_parts(shape, vec![0.0; dim], sigma, Vec::new())
     }
 
     /// Σ₀ must be exactly symmetric (every fold mirrors it) and Σ positive definite. The signs
     /// of the variances are not checked on their own: rounding in Sherman–Morrison can leave a
     /// learned variance at 0 or just below.
-    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, covariance)?;
         if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {
@@ -630,6 +632,10 @@ impl PrimalForm for Full {
         self.values()
     }
 
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        Some(self.values().into_owned())
+    }
+
     /// Σ₀ row-major, then the pending terms.
     fn covariance_state(&self) -> Cow<'_, [f64]> {
         Cow::Owned(self.state())
@@ -637,9 +643,7 @@ impl PrimalForm for Full {
 }
 
 impl Covariance for Full {
-    fn n_features(&self) -> usize {
-        self.shape.n_features
-    }
+    dense_mean_methods!();
 
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
@@ -697,11 +701,6 @@ impl Covariance for Full {
         self.score(row)
     }
 
-    #[inline]
-    fn score(&self, row: Row) -> f64 {
-        self.shape.features(row).dot(&self.mean)
-    }
-
     fn n_values(&self) -> usize {
         self.dim * (self.dim + 2)
     }
@@ -714,18 +713,6 @@ impl Covariance for Full {
         self.refresh_diagonal();
     }
 
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
-    fn mean_norm2(&self) -> f64 {
-        self.mean.iter().map(|w| w * w).sum()
-    }
-
-    fn rescale_mean(&mut self, s: f64) {
-        self.mean.iter_mut().for_each(|w| *w *= s);
-    }
-
     /// O(d²), after folding the pending terms.
     fn rescale_covariance(&mut self, r: f64) {
         Covariance::fold(self);
@@ -733,17 +720,9 @@ impl Covariance for Full {
         self.refresh_diagonal();
     }
 
-    fn averaged_len(&self) -> Result<usize, CwError> {
-        Ok(self.dim)
-    }
-
     /// Σx is dense: a step moves every entry of the mean.
     fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
         self.mean.iter().enumerate().for_each(|(j, &m)| f(j, m));
-    }
-
-    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
-        self.shape.features(row).dot(values)
     }
 
     /// Exact, O(d) per row (see `full_noise.rs`).

@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, prefetch_each, wrong_length, Covariance, CovarianceKind, PrimalForm,
-    MEAN_STEP_LIMIT,
+    check_finite_parts, dense_mean_methods, prefetch_each, wrong_length, Covariance,
+    CovarianceKind, PrimalForm, MEAN_STEP_LIMIT,
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
@@ -32,11 +32,21 @@ impl PrimalForm for Identity {
         }
     }
 
-    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError> {
-        let dim = shape.dim();
-        check_finite_parts(dim, mean, covariance)?;
-        if !covariance.is_empty() {
-            return Err(wrong_length(Self::KIND, dim, "no values", covariance.len()));
+    /// Σ = I holds no values.
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        none: &[f64],
+    ) -> Result<Self, CwError> {
+        check_finite_parts(shape.dim(), mean, none)?;
+        if !none.is_empty() {
+            return Err(wrong_length(
+                Self::KIND,
+                shape.dim(),
+                "no values",
+                none.len(),
+            ));
         }
         Ok(Identity {
             shape,
@@ -56,12 +66,18 @@ impl PrimalForm for Identity {
     fn covariance(&self) -> Cow<'_, [f64]> {
         Cow::Borrowed(&[])
     }
+
+    /// Σ = I.
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        let dim = self.shape.dim();
+        let mut sigma = vec![0.0; dim * dim];
+        sigma.iter_mut().step_by(dim + 1).for_each(|s| *s = 1.0);
+        Some(sigma)
+    }
 }
 
 impl Covariance for Identity {
-    fn n_features(&self) -> usize {
-        self.shape.n_features
-    }
+    dense_mean_methods!();
 
     /// v = ‖x‖², which is also the squared norm the rules see.
     #[inline]
@@ -95,37 +111,17 @@ impl Covariance for Identity {
         (x.dot(&self.mean), x.squared_norm())
     }
 
-    #[inline]
-    fn score(&self, row: Row) -> f64 {
-        self.shape.features(row).dot(&self.mean)
-    }
-
     fn n_values(&self) -> usize {
         self.mean.len()
     }
 
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
-    }
-
-    /// O(d): the rules that read it update rarely (on mistakes or margin errors).
-    fn mean_norm2(&self) -> f64 {
-        self.mean.iter().map(|w| w * w).sum()
-    }
-
-    fn rescale_mean(&mut self, s: f64) {
-        self.mean.iter_mut().for_each(|w| *w *= s);
-    }
-
-    fn averaged_len(&self) -> Result<usize, CwError> {
-        Ok(self.mean.len())
+    /// Σ = I is the first-order rules' own: a rule that rescales Σ is second-order, and
+    /// `objective::covariance_fits` refuses it this form.
+    fn rescale_covariance(&mut self, _r: f64) {
+        unreachable!("a second-order rule on the identity covariance")
     }
 
     fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
         self.shape.features(row).for_each(|j, _| f(j, self.mean[j]));
-    }
-
-    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
-        self.shape.features(row).dot(values)
     }
 }

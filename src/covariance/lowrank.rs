@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, impossible, wrong_length, Covariance, CovarianceKind, PrimalForm,
-    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
+    check_finite_parts, dense_mean_methods, impossible, wrong_length, Covariance, CovarianceKind,
+    PrimalForm, MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -81,30 +81,6 @@ impl LowRank {
 
     pub fn rank(&self) -> usize {
         self.rank
-    }
-
-    /// Σ as a dense dim×dim row-major matrix (O(d²) memory: on request only).
-    pub fn dense_covariance(&self) -> Vec<f64> {
-        let dim = self.dim;
-        let mut sigma = vec![0.0; dim * dim];
-        let mut y = vec![0.0; self.rows];
-        for j in 0..dim {
-            // Column j of Σ is Σe_j, and BSe_j is S_j times column j of B.
-            let sj = self.variances[j];
-            for (i, yi) in y.iter_mut().enumerate() {
-                *yi = self.sketch[i * dim + j] * sj;
-            }
-            self.forward(&mut y);
-            self.backward(&mut y);
-            for (i, out) in sigma[j * dim..(j + 1) * dim].iter_mut().enumerate() {
-                let bz: f64 = (0..self.rows)
-                    .map(|r| self.sketch[r * dim + i] * y[r])
-                    .sum();
-                *out = -self.variances[i] * bz;
-            }
-            sigma[j * dim + j] += sj;
-        }
-        sigma
     }
 
     /// y ← L⁻¹y over the live rows.
@@ -362,7 +338,12 @@ impl PrimalForm for LowRank {
 
     /// The state is S (dim values), then the 2k×dim sketch (k read from its length): its live
     /// rows, then rows of zeros.
-    fn from_parts(shape: Shape, mean: &[f64], state: &[f64]) -> Result<Self, CwError> {
+    fn from_parts(
+        _kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        state: &[f64],
+    ) -> Result<Self, CwError> {
         let dim = shape.dim();
         check_finite_parts(dim, mean, state)?;
         let rank = (state.len() / dim).saturating_sub(1) / 2;
@@ -395,6 +376,30 @@ impl PrimalForm for LowRank {
         CovarianceKind::LowRank { rank: self.rank }
     }
 
+    /// Σ = S − SBᵀ(I + BSBᵀ)⁻¹BS (Woodbury), column by column through the factor L: O(d²k).
+    fn dense_covariance(&self) -> Option<Vec<f64>> {
+        let dim = self.dim;
+        let mut sigma = vec![0.0; dim * dim];
+        let mut y = vec![0.0; self.rows];
+        for j in 0..dim {
+            // Column j of Σ is Σe_j, and BSe_j is S_j times column j of B.
+            let sj = self.variances[j];
+            for (i, yi) in y.iter_mut().enumerate() {
+                *yi = self.sketch[i * dim + j] * sj;
+            }
+            self.forward(&mut y);
+            self.backward(&mut y);
+            for (i, out) in sigma[j * dim..(j + 1) * dim].iter_mut().enumerate() {
+                let bz: f64 = (0..self.rows)
+                    .map(|r| self.sketch[r * dim + i] * y[r])
+                    .sum();
+                *out = -self.variances[i] * bz;
+            }
+            sigma[j * dim + j] += sj;
+        }
+        Some(sigma)
+    }
+
     fn shape(&self) -> Shape {
         self.shape
     }
@@ -413,6 +418,8 @@ impl PrimalForm for LowRank {
 }
 
 impl Covariance for LowRank {
+    dense_mean_methods!();
+
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
@@ -484,17 +491,8 @@ impl Covariance for LowRank {
         (x.dot(&self.mean), self.variance_from(y, prior))
     }
 
-    #[inline]
-    fn score(&self, row: Row) -> f64 {
-        self.shape.features(row).dot(&self.mean)
-    }
-
     fn n_values(&self) -> usize {
         2 * self.dim + self.sketch.len() + self.cholesky.len()
-    }
-
-    fn take_skipped(&mut self) -> u64 {
-        std::mem::take(&mut self.skipped)
     }
 
     /// r·Σ = (D/r + BᵀB/r)⁻¹: S ← r·S and B ← B/√r, which leave BSBᵀ, hence the Cholesky
@@ -505,21 +503,9 @@ impl Covariance for LowRank {
         self.sketch.iter_mut().for_each(|b| *b *= shrink);
     }
 
-    fn averaged_len(&self) -> Result<usize, CwError> {
-        Ok(self.dim)
-    }
-
     /// Σx is dense: a step moves every entry of the mean.
     fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
         self.mean.iter().enumerate().for_each(|(j, &m)| f(j, m));
-    }
-
-    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
-        self.shape.features(row).dot(values)
-    }
-
-    fn n_features(&self) -> usize {
-        self.shape.n_features
     }
 }
 

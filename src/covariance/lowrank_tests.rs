@@ -80,7 +80,7 @@ fn equals_the_full_form_until_the_sketch_fills() {
         full.update(row, step, c, vf, 0.0);
     }
     full.fold();
-    let dense = low.dense_covariance();
+    let dense = low.dense_covariance().unwrap();
     let exact = full.covariance();
     assert!(dense
         .iter()
@@ -136,7 +136,8 @@ fn the_state_restores_the_model_exactly() {
     for x in &stream[..13] {
         learn(&mut low, x);
     }
-    let mut restored = LowRank::from_parts(low.shape(), &low.mean(), &low.covariance()).unwrap();
+    let mut restored =
+        LowRank::from_parts(low.kind(), low.shape(), &low.mean(), &low.covariance()).unwrap();
     assert_eq!(restored, low);
     for x in &stream[13..] {
         learn(&mut low, x);
@@ -148,7 +149,8 @@ fn the_state_restores_the_model_exactly() {
         .iter_mut()
         .for_each(|b| *b = 0.0);
     assert!(
-        LowRank::from_parts(low.shape(), &low.mean(), &shuffled).is_err() || low.live_rows() <= 1
+        LowRank::from_parts(low.kind(), low.shape(), &low.mean(), &shuffled).is_err()
+            || low.live_rows() <= 1
     );
 }
 

@@ -159,10 +159,9 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// Mean steps skipped since the last call (cleared): rounds whose step μ + step·Σx would
     /// overflow and that left the model as it was (see [`MEAN_STEP_LIMIT`]), so the loop does
-    /// not count them as updates.
-    fn take_skipped(&mut self) -> u64 {
-        0
-    }
+    /// not count them as updates. Required, as the three methods of the rules outside the
+    /// template below: a form that forgot one would be silently wrong.
+    fn take_skipped(&mut self) -> u64;
 
     /// The error that stopped learning, if any (cleared); rows after it were not learned.
     fn take_failure(&mut self) -> Option<CwError> {
@@ -203,17 +202,16 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
 
-    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). NaN where the
-    /// form cannot give it: the dual form, which refuses those rules.
-    fn mean_norm2(&self) -> f64 {
-        f64::NAN
-    }
+    /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). A form those
+    /// rules never reach (refused when the learner is built) says so with `unreachable!`.
+    fn mean_norm2(&self) -> f64;
 
-    /// μ ← s·μ, for the rules outside the template (the dual form refuses them).
-    fn rescale_mean(&mut self, _s: f64) {}
+    /// μ ← s·μ, for the rules outside the template (as for [`Covariance::mean_norm2`]).
+    fn rescale_mean(&mut self, s: f64);
 
-    /// Σ ← r·Σ, for the rules outside the template (the dual form refuses them).
-    fn rescale_covariance(&mut self, _r: f64) {}
+    /// Σ ← r·Σ, for the rules outside the template (IELLIP's; as for
+    /// [`Covariance::mean_norm2`]).
+    fn rescale_covariance(&mut self, r: f64);
 
     /// Averaged models ([`crate::average`]): the length of the mean that
     /// [`Covariance::visit_mean`] indexes, or why this model's mean cannot be averaged exactly.
@@ -250,6 +248,63 @@ fn no_process_noise() -> CwError {
     )
 }
 
+/// The [`Covariance`] methods of a form that keeps its mean as one dense `mean: Vec<f64>` over
+/// the coordinates of `shape`, and counts the steps its overflow gate skipped in `skipped`:
+/// identity, full and low-rank.
+macro_rules! dense_mean_methods {
+    () => {
+        fn n_features(&self) -> usize {
+            self.shape.n_features
+        }
+
+        #[inline]
+        fn score(&self, row: Row) -> f64 {
+            self.shape.features(row).dot(&self.mean)
+        }
+
+        fn take_skipped(&mut self) -> u64 {
+            std::mem::take(&mut self.skipped)
+        }
+
+        /// O(d): the rules that read it update rarely (on mistakes or margin errors).
+        fn mean_norm2(&self) -> f64 {
+            self.mean.iter().map(|w| w * w).sum()
+        }
+
+        fn rescale_mean(&mut self, s: f64) {
+            self.mean.iter_mut().for_each(|w| *w *= s);
+        }
+
+        fn averaged_len(&self) -> Result<usize, CwError> {
+            Ok(self.mean.len())
+        }
+
+        fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
+            self.shape.features(row).dot(values)
+        }
+    };
+}
+use dense_mean_methods;
+
+/// The methods of the rules outside the template for a form those rules never reach (refused
+/// when the learner is built): each says so, with `$why`, if it is ever called.
+macro_rules! outside_template_unreachable {
+    ($why:literal) => {
+        fn mean_norm2(&self) -> f64 {
+            unreachable!($why)
+        }
+
+        fn rescale_mean(&mut self, _s: f64) {
+            unreachable!($why)
+        }
+
+        fn rescale_covariance(&mut self, _r: f64) {
+            unreachable!($why)
+        }
+    };
+}
+use outside_template_unreachable;
+
 /// [`Covariance::learn_rows`] row by row, with a prefetch of the next row.
 pub(crate) fn learn_each<'a, C: Covariance>(
     model: &mut C,
@@ -268,8 +323,10 @@ pub(crate) fn learn_each<'a, C: Covariance>(
     }
 }
 
-/// Which covariance a learner keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// Which covariance a learner keeps, with the form's parameters: the one place they are carried
+/// (the rank from the configuration; AdaGrad's and FTRL's from the rule, set by
+/// `objective::check_covariance`).
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CovarianceKind {
     /// Precision I/a + BᵀB, B a Frequent Directions sketch of 2·`rank` rows: O(rank·d) per
     /// update (docs/design.md §3.3).
@@ -281,19 +338,10 @@ pub enum CovarianceKind {
     /// Dense symmetric d×d, updated by Sherman–Morrison.
     Full,
     /// AdaGrad's per-coordinate gradient sums (docs/design.md §2.9): not a covariance, the
-    /// state of the AdaGrad rule alone.
-    AdaGrad,
-    /// FTRL-Proximal's per-coordinate (z, n) (docs/design.md §2.9), for the FTRL rule alone.
-    Ftrl,
-}
-
-/// The hyper-parameters a form with a rule's own state takes from the rule.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum FormParams {
-    AdaGrad {
-        eta: f64,
-        delta: f64,
-    },
+    /// state of the AdaGrad rule alone, with its η and δ.
+    AdaGrad { eta: f64, delta: f64 },
+    /// FTRL-Proximal's per-coordinate (z, n) (docs/design.md §2.9), for the FTRL rule alone,
+    /// with its α, β, λ₁ and λ₂.
     Ftrl {
         alpha: f64,
         beta: f64,
@@ -308,8 +356,8 @@ impl CovarianceKind {
             "identity" => Ok(CovarianceKind::Identity),
             "diag" => Ok(CovarianceKind::Diagonal),
             "full" => Ok(CovarianceKind::Full),
-            "adagrad" => Ok(CovarianceKind::AdaGrad),
-            "ftrl" => Ok(CovarianceKind::Ftrl),
+            "adagrad" => Ok(AdaGrad::KIND),
+            "ftrl" => Ok(Ftrl::KIND),
             _ => Err(CwError::InvalidParameter(format!(
                 "covariance must be \"diag\" or \"full\" (or \"lowrank\", with rank), got {name:?}"
             ))),
@@ -346,15 +394,23 @@ impl CovarianceKind {
             CovarianceKind::Diagonal => "diag",
             CovarianceKind::Full => "full",
             CovarianceKind::LowRank { .. } => "lowrank",
-            CovarianceKind::AdaGrad => "adagrad",
-            CovarianceKind::Ftrl => "ftrl",
+            CovarianceKind::AdaGrad { .. } => "adagrad",
+            CovarianceKind::Ftrl { .. } => "ftrl",
         }
     }
 
     /// Whether the form holds one rule's own state (AdaGrad's, FTRL's) rather than a
     /// covariance any rule of its order can use.
     pub fn is_rule_state(&self) -> bool {
-        matches!(self, CovarianceKind::AdaGrad | CovarianceKind::Ftrl)
+        matches!(
+            self,
+            CovarianceKind::AdaGrad { .. } | CovarianceKind::Ftrl { .. }
+        )
+    }
+
+    /// Whether `other` is the same form, whatever its parameters.
+    pub fn same_form(&self, other: CovarianceKind) -> bool {
+        std::mem::discriminant(self) == std::mem::discriminant(&other)
     }
 }
 
@@ -370,6 +426,29 @@ fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<()
         return Err(CwError::InvalidInput(
             "covariance contains NaN or infinity".into(),
         ));
+    }
+    Ok(())
+}
+
+/// Checks the restored state of a form with a rule's own per-coordinate state (AdaGrad's,
+/// FTRL's): a finite `mean` and one non-negative finite gradient sum per coordinate.
+fn check_gradient_sums(
+    kind: CovarianceKind,
+    dim: usize,
+    mean: &[f64],
+    sums: &[f64],
+) -> Result<(), CwError> {
+    check_finite_parts(dim, mean, sums)?;
+    if sums.len() != dim {
+        return Err(wrong_length(
+            kind,
+            dim,
+            &format!("{dim} values"),
+            sums.len(),
+        ));
+    }
+    if sums.iter().any(|&g| g < 0.0) {
+        return Err(impossible(kind, "must hold non-negative gradient sums"));
     }
     Ok(())
 }

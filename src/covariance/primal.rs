@@ -6,8 +6,8 @@
 use std::borrow::Cow;
 
 use super::{
-    AdaGrad, Covariance, CovarianceKind, Diagonal, FormParams, Ftrl, Full, Identity, LowRank,
-    Observation, Update,
+    AdaGrad, Covariance, CovarianceKind, Diagonal, Ftrl, Full, Identity, LowRank, Observation,
+    Update,
 };
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
@@ -15,8 +15,8 @@ use crate::sparse_l1::L1;
 
 /// What the primal forms share beyond [`Covariance`]: construction, memory size and state.
 pub trait PrimalForm: Covariance + Sized {
-    /// The form (with its default parameters, for a form that has some: the model's own is
-    /// [`PrimalForm::kind`]).
+    /// The form (with its default parameters, for a form that has some: the model's own are
+    /// in [`PrimalForm::kind`]).
     const KIND: CovarianceKind;
 
     /// The numbers one model of `kind` over `dim` coordinates holds (`None` if that
@@ -35,9 +35,15 @@ pub trait PrimalForm: Covariance + Sized {
     /// μ = 0, Σ = a·I (`kind` gives the form's parameters).
     fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self;
 
-    /// Rebuilds the model from [`PrimalForm::mean`] and [`PrimalForm::covariance_state`] (which
-    /// hold the form's parameters).
-    fn from_parts(shape: Shape, mean: &[f64], covariance: &[f64]) -> Result<Self, CwError>;
+    /// Rebuilds the model of `kind` from [`PrimalForm::mean`] and
+    /// [`PrimalForm::covariance_state`] (a state may hold the form's parameters: the low-rank
+    /// form's rank).
+    fn from_parts(
+        kind: CovarianceKind,
+        shape: Shape,
+        mean: &[f64],
+        covariance: &[f64],
+    ) -> Result<Self, CwError>;
 
     /// The model's form, with its parameters.
     fn kind(&self) -> CovarianceKind {
@@ -57,14 +63,13 @@ pub trait PrimalForm: Covariance + Sized {
     /// The covariance values: empty (identity), the variances (diagonal) or Σ row-major (full).
     fn covariance(&self) -> Cow<'_, [f64]>;
 
+    /// Σ as a dense dim×dim row-major matrix (O(d²) memory: on request only); `None` for the
+    /// forms that hold a rule's own state rather than a covariance (AdaGrad, FTRL).
+    fn dense_covariance(&self) -> Option<Vec<f64>>;
+
     /// The covariance as [`PrimalForm::from_parts`] takes it back.
     fn covariance_state(&self) -> Cow<'_, [f64]> {
         self.covariance()
-    }
-
-    /// Takes a rule's hyper-parameters (the forms with a rule's own state; others ignore them).
-    fn with_params(self, _params: FormParams) -> Self {
-        self
     }
 
     /// Adds sparse L1 training (docs/design.md §5); only the diagonal form supports it.
@@ -127,7 +132,7 @@ macro_rules! primal_forms {
             ) -> Result<Gaussian, CwError> {
                 let model = match kind {
                     $(CovarianceKind::$form { .. } => {
-                        Gaussian::$form($form::from_parts(shape, mean, covariance)?)
+                        Gaussian::$form($form::from_parts(kind, shape, mean, covariance)?)
                     })*
                 };
                 if model.kind() != kind {
@@ -148,13 +153,6 @@ macro_rules! primal_forms {
             pub fn shape(&self) -> Shape {
                 match self {
                     $(Gaussian::$form(f) => f.shape(),)*
-                }
-            }
-
-            /// Takes a rule's hyper-parameters (the forms with a rule's own state).
-            pub fn with_params(self, params: FormParams) -> Gaussian {
-                match self {
-                    $(Gaussian::$form(f) => Gaussian::$form(f.with_params(params)),)*
                 }
             }
 
@@ -190,6 +188,13 @@ macro_rules! primal_forms {
             pub fn covariance(&self) -> Cow<'_, [f64]> {
                 match self {
                     $(Gaussian::$form(f) => f.covariance(),)*
+                }
+            }
+
+            /// Σ as a dense dim×dim row-major matrix (`None` for AdaGrad's and FTRL's state).
+            pub fn dense_covariance(&self) -> Option<Vec<f64>> {
+                match self {
+                    $(Gaussian::$form(f) => f.dense_covariance(),)*
                 }
             }
 
