@@ -1,6 +1,6 @@
 //! Arbitrary saved state through every constructor that rebuilds a model from it: the binary
-//! learner (identity, diagonal and full covariance, with or without an L1 penalty and its lazy
-//! state), the multiclass learner, the regressor, and the kernel (dual) learner, binary and
+//! learner (every primal form: identity, diagonal, full, low-rank, AdaGrad's and FTRL's state;
+//! with or without an L1 penalty and its lazy state), the multiclass learner, the regressor, and the kernel (dual) learner, binary and
 //! multiclass. An inconsistent state must give `Err`, never a panic. A state that is accepted
 //! must give a model that predicts and learns rows without panicking, and whose own state,
 //! saved again after learning, is accepted back and rebuilds the same model.
@@ -250,12 +250,29 @@ struct Primal {
 }
 
 impl Primal {
+    /// Every primal form (AdaGrad's and FTRL's with default parameters: the rule's own
+    /// replace them).
     fn kind(&self) -> CovarianceKind {
-        [
-            CovarianceKind::Identity,
-            CovarianceKind::Diagonal,
-            CovarianceKind::Full,
-        ][usize::from(self.kind % 3)]
+        match self.kind % 6 {
+            0 => CovarianceKind::Identity,
+            1 => CovarianceKind::Diagonal,
+            2 => CovarianceKind::Full,
+            3 => CovarianceKind::LowRank {
+                rank: 1 + usize::from(self.kind / 6 % 3),
+            },
+            4 => CovarianceKind::from_name("adagrad").unwrap(),
+            _ => CovarianceKind::from_name("ftrl").unwrap(),
+        }
+    }
+
+    /// The rule: AdaGrad's and FTRL's forms take their own (any other is refused).
+    fn rule(&self) -> Rule {
+        let name = match self.kind() {
+            CovarianceKind::AdaGrad { .. } => "AdaGrad",
+            CovarianceKind::Ftrl { .. } => "FTRL",
+            _ => RULE_NAMES[usize::from(self.rule) % RULE_NAMES.len()],
+        };
+        Rule::from_name(name, &[]).unwrap()
     }
 
     fn dim(&self) -> usize {
@@ -273,9 +290,13 @@ impl Primal {
                 self.covariance
                     .matrix(dim, pending.saturating_mul(dim), 1.0)
             }
-            // Not generated yet (`kind` picks the three forms above).
-            CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
-                unreachable!("the fuzzer builds identity, diagonal and full states only")
+            // S, then 2k sketch rows.
+            CovarianceKind::LowRank { rank } => {
+                let rows = 1 + 2 * rank;
+                self.covariance.build(rows.saturating_mul(dim), 1.0)
+            }
+            CovarianceKind::AdaGrad { .. } | CovarianceKind::Ftrl { .. } => {
+                self.covariance.build(dim, 0.0)
             }
         }
     }
@@ -426,7 +447,7 @@ fn check_round_trip<T: Linear>(model: &T, restored: Result<T, CwError>, p: &Prim
 fn binary(p: &Primal) {
     let n_features = p.n_features.get();
     let dim = p.dim();
-    let rule = Rule::from_name(RULE_NAMES[usize::from(p.rule) % RULE_NAMES.len()], &[]).unwrap();
+    let rule = p.rule();
     let covariance = p.covariance(dim);
     let restored = Learner::from_state(
         rule,
@@ -467,8 +488,9 @@ fn check_accepted(kind: CovarianceKind, dim: usize, covariance: &[f64]) {
             let m = |i: usize, j: usize| covariance[i * dim + j];
             assert!((0..dim).all(|i| (0..i).all(|j| m(i, j) == m(j, i))));
         }
-        CovarianceKind::LowRank { .. } | CovarianceKind::AdaGrad | CovarianceKind::Ftrl => {
-            unreachable!("the fuzzer builds identity, diagonal and full states only")
+        CovarianceKind::LowRank { .. } => assert!(covariance[..dim].iter().all(|&v| v > 0.0)),
+        CovarianceKind::AdaGrad { .. } | CovarianceKind::Ftrl { .. } => {
+            assert!(covariance.iter().all(|&g| g >= 0.0));
         }
     }
 }
@@ -505,7 +527,7 @@ fn bits(values: &[f64]) -> Vec<u64> {
 fn multiclass(p: &Primal, n_classes: usize, ovr: bool) {
     let n_features = p.n_features.get();
     let dim = p.dim();
-    let rule = Rule::from_name(RULE_NAMES[usize::from(p.rule) % RULE_NAMES.len()], &[]).unwrap();
+    let rule = p.rule();
     let strategy = if ovr {
         Strategy::OneVsRest
     } else {
