@@ -303,9 +303,9 @@ class Estimator(HyperParameters):
         n_jobs = check_n_jobs(self)
         orders = self._pass_orders(n_rows)
         if n_jobs != 1:
-            from ._merge import sharded_passes
-
-            return sharded_passes(model, matrix, targets, repeats, orders, n_rows, n_jobs)
+            # Each pass in n_jobs shards merged in place, in the core (docs/design.md §9.4).
+            model.fit_sharded(matrix, targets, orders, n_jobs, repeats)
+            return model
         for order in orders:
             model.partial_fit(matrix, targets, repeats, order)
         return model
