@@ -21,7 +21,8 @@ pub enum Method {
     Precision,
     /// μ = Σₖ bₖμₖ (and Σ = Σₖ bₖΣₖ), bₖ by updates: iterative parameter mixing.
     Average,
-    /// Information for a model with a covariance, average for a first-order one.
+    /// Information for AROW (classifier or regressor), whose updates add a fixed amount of
+    /// evidence; average for every other rule (docs/design.md §9.2).
     Auto,
 }
 
@@ -231,7 +232,10 @@ pub(crate) fn resolve(
 ) -> Result<Method, CwError> {
     match (method, kind) {
         (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
-        (Method::Auto, _) => Ok(Method::Information),
+        (Method::Auto, _) if first.config().string("rule")? == "AROW" => Ok(Method::Information),
+        // The other second-order rules' evidence depends on the state that learned it
+        // (docs/design.md §9.2): summed over shards it overcounts.
+        (Method::Auto, _) => Ok(Method::Average),
         (Method::Information | Method::Precision, CovarianceKind::Identity) => {
             Err(CwError::InvalidParameter(format!(
                 "method={:?} combines covariances, but the first-order rule {} keeps none \
