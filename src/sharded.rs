@@ -111,11 +111,13 @@ impl ShardedFit {
         if stop.is_some_and(|stop| (stop.0)()) {
             return Ok(false);
         }
-        self.current = merge_in_place(model, shards)?;
-        if !self.current {
+        let in_place = merge_in_place(model, shards)?;
+        if !in_place {
             let refs = shards.iter().collect::<Vec<_>>();
             *model = merge::merge(&refs, Method::Auto, Some(model), None)?;
         }
+        // Shards left idle (fewer rows than shards) did not receive the merge.
+        self.current = in_place && parts.len() == self.shards.len();
         Ok(true)
     }
 

@@ -150,3 +150,23 @@ fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
         .unwrap();
     assert_eq!(model.state(), expected.state());
 }
+
+#[test]
+fn shards_left_idle_by_a_short_batch_are_refreshed_before_the_next() {
+    let (values, y) = data(30);
+    let mut model = binary("AROW", "diag");
+    let mut expected = model.clone();
+    let mut fit = ShardedFit::new(&model, 4).unwrap();
+    for n_rows in [2, 30] {
+        let x = Matrix::Dense {
+            values: &values[..n_rows * N_FEATURES],
+            n_rows,
+            n_cols: N_FEATURES,
+        };
+        let stored: Vec<usize> = (0..n_rows).collect();
+        expected = by_definition(&expected, &x, &y[..n_rows], &stored, 4);
+        let targets = Targets::Values(&y[..n_rows]);
+        assert!(fit.pass(&mut model, &x, targets, None, None, None).unwrap());
+        assert_eq!(model.clone().state(), expected.clone().state());
+    }
+}
