@@ -14,8 +14,14 @@ Sections (each prints a Markdown table):
    the model of the epoch start, as `cwrs.dask.fit` and `n_jobs` do), AROW, SCW1 and PA1, 1 to 3
    epochs in stored order: test error on a1a.t (trained on a1a, ../shared/datasets) and on the
    held-out rows of the stream.
+4. Merge methods for the second-order rules ("information" vs "average", the choice of
+   `method="auto"`, docs/design.md §9.2): sharded vs sequential test error on a1a.
 
-    python benchmarks/scale.py [--rows N] [--repeat N] [--sections 1,2,3] [--quick]
+    python benchmarks/scale.py [--rows N] [--repeat N] [--sections 1,2,3,4] [--quick]
+                               [--cache DIR]
+
+`--cache DIR` keeps the generated stream (about 1 GB at 1M rows) for the next run, so that a
+section run alone (`--sections 1`) starts in seconds.
 
 BLAS is pinned to one thread. Markdown goes to stdout, progress to stderr.
 """
@@ -118,9 +124,9 @@ def section_dask(data, repeat, workdir):
     print()
 
 
-def sharded_fit(estimator, X, y, n_parts, epochs):
-    """`epochs` passes in stored order, each the merge of `n_parts` contiguous shards learned
-    from the model of the epoch start (as cwrs.dask.fit and n_jobs do)."""
+def sharded_fit(estimator, X, y, n_parts, epochs, method="auto"):
+    """`epochs` passes in stored order, each the merge (by `method`) of `n_parts` contiguous
+    shards learned from the model of the epoch start (as cwrs.dask.fit and n_jobs do)."""
     classes = np.unique(y)
     bounds = np.linspace(0, X.shape[0], n_parts + 1).astype(int)
     model = None
@@ -130,19 +136,14 @@ def sharded_fit(estimator, X, y, n_parts, epochs):
             shard = pickle.loads(pickle.dumps(model)) if model is not None else type(
                 estimator)(**estimator.get_params())
             shards.append(shard.partial_fit(X[lo:hi], y[lo:hi], classes=classes))
-        model = cwrs.merge(shards, base=model)
+        model = cwrs.merge(shards, base=model, method=method)
     return model
 
 
 def section_accuracy(stream):
     sets = []
-    if (SHARED / "a1a.libsvm").exists():
-        Xa, ya = cwrs.load_svmlight(SHARED / "a1a.libsvm", zero_based=False)
-        Xt, yt = cwrs.load_svmlight(SHARED / "a1a.t.libsvm", zero_based=False,
-                                    n_features=Xa.shape[1])
-        sets.append(("a1a → a1a.t", Xa, ya, Xt[:, : Xa.shape[1]], yt))
-    else:
-        log(f"  {SHARED} not found: a1a left out")
+    if (data := a1a()) is not None:
+        sets.append(("a1a → a1a.t", *data))
     X, y, X_test, y_test = stream
     sets.append((f"stream {X.shape[0]:,} rows", X, y, X_test, y_test))
     learners = [("AROW", cwrs.AROW()), ("SCW1", cwrs.SCW1()), ("PA1", cwrs.PA1())]
@@ -164,20 +165,81 @@ def section_accuracy(stream):
     print()
 
 
+def a1a():
+    """(train X, y, test X, y) of a1a → a1a.t, or None when ../shared/datasets is missing."""
+    if not (SHARED / "a1a.libsvm").exists():
+        log(f"  {SHARED} not found: a1a left out")
+        return None
+    Xa, ya = cwrs.load_svmlight(SHARED / "a1a.libsvm", zero_based=False)
+    Xt, yt = cwrs.load_svmlight(SHARED / "a1a.t.libsvm", zero_based=False,
+                                n_features=Xa.shape[1])
+    return Xa, ya, Xt[:, : Xa.shape[1]], yt
+
+
+def section_methods():
+    """Sharded vs sequential test error on a1a per merge method, for the second-order rules
+    (which "auto" merges by information for AROW only: docs/design.md §9.2)."""
+    data = a1a()
+    if data is None:
+        return
+    Xa, ya, Xt, yt = data
+    print("### 4. Merge methods for the second-order rules: a1a → a1a.t, test error\n")
+    print("| learner | epochs | sequential | information 2 / 4 shards | average 2 / 4 shards | "
+          "max gap information | max gap average |")
+    print("|---|--:|--:|--:|--:|--:|--:|")
+    for name in ("AROW", "SCW1", "SCW2", "CW", "NAROW", "NHERD"):
+        estimator = getattr(cwrs, name)()
+        for epochs in (1, 2, 3):
+            sequential = type(estimator)(**estimator.get_params()).set_params(
+                shuffle=False, n_iter=epochs).fit(Xa, ya)
+            base = test_error(sequential, Xt, yt)
+            errors = {(method, k): test_error(sharded_fit(estimator, Xa, ya, k, epochs, method),
+                                              Xt, yt)
+                      for method in ("information", "average") for k in (2, 4)}
+            gap = {m: max(abs(errors[m, k] - base) for k in (2, 4))
+                   for m in ("information", "average")}
+            print(f"| {name} | {epochs} | {base:.2%} | {errors['information', 2]:.2%} / "
+                  f"{errors['information', 4]:.2%} | {errors['average', 2]:.2%} / "
+                  f"{errors['average', 4]:.2%} | {gap['information'] * 100:.2f} pt | "
+                  f"{gap['average'] * 100:.2f} pt |", flush=True)
+    print()
+
+
+def load_stream(rows, cache):
+    """The text-like stream of `rows` rows, from `cache` (a directory) when it holds it; else
+    generated, and saved there when `cache` is given."""
+    import scipy.sparse as sp
+
+    if cache is not None:
+        path = Path(cache) / f"stream-{rows}"
+        if path.with_suffix(".npz").exists():
+            log(f"loading the stream from {path}.npz")
+            return sp.load_npz(path.with_suffix(".npz")), np.load(path.with_suffix(".npy"))
+    log(f"generating the stream: {rows:,} rows")
+    X, y = make_text_stream(rows)
+    if cache is not None:
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        sp.save_npz(path.with_suffix(".npz"), X, compressed=False)
+        np.save(path.with_suffix(".npy"), y)
+    return X, y
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--sections", default="1,2,3")
+    parser.add_argument("--sections", default="1,2,3,4")
+    parser.add_argument("--cache", default=None,
+                        help="a directory to keep the generated stream in between runs")
     parser.add_argument("--quick", action="store_true", help="100k rows, one repeat")
     args = parser.parse_args()
     if args.quick:
         args.rows, args.repeat = 100_000, 1
     sections = {int(s) for s in args.sections.split(",")}
-    log(f"generating the stream: {args.rows:,} rows")
-    X, y = make_text_stream(args.rows)
-    n_test = min(100_000, args.rows // 10)
-    data = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
+    if sections & {1, 2, 3}:
+        X, y = load_stream(args.rows, args.cache)
+        n_test = min(100_000, args.rows // 10)
+        data = X[:-n_test], y[:-n_test], X[-n_test:], y[-n_test:]
     print(f"## Training on more than one core: {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}"
           "\n")
     print(f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores · Python "
@@ -190,6 +252,8 @@ def main():
             section_dask(data, args.repeat, Path(workdir))
     if 3 in sections:
         section_accuracy(data)
+    if 4 in sections:
+        section_methods()
 
 
 if __name__ == "__main__":

@@ -39,7 +39,7 @@ impl<E: Send, F: Fn() -> Result<(), E> + Sync> Interrupt<E, F> {
     }
 
     /// Whether to stop: asks the check when [`SIGNAL_POLL`] has passed since the last time.
-    fn stop(&self) -> bool {
+    pub fn stop(&self) -> bool {
         let mut state = self.lock();
         if state.1.is_none() && state.0.elapsed() >= SIGNAL_POLL {
             state.0 = Instant::now();

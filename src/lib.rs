@@ -21,6 +21,7 @@ pub mod objective;
 pub mod online;
 pub mod regression;
 pub mod rules;
+pub mod sharded;
 pub(crate) mod simd;
 // Used by the Python bindings only; its tests run with `cargo test`.
 #[cfg_attr(not(feature = "python"), allow(dead_code))]

@@ -21,7 +21,8 @@ pub enum Method {
     Precision,
     /// μ = Σₖ bₖμₖ (and Σ = Σₖ bₖΣₖ), bₖ by updates: iterative parameter mixing.
     Average,
-    /// Information for a model with a covariance, average for a first-order one.
+    /// Information for AROW (classifier or regressor), whose updates add a fixed amount of
+    /// evidence; average for every other rule (docs/design.md §9.2).
     Auto,
 }
 
@@ -126,27 +127,7 @@ pub fn merge(
     let first = *models
         .first()
         .ok_or_else(|| CwError::InvalidParameter("merge needs at least one model".into()))?;
-    let kind = first.covariance_kind().ok_or_else(|| {
-        CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
-    })?;
-    if matches!(kind, CovarianceKind::LowRank { .. }) || kind.is_rule_state() {
-        return Err(CwError::InvalidParameter(format!(
-            "{:?} models cannot be merged yet (merge identity, diag or full models)",
-            kind.name()
-        )));
-    }
-    // An averaged model's running sums and a change detector's statistics have no merge yet.
-    let config = first.config();
-    if config.optional_count::<u64>("average")?.is_some() {
-        return Err(CwError::InvalidParameter(
-            "averaged models (average=True or an int) cannot be merged yet".into(),
-        ));
-    }
-    if config.optional_string("process_noise").ok().flatten() == Some("auto") {
-        return Err(CwError::InvalidParameter(
-            "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
-        ));
-    }
+    let kind = check_mergeable(first)?;
     for (k, model) in models.iter().enumerate().skip(1) {
         check_same(first.config(), model.config(), &format!("model {k}"))?;
     }
@@ -213,11 +194,45 @@ pub fn merge(
     })
 }
 
+/// The covariance form of `model`, or the refusal of a model that cannot be merged (kernel
+/// models, the forms and options without a merge yet).
+pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwError> {
+    let kind = model.covariance_kind().ok_or_else(|| {
+        CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
+    })?;
+    if matches!(kind, CovarianceKind::LowRank { .. }) || kind.is_rule_state() {
+        return Err(CwError::InvalidParameter(format!(
+            "{:?} models cannot be merged yet (merge identity, diag or full models)",
+            kind.name()
+        )));
+    }
+    // An averaged model's running sums and a change detector's statistics have no merge yet.
+    let config = model.config();
+    if config.optional_count::<u64>("average")?.is_some() {
+        return Err(CwError::InvalidParameter(
+            "averaged models (average=True or an int) cannot be merged yet".into(),
+        ));
+    }
+    if config.optional_string("process_noise").ok().flatten() == Some("auto") {
+        return Err(CwError::InvalidParameter(
+            "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
+        ));
+    }
+    Ok(kind)
+}
+
 /// The method "auto" stands for, or a refusal of one the models cannot take.
-fn resolve(method: Method, kind: CovarianceKind, first: &Estimator) -> Result<Method, CwError> {
+pub(crate) fn resolve(
+    method: Method,
+    kind: CovarianceKind,
+    first: &Estimator,
+) -> Result<Method, CwError> {
     match (method, kind) {
         (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
-        (Method::Auto, _) => Ok(Method::Information),
+        (Method::Auto, _) if first.config().string("rule")? == "AROW" => Ok(Method::Information),
+        // The other second-order rules' evidence depends on the state that learned it
+        // (docs/design.md §9.2): summed over shards it overcounts.
+        (Method::Auto, _) => Ok(Method::Average),
         (Method::Information | Method::Precision, CovarianceKind::Identity) => {
             Err(CwError::InvalidParameter(format!(
                 "method={:?} combines covariances, but the first-order rule {} keeps none \
@@ -276,7 +291,7 @@ fn describe(value: Option<&crate::state::Value>) -> String {
 }
 
 /// bₖ summing to 1: `weights` if given, else by `gains` (equal when every gain is 0).
-fn normalised(weights: Option<&[f64]>, gains: &[u64]) -> Result<Vec<f64>, CwError> {
+pub(crate) fn normalised(weights: Option<&[f64]>, gains: &[u64]) -> Result<Vec<f64>, CwError> {
     let raw: Vec<f64> = match weights {
         Some(w) => {
             if w.len() != gains.len() || w.iter().any(|b| !(b.is_finite() && *b >= 0.0)) {
@@ -403,7 +418,7 @@ fn merge_diagonal(
     Ok(sigma)
 }
 
-fn not_definite() -> CwError {
+pub(crate) fn not_definite() -> CwError {
     CwError::InvalidInput(
         "the merged precision is not positive definite: the models were not trained from the \
          base given"

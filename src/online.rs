@@ -3,6 +3,8 @@
 //! validation (ahead of learning on a second core for large batches), presentation order and
 //! repeats, the counters, and the predictions' output shapes.
 
+use std::ops::Range;
+
 use crate::average::Average;
 use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
@@ -338,6 +340,46 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             online.learn_valid(rows, targets)
         })?;
         Ok(())
+    }
+
+    /// Checks a batch as [`Online::partial_fit`] does, except the contents of the rows, which
+    /// the caller validates ([`Matrix::validate_rows`]) before [`Online::learn_checked`].
+    pub(crate) fn check_batch(
+        &self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: &Presentation,
+    ) -> Result<(), CwError> {
+        presentation.check_shapes(x, self.n_features(), targets.len())?;
+        self.check_targets(targets)
+    }
+
+    /// Learns a batch that [`Online::check_batch`] accepted and whose rows are valid: the
+    /// presentation's `order`, or without one rows `rows` of `x` (a shard of a sharded fit,
+    /// docs/design.md §9.4). The result is that of [`Online::partial_fit`] on the same rows.
+    pub(crate) fn learn_checked(
+        &mut self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: Presentation,
+        rows: Range<usize>,
+    ) -> Result<(), CwError> {
+        let row = |i| (i, x.row(i));
+        self.learn_undoably(|online| match presentation.order {
+            Some(_) => online.learn_valid(presentation.sequence(x.n_rows()).map(row), targets),
+            None => online.learn_valid(presentation.sequence_of(rows).map(row), targets),
+        })
+        .map(drop)
+    }
+
+    /// The models, to be changed in place (a sharded fit's merge, docs/design.md §9.4).
+    pub(crate) fn models_mut(&mut self) -> &mut [M] {
+        &mut self.models
+    }
+
+    /// Sets the counters (a sharded fit's merge).
+    pub(crate) fn set_counters(&mut self, n_updates: u64, n_mistakes: u64, n_rounds: u64) {
+        (self.n_updates, self.n_mistakes, self.n_rounds) = (n_updates, n_mistakes, n_rounds);
     }
 
     /// Runs `learn`; if a model's learning failed midway (a custom kernel's error), restores

@@ -65,6 +65,13 @@ def _is_one_row(X, n_features):
     )
 
 
+def _misaligned(X):
+    """Whether the one-row path refused X for being misaligned (a buffer read at an odd offset,
+    as by `np.frombuffer(buf, offset=1)`): the general path takes it, copied. Asked only after
+    a refusal, so that the one-row path does not pay for the check."""
+    return not X.flags.aligned
+
+
 def _single_value(y):
     """The one value of a length-1 array, list or tuple as a Python scalar, else None."""
     if type(y) is np.ndarray:
@@ -296,9 +303,9 @@ class Estimator(HyperParameters):
         n_jobs = check_n_jobs(self)
         orders = self._pass_orders(n_rows)
         if n_jobs != 1:
-            from ._merge import sharded_passes
-
-            return sharded_passes(model, matrix, targets, repeats, orders, n_rows, n_jobs)
+            # Each pass in n_jobs shards merged in place, in the core (docs/design.md §9.4).
+            model.fit_sharded(matrix, targets, orders, n_jobs, repeats)
+            return model
         for order in orders:
             model.partial_fit(matrix, targets, repeats, order)
         return model
@@ -537,8 +544,12 @@ class Classifier(Estimator):
             model, target_of, n_features = one_row
             target = _one_row_target(X, y, n_features, target_of)
             if target is not None:
-                model.learn_one(X, target)
-                return self
+                try:
+                    model.learn_one(X, target)
+                    return self
+                except ValueError:
+                    if not _misaligned(X):
+                        raise
         return self._serialized_partial_fit(X, y, classes, sample_weight)
 
     def _partial_fit(self, X, y, classes, sample_weight, first_call):

@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import Any, Literal, TypedDict, final
+from typing import Any, Iterable, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -98,6 +98,14 @@ class Model:
     def learn_one(self, x: _F64, y: float) -> bool: ...
     def partial_fit(
         self, x: _Matrix, y: _F64 | _I64, repeats: _U32 | None = None, order: _I64 | None = None
+    ) -> None: ...
+    def fit_sharded(
+        self,
+        x: _Matrix,
+        y: _F64 | _I64,
+        orders: Iterable[_I64 | None],
+        n_jobs: int,
+        repeats: _U32 | None = None,
     ) -> None: ...
     def decision_function(self, x: _Matrix) -> _F64: ...
     def variance(self, x: _Matrix) -> _F64: ...

@@ -49,7 +49,10 @@ def merge(
     - "precision": the precision-weighted average Λ = Σₖ bₖΛₖ, μ = Λ⁻¹Σₖ bₖΛₖμₖ.
     - "average": the weighted average of the means (and covariances), iterative parameter
       mixing; the only method for the first-order rules (Perceptron, PA, ...).
-    - "auto": "information" for second-order rules, "average" for first-order ones.
+    - "auto": "information" for AROW (classifier or regressor), whose updates add evidence that
+      does not depend on the model that learned it; "average" for every other rule (for CW,
+      SCW1, SCW2, NAROW, NHERD, ... the evidence a shard adds depends on its state, and its sum
+      over shards overcounts: docs/design.md §9.2).
 
     `weights` are the bₖ of "precision" and "average", normalised to sum to 1; by default the
     number of rounds each model updated on beyond `base` (the core counts updates, not rows).
@@ -146,25 +149,3 @@ def _same_map(a, b):
     if a is None or b is None:
         return a is b
     return np.array_equal(a.weights, b.weights) and np.array_equal(a.offsets, b.offsets)
-
-
-def sharded_passes(model, matrix, targets, repeats, orders, n_rows, n_jobs):
-    """`fit`'s passes with `n_jobs` threads (docs/design.md §9.4): each pass splits its `order`
-    (None: the stored order) into `n_jobs` contiguous shards, learns a copy of the model of the
-    start of the pass on each in its own thread (the native `partial_fit` releases the GIL), and
-    merges the copies in shard order with that model as the base. Nothing depends on which
-    thread finishes first. Returns the model after the last pass."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def learn(shard, order):
-        shard.partial_fit(matrix, targets, repeats, order)
-        return shard
-
-    with ThreadPoolExecutor(max_workers=n_jobs, thread_name_prefix="cwrs-fit") as pool:
-        for order in orders:
-            if order is None:
-                order = np.arange(n_rows, dtype=np.int64)
-            chunks = [c for c in np.array_split(order, n_jobs) if c.size]
-            shards = list(pool.map(learn, [model.copy() for _ in chunks], chunks))
-            model = _cwrs.merge(shards, "auto", model)
-    return model

@@ -24,6 +24,7 @@ from ._base import (
     _config,
     _is_one_row,
     _l1_config,
+    _misaligned,
     _refuse_overflow,
     _single_value,
 )
@@ -112,8 +113,12 @@ class Regressor(Estimator):
             if isinstance(target, (float, int, np.floating, np.integer)) and not isinstance(
                 target, (bool, np.bool_)
             ):
-                one_row[0].learn_one(X, float(target))
-                return self
+                try:
+                    one_row[0].learn_one(X, float(target))
+                    return self
+                except ValueError:
+                    if not _misaligned(X):
+                        raise
         return self._serialized_partial_fit(X, y, sample_weight)
 
     def _partial_fit(

@@ -147,6 +147,13 @@ def _check_index_range(indices, n, what) -> None:
         raise ValueError(f"sparse {what} index {bad} is out of range for {n} {what}s")
 
 
+def _native(array, dtype) -> np.ndarray:
+    """`array` as the native module takes it: C-contiguous and aligned `dtype` (copied only when
+    it is not; a buffer read at an odd offset, as by `np.frombuffer(buf, offset=1)`, is
+    misaligned)."""
+    return np.require(array, dtype=dtype, requirements=("C", "A"))
+
+
 def check_X(X):
     """Returns `(matrix, n_rows, n_cols)` where `matrix` is what the native `Model` takes: a
     C-contiguous float64 array, or a CSR tuple `(data, indices, indptr, n_cols)` in canonical form
@@ -159,12 +166,12 @@ def check_X(X):
         if not X.has_canonical_format:
             X = X.copy()
             X.sum_duplicates()
-        data = np.ascontiguousarray(_as_float64(X.data), dtype=np.float64)
+        data = _native(_as_float64(X.data), np.float64)
         index_type = (
             np.int32 if X.indices.dtype == np.int32 and X.indptr.dtype == np.int32 else np.int64
         )
-        indices = np.ascontiguousarray(X.indices, dtype=index_type)
-        indptr = np.ascontiguousarray(X.indptr, dtype=index_type)
+        indices = _native(X.indices, index_type)
+        indptr = _native(X.indptr, index_type)
         return (data, indices, indptr, X.shape[1]), X.shape[0], X.shape[1]
     if X is None:
         raise ValueError("Expected 2D array, got None")
@@ -172,7 +179,7 @@ def check_X(X):
         raise ValueError(f"Expected 2D array of numbers, got a {type(X).__name__}")
     X = _as_float64(X)
     _check_shape(X.shape)
-    X = np.ascontiguousarray(X, dtype=np.float64)
+    X = _native(X, np.float64)
     return X, X.shape[0], X.shape[1]
 
 
@@ -267,7 +274,7 @@ def check_targets(y, n_rows: int) -> np.ndarray:
     y = column_or_1d(y)
     if y.shape[0] != n_rows:
         raise ValueError(f"X has {n_rows} rows but y has {y.shape[0]} values")
-    y = np.ascontiguousarray(_as_float64(y, "y"), dtype=np.float64)
+    y = _native(_as_float64(y, "y"), np.float64)
     if not np.isfinite(y).all():
         kind = "NaN" if np.isnan(y).any() else "infinity"
         raise ValueError(f"Input y contains {kind}.")

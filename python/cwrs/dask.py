@@ -196,10 +196,6 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
         X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
         model.partial_fit(X, y, **fit_args)
     else:
-        # Buffers unpickled out of band may be misaligned, which the native module refuses.
-        y = np.require(y, requirements="CA")
-        if isinstance(x, np.ndarray):
-            x = np.require(x, requirements="CA")
         if base is not None:
             fit_args = {}
         model.partial_fit(x, y, **fit_args)

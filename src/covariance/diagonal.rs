@@ -74,6 +74,11 @@ impl Diagonal {
         &self.coordinates
     }
 
+    /// The stored moments, to be changed in place (a sharded fit's merge, docs/design.md §9.4).
+    pub(crate) fn coordinates_mut(&mut self) -> &mut [Coordinate] {
+        &mut self.coordinates
+    }
+
     /// Learning path: starts a round of process noise (if any) and catches up the row's
     /// coordinates with it.
     #[inline]

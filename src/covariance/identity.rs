@@ -17,6 +17,13 @@ pub struct Identity {
     skipped: u64,
 }
 
+impl Identity {
+    /// The mean, to be changed in place (a sharded fit's merge, docs/design.md §9.4).
+    pub(crate) fn mean_mut(&mut self) -> &mut [f64] {
+        &mut self.mean
+    }
+}
+
 impl PrimalForm for Identity {
     const KIND: CovarianceKind = CovarianceKind::Identity;
 

@@ -13,10 +13,11 @@ use super::convert::{
     hold_arrays, indices, one_row, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg,
     TargetsArg,
 };
-use crate::data::{Matrix, Presentation};
+use crate::data::{Matrix, Presentation, Stop};
 use crate::error::{zeros, CwError};
 use crate::estimator::{Estimator, Model as Learner, Targets};
 use crate::interrupt::Interrupt;
+use crate::sharded::ShardedFit;
 use crate::shared::{guarded, Guarded, Work};
 use crate::state::Value;
 
@@ -203,6 +204,48 @@ methods_and_attributes! {
         self.estimator.write(py, "partial_fit", Work::Batch, |e| {
             Ok(e.partial_fit_interruptible(&view, targets, presentation, &interrupt)?)
         })?;
+        interrupt.into_error().map_or(Ok(()), Err)
+    }
+
+    /// `fit`'s passes on `n_jobs` threads (docs/design.md §9.4, `crate::sharded`): one pass per
+    /// row order of the iterable `orders` (None: the stored order), each learned in `n_jobs`
+    /// shards and merged into this model. Ctrl-C ends the fit between or during passes, the
+    /// model left as the last complete pass made it.
+    #[pyo3(signature = (x, y, orders, n_jobs, repeats=None))]
+    fn fit_sharded<'py>(
+        &self,
+        py: Python<'py>,
+        x: MatrixArg<'py>,
+        y: TargetsArg<'py>,
+        orders: &Bound<'py, PyAny>,
+        n_jobs: usize,
+        repeats: Option<PyReadonlyArray1<'py, u32>>,
+    ) -> PyResult<()> {
+        let view = x.view()?;
+        let labels;
+        let targets = match &y {
+            TargetsArg::Values(values) => Targets::Values(slice(values)?),
+            TargetsArg::Classes(classes) => {
+                labels = indices(classes, "labels")?;
+                Targets::Classes(&labels)
+            }
+        };
+        let repeats = repeats.as_ref().map(slice).transpose()?;
+        let new = |e: &Estimator| Ok(ShardedFit::new(e, n_jobs)?);
+        let mut fit = self.estimator.read(py, "fit", Work::Batch, new)?;
+        let interrupt = Interrupt::new(|| Python::attach(|py| py.check_signals()));
+        let stop = || interrupt.stop();
+        for order in orders.try_iter()? {
+            let order: Option<PyReadonlyArray1<'py, i64>> = order?.extract()?;
+            let order = order.map(|o| indices(&o, "row order")).transpose()?;
+            let learned = self.estimator.write(py, "fit", Work::Batch, |e| {
+                let stop = Some(Stop(&stop));
+                Ok(fit.pass(e, &view, targets, repeats, order.as_deref(), stop)?)
+            })?;
+            if !learned {
+                break;
+            }
+        }
         interrupt.into_error().map_or(Ok(()), Err)
     }
 

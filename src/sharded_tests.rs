@@ -1,0 +1,172 @@
+use super::*;
+use crate::state::State;
+
+const N_FEATURES: usize = 3;
+
+fn binary(rule: &str, covariance: &str) -> Estimator {
+    let params = vec![("r".to_string(), 0.5)];
+    let config = State::default()
+        .with("kind", "binary")
+        .with("rule", rule)
+        .with("params", if rule == "AROW" { params } else { Vec::new() })
+        .with("n_features", N_FEATURES)
+        .with("fit_intercept", true)
+        .with("a", 1.0)
+        .with("covariance", covariance)
+        .with("penalty", None::<String>);
+    Estimator::new(config, None).unwrap()
+}
+
+/// Rows of a low-discrepancy sequence and labels ±1 of a linear rule with some noise.
+fn data(n_rows: usize) -> (Vec<f64>, Vec<f64>) {
+    let spread = |i: usize, step: f64| ((i as f64 + 1.0) * step).fract() - 0.5;
+    let x: Vec<f64> = (0..n_rows * N_FEATURES)
+        .map(|i| spread(i, 0.754_877_666_2))
+        .collect();
+    let y = x.chunks(N_FEATURES).enumerate().map(|(i, r)| {
+        let score = r[0] - 2.0 * r[1] + 0.3 * spread(i, 0.569_840_290_9);
+        if score > 0.0 {
+            1.0
+        } else {
+            -1.0
+        }
+    });
+    let y = y.collect();
+    (x, y)
+}
+
+/// The definition: copies of `model` learn the parts of `order` one after the other and
+/// `merge::merge` combines them.
+fn by_definition(model: &Estimator, x: &Matrix, y: &[f64], order: &[usize], k: usize) -> Estimator {
+    let shards = split(order.len(), k).into_iter().map(|part| {
+        let mut shard = model.clone();
+        let presentation = Presentation {
+            order: Some(&order[part]),
+            ..Presentation::default()
+        };
+        shard
+            .partial_fit(x, Targets::Values(y), presentation)
+            .unwrap();
+        shard
+    });
+    let shards = shards.collect::<Vec<_>>();
+    merge::merge(
+        &shards.iter().collect::<Vec<_>>(),
+        Method::Auto,
+        Some(model),
+        None,
+    )
+    .unwrap()
+}
+
+#[test]
+fn split_is_numpy_array_split_without_the_empty_parts() {
+    assert_eq!(split(10, 3), vec![0..4, 4..7, 7..10]);
+    assert_eq!(split(2, 4), vec![0..1, 1..2]);
+    assert_eq!(split(0, 2), Vec::<Range<usize>>::new());
+}
+
+#[test]
+fn passes_merged_in_place_equal_the_state_merge_bit_for_bit() {
+    let (values, y) = data(97);
+    let x = Matrix::Dense {
+        values: &values,
+        n_rows: 97,
+        n_cols: N_FEATURES,
+    };
+    let shuffled: Vec<usize> = (0..97).map(|i| (i * 37) % 97).collect();
+    for (rule, covariance) in [("AROW", "diag"), ("PA", "identity"), ("AROW", "full")] {
+        for k in [2, 3] {
+            let mut model = binary(rule, covariance);
+            let mut expected = model.clone();
+            let mut fit = ShardedFit::new(&model, k).unwrap();
+            for order in [None, Some(&shuffled[..]), None] {
+                let stored: Vec<usize> = (0..97).collect();
+                let presented = order.unwrap_or(&stored);
+                expected = by_definition(&expected, &x, &y, presented, k);
+                assert!(fit
+                    .pass(&mut model, &x, Targets::Values(&y), None, order, None)
+                    .unwrap());
+                assert_eq!(
+                    model.clone().state(),
+                    expected.clone().state(),
+                    "{rule} {covariance}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
+    let (values, y) = data(40);
+    let mut model = binary("AROW", "diag");
+    let mut fit = ShardedFit::new(&model, 2).unwrap();
+    let x = Matrix::Dense {
+        values: &values,
+        n_rows: 40,
+        n_cols: N_FEATURES,
+    };
+    fit.pass(&mut model, &x, Targets::Values(&y), None, None, None)
+        .unwrap();
+    let before = model.clone().state();
+    let stop = || true;
+    let stopped = fit.pass(
+        &mut model,
+        &x,
+        Targets::Values(&y),
+        None,
+        None,
+        Some(Stop(&stop)),
+    );
+    assert!(!stopped.unwrap());
+    assert_eq!(model.clone().state(), before);
+    let mut bad_values = values.clone();
+    bad_values[35 * N_FEATURES] = f64::NAN;
+    let bad = Matrix::Dense {
+        values: &bad_values,
+        n_rows: 40,
+        n_cols: N_FEATURES,
+    };
+    assert!(fit
+        .pass(&mut model, &bad, Targets::Values(&y), None, None, None)
+        .is_err());
+    let order: Vec<usize> = (0..40).rev().collect();
+    let refused = fit.pass(
+        &mut model,
+        &bad,
+        Targets::Values(&y),
+        None,
+        Some(&order),
+        None,
+    );
+    assert!(refused.is_err());
+    assert_eq!(model.clone().state(), before);
+    // The next pass starts from the model again, not from what the refused shards learned.
+    let mut expected = model.clone();
+    let stored: Vec<usize> = (0..40).collect();
+    expected = by_definition(&expected, &x, &y, &stored, 2);
+    fit.pass(&mut model, &x, Targets::Values(&y), None, None, None)
+        .unwrap();
+    assert_eq!(model.state(), expected.state());
+}
+
+#[test]
+fn shards_left_idle_by_a_short_batch_are_refreshed_before_the_next() {
+    let (values, y) = data(30);
+    let mut model = binary("AROW", "diag");
+    let mut expected = model.clone();
+    let mut fit = ShardedFit::new(&model, 4).unwrap();
+    for n_rows in [2, 30] {
+        let x = Matrix::Dense {
+            values: &values[..n_rows * N_FEATURES],
+            n_rows,
+            n_cols: N_FEATURES,
+        };
+        let stored: Vec<usize> = (0..n_rows).collect();
+        expected = by_definition(&expected, &x, &y[..n_rows], &stored, 4);
+        let targets = Targets::Values(&y[..n_rows]);
+        assert!(fit.pass(&mut model, &x, targets, None, None, None).unwrap());
+        assert_eq!(model.clone().state(), expected.clone().state());
+    }
+}

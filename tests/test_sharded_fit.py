@@ -1,0 +1,109 @@
+"""`fit` with n_jobs > 1 in the core (src/sharded.rs, docs/design.md §9.4): bit-identical to the
+definition, each pass split into contiguous shards of its row order, a copy of the model of the
+start of the pass learned on each, the copies merged by `_cwrs.merge(shards, "auto", base)`
+(the Python implementation it replaced, kept here as the reference)."""
+
+from __future__ import annotations
+
+import pickle
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+import cwrs
+from cwrs import _cwrs
+from cwrs._base import Estimator
+from cwrs._params import check_n_jobs
+from cwrs._validation import check_sample_weight
+
+
+def _reference_fit_passes(self, model, matrix, targets, sample_weight, n_rows):
+    """The definition, one shard after the other, through copies and the state merge."""
+    repeats = check_sample_weight(sample_weight, n_rows)
+    n_jobs = check_n_jobs(self)
+    for order in self._pass_orders(n_rows):
+        if order is None:
+            order = np.arange(n_rows, dtype=np.int64)
+        chunks = [c for c in np.array_split(order, n_jobs) if c.size]
+        shards = [model.copy() for _ in chunks]
+        for shard, chunk in zip(shards, chunks):
+            shard.partial_fit(matrix, targets, repeats, chunk)
+        model = _cwrs.merge(shards, "auto", model)
+    return model
+
+
+def _outcome(fit):
+    """The state `fit()` learns, as bytes, or the error it raises. (The information merge can
+    refuse a model with process noise, whose shards' precisions may shrink below the base's:
+    then both implementations refuse it alike.)"""
+    try:
+        return pickle.dumps(fit()._model.state())
+    except ValueError as error:
+        return str(error)
+
+
+def _data(n_rows, n_features=12, classes=2, seed=0, sparse=False):
+    rng = np.random.RandomState(seed)
+    X = rng.normal(size=(n_rows, n_features))
+    if sparse:
+        X[rng.uniform(size=X.shape) < 0.7] = 0.0
+        X = sp.csr_matrix(X)
+    scores = X @ rng.normal(size=n_features) + 0.5 * rng.normal(size=n_rows)
+    if classes == 2:
+        return X, np.where(scores > 0, 1, -1)
+    return X, np.digitize(scores, np.quantile(scores, [1 / 3, 2 / 3]))
+
+
+CASES = {
+    # The in-place merge: diagonal information, identity average.
+    "arow-diag": (cwrs.AROW(), {}),
+    "arow-sparse-stored-order": (cwrs.AROW(shuffle=False), {"sparse": True}),
+    "pa1-identity": (cwrs.PA1(), {}),
+    "multiclass-diag": (cwrs.AROW(), {"classes": 3}),
+    "regressor-diag": (cwrs.AROWRegressor(), {"regression": True}),
+    "ogd-rounds": (cwrs.OGD(), {}),
+    # Through the state merge: the full form, an L1 penalty, a constant process noise.
+    "scw1-full": (cwrs.SCW1(covariance="full"), {}),
+    "arow-l1": (cwrs.AROW(penalty="l1", alpha=1e-3), {}),
+    "arow-noise": (cwrs.AROW(process_noise=1e-4), {}),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+@pytest.mark.parametrize("n_jobs", [2, 3])
+def test_sharded_fit_is_bit_identical_to_its_definition(name, n_jobs, monkeypatch):
+    template, data = CASES[name]
+    X, y = _data(301, classes=data.get("classes", 2), sparse=data.get("sparse", False))
+    if data.get("regression"):
+        y = X @ np.linspace(-1, 1, X.shape[1]) + 0.1
+    weights = np.random.RandomState(1).randint(0, 3, size=X.shape[0])
+    for sample_weight in (None, weights):
+        make = lambda: type(template)(**template.get_params()).set_params(  # noqa: E731
+            n_jobs=n_jobs, n_iter=3, random_state=5
+        )
+        fitted = _outcome(lambda: make().fit(X, y, sample_weight=sample_weight))
+        with monkeypatch.context() as patch:
+            patch.setattr(Estimator, "_fit_passes", _reference_fit_passes)
+            reference = _outcome(lambda: make().fit(X, y, sample_weight=sample_weight))
+        assert fitted == reference, name
+
+
+def test_more_jobs_than_rows_and_bad_rows(monkeypatch):
+    X, y = _data(5)
+    fitted = _outcome(lambda: cwrs.AROW(n_jobs=8, n_iter=2, random_state=3).fit(X, y))
+    monkeypatch.setattr(Estimator, "_fit_passes", _reference_fit_passes)
+    assert _outcome(lambda: cwrs.AROW(n_jobs=8, n_iter=2, random_state=3).fit(X, y)) == fitted
+    monkeypatch.undo()
+    X, y = _data(200)
+    for shuffle in (False, True):
+        bad = X.copy()
+        bad[150, 3] = np.nan
+        with pytest.raises(ValueError, match="NaN|finite"):
+            cwrs.AROW(n_jobs=2, shuffle=shuffle).fit(bad, y)
+    csr = sp.csr_matrix(X)
+    csr.indices[-1] = X.shape[1] + 5  # past the width: refused, never read
+    with pytest.raises(ValueError):
+        cwrs.AROW(n_jobs=2).fit(
+            sp.csr_matrix((csr.data, csr.indices, csr.indptr), shape=X.shape), y
+        )
