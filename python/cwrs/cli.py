@@ -5,6 +5,7 @@
     cwrs compare -d data.svm --learners AROW,SCW1 --covariance full --json
     cwrs train -a AROW --param r=0.5 -d train.svm -o model.cwrs --passes 2
     cwrs train -a AROW -d train.svm -o model.cwrs --workers 4   # a local Dask cluster
+    cwrs train -a AROW -d wide.svm -o model.cwrs --covariance lowrank --rank 20
     cwrs test -i model.cwrs -d test.svm -p predictions.txt
 
 Data (`-d`) is a LIBSVM / SVMlight text file (plain, or compressed with gzip, bzip2 or xz; `-`
@@ -58,6 +59,7 @@ from ._cli_report import (
     plot_curves,
     pyplot,
 )
+from ._params import SECOND_ORDER_PARAMETERS
 from ._persist import load
 from ._regressors import REGRESSORS
 
@@ -147,11 +149,22 @@ def check_class_labels(y, path, command):
         )
 
 
+def form_params(form, rank):
+    """The parameters of covariance form `form`; `rank` (--rank) only with "lowrank"."""
+    if form != "lowrank":
+        if rank is not None:
+            raise UsageError("--rank sets the sketch of --covariance lowrank; it needs that form")
+        return {"covariance": form} if form else {}
+    return {"covariance": form, "rank": SECOND_ORDER_PARAMETERS["rank"] if rank is None else rank}
+
+
 def compare_configs(args):
     """(label, class, parameters) of each learner and covariance form to compare."""
     names = args.learners.split(",") if args.learners else [c.__name__ for c in CLASSIFIERS]
     classes = [learner_class(name, CLASSIFIERS) for name in names]
     forms = ("diag", "full") if args.covariance == "both" else (args.covariance,)
+    if args.rank is not None and "lowrank" not in forms:
+        form_params(None, args.rank)
     extra = common_params(args)
     unused = set(extra).difference(*(cls._get_param_names() for cls in classes))
     if unused:
@@ -159,8 +172,10 @@ def compare_configs(args):
     configs = []
     for cls in classes:
         for form in forms if cls._second_order else (None,):
-            params = dict(extra, **({"covariance": form} if form else {}))
+            params = dict(extra, **form_params(form, args.rank if form == "lowrank" else None))
             params = {k: v for k, v in params.items() if k in cls._get_param_names()}
+            if form == "lowrank":
+                form = f"lowrank, k={params['rank']}"
             configs.append((f"{cls.__name__} ({form})" if form else cls.__name__, cls, params))
     return configs
 
@@ -253,9 +268,12 @@ def training_rows(args, path, n_features, rng):
 
 def run_train(args, reporter):
     cls = learner_class(args.algorithm)
-    params = common_params(args)
-    if args.covariance:
-        params["covariance"] = args.covariance
+    params = dict(common_params(args), **form_params(args.covariance, args.rank))
+    if args.covariance == "lowrank" and (args.workers or args.scheduler):
+        raise UsageError(
+            "--workers and --scheduler merge the parts' models, which covariance=\"lowrank\" "
+            "cannot do yet; train it without them"
+        )
     model = build(cls, params)
     path = data_path(args.data)
     is_classifier = cls in CLASSIFIERS
@@ -524,6 +542,11 @@ def parser():
         sub.add_argument("-q", "--quiet", action="store_true",
                          help="no progress or diagnostics on stderr (warnings still show)")
 
+    def rank_option(sub):
+        sub.add_argument("--rank", type=count(1), metavar="K",
+                         help="with --covariance lowrank: the sketch keeps 2K rows, O(K·d) per "
+                         f"update (default {SECOND_ORDER_PARAMETERS['rank']})")
+
     def learning(sub):
         sub.add_argument("--param", action="append", metavar="NAME=VALUE",
                          help="a hyper-parameter, e.g. r=0.5 or C=0.1 (repeatable)")
@@ -540,9 +563,11 @@ def parser():
                          help="LIBSVM file (- for stdin), .npz with X and y, or bundled name "
                          "(svmguide3)")
     compare.add_argument("--learners", help="comma-separated learner names (default: all)")
-    compare.add_argument("--covariance", choices=["diag", "full", "both"], default="both",
+    compare.add_argument("--covariance", choices=["diag", "full", "lowrank", "both"],
+                         default="both",
                          help="covariance form of the second-order learners (default: both, "
-                         "one row each)")
+                         "diag and full, one row each)")
+    rank_option(compare)
     compare.add_argument("--shuffle", type=count(0), default=5, metavar="N",
                          help="average over N seeded permutations (default 5; 0: stored order)")
     compare.add_argument("--seed", type=count(0), default=0,
@@ -566,8 +591,9 @@ def parser():
                        help="LIBSVM file (- for stdin) or .npz with X and y")
     train.add_argument("-o", "--output", required=True, metavar="MODEL",
                        help="where to write the model (.cwrs format)")
-    train.add_argument("--covariance", choices=["diag", "full"],
+    train.add_argument("--covariance", choices=["diag", "full", "lowrank"],
                        help="covariance form of a second-order learner (default: diag)")
+    rank_option(train)
     train.add_argument("--passes", type=count(1), default=1, metavar="N",
                        help="passes over the data (default 1), each shuffled anew unless "
                        "--no-shuffle")

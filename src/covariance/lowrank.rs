@@ -16,7 +16,11 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
-use crate::simd::dot;
+use crate::simd::{dot, dot_axpy};
+
+#[path = "lowrank_eigen.rs"]
+mod eigen;
+pub(crate) use eigen::symmetric_eigen;
 
 /// The largest rank (a sketch of 2k rows past a few hundred costs more than it brings).
 pub const MAX_RANK: usize = 1024;
@@ -26,6 +30,9 @@ const STACK_ROWS: usize = 128;
 
 /// The rank of `covariance="lowrank"` when none is given (docs/design.md §3.3).
 pub const DEFAULT_RANK: usize = 10;
+
+/// Columns of the sketch the shrink rotates at a time (the 2k×PANEL block stays in cache).
+const PANEL: usize = 32;
 
 /// Σ = (D + BᵀB)⁻¹: B the Frequent Directions sketch of the precision increments, D the
 /// diagonal precision that holds what the sketch dropped.
@@ -48,12 +55,16 @@ pub struct LowRank {
     /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
     skipped: u64,
     /// Work space, not part of the model: y = L⁻¹BSx of the row last prepared (2k), Σx of the
-    /// row being learned (dim), the shrink's eigen-problem (2 × 2k×2k) and a column (2k).
+    /// row being learned (dim), S times the sketch row being added (dim), that row's Gram
+    /// entries (2k), the shrink's eigen-problem (2 × 2k×2k) and its block of columns
+    /// (2k×PANEL).
     solved: Vec<f64>,
     sigma_x: Vec<f64>,
+    scaled: Vec<f64>,
+    gram: Vec<f64>,
     eigen: Vec<f64>,
     vectors: Vec<f64>,
-    column: Vec<f64>,
+    panel: Vec<f64>,
 }
 
 impl PartialEq for LowRank {
@@ -93,14 +104,14 @@ impl LowRank {
         }
     }
 
-    /// y ← L⁻ᵀy over the live rows.
+    /// y ← L⁻ᵀy over the live rows, by columns of Lᵀ (rows of L: contiguous).
     fn backward(&self, y: &mut [f64]) {
         let stride = self.capacity();
         for i in (0..self.rows).rev() {
-            let s: f64 = (i + 1..self.rows)
-                .map(|t| self.cholesky[t * stride + i] * y[t])
-                .sum();
-            y[i] = (y[i] - s) / self.cholesky[i * stride + i];
+            let l = &self.cholesky[i * stride..i * stride + i + 1];
+            let yi = y[i] / l[i];
+            y[i] = yi;
+            y[..i].iter_mut().zip(l).for_each(|(t, lt)| *t -= lt * yi);
         }
     }
 
@@ -146,42 +157,65 @@ impl LowRank {
         (prior - explained).max(RELATIVE_VARIANCE_FLOOR * prior)
     }
 
-    /// Row i of L for the live rows 0..=i (rows before i already factored): the Cholesky of
-    /// I + BSBᵀ row by row, the same way whether learning or restoring, so that a restored
-    /// model's factor is the same bits as the learning one's.
+    /// Row i of L for the live rows 0..=i (rows before i already factored), from the Gram
+    /// entries b_j·S·b_i (j ≤ i), all computed as `dot(b_j, S∘b_i)` whether learning (where
+    /// [`Covariance::update`] gets them from its pass over the sketch) or restoring, so that
+    /// a restored model's factor is the same bits as the learning one's.
     fn factor_row(&mut self, i: usize) {
-        let (dim, stride) = (self.dim, self.capacity());
-        let mut scaled = std::mem::take(&mut self.sigma_x);
-        let bi = &self.sketch[i * dim..(i + 1) * dim];
-        for ((w, b), s) in scaled.iter_mut().zip(bi).zip(&self.variances) {
+        self.scale_row(i);
+        let dim = self.dim;
+        for j in 0..i {
+            self.gram[j] = dot(&self.sketch[j * dim..(j + 1) * dim], &self.scaled);
+        }
+        self.factor_gram_row(i);
+    }
+
+    /// `scaled` ← S∘b_i, and the Gram entry b_i·S·b_i into `gram[i]`.
+    fn scale_row(&mut self, i: usize) {
+        let bi = &self.sketch[i * self.dim..(i + 1) * self.dim];
+        for ((w, b), s) in self.scaled.iter_mut().zip(bi).zip(&self.variances) {
             *w = b * s;
         }
+        self.gram[i] = dot(bi, &self.scaled);
+    }
+
+    /// Row i of L, the Cholesky factor of I + BSBᵀ, from the Gram entries in `gram[..=i]`.
+    fn factor_gram_row(&mut self, i: usize) {
+        let stride = self.capacity();
+        let (done, row) = self.cholesky.split_at_mut(i * stride);
+        let row = &mut row[..=i];
         for j in 0..=i {
-            let g = dot(&self.sketch[j * dim..(j + 1) * dim], &scaled);
-            let entry = f64::from(u8::from(i == j)) + g;
-            let s: f64 = (0..j)
-                .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
-                .sum();
-            self.cholesky[i * stride + j] = if i == j {
+            let entry = f64::from(u8::from(i == j)) + self.gram[j];
+            let lj = if i == j {
+                &row[..j]
+            } else {
+                &done[j * stride..j * stride + j]
+            };
+            let s: f64 = row[..j].iter().zip(lj).map(|(a, b)| a * b).sum();
+            row[j] = if i == j {
                 // I + BSBᵀ ⪰ I: rounding cannot take the pivot far below 1.
                 (entry - s).max(1.0).sqrt()
             } else {
-                (entry - s) / self.cholesky[j * stride + j]
+                (entry - s) / done[j * stride + j]
             };
         }
-        self.sigma_x = scaled;
     }
 
-    /// Appends the row √c·x to the sketch (shrinking it first when full).
+    /// Writes √c·x as sketch row `rows` (not yet live).
+    fn write_row(&mut self, x: &Features, c: f64) {
+        let (i, scale) = (self.rows, c.sqrt());
+        let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
+        x.for_each(|j, xj| row[j] = scale * xj);
+    }
+
+    /// Appends the row √c·x to the sketch, shrinking it first when full.
     fn insert(&mut self, x: &Features, c: f64) {
         if self.rows == self.capacity() {
             self.shrink();
         }
-        let (i, scale) = (self.rows, c.sqrt());
-        let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
-        x.for_each(|j, xj| row[j] = scale * xj);
+        self.write_row(x, c);
         self.rows += 1;
-        self.factor_row(i);
+        self.factor_row(self.rows - 1);
     }
 
     /// Frequent Directions in the metric of S: with BSBᵀ = UΛUᵀ (λ descending) and
@@ -189,55 +223,31 @@ impl LowRank {
     /// 2k rows become zero); each coordinate's dropped precision Σ_i B_ij² − Σ_i B'_ij² then
     /// joins D, as the diagonal form adds an increment: S_j ← S_j / (1 + S_j·dropped_j).
     fn shrink(&mut self) {
-        let (dim, m, k) = (self.dim, self.rows, self.rank);
+        let (m, k) = (self.rows, self.rank);
         let stride = self.capacity();
         // BSBᵀ = LLᵀ − I, from the factor.
         for i in 0..m {
+            let li = &self.cholesky[i * stride..i * stride + i + 1];
             for j in 0..=i {
-                let s: f64 = (0..=j)
-                    .map(|t| self.cholesky[i * stride + t] * self.cholesky[j * stride + t])
-                    .sum();
+                let lj = &self.cholesky[j * stride..j * stride + j + 1];
+                let s: f64 = li[..=j].iter().zip(lj).map(|(a, b)| a * b).sum();
                 let g = s - f64::from(u8::from(i == j));
                 self.eigen[i * m + j] = g;
                 self.eigen[j * m + i] = g;
             }
         }
-        let values = symmetric_eigen(&mut self.eigen, &mut self.vectors, m);
+        let values = symmetric_eigen(&self.eigen[..m * m], &mut self.vectors, m);
         let delta = values[k].max(0.0);
-        let scales: Vec<f64> = values[..k]
-            .iter()
-            .map(|&l| {
-                if l > delta {
-                    ((l - delta) / l).sqrt()
-                } else {
-                    0.0
-                }
-            })
-            .collect();
-        let kept = scales.iter().take_while(|&&s| s > 0.0).count();
-        // The new row r is s_r·Σ_i U_ir b_i, computed column by column in place.
-        for j in 0..dim {
-            let mut before = 0.0;
+        let kept = values[..k].iter().take_while(|&&l| l > delta).count();
+        // The rotation's coefficients: new row r = Σ_i (s_r·U_ir) b_i, s_r = √(1 − δ/λ_r).
+        for (r, &l) in values[..kept].iter().enumerate() {
+            let s = ((l - delta) / l).sqrt();
             for i in 0..m {
-                let b = self.sketch[i * dim + j];
-                self.column[i] = b;
-                before += b * b;
+                self.eigen[r * m + i] = s * self.vectors[r * m + i];
             }
-            let mut after = 0.0;
-            for (r, &s) in scales.iter().enumerate().take(kept) {
-                let u = (0..m).map(|i| self.vectors[i * m + r] * self.column[i]);
-                let b = s * u.sum::<f64>();
-                self.sketch[r * dim + j] = b;
-                after += b * b;
-            }
-            for i in kept..m {
-                self.sketch[i * dim + j] = 0.0;
-            }
-            let dropped = before - after;
-            if dropped > 0.0 {
-                let s = self.variances[j];
-                self.variances[j] = (s / (1.0 + s * dropped)).max(VARIANCE_FLOOR);
-            }
+        }
+        for first in (0..self.dim).step_by(PANEL) {
+            self.rotate_panel(first, kept);
         }
         self.cholesky.iter_mut().for_each(|l| *l = 0.0);
         self.rows = kept;
@@ -245,74 +255,61 @@ impl LowRank {
             self.factor_row(i);
         }
     }
-}
 
-/// The eigen-decomposition of the symmetric n×n matrix `a` (row-major, destroyed) by cyclic
-/// Jacobi rotations: returns the eigenvalues in descending order, with `vectors`' column r
-/// the unit eigenvector of value r. Jacobi is short, unconditionally convergent and accurate
-/// to the last bits for every eigenvalue (docs/design.md §3.3 says why no crate).
-pub(crate) fn symmetric_eigen(a: &mut [f64], vectors: &mut [f64], n: usize) -> Vec<f64> {
-    vectors[..n * n].iter_mut().for_each(|v| *v = 0.0);
-    (0..n).for_each(|i| vectors[i * n + i] = 1.0);
-    for _sweep in 0..64 {
-        let off: f64 = (0..n)
-            .flat_map(|i| (0..i).map(move |j| (i, j)))
-            .map(|(i, j)| a[i * n + j] * a[i * n + j])
-            .sum();
-        let diagonal: f64 = (0..n).map(|i| a[i * n + i] * a[i * n + i]).sum();
-        if off <= f64::EPSILON * f64::EPSILON * diagonal * 1e-4 || off == 0.0 {
-            break;
+    /// The shrink's rotation of the columns first..first + PANEL (the coefficients in
+    /// `eigen`, `kept` rows of `rows`): the old rows' block is copied out, the new rows are
+    /// written over the first `kept` rows (the others zeroed), and each column's dropped
+    /// precision moves to S.
+    fn rotate_panel(&mut self, first: usize, kept: usize) {
+        let (dim, m) = (self.dim, self.rows);
+        let width = PANEL.min(dim - first);
+        let columns = first..first + width;
+        let mut before = [0.0; PANEL];
+        for i in 0..m {
+            let old = &self.sketch[i * dim..][columns.clone()];
+            let block = &mut self.panel[i * PANEL..i * PANEL + width];
+            block.copy_from_slice(old);
+            before.iter_mut().zip(old).for_each(|(s, b)| *s += b * b);
         }
-        for p in 0..n {
-            for q in p + 1..n {
-                let apq = a[p * n + q];
-                if apq == 0.0 {
-                    continue;
-                }
-                let theta = (a[q * n + q] - a[p * n + p]) / (2.0 * apq);
-                let t = theta.signum() / (theta.abs() + (theta * theta + 1.0).sqrt());
-                let t = if theta == 0.0 { 1.0 } else { t };
-                let c = 1.0 / (t * t + 1.0).sqrt();
-                let s = t * c;
-                for r in 0..n {
-                    let (arp, arq) = (a[r * n + p], a[r * n + q]);
-                    a[r * n + p] = c * arp - s * arq;
-                    a[r * n + q] = s * arp + c * arq;
-                }
-                for r in 0..n {
-                    let (apr, aqr) = (a[p * n + r], a[q * n + r]);
-                    a[p * n + r] = c * apr - s * aqr;
-                    a[q * n + r] = s * apr + c * aqr;
-                }
-                for r in 0..n {
-                    let (vrp, vrq) = (vectors[r * n + p], vectors[r * n + q]);
-                    vectors[r * n + p] = c * vrp - s * vrq;
-                    vectors[r * n + q] = s * vrp + c * vrq;
-                }
+        let mut after = [0.0; PANEL];
+        for r in 0..kept {
+            let out = &mut self.sketch[r * dim..][columns.clone()];
+            out.iter_mut().for_each(|b| *b = 0.0);
+            let coefficients = &self.eigen[r * m..(r + 1) * m];
+            for (block, &u) in self.panel.chunks_exact(PANEL).zip(coefficients) {
+                out.iter_mut().zip(block).for_each(|(b, p)| *b += u * p);
+            }
+            after
+                .iter_mut()
+                .zip(out.iter())
+                .for_each(|(s, b)| *s += b * b);
+        }
+        for i in kept..m {
+            self.sketch[i * dim..][columns.clone()]
+                .iter_mut()
+                .for_each(|b| *b = 0.0);
+        }
+        let variances = &mut self.variances[columns];
+        for ((s, b), a) in variances.iter_mut().zip(before).zip(after) {
+            let dropped = b - a;
+            if dropped > 0.0 {
+                *s = (*s / (1.0 + *s * dropped)).max(VARIANCE_FLOOR);
             }
         }
     }
-    // Sort descending, permuting the eigenvector columns alike.
-    let mut order: Vec<usize> = (0..n).collect();
-    order.sort_by(|&i, &j| a[j * n + j].total_cmp(&a[i * n + i]));
-    let values = order.iter().map(|&i| a[i * n + i]).collect();
-    let old = vectors[..n * n].to_vec();
-    for (new, &col) in order.iter().enumerate() {
-        for r in 0..n {
-            vectors[r * n + new] = old[r * n + col];
-        }
-    }
-    values
 }
 
 impl PrimalForm for LowRank {
     const KIND: CovarianceKind = CovarianceKind::LowRank { rank: DEFAULT_RANK };
 
-    /// The mean, S, Σx, the 2k sketch rows, and the 2k×2k factor and eigen-problem.
+    /// The mean, S, Σx, S·b, the 2k sketch rows, the 2k×2k factor and eigen-problem, and
+    /// the shrink's block of columns.
     fn size(kind: CovarianceKind, dim: usize) -> Option<usize> {
         let m = 2 * kind.rank()?;
-        let square = m.checked_mul(m)?.checked_mul(3)?;
-        dim.checked_mul(m + 3)?.checked_add(square)
+        let square = m
+            .checked_mul(m + PANEL)?
+            .checked_add(m.checked_mul(m)?.checked_mul(2)?)?;
+        dim.checked_mul(m + 4)?.checked_add(square)
     }
 
     fn new(kind: CovarianceKind, shape: Shape, a: f64) -> Self {
@@ -330,9 +327,11 @@ impl PrimalForm for LowRank {
             skipped: 0,
             solved: vec![0.0; m],
             sigma_x: vec![0.0; dim],
+            scaled: vec![0.0; dim],
+            gram: vec![0.0; m],
             eigen: vec![0.0; m * m],
             vectors: vec![0.0; m * m],
-            column: vec![0.0; m],
+            panel: vec![0.0; m * PANEL],
         }
     }
 
@@ -439,18 +438,35 @@ impl Covariance for LowRank {
     }
 
     /// Σx = S(x − Bᵀz) with z = (I + BSBᵀ)⁻¹BSx from `prepare`; then the sketch takes √c·x,
-    /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v.
+    /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v. Unless
+    /// the sketch must shrink first, the pass over the sketch rows b_i that forms Bᵀz also
+    /// takes the new row's Gram entries b_i·S·(√c·x).
     fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
         let x = self.shape.features(row);
+        let c = if c > 0.0 && v > 0.0 {
+            c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * v))
+        } else {
+            0.0
+        };
+        let fused = c > 0.0 && self.rows < self.capacity();
+        if fused {
+            self.write_row(&x, c);
+            self.scale_row(self.rows);
+        }
+        let dim = self.dim;
         if step != 0.0 {
             self.sigma_x.iter_mut().for_each(|s| *s = 0.0);
             for i in 0..self.rows {
                 let zi = -self.solved[i];
-                let b = &self.sketch[i * self.dim..(i + 1) * self.dim];
-                self.sigma_x
-                    .iter_mut()
-                    .zip(b)
-                    .for_each(|(s, bj)| *s += zi * bj);
+                let b = &self.sketch[i * dim..(i + 1) * dim];
+                if fused {
+                    self.gram[i] = dot_axpy(b, &self.scaled, zi, &mut self.sigma_x);
+                } else {
+                    self.sigma_x
+                        .iter_mut()
+                        .zip(b)
+                        .for_each(|(s, bj)| *s += zi * bj);
+                }
             }
             let sigma_x = &mut self.sigma_x;
             x.for_each(|j, xj| sigma_x[j] += xj);
@@ -465,6 +481,9 @@ impl Covariance for LowRank {
                     .any(|(m, s)| !(m + step * s).is_finite());
                 if overflows {
                     self.skipped += 1;
+                    if fused {
+                        self.sketch[self.rows * dim..(self.rows + 1) * dim].fill(0.0);
+                    }
                     return;
                 }
             }
@@ -473,8 +492,16 @@ impl Covariance for LowRank {
                 .zip(sigma_x.iter())
                 .for_each(|(m, s)| *m += step * s);
         }
-        if c > 0.0 && v > 0.0 {
-            self.insert(&x, c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * v)));
+        if fused {
+            if step == 0.0 {
+                for i in 0..self.rows {
+                    self.gram[i] = dot(&self.sketch[i * dim..(i + 1) * dim], &self.scaled);
+                }
+            }
+            self.rows += 1;
+            self.factor_gram_row(self.rows - 1);
+        } else if c > 0.0 {
+            self.insert(&x, c);
         }
     }
 

@@ -36,32 +36,72 @@ fn rows(d: usize, n: usize, seed: u64) -> Vec<Vec<f64>> {
         .collect()
 }
 
-#[test]
-fn jacobi_diagonalises_a_symmetric_matrix() {
-    let n = 9;
-    let mut next = uniform(7);
-    let mut a = vec![0.0; n * n];
-    for i in 0..n {
-        for j in 0..=i {
-            let v = next();
-            (a[i * n + j], a[j * n + i]) = (v, v);
-        }
-    }
-    let (mut work, mut vectors) = (a.clone(), vec![0.0; n * n]);
-    let values = symmetric_eigen(&mut work, &mut vectors, n);
+/// Checks the eigen-decomposition of the symmetric n×n `a`: eigenvalues descending, rows of
+/// `vectors` orthonormal, and Σ_r λ_r·u_r u_rᵀ = a, to `tol` relative to a's largest entry.
+fn check_eigen(a: &[f64], n: usize) {
+    let mut vectors = vec![0.0; n * n];
+    let values = symmetric_eigen(a, &mut vectors, n);
+    let tol = 1e-13 * a.iter().fold(1.0f64, |m, x| m.max(x.abs())) * n as f64;
     assert!(values.windows(2).all(|w| w[0] >= w[1]));
     for i in 0..n {
         for j in 0..n {
             let rebuilt: f64 = (0..n)
-                .map(|r| vectors[i * n + r] * values[r] * vectors[j * n + r])
+                .map(|r| vectors[r * n + i] * values[r] * vectors[r * n + j])
                 .sum();
             let orthogonal: f64 = (0..n)
-                .map(|r| vectors[r * n + i] * vectors[r * n + j])
+                .map(|t| vectors[i * n + t] * vectors[j * n + t])
                 .sum();
-            assert!((rebuilt - a[i * n + j]).abs() < 1e-12);
-            assert!((orthogonal - f64::from(u8::from(i == j))).abs() < 1e-12);
+            assert!((rebuilt - a[i * n + j]).abs() < tol, "{i} {j}: {rebuilt}");
+            assert!((orthogonal - f64::from(u8::from(i == j))).abs() < 1e-13);
         }
     }
+}
+
+#[test]
+fn the_eigen_solver_diagonalises_symmetric_matrices() {
+    let mut next = uniform(7);
+    for n in [1, 2, 3, 9, 40] {
+        let mut a = vec![0.0; n * n];
+        for i in 0..n {
+            for j in 0..=i {
+                let v = next();
+                (a[i * n + j], a[j * n + i]) = (v, v);
+            }
+        }
+        check_eigen(&a, n);
+        // A Gram matrix of rank 3 (most eigenvalues 0), scaled over many orders of magnitude.
+        let rows: Vec<f64> = (0..3 * n).map(|_| next()).collect();
+        let gram: Vec<f64> = (0..n * n)
+            .map(|ij| {
+                let (i, j) = (ij / n, ij % n);
+                (0..3)
+                    .map(|f| 1e3 * rows[f * n + i] * rows[f * n + j])
+                    .sum()
+            })
+            .collect();
+        check_eigen(&gram, n);
+    }
+    // Repeated eigenvalues, a zero matrix, a diagonal one.
+    let n = 6;
+    check_eigen(&vec![0.0; n * n], n);
+    let identity: Vec<f64> = (0..n * n)
+        .map(|ij| f64::from(u8::from(ij % (n + 1) == 0)))
+        .collect();
+    check_eigen(&identity, n);
+    let diagonal: Vec<f64> = (0..n * n)
+        .map(|ij| {
+            if ij % (n + 1) == 0 {
+                (ij % 4) as f64
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut vectors = vec![0.0; n * n];
+    let values = symmetric_eigen(&diagonal, &mut vectors, n);
+    let mut expected: Vec<f64> = (0..n).map(|i| diagonal[i * (n + 1)]).collect();
+    expected.sort_by(|a, b| b.total_cmp(a));
+    assert_eq!(values, expected);
 }
 
 /// Until the 2k-row sketch first fills, nothing is dropped: the model is the full one.
