@@ -32,6 +32,10 @@ pub struct Diagonal {
     l1: Option<L1>,
     /// Process noise, if any (never with `l1`).
     noise: Option<NoiseClock>,
+    /// Whether an update keeps the diagonal of the covariance update (with process noise,
+    /// constant or "auto": the diagonal Kalman filter) rather than of the precision update
+    /// (docs/design.md §10.3).
+    marginal: bool,
     /// max_j |(Σx)_j| of the row last observed or prepared (work space of the overflow gate,
     /// not part of the model).
     largest_sigma_x: f64,
@@ -41,8 +45,19 @@ pub struct Diagonal {
 
 impl PartialEq for Diagonal {
     fn eq(&self, other: &Self) -> bool {
-        (self.shape, &self.coordinates, &self.l1, &self.noise)
-            == (other.shape, &other.coordinates, &other.l1, &other.noise)
+        (
+            self.shape,
+            &self.coordinates,
+            &self.l1,
+            &self.noise,
+            self.marginal,
+        ) == (
+            other.shape,
+            &other.coordinates,
+            &other.l1,
+            &other.noise,
+            other.marginal,
+        )
     }
 }
 
@@ -180,6 +195,7 @@ impl PrimalForm for Diagonal {
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
             noise: None,
+            marginal: false,
             largest_sigma_x: 0.0,
             skipped: 0,
         }
@@ -206,6 +222,7 @@ impl PrimalForm for Diagonal {
             coordinates,
             l1: None,
             noise: None,
+            marginal: false,
             largest_sigma_x: 0.0,
             skipped: 0,
         })
@@ -300,26 +317,25 @@ impl Covariance for Diagonal {
     }
 
     #[inline]
-    fn update(&mut self, row: Row, step: f64, c: f64, _v: f64, eta: f64) {
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, eta: f64) {
         let x = self.shape.features(row);
         if self.mean_step_overflows(&x, step) {
             self.skipped += 1;
             return;
         }
-        let coordinates = &mut self.coordinates;
-        x.for_each(|j, xj| {
-            // A zero of a dense row changes nothing, so it is skipped. One division per
-            // feature; the floor keeps Σ_j > 0, so an infinite c (see
-            // `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
-            if xj != 0.0 {
-                let coordinate = &mut coordinates[j];
-                let s = coordinate.variance;
-                // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
-                // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
-                coordinate.mean += step * (s * xj);
-                coordinate.variance = (s / (1.0 + c * xj * xj * s)).max(VARIANCE_FLOOR);
-            }
-        });
+        if self.marginal {
+            // Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison, written with
+            // 1/(1/c + v) so that an infinite c gives 1/v.
+            let k = 1.0 / (1.0 / c + v);
+            move_coordinates(&mut self.coordinates, &x, step, |s, xj| {
+                s - k * (s * xj) * (s * xj)
+            });
+        } else {
+            // One division per feature.
+            move_coordinates(&mut self.coordinates, &x, step, |s, xj| {
+                s / (1.0 + c * xj * xj * s)
+            });
+        }
         // This round's L1 threshold: applied to the row's coordinates now (with their new
         // variances) and to all others lazily.
         if let Some(l1) = &mut self.l1 {
@@ -359,12 +375,15 @@ impl Covariance for Diagonal {
     }
 
     /// Exact and O(nnz) per row by the lazy catch-up of [`NoiseClock`]; not with an L1 penalty,
-    /// whose lazy thresholds assume Σ_j constant between a coordinate's rows.
+    /// whose lazy thresholds assume Σ_j constant between a coordinate's rows. Called only when
+    /// the option is on (q = 0 for "auto"), it also switches the update to the diagonal of the
+    /// covariance update (docs/design.md §10.3).
     fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
         if self.l1.is_some() {
             return Err(noise_with_l1());
         }
         self.fold();
+        self.marginal = true;
         self.noise = (q != 0.0).then(|| NoiseClock {
             q,
             round: 0,
@@ -424,6 +443,28 @@ impl Covariance for Diagonal {
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
         self.shape.features(row).dot(values)
     }
+}
+
+/// The mean step μ_j += step·Σ_j x_j and Σ_j ← shrink(Σ_j, x_j) over the row's non-zeros. A
+/// zero of a dense row changes nothing, so it is skipped; the floor keeps Σ_j > 0, so an
+/// infinite c (see `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
+#[inline(always)]
+fn move_coordinates(
+    coordinates: &mut [Coordinate],
+    x: &Features,
+    step: f64,
+    shrink: impl Fn(f64, f64) -> f64,
+) {
+    x.for_each(|j, xj| {
+        if xj != 0.0 {
+            let coordinate = &mut coordinates[j];
+            let s = coordinate.variance;
+            // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
+            // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
+            coordinate.mean += step * (s * xj);
+            coordinate.variance = shrink(s, xj).max(VARIANCE_FLOOR);
+        }
+    });
 }
 
 fn noise_with_l1() -> CwError {
