@@ -62,24 +62,32 @@ impl PartialEq for Diagonal {
 }
 
 /// Process noise q·I every round, applied lazily (docs/design.md §10.1): Σ_j changes otherwise
-/// only in rounds where x_j ≠ 0, so the stored variance of coordinate j lacks exactly
-/// q·(round − last_j), added when j is next read for learning (O(nnz) per row) and by every
-/// prediction. Exact: the eager Σ_j + q, round after round, sums to the same q·(t − s).
+/// only in rounds where x_j ≠ 0, gaining q per round in between, so the eager Σ_j at round t is
+/// Σ_j(s) + q·(t − s), s its last update. The form stores σ̃_j = Σ_j(s) − q·s in place of the
+/// variance and reads Σ_j = σ̃_j + q·t: one add per read and one subtract per write, no
+/// per-coordinate clock (a separate array of rounds cost a second cache miss per feature).
+/// Rounding: q·t is exact to 2⁻⁵³ relative, so the error is below 2⁻⁵³·q·t; the clock is
+/// folded into the variances every [`rebase_period`] rounds to keep it small.
 #[derive(Clone, Debug, PartialEq)]
 struct NoiseClock {
     q: f64,
-    /// Rounds begun since the clock started.
+    /// Rounds begun since the clock started (or was last folded).
     round: u64,
-    /// The round at each coordinate's last catch-up.
-    last: Vec<u64>,
 }
 
 impl NoiseClock {
-    /// The noise coordinate `j` has not received yet.
+    /// q·t: what a stored σ̃_j lacks to be Σ_j.
     #[inline]
-    fn owed(&self, j: usize) -> f64 {
-        self.q * (self.round - self.last[j]) as f64
+    fn offset(&self) -> f64 {
+        self.q * self.round as f64
     }
+}
+
+/// Rounds between two folds of the noise clock: at least the dimension, so that a fold's O(d)
+/// costs O(1) per round, and at least 2¹⁶ (the relative error of a read then stays below
+/// 2¹⁶·2⁻⁵³ ≈ 7·10⁻¹² of q for d ≤ 2¹⁶).
+fn rebase_period(dim: usize) -> u64 {
+    (dim as u64).max(1 << 16)
 }
 
 impl Diagonal {
@@ -87,28 +95,29 @@ impl Diagonal {
         &self.coordinates
     }
 
-    /// Learning path: starts a round of process noise (if any) and catches up the row's
-    /// coordinates with it.
+    /// Learning path: starts a round of process noise (if any), folding the clock when it has
+    /// run for [`rebase_period`] rounds.
     #[inline]
-    fn begin_round(&mut self, x: &Features) {
+    fn begin_round(&mut self) {
+        let period = rebase_period(self.coordinates.len());
+        if self
+            .noise
+            .as_ref()
+            .is_some_and(|noise| noise.round >= period)
+        {
+            self.fold();
+        }
         if let Some(noise) = &mut self.noise {
             noise.round += 1;
-            let coordinates = &mut self.coordinates;
-            x.for_each(|j, xj| {
-                if xj != 0.0 {
-                    coordinates[j].variance += noise.owed(j);
-                    noise.last[j] = noise.round;
-                }
-            });
         }
     }
 
-    /// Σ_j as predictions see it: with the process noise not yet caught up.
+    /// Σ_j, with the process noise of the rounds so far.
     #[inline]
     fn variance_of(&self, j: usize) -> f64 {
         let stored = self.coordinates[j].variance;
         match &self.noise {
-            Some(noise) => stored + noise.owed(j),
+            Some(noise) => stored + noise.offset(),
             None => stored,
         }
     }
@@ -172,7 +181,7 @@ impl Diagonal {
         let mut overflows = false;
         x.for_each(|j, xj| {
             let c = &self.coordinates[j];
-            overflows |= !(c.mean + step * (c.variance * xj)).is_finite();
+            overflows |= !(c.mean + step * (self.variance_of(j) * xj)).is_finite();
         });
         overflows
     }
@@ -280,7 +289,7 @@ impl Covariance for Diagonal {
     #[inline]
     fn learn_score(&mut self, row: Row) -> f64 {
         let x = self.shape.features(row);
-        self.begin_round(&x);
+        self.begin_round();
         self.catch_up(&x);
         self.effective_score(&x)
     }
@@ -288,12 +297,10 @@ impl Covariance for Diagonal {
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        let (mut v, mut largest) = (0.0, 0.0f64);
-        x.for_each(|j, xj| {
-            let variance = self.coordinates[j].variance;
-            v += variance * xj * xj;
-            largest = largest.max((variance * xj).abs());
-        });
+        let (v, largest) = match &self.noise {
+            None => spread_of_row::<false>(&self.coordinates, &x, 0.0),
+            Some(noise) => spread_of_row::<true>(&self.coordinates, &x, noise.offset()),
+        };
         self.largest_sigma_x = largest;
         (v, x.squared_norm())
     }
@@ -302,16 +309,12 @@ impl Covariance for Diagonal {
     #[inline]
     fn observe(&mut self, row: Row) -> Observation {
         let x = self.shape.features(row);
-        self.begin_round(&x);
+        self.begin_round();
         self.catch_up(&x);
-        let (mut o, mut largest) = (Observation::default(), 0.0f64);
-        x.for_each(|j, xj| {
-            let Coordinate { mean, variance } = self.coordinates[j];
-            o.score += mean * xj;
-            o.variance += variance * xj * xj;
-            o.squared_norm += xj * xj;
-            largest = largest.max((variance * xj).abs());
-        });
+        let (o, largest) = match &self.noise {
+            None => observe_coordinates::<false>(&self.coordinates, &x, 0.0),
+            Some(noise) => observe_coordinates::<true>(&self.coordinates, &x, noise.offset()),
+        };
         self.largest_sigma_x = largest;
         o
     }
@@ -323,18 +326,20 @@ impl Covariance for Diagonal {
             self.skipped += 1;
             return;
         }
-        if self.marginal {
-            // Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison, written with
-            // 1/(1/c + v) so that an infinite c gives 1/v.
-            let k = 1.0 / (1.0 / c + v);
-            move_coordinates(&mut self.coordinates, &x, step, |s, xj| {
-                s - k * (s * xj) * (s * xj)
-            });
-        } else {
+        // With process noise: Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison,
+        // written with 1/(1/c + v) so that an infinite c gives 1/v.
+        let k = 1.0 / (1.0 / c + v);
+        let marginal = |s: f64, xj: f64| s - k * (s * xj) * (s * xj);
+        let coordinates = &mut self.coordinates;
+        match (&self.noise, self.marginal) {
             // One division per feature.
-            move_coordinates(&mut self.coordinates, &x, step, |s, xj| {
+            (None, false) => move_coordinates::<false>(coordinates, &x, step, 0.0, |s, xj| {
                 s / (1.0 + c * xj * xj * s)
-            });
+            }),
+            (None, true) => move_coordinates::<false>(coordinates, &x, step, 0.0, marginal),
+            (Some(noise), _) => {
+                move_coordinates::<true>(coordinates, &x, step, noise.offset(), marginal)
+            }
         }
         // This round's L1 threshold: applied to the row's coordinates now (with their new
         // variances) and to all others lazily.
@@ -360,17 +365,18 @@ impl Covariance for Diagonal {
     }
 
     fn n_values(&self) -> usize {
-        let extra = usize::from(self.l1.is_some()) + usize::from(self.noise.is_some());
-        (2 + extra) * self.coordinates.len()
+        (2 + usize::from(self.l1.is_some())) * self.coordinates.len()
     }
 
-    /// Catches every coordinate up with the process noise (nothing is owed afterwards).
+    /// Adds the noise clock's q·t to every stored variance and restarts it (they are then
+    /// the plain Σ_j).
     fn fold(&mut self) {
         if let Some(noise) = &mut self.noise {
-            for (j, c) in self.coordinates.iter_mut().enumerate() {
-                c.variance += noise.owed(j);
-                noise.last[j] = noise.round;
-            }
+            let offset = noise.offset();
+            self.coordinates
+                .iter_mut()
+                .for_each(|c| c.variance += offset);
+            noise.round = 0;
         }
     }
 
@@ -384,18 +390,14 @@ impl Covariance for Diagonal {
         }
         self.fold();
         self.marginal = true;
-        self.noise = (q != 0.0).then(|| NoiseClock {
-            q,
-            round: 0,
-            last: vec![0; self.coordinates.len()],
-        });
+        self.noise = (q != 0.0).then_some(NoiseClock { q, round: 0 });
         Ok(())
     }
 
     fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
         self.coordinates.iter_mut().for_each(|c| c.variance = a);
         if let Some(noise) = &mut self.noise {
-            noise.last.fill(noise.round);
+            noise.round = 0;
         }
         Ok(())
     }
@@ -417,6 +419,7 @@ impl Covariance for Diagonal {
     /// O(d), after every pending L1 threshold is applied (they depend on the variances).
     fn rescale_covariance(&mut self, r: f64) {
         self.catch_up_all();
+        self.fold();
         for c in &mut self.coordinates {
             c.variance = (c.variance * r).max(VARIANCE_FLOOR);
         }
@@ -445,24 +448,66 @@ impl Covariance for Diagonal {
     }
 }
 
-/// The mean step μ_j += step·Σ_j x_j and Σ_j ← shrink(Σ_j, x_j) over the row's non-zeros. A
-/// zero of a dense row changes nothing, so it is skipped; the floor keeps Σ_j > 0, so an
-/// infinite c (see `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
+/// The row's xᵀΣx and max_j |Σ_j x_j|; `NOISY`: the stored variances lack `offset` (see
+/// [`NoiseClock`]).
 #[inline(always)]
-fn move_coordinates(
+fn spread_of_row<const NOISY: bool>(
+    coordinates: &[Coordinate],
+    x: &Features,
+    offset: f64,
+) -> (f64, f64) {
+    let (mut v, mut largest) = (0.0, 0.0f64);
+    x.for_each(|j, xj| {
+        let stored = coordinates[j].variance;
+        let variance = if NOISY { stored + offset } else { stored };
+        v += variance * xj * xj;
+        largest = largest.max((variance * xj).abs());
+    });
+    (v, largest)
+}
+
+/// The row's (μ·x, xᵀΣx, ‖x‖²) and max_j |Σ_j x_j|; `NOISY`: the stored variances lack
+/// `offset` (see [`NoiseClock`]).
+#[inline(always)]
+fn observe_coordinates<const NOISY: bool>(
+    coordinates: &[Coordinate],
+    x: &Features,
+    offset: f64,
+) -> (Observation, f64) {
+    let (mut o, mut largest) = (Observation::default(), 0.0f64);
+    x.for_each(|j, xj| {
+        let Coordinate { mean, variance } = coordinates[j];
+        let variance = if NOISY { variance + offset } else { variance };
+        o.score += mean * xj;
+        o.variance += variance * xj * xj;
+        o.squared_norm += xj * xj;
+        largest = largest.max((variance * xj).abs());
+    });
+    (o, largest)
+}
+
+/// The mean step μ_j += step·Σ_j x_j and Σ_j ← shrink(Σ_j, x_j) over the row's non-zeros
+/// (`NOISY`: stored as Σ_j − `offset`, see [`NoiseClock`]). A zero of a dense row changes
+/// nothing, so it is skipped; the floor keeps Σ_j > 0, so an infinite c (see
+/// `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
+#[inline(always)]
+fn move_coordinates<const NOISY: bool>(
     coordinates: &mut [Coordinate],
     x: &Features,
     step: f64,
+    offset: f64,
     shrink: impl Fn(f64, f64) -> f64,
 ) {
     x.for_each(|j, xj| {
         if xj != 0.0 {
             let coordinate = &mut coordinates[j];
-            let s = coordinate.variance;
+            let stored = coordinate.variance;
+            let s = if NOISY { stored + offset } else { stored };
             // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
             // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
             coordinate.mean += step * (s * xj);
-            coordinate.variance = shrink(s, xj).max(VARIANCE_FLOOR);
+            let shrunk = shrink(s, xj).max(VARIANCE_FLOOR);
+            coordinate.variance = if NOISY { shrunk - offset } else { shrunk };
         }
     });
 }
