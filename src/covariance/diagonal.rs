@@ -515,3 +515,7 @@ fn move_coordinates<const NOISY: bool>(
 fn noise_with_l1() -> CwError {
     CwError::InvalidParameter("process_noise cannot be combined with an L1 penalty".into())
 }
+
+#[cfg(test)]
+#[path = "diagonal_tests.rs"]
+mod tests;
