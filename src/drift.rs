@@ -106,29 +106,32 @@ impl ChangeDetector {
     }
 
     /// Takes one round's loss; returns whether a change is detected (the statistics then
-    /// restart, as the model does).
+    /// restart, as the model does). The fast mean, this loss included, is compared with the
+    /// slow statistics of the rows *before* it: a reference that already held the loss under
+    /// test would move towards it (a loss 40× the level raised s² by 1/1024 of its square, and
+    /// the alarm came a row or two late; docs/design.md §10.2).
     pub fn observe(&mut self, loss: f64) -> bool {
         if !loss.is_finite() {
             return false;
         }
         self.rows += 1.0;
         // Plain averages while fewer rows than the window have come, then exponential ones.
-        let fast_rate = 1.0 / self.rows.min(FAST_WINDOW);
+        self.fast += (loss - self.fast) / self.rows.min(FAST_WINDOW);
+        let alarm = self.rows > WARM_UP && self.fast - self.slow > THRESHOLD * self.spread();
         let slow_rate = 1.0 / self.rows.min(SLOW_WINDOW);
-        self.fast += fast_rate * (loss - self.fast);
         self.slow += slow_rate * (loss - self.slow);
         self.slow_square += slow_rate * (loss * loss - self.slow_square);
-        if self.rows < WARM_UP {
-            return false;
+        if alarm {
+            *self = ChangeDetector::new(self.a);
         }
+        alarm
+    }
+
+    /// The stationary standard deviation of the fast mean, s·√(α/(2 − α)) with α = 1/32.
+    fn spread(&self) -> f64 {
         let alpha = 1.0 / FAST_WINDOW;
         let variance = (self.slow_square - self.slow * self.slow).max(0.0);
-        let spread = (variance * alpha / (2.0 - alpha)).sqrt();
-        if self.fast - self.slow > THRESHOLD * spread && self.fast > self.slow {
-            *self = ChangeDetector::new(self.a);
-            return true;
-        }
-        false
+        (variance * alpha / (2.0 - alpha)).sqrt()
     }
 }
 
@@ -161,6 +164,19 @@ mod tests {
             .find(|_| detector.observe(f64::from(u8::from(draws.next().unwrap() < 0.5))))
             .expect("a jump from 5% to 50% mistakes is detected");
         assert!(delay <= 40, "detected after {delay} rows");
+    }
+
+    #[test]
+    fn one_loss_far_above_a_steady_level_is_an_alarm_on_its_own_row() {
+        // Losses uniform in [0, 0.2): level 0.1, s ≈ 0.058, so the fast mean's threshold is
+        // ≈ 0.044 and one loss of 2 raises it by 0.059. Had the loss entered the slow
+        // statistics first, s² would have grown by 4/1024 and the threshold to ≈ 0.064.
+        let mut detector = ChangeDetector::new(1.0);
+        let mut draws = uniforms(3);
+        for _ in 0..3000 {
+            assert!(!detector.observe(0.2 * draws.next().unwrap()));
+        }
+        assert!(detector.observe(2.0));
     }
 
     #[test]

@@ -229,7 +229,7 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// The loss of a row before it is learned, which the change detector of
     /// `process_noise="auto"` watches (docs/design.md §10.2): 1 for a mistake and 0 otherwise,
-    /// |y − μ·x| for regression.
+    /// |y − μ·x|/√(xᵀΣx + r) for regression.
     fn round_loss<M: Covariance>(&self, models: &[M], row: Row, target: Self::Target) -> f64;
 }
 
@@ -254,8 +254,9 @@ pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// whether the round is a mistake.
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
 
-    /// [`Objective::round_loss`] from the margin (or residual) and whether it is a mistake.
-    fn watched_loss(&self, _m: f64, mistake: bool) -> f64 {
+    /// [`Objective::round_loss`] of `model` on a row: 1 for a mistake, else 0.
+    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> f64 {
+        let (_, _, mistake) = self.margin(y, model.score(row));
         f64::from(u8::from(mistake))
     }
 }
@@ -299,8 +300,7 @@ impl<T: SingleModel> Objective for T {
     }
 
     fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> f64 {
-        let (m, _, mistake) = self.margin(y, models[0].score(row));
-        self.watched_loss(m, mistake)
+        self.watched_loss(&models[0], row, y)
     }
 }
 
@@ -380,8 +380,17 @@ impl SingleModel for Regression {
         (y - score, 1.0, false)
     }
 
-    fn watched_loss(&self, e: f64, _mistake: bool) -> f64 {
-        e.abs()
+    /// The residual in units of its predictive standard deviation, |e|/√(xᵀΣx + r): the
+    /// Kalman filter's standardized innovation. A learner's early residuals are large because
+    /// its variance is, so they do not inflate the detector's level (docs/design.md §10.2).
+    /// Only AROW regression learns a covariance, so only it can reset one.
+    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> f64 {
+        let (score, v) = model.moments(row);
+        let r = match self.0 {
+            RegressionRule::AROW { r } => r,
+            _ => 0.0,
+        };
+        (y - score).abs() / (v + r).sqrt()
     }
 }
 

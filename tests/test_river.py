@@ -14,6 +14,8 @@ from cwrs.river import RiverClassifier, RiverRegressor
 LEARNERS = [
     cwrs.AROW(r=0.5),
     cwrs.AROW(r=0.5, covariance="full"),
+    cwrs.AROW(r=0.5, process_noise=0.01),
+    cwrs.AROW(r=0.5, covariance="full", process_noise=0.01),
     cwrs.SCW2(covariance="full", fit_intercept=False),
     cwrs.NAROW(b=0.5, a=2.0),
     cwrs.CW(a=0.5, penalty="l1", alpha=0.01),
@@ -29,6 +31,7 @@ MULTICLASS = [
 REGRESSORS = [
     cwrs.AROWRegressor(r=0.3, a=2.0),
     cwrs.AROWRegressor(covariance="full", a=0.5),
+    cwrs.AROWRegressor(r=0.3, a=2.0, process_noise=0.02),
     cwrs.AROWRegressor(penalty="l1", alpha=0.01),
     cwrs.PA1Regressor(C=0.5),
 ]
@@ -64,7 +67,7 @@ def _probe(rows):
     return probe
 
 
-def _same_model(grown, wide):
+def _same_model(grown, wide, grown_rows):
     n = len(grown.features_)
     assert grown.features_ == wide.features_
     a, b = grown.estimator_, wide.estimator_
@@ -74,9 +77,14 @@ def _same_model(grown, wide):
     assert a.n_updates_ == b.n_updates_
     if hasattr(a, "covariance_"):
         cov_a, cov_b = a.covariance_, b.covariance_
-        if a.covariance == "diag":  # the new columns have the prior variance a
+        if a.covariance == "diag":
             np.testing.assert_allclose(cov_a[..., :n], cov_b[..., :n], rtol=1e-11, atol=1e-12)
-            np.testing.assert_array_equal(cov_a[..., n:], a.a)
+            # The columns no feature has reached yet: as in the wide model, the prior variance
+            # a grown by the process noise of every round so far (docs/design.md §10.4).
+            width = cov_a.shape[-1]
+            np.testing.assert_allclose(cov_a[..., n:], cov_b[..., n:width], rtol=1e-11)
+            q = a.process_noise if isinstance(a.process_noise, float) else 0.0
+            np.testing.assert_allclose(cov_a[..., n:], a.a + q * grown_rows, rtol=1e-11)
         else:
             np.testing.assert_allclose(
                 cov_a[..., :n, :n], cov_b[..., :n, :n], rtol=1e-11, atol=1e-12
@@ -94,7 +102,7 @@ def test_growing_is_exact_binary(learner):
         widths.add(grown.estimator_.n_features_in_)
     assert len(widths) > 4  # it grew several times
     assert wide.estimator_.n_features_in_ == 200
-    _same_model(grown, wide)
+    _same_model(grown, wide, len(rows))
     for x in _probe(rows):
         assert grown.predict_one(x) == wide.predict_one(x)
         p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
@@ -111,7 +119,7 @@ def test_growing_is_exact_multiclass(learner):
     for x, y in rows:
         grown.learn_one(x, y)
         wide.learn_one(x, y)
-    _same_model(grown, wide)
+    _same_model(grown, wide, len(rows))
     for x in _probe(rows):
         assert grown.predict_one(x) == wide.predict_one(x)
         p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
@@ -126,7 +134,7 @@ def test_growing_is_exact_regression(learner):
     for x, y in rows:
         grown.learn_one(x, y)
         wide.learn_one(x, y)
-    _same_model(grown, wide)
+    _same_model(grown, wide, len(rows))
     for x in _probe(rows):
         assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
 

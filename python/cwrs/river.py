@@ -15,15 +15,16 @@ when a row brings more features than that, rebuilt twice as wide (or wider) from
 each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with the others. This is
 exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
 model created wide enough from the start (diagonal, full or identity covariance, with or without
-an L1 penalty), so growing mid-stream gives the same model as a wide model would. One exception:
-with a constant `process_noise` q > 0 a new column starts at variance a where a wide model's
-never-seen column has grown to a + q·(rounds so far), so a feature first seen after a growth
-takes smaller first steps than in the wide model. A string value
-v of feature f is the one-hot feature (f, v) with value 1.
+an L1 penalty), so growing mid-stream gives the same model as a wide model would. With a
+constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows: under the
+random walk every weight, seen or not, has drifted for t rounds (an unseen feature has had no
+evidence to shrink its variance, not a shorter walk), and a wide model's never-seen column holds
+exactly that, so the capacity still does not change the model (docs/design.md §10.4). A string
+value v of feature f is the one-hot feature (f, v) with value 1.
 
 At prediction time a feature never seen in training has weight 0 and is left out of the score.
-Binary second-order learners still count its prior variance a·x_f² in `predict_proba_one`
-(exactly as the wide model would); multiclass probabilities leave it out.
+Binary second-order learners still count its prior variance (a + q·t)·x_f² in
+`predict_proba_one` (exactly as the wide model would); multiclass probabilities leave it out.
 
 Labels are any hashable values. With `classes=None` the learner is binary. river's binary
 classifiers take bool labels, and so does this one: before any row, and from a first bool label
@@ -100,6 +101,8 @@ class _Adapter:
         self.feature_columns_: dict[Hashable, int] = {}
         #: The fitted cwrs estimator (a clone of `estimator`), None before the first row.
         self.estimator_: Optional[Estimator] = None
+        #: Rows learned (the rounds of process noise a never-seen feature has had).
+        self._rounds = 0
 
     @property
     def features_(self) -> list[Hashable]:
@@ -184,6 +187,8 @@ class _Adapter:
         fitted = None if estimator is None else (estimator._model, estimator.n_features_in_)  # noqa: SLF001
         try:
             learn()
+            # An adapter pickled before the counter existed had no process noise to count.
+            self._rounds = getattr(self, "_rounds", 0) + 1
         except BaseException:
             for key in list(columns)[n_columns:]:
                 del columns[key]
@@ -194,13 +199,23 @@ class _Adapter:
             self.estimator_ = estimator
             raise
 
+    def _unseen_variance(self, estimator: Estimator) -> float:
+        """The variance of a feature never seen so far: a + q·t after t rows with a constant
+        process noise q (docs/design.md §10.4), a otherwise ("auto" keeps q = 0)."""
+        a = float(getattr(estimator, "a", 1.0))
+        q = getattr(estimator, "process_noise", 0.0)
+        if isinstance(q, str) or not q:
+            return a
+        return a + float(q) * getattr(self, "_rounds", 0)
+
     # ------------------------------------------------------------------ growing
     def _grow(self, width: int) -> None:
-        """Rebuilds the fitted model `width` columns wide: each new column has mean 0 and
-        variance a, uncorrelated with the others (the prior, exactly as in a wide model)."""
+        """Rebuilds the fitted model `width` columns wide: each new column has mean 0 and the
+        variance of a never-seen feature, uncorrelated with the others (exactly as in a wide
+        model)."""
         estimator = self.estimator_
         assert estimator is not None
-        a = float(getattr(estimator, "a", 1.0))
+        a = self._unseen_variance(estimator)
         old = estimator.n_features_in_
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
         kind, dim = state["covariance"], old + int(state["fit_intercept"])
@@ -370,7 +385,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         if model.kind == "binary":
             score = model.decision_function(csr)
             if isinstance(estimator, ConfidenceWeightedClassifier):
-                variance = model.variance(csr) + float(estimator.a) * unseen
+                variance = model.variance(csr) + self._unseen_variance(estimator) * unseen
                 positive = float(_cwrs.margin_probabilities(score, variance)[0])
             else:
                 positive = _logistic(float(score[0]))

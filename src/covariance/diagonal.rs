@@ -32,7 +32,11 @@ pub struct Diagonal {
     l1: Option<L1>,
     /// Process noise, if any (never with `l1`).
     noise: Option<NoiseClock>,
-    /// An upper bound on every stored variance Σ_j (caught up with the process noise): the
+    /// Whether an update keeps the diagonal of the covariance update (with process noise,
+    /// constant or "auto": the diagonal Kalman filter) rather than of the precision update
+    /// (docs/design.md §10.3).
+    marginal: bool,
+    /// An upper bound on every variance Σ_j (with the process noise of the rounds so far): the
     /// overflow gate's Σ_max (docs/design.md §3.6). Derived from the variances, not compared.
     variance_bound: f64,
     /// v = xᵀΣx of the row last observed or prepared (work space of the overflow gate).
@@ -43,30 +47,49 @@ pub struct Diagonal {
 
 impl PartialEq for Diagonal {
     fn eq(&self, other: &Self) -> bool {
-        (self.shape, &self.coordinates, &self.l1, &self.noise)
-            == (other.shape, &other.coordinates, &other.l1, &other.noise)
+        (
+            self.shape,
+            &self.coordinates,
+            &self.l1,
+            &self.noise,
+            self.marginal,
+        ) == (
+            other.shape,
+            &other.coordinates,
+            &other.l1,
+            &other.noise,
+            other.marginal,
+        )
     }
 }
 
 /// Process noise q·I every round, applied lazily (docs/design.md §10.1): Σ_j changes otherwise
-/// only in rounds where x_j ≠ 0, so the stored variance of coordinate j lacks exactly
-/// q·(round − last_j), added when j is next read for learning (O(nnz) per row) and by every
-/// prediction. Exact: the eager Σ_j + q, round after round, sums to the same q·(t − s).
+/// only in rounds where x_j ≠ 0, gaining q per round in between, so the eager Σ_j at round t is
+/// Σ_j(s) + q·(t − s), s its last update. The form stores σ̃_j = Σ_j(s) − q·s in place of the
+/// variance and reads Σ_j = σ̃_j + q·t: one add per read and one subtract per write, no
+/// per-coordinate clock (a separate array of rounds cost a second cache miss per feature).
+/// Rounding: q·t is exact to 2⁻⁵³ relative, so the error is below 2⁻⁵³·q·t; the clock is
+/// folded into the variances every [`rebase_period`] rounds to keep it small.
 #[derive(Clone, Debug, PartialEq)]
 struct NoiseClock {
     q: f64,
-    /// Rounds begun since the clock started.
+    /// Rounds begun since the clock started (or was last folded).
     round: u64,
-    /// The round at each coordinate's last catch-up.
-    last: Vec<u64>,
 }
 
 impl NoiseClock {
-    /// The noise coordinate `j` has not received yet.
+    /// q·t: what a stored σ̃_j lacks to be Σ_j.
     #[inline]
-    fn owed(&self, j: usize) -> f64 {
-        self.q * (self.round - self.last[j]) as f64
+    fn offset(&self) -> f64 {
+        self.q * self.round as f64
     }
+}
+
+/// Rounds between two folds of the noise clock: at least the dimension, so that a fold's O(d)
+/// costs O(1) per round, and at least 2¹⁶ (the relative error of a read then stays below
+/// 2¹⁶·2⁻⁵³ ≈ 7·10⁻¹² of q for d ≤ 2¹⁶).
+fn rebase_period(dim: usize) -> u64 {
+    (dim as u64).max(1 << 16)
 }
 
 impl Diagonal {
@@ -79,30 +102,31 @@ impl Diagonal {
         &mut self.coordinates
     }
 
-    /// Learning path: starts a round of process noise (if any) and catches up the row's
-    /// coordinates with it.
+    /// Learning path: starts a round of process noise (if any), folding the clock when it has
+    /// run for [`rebase_period`] rounds.
     #[inline]
-    fn begin_round(&mut self, x: &Features) {
+    fn begin_round(&mut self) {
+        let period = rebase_period(self.coordinates.len());
+        if self
+            .noise
+            .as_ref()
+            .is_some_and(|noise| noise.round >= period)
+        {
+            self.fold();
+        }
         if let Some(noise) = &mut self.noise {
             noise.round += 1;
-            // Every variance grows by at most q this round.
+            // Every variance grows by q this round.
             self.variance_bound += noise.q;
-            let coordinates = &mut self.coordinates;
-            x.for_each(|j, xj| {
-                if xj != 0.0 {
-                    coordinates[j].variance += noise.owed(j);
-                    noise.last[j] = noise.round;
-                }
-            });
         }
     }
 
-    /// Σ_j as predictions see it: with the process noise not yet caught up.
+    /// Σ_j, with the process noise of the rounds so far.
     #[inline]
     fn variance_of(&self, j: usize) -> f64 {
         let stored = self.coordinates[j].variance;
         match &self.noise {
-            Some(noise) => stored + noise.owed(j),
+            Some(noise) => stored + noise.offset(),
             None => stored,
         }
     }
@@ -176,7 +200,7 @@ impl Diagonal {
         let mut overflows = false;
         x.for_each(|j, xj| {
             let c = &self.coordinates[j];
-            overflows |= !(c.mean + step * (c.variance * xj)).is_finite();
+            overflows |= !(c.mean + step * (self.variance_of(j) * xj)).is_finite();
         });
         overflows
     }
@@ -199,6 +223,7 @@ impl PrimalForm for Diagonal {
             coordinates: vec![coordinate; shape.dim()],
             l1: None,
             noise: None,
+            marginal: false,
             variance_bound: a.max(VARIANCE_FLOOR),
             observed_variance: 0.0,
             skipped: 0,
@@ -231,6 +256,7 @@ impl PrimalForm for Diagonal {
             coordinates,
             l1: None,
             noise: None,
+            marginal: false,
             variance_bound: 0.0,
             observed_variance: 0.0,
             skipped: 0,
@@ -300,7 +326,7 @@ impl Covariance for Diagonal {
     #[inline]
     fn learn_score(&mut self, row: Row) -> f64 {
         let x = self.shape.features(row);
-        self.begin_round(&x);
+        self.begin_round();
         self.catch_up(&x);
         self.effective_score(&x)
     }
@@ -308,8 +334,10 @@ impl Covariance for Diagonal {
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        let mut v = 0.0;
-        x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj);
+        let v = match &self.noise {
+            None => variance_of_row::<false>(&self.coordinates, &x, 0.0),
+            Some(noise) => variance_of_row::<true>(&self.coordinates, &x, noise.offset()),
+        };
         self.observed_variance = v;
         (v, x.squared_norm())
     }
@@ -318,40 +346,38 @@ impl Covariance for Diagonal {
     #[inline]
     fn observe(&mut self, row: Row) -> Observation {
         let x = self.shape.features(row);
-        self.begin_round(&x);
+        self.begin_round();
         self.catch_up(&x);
-        let mut o = Observation::default();
-        x.for_each(|j, xj| {
-            let Coordinate { mean, variance } = self.coordinates[j];
-            o.score += mean * xj;
-            o.variance += variance * xj * xj;
-            o.squared_norm += xj * xj;
-        });
+        let o = match &self.noise {
+            None => observe_coordinates::<false>(&self.coordinates, &x, 0.0),
+            Some(noise) => observe_coordinates::<true>(&self.coordinates, &x, noise.offset()),
+        };
         self.observed_variance = o.variance;
         o
     }
 
     #[inline]
-    fn update(&mut self, row: Row, step: f64, c: f64, _v: f64, eta: f64) {
+    fn update(&mut self, row: Row, step: f64, c: f64, v: f64, eta: f64) {
         let x = self.shape.features(row);
         if self.mean_step_overflows(&x, step) {
             self.skipped += 1;
             return;
         }
+        // With process noise: Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison,
+        // written with 1/(1/c + v) so that an infinite c gives 1/v.
+        let k = 1.0 / (1.0 / c + v);
+        let marginal = |s: f64, xj: f64| s - k * (s * xj) * (s * xj);
         let coordinates = &mut self.coordinates;
-        x.for_each(|j, xj| {
-            // A zero of a dense row changes nothing, so it is skipped. One division per
-            // feature; the floor keeps Σ_j > 0, so an infinite c (see
-            // `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
-            if xj != 0.0 {
-                let coordinate = &mut coordinates[j];
-                let s = coordinate.variance;
-                // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
-                // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
-                coordinate.mean += step * (s * xj);
-                coordinate.variance = (s / (1.0 + c * xj * xj * s)).max(VARIANCE_FLOOR);
+        match (&self.noise, self.marginal) {
+            // One division per feature.
+            (None, false) => move_coordinates::<false>(coordinates, &x, step, 0.0, |s, xj| {
+                s / (1.0 + c * xj * xj * s)
+            }),
+            (None, true) => move_coordinates::<false>(coordinates, &x, step, 0.0, marginal),
+            (Some(noise), _) => {
+                move_coordinates::<true>(coordinates, &x, step, noise.offset(), marginal)
             }
-        });
+        }
         // This round's L1 threshold: applied to the row's coordinates now (with their new
         // variances) and to all others lazily.
         if let Some(l1) = &mut self.l1 {
@@ -376,33 +402,33 @@ impl Covariance for Diagonal {
     }
 
     fn n_values(&self) -> usize {
-        let extra = usize::from(self.l1.is_some()) + usize::from(self.noise.is_some());
-        (2 + extra) * self.coordinates.len()
+        (2 + usize::from(self.l1.is_some())) * self.coordinates.len()
     }
 
-    /// Catches every coordinate up with the process noise (nothing is owed afterwards).
+    /// Adds the noise clock's q·t to every stored variance and restarts it (they are then
+    /// the plain Σ_j).
     fn fold(&mut self) {
         if let Some(noise) = &mut self.noise {
-            for (j, c) in self.coordinates.iter_mut().enumerate() {
-                c.variance += noise.owed(j);
-                noise.last[j] = noise.round;
-            }
+            let offset = noise.offset();
+            noise.round = 0;
+            self.coordinates
+                .iter_mut()
+                .for_each(|c| c.variance += offset);
             self.variance_bound = self.largest_variance();
         }
     }
 
     /// Exact and O(nnz) per row by the lazy catch-up of [`NoiseClock`]; not with an L1 penalty,
-    /// whose lazy thresholds assume Σ_j constant between a coordinate's rows.
+    /// whose lazy thresholds assume Σ_j constant between a coordinate's rows. Called only when
+    /// the option is on (q = 0 for "auto"), it also switches the update to the diagonal of the
+    /// covariance update (docs/design.md §10.3).
     fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
         if self.l1.is_some() {
             return Err(noise_with_l1());
         }
         self.fold();
-        self.noise = (q != 0.0).then(|| NoiseClock {
-            q,
-            round: 0,
-            last: vec![0; self.coordinates.len()],
-        });
+        self.marginal = true;
+        self.noise = (q != 0.0).then_some(NoiseClock { q, round: 0 });
         Ok(())
     }
 
@@ -410,7 +436,7 @@ impl Covariance for Diagonal {
         self.coordinates.iter_mut().for_each(|c| c.variance = a);
         self.variance_bound = a.max(VARIANCE_FLOOR);
         if let Some(noise) = &mut self.noise {
-            noise.last.fill(noise.round);
+            noise.round = 0;
         }
         Ok(())
     }
@@ -432,6 +458,7 @@ impl Covariance for Diagonal {
     /// O(d), after every pending L1 threshold is applied (they depend on the variances).
     fn rescale_covariance(&mut self, r: f64) {
         self.catch_up_all();
+        self.fold();
         for c in &mut self.coordinates {
             c.variance = (c.variance * r).max(VARIANCE_FLOOR);
         }
@@ -461,6 +488,71 @@ impl Covariance for Diagonal {
     }
 }
 
+/// The row's xᵀΣx; `NOISY`: the stored variances lack `offset` (see [`NoiseClock`]).
+#[inline(always)]
+fn variance_of_row<const NOISY: bool>(
+    coordinates: &[Coordinate],
+    x: &Features,
+    offset: f64,
+) -> f64 {
+    let mut v = 0.0;
+    x.for_each(|j, xj| {
+        let stored = coordinates[j].variance;
+        let variance = if NOISY { stored + offset } else { stored };
+        v += variance * xj * xj;
+    });
+    v
+}
+
+/// The row's (μ·x, xᵀΣx, ‖x‖²); `NOISY`: the stored variances lack `offset` (see
+/// [`NoiseClock`]).
+#[inline(always)]
+fn observe_coordinates<const NOISY: bool>(
+    coordinates: &[Coordinate],
+    x: &Features,
+    offset: f64,
+) -> Observation {
+    let mut o = Observation::default();
+    x.for_each(|j, xj| {
+        let Coordinate { mean, variance } = coordinates[j];
+        let variance = if NOISY { variance + offset } else { variance };
+        o.score += mean * xj;
+        o.variance += variance * xj * xj;
+        o.squared_norm += xj * xj;
+    });
+    o
+}
+
+/// The mean step μ_j += step·Σ_j x_j and Σ_j ← shrink(Σ_j, x_j) over the row's non-zeros
+/// (`NOISY`: stored as Σ_j − `offset`, see [`NoiseClock`]). A zero of a dense row changes
+/// nothing, so it is skipped; the floor keeps Σ_j > 0, so an infinite c (see
+/// `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
+#[inline(always)]
+fn move_coordinates<const NOISY: bool>(
+    coordinates: &mut [Coordinate],
+    x: &Features,
+    step: f64,
+    offset: f64,
+    shrink: impl Fn(f64, f64) -> f64,
+) {
+    x.for_each(|j, xj| {
+        if xj != 0.0 {
+            let coordinate = &mut coordinates[j];
+            let stored = coordinate.variance;
+            let s = if NOISY { stored + offset } else { stored };
+            // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
+            // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
+            coordinate.mean += step * (s * xj);
+            let shrunk = shrink(s, xj).max(VARIANCE_FLOOR);
+            coordinate.variance = if NOISY { shrunk - offset } else { shrunk };
+        }
+    });
+}
+
 fn noise_with_l1() -> CwError {
     CwError::InvalidParameter("process_noise cannot be combined with an L1 penalty".into())
 }
+
+#[cfg(test)]
+#[path = "diagonal_tests.rs"]
+mod tests;
