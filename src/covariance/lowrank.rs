@@ -180,6 +180,12 @@ impl LowRank {
         let (i, scale) = (self.rows, c.sqrt());
         let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
         x.for_each(|j, xj| row[j] = scale * xj);
+        // √c·x can underflow to zero (a tiny c and x): such a row adds nothing, and a zero row
+        // among the live ones would make the saved state unreadable (they must come first).
+        if row.iter().all(|&b| b == 0.0) {
+            row.fill(0.0);
+            return;
+        }
         self.rows += 1;
         self.factor_row(i);
     }
@@ -239,9 +245,19 @@ impl LowRank {
                 self.variances[j] = (s / (1.0 + s * dropped)).max(VARIANCE_FLOOR);
             }
         }
+        // A new row that underflowed to zero is dropped, so that the live rows come first.
+        let mut live = 0;
+        for r in 0..kept {
+            let row = r * dim..(r + 1) * dim;
+            if self.sketch[row.clone()].iter().any(|&b| b != 0.0) {
+                self.sketch.copy_within(row, live * dim);
+                live += 1;
+            }
+        }
+        self.sketch[live * dim..kept * dim].fill(0.0);
         self.cholesky.iter_mut().for_each(|l| *l = 0.0);
-        self.rows = kept;
-        for i in 0..kept {
+        self.rows = live;
+        for i in 0..live {
             self.factor_row(i);
         }
     }
