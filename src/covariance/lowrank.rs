@@ -214,6 +214,13 @@ impl LowRank {
             self.shrink();
         }
         self.write_row(x, c);
+        // √c·x can underflow to zero (a tiny c and x): such a row adds nothing, and a zero row
+        // among the live ones would make the saved state unreadable (they must come first).
+        let row = &mut self.sketch[self.rows * self.dim..(self.rows + 1) * self.dim];
+        if row.iter().all(|&b| b == 0.0) {
+            row.fill(0.0);
+            return;
+        }
         self.rows += 1;
         self.factor_row(self.rows - 1);
     }
@@ -249,9 +256,20 @@ impl LowRank {
         for first in (0..self.dim).step_by(PANEL) {
             self.rotate_panel(first, kept);
         }
+        // A new row that underflowed to zero is dropped, so that the live rows come first.
+        let dim = self.dim;
+        let mut live = 0;
+        for r in 0..kept {
+            let row = r * dim..(r + 1) * dim;
+            if self.sketch[row.clone()].iter().any(|&b| b != 0.0) {
+                self.sketch.copy_within(row, live * dim);
+                live += 1;
+            }
+        }
+        self.sketch[live * dim..kept * dim].fill(0.0);
         self.cholesky.iter_mut().for_each(|l| *l = 0.0);
-        self.rows = kept;
-        for i in 0..kept {
+        self.rows = live;
+        for i in 0..live {
             self.factor_row(i);
         }
     }

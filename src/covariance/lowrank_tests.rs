@@ -216,3 +216,20 @@ fn sparse_rows_learn_like_dense_rows() {
     let close = |p: &[f64], q: &[f64]| p.iter().zip(q).all(|(a, b)| (a - b).abs() < 1e-10);
     assert!(close(&dense.mean, &sparse.mean) && close(&dense.sketch, &sparse.sketch));
 }
+
+/// A sketch row √c·x that underflows to zero is not kept (found by the fuzz target
+/// `estimator_state`): the live rows stay first, so the learned state is readable again.
+#[test]
+fn a_sketch_row_that_underflows_is_not_kept() {
+    let shape = Shape::new(2, false).unwrap();
+    let kind = CovarianceKind::LowRank { rank: 1 };
+    let mut low = LowRank::new(kind, shape, 1e300);
+    // v = 1e300·(1e-200)² = 1e-100 > 0, but √(5e-324)·1e-200 rounds to 0.
+    for (x, c) in [([1e-200, 0.0], 5e-324), ([1.0, 1.0], 1.0)] {
+        let (v, _) = low.prepare(Row::Dense(&x));
+        low.update(Row::Dense(&x), 0.0, c, v, 0.0);
+    }
+    assert_eq!(low.live_rows(), 1);
+    let restored = LowRank::from_parts(kind, shape, &low.mean(), &low.covariance()).unwrap();
+    assert_eq!(restored, low);
+}
