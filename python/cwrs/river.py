@@ -76,6 +76,8 @@ class _Adapter:
 
     estimator: Estimator
     capacity: int
+    #: Rows learned (the rounds of process noise a never-seen feature has had).
+    _rounds: int
 
     def _setup(self, estimator: Estimator, capacity: int, kind: type) -> None:
         if not isinstance(estimator, kind):
@@ -101,7 +103,6 @@ class _Adapter:
         self.feature_columns_: dict[Hashable, int] = {}
         #: The fitted cwrs estimator (a clone of `estimator`), None before the first row.
         self.estimator_: Optional[Estimator] = None
-        #: Rows learned (the rounds of process noise a never-seen feature has had).
         self._rounds = 0
 
     @property
