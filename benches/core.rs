@@ -155,5 +155,76 @@ fn kernel_budget(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, diagonal_sparse, full_dense, kernel_budget);
+/// Kernel AROW (RBF) prediction: 2,000 rows against 1,000 support rows, the decision alone and
+/// with the variance (dense 100-d rows), and the decision on sparse rows (20 of 1,000
+/// features).
+fn kernel_predict(c: &mut Criterion) {
+    let mut group = c.benchmark_group("kernel_predict_rbf");
+    group.sample_size(10);
+    let (n, budget, d) = (2_000, 1_000, 100);
+    let rule = Rule::from_name("AROW", &[]).unwrap();
+    let (values, y) = dense_stream(budget + n, d);
+    let mut model = DualLearner::new(
+        rule,
+        Kernel::Rbf { gamma: 0.01 },
+        d,
+        true,
+        1.0,
+        Some(budget),
+    )
+    .unwrap();
+    let train = Matrix::Dense {
+        values: &values[..budget * d],
+        n_rows: budget,
+        n_cols: d,
+    };
+    model
+        .partial_fit(&train, &y[..budget], Presentation::default())
+        .unwrap();
+    let rows = Matrix::Dense {
+        values: &values[budget * d..],
+        n_rows: n,
+        n_cols: d,
+    };
+    let mut out = vec![0.0; n];
+    group.throughput(Throughput::Elements(n as u64));
+    group.bench_function("dense_d100_decision", |b| {
+        b.iter(|| model.decision_function(black_box(&rows), &mut out).unwrap())
+    });
+    group.bench_function("dense_d100_variance", |b| {
+        b.iter(|| model.variances(black_box(&rows), &mut out).unwrap())
+    });
+    let (values, indices, indptr, y) = sparse_stream(budget + n, 1_000, 20);
+    let split = indptr[budget] as usize;
+    let mut model =
+        DualLearner::new(rule, Kernel::Rbf { gamma: 0.05 }, 1_000, true, 1.0, None).unwrap();
+    let train = Matrix::Csr64 {
+        values: &values[..split],
+        indices: &indices[..split],
+        indptr: &indptr[..=budget],
+        n_cols: 1_000,
+    };
+    model
+        .partial_fit(&train, &y[..budget], Presentation::default())
+        .unwrap();
+    let offsets: Vec<i64> = indptr[budget..].iter().map(|&p| p - split as i64).collect();
+    let rows = Matrix::Csr64 {
+        values: &values[split..],
+        indices: &indices[split..],
+        indptr: &offsets,
+        n_cols: 1_000,
+    };
+    group.bench_function("sparse_d1000_nnz20_decision", |b| {
+        b.iter(|| model.decision_function(black_box(&rows), &mut out).unwrap())
+    });
+    group.finish();
+}
+
+criterion_group!(
+    benches,
+    diagonal_sparse,
+    full_dense,
+    kernel_budget,
+    kernel_predict
+);
 criterion_main!(benches);

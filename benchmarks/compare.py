@@ -24,7 +24,12 @@ the section's reference row, notes):
    warm-up) of cwrs AROW (diag) and PA1, scikit-learn PA-I, river PA-I (`learn_one`, dict
    rows) and VW (`learn` of one example string). Reference: scikit-learn.
 5. Kernel: cwrs AROW with an RBF kernel and a budget of 1000 support rows on 100-d rows, while
-   the budget fills and once it is full. No peer.
+   the budget fills and once it is full. No peer. Then prediction, 2,000 rows against the
+   1,000 support rows (dense 100-d rows, and sparse rows of 20 of 1,000 features): cwrs
+   `decision_function`, `predict`, `predict_proba` against the same sum in NumPy
+   (`rbf_kernel(X, support_vectors_) @ dual_coef_`, the reference); and a1a → a1a.t with
+   default settings, cwrs `AROW(kernel="rbf")` against scikit-learn's `SVC()` (fit, predict;
+   reference: SVC's predict), when ../shared/datasets is there.
 
 Wall time with time.perf_counter, single process; data generation and file writing are not
 timed; within each repeat the learners of a section run one after the other (interleaved), so
@@ -746,6 +751,101 @@ def section_kernel(n_rows, budget, repeat, d=100, chunk=100, gamma=1.0):
     return finish_section(section, run_interleaved({"kernel": bench}, repeat))
 
 
+def rbf_peer(X, support, coef, gamma, bias):
+    """The same decision in NumPy/SciPy: rbf_kernel(X, S) @ ν (+ the bias feature's Σν)."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    return rbf_kernel(X, support, gamma=gamma) @ coef + bias * coef.sum()
+
+
+def section_kernel_predict(n_rows, budget, repeat, d=100, gamma=1.0, sparse_d=1000, nnz=20):
+    """Kernel AROW prediction against the same sum in NumPy (BLAS on one thread, as set
+    above), dense and sparse rows; every cwrs decision checked against the peer's."""
+    if peer_missing("sklearn"):
+        return []
+    X, y = make_clusters(budget + n_rows, d, seed=6)
+    rng = np.random.default_rng(6)
+    Xs = sp.random(budget + n_rows, sparse_d, density=nnz / sparse_d, format="csr",
+                   random_state=rng, data_rvs=lambda k: rng.uniform(0.5, 1.5, k))
+    ys = np.where(np.asarray(Xs[:, : sparse_d // 2].sum(axis=1)).ravel()
+                  > np.asarray(Xs[:, sparse_d // 2:].sum(axis=1)).ravel(), 1, -1)
+    sections = []
+    for kind, data, labels, g in (("dense", X, y, gamma), ("sparse", Xs, ys, 0.05)):
+        est = cwrs.AROW(r=1.0, kernel="rbf", gamma=g, budget=budget)
+        est.fit(data[:budget], labels[:budget])
+        rows = data[budget:]
+        support, coef = est.support_vectors_, np.ravel(est.dual_coef_)
+        gap = np.max(np.abs(est.decision_function(rows) - rbf_peer(rows, support, coef, g, 1.0)))
+        shape = f"{rows.shape[0]:,} rows × {est.n_support_:,} support rows"
+
+        def bench(call, note=""):
+            def timed_call(evaluate):
+                with Timer() as t:
+                    call()
+                return Measurement(t.seconds, rows.shape[0], t.cpu_seconds, note=note)
+
+            return timed_call
+
+        benches = {
+            f"cwrs AROW rbf decision_function ({kind})": bench(
+                lambda: est.decision_function(rows), f"max |Δ| vs NumPy {gap:.1e}"),
+            f"cwrs AROW rbf predict ({kind})": bench(lambda: est.predict(rows)),
+            f"cwrs AROW rbf predict_proba ({kind})": bench(
+                lambda: est.predict_proba(rows), "with the variance kᵀΠk"),
+            f"NumPy rbf_kernel @ dual_coef_ ({kind})": bench(
+                lambda: rbf_peer(rows, support, coef, g, 1.0)),
+        }
+        title = (f"5b. Kernel AROW prediction, {kind} rows (RBF, d={rows.shape[1]:,}"
+                 f"{f', {nnz} non-zeros' if kind == 'sparse' else ''}; {shape})")
+        section = Section("5", title, "rows/s", f"NumPy rbf_kernel @ dual_coef_ ({kind})")
+        section.notes = [
+            f"`cwrs.AROW(r=1, kernel=\"rbf\", gamma={g:g}, budget={budget})` fitted on "
+            f"{budget:,} rows, then each call on the {shape}; the peer is "
+            f"`sklearn.metrics.pairwise.rbf_kernel(X, support_vectors_, gamma) @ dual_coef_` "
+            f"(+ Σν, the bias feature), BLAS on one thread; cwrs uses both cores on large "
+            f"batches."]
+        sections.append(finish_section(section, run_interleaved(benches, repeat)))
+    return sections
+
+
+def section_kernel_a1a(repeat):
+    """Kernel prediction on a1a.t as a new user would try it: the README's defaults."""
+    shared = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+    if not (shared / "a1a.t.libsvm").exists() or peer_missing("sklearn"):
+        return []
+    from sklearn.svm import SVC
+
+    X, y = cwrs.load_svmlight(str(shared / "a1a.libsvm"), n_features=123)
+    Xt, yt = cwrs.load_svmlight(str(shared / "a1a.t.libsvm"), n_features=123)
+
+    def fit_predict(name, make):
+        def bench(evaluate):
+            with Timer() as fit:
+                est = make().fit(X, y)
+            with Timer() as predict:
+                predicted = est.predict(Xt)
+            test = error_rate(predicted, yt)
+            n_support = getattr(est, "n_support_", None)
+            note = f"{int(np.sum(n_support)):,} support rows" if n_support is not None else ""
+            return {
+                f"{name}: fit": Measurement(fit.seconds, X.shape[0], fit.cpu_seconds, note=note),
+                f"{name}: predict": Measurement(predict.seconds, Xt.shape[0],
+                                                predict.cpu_seconds, test_err=test),
+            }
+        return bench
+
+    name = "cwrs AROW(kernel=\"rbf\")"
+    benches = {name: fit_predict(name, lambda: cwrs.AROW(kernel="rbf")),
+               "SVC()": fit_predict("SVC()", SVC)}
+    section = Section("5", "5c. Kernel prediction on a1a.t, as a new user would try it",
+                      "rows/s", "SVC(): predict")
+    section.notes = [
+        f"Defaults throughout: `cwrs.AROW(kernel=\"rbf\")` (γ = 1/n_features, no budget) and "
+        f"scikit-learn's `SVC()`, fitted on a1a ({X.shape[0]:,} rows), then `predict` on a1a.t "
+        f"({Xt.shape[0]:,} rows, CSR); rates in rows of each call's input."]
+    return [finish_section(section, run_interleaved(benches, repeat))]
+
+
 # ============================================================================ report
 def cpu_model():
     try:
@@ -890,7 +990,10 @@ def main(argv=None):
             ("4", lambda: [section_latency(2_000 if quick else 20_000, 200 if quick else 2_000,
                                            args.repeat)]),
             ("5", lambda: [section_kernel(600 if quick else 3_000, 200 if quick else 1_000,
-                                          args.repeat)]),
+                                          args.repeat),
+                           *section_kernel_predict(400 if quick else 2_000,
+                                                   200 if quick else 1_000, args.repeat),
+                           *section_kernel_a1a(args.repeat)]),
         ]
         for key, run in steps:
             if key not in args.sections:

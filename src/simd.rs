@@ -45,6 +45,11 @@ mod avx2 {
     pub fn dot(a: &[f64], b: &[f64]) -> f64 {
         super::dot_portable(a, b)
     }
+
+    #[target_feature(enable = "avx2")]
+    pub fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
+        super::dot_block_portable(rows, support, len, out, stride);
+    }
 }
 
 /// Full form: y = Σx over rows `rows` for groups of W right-hand sides (see
@@ -98,6 +103,122 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
         return unsafe { avx2::dot(a, b) };
     }
     dot_portable(a, b)
+}
+
+/// Dual form: `out[r·stride + t]` = `dot(s_t, x_r)` for the rows x_r of `rows` and s_t of
+/// `support` (each `len` > 0 values, row-major), every value bit for bit what [`dot`] gives: the
+/// same lanes summed in the same order. Many rows against many support rows at once: each
+/// value loaded feeds several products, where `dot` loads two values per product.
+pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { avx2::dot_block(rows, support, len, out, stride) };
+    }
+    dot_block_portable(rows, support, len, out, stride);
+}
+
+/// Support rows per pass of [`dot_block_portable`]: about 100 kB at 100 features, so that
+/// they stay in the L2 cache while every row meets them.
+const SUPPORT_BLOCK: usize = 128;
+/// Rows × support rows per tile: 2 × 3 pairs of 8 partial sums fill 12 of the 16 AVX2
+/// registers.
+const TILE_ROWS: usize = 2;
+const TILE_SUPPORT: usize = 3;
+
+#[inline(always)]
+fn dot_block_portable(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
+    let (n_rows, n_support) = (rows.len() / len, support.len() / len);
+    for block in (0..n_support).step_by(SUPPORT_BLOCK) {
+        let block_end = n_support.min(block + SUPPORT_BLOCK);
+        let mut r = 0;
+        while r < n_rows {
+            if r + TILE_ROWS <= n_rows {
+                tiles::<TILE_ROWS>(rows, support, len, r, block..block_end, out, stride);
+                r += TILE_ROWS;
+            } else {
+                tiles::<1>(rows, support, len, r, block..block_end, out, stride);
+                r += 1;
+            }
+        }
+    }
+}
+
+/// [`dot_tile`] over rows `r..r + R` and the support rows `block`. (Plain loops here and in
+/// [`dot_tile`]: closures such as `array::from_fn`'s were left out of line in the AVX2 build.)
+#[inline(always)]
+fn tiles<const R: usize>(
+    rows: &[f64],
+    support: &[f64],
+    len: usize,
+    r: usize,
+    block: Range<usize>,
+    out: &mut [f64],
+    stride: usize,
+) {
+    let mut x: [&[f64]; R] = [&[]; R];
+    for (i, x) in x.iter_mut().enumerate() {
+        *x = &rows[(r + i) * len..(r + i + 1) * len];
+    }
+    let mut t = block.start;
+    while t < block.end {
+        if t + TILE_SUPPORT <= block.end {
+            let mut s: [&[f64]; TILE_SUPPORT] = [&[]; TILE_SUPPORT];
+            for (j, s) in s.iter_mut().enumerate() {
+                *s = &support[(t + j) * len..(t + j + 1) * len];
+            }
+            store(dot_tile::<R, TILE_SUPPORT>(&x, &s), r, t, out, stride);
+            t += TILE_SUPPORT;
+        } else {
+            let s = [&support[t * len..(t + 1) * len]];
+            store(dot_tile::<R, 1>(&x, &s), r, t, out, stride);
+            t += 1;
+        }
+    }
+}
+
+#[inline(always)]
+fn store<const R: usize, const S: usize>(
+    values: [[f64; S]; R],
+    r: usize,
+    t: usize,
+    out: &mut [f64],
+    stride: usize,
+) {
+    for (i, row) in values.iter().enumerate() {
+        out[(r + i) * stride + t..][..S].copy_from_slice(row);
+    }
+}
+
+/// The R × S dot products s_j·x_i (all of one length), each summed as [`dot_portable`] does.
+#[inline(always)]
+fn dot_tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
+    let n = x[0].len();
+    let body = n - n % LANES;
+    let mut acc = [[[0.0; LANES]; S]; R];
+    for k in (0..body).step_by(LANES) {
+        for (acc, x) in acc.iter_mut().zip(x) {
+            let x: &[f64; LANES] = x[k..k + LANES].try_into().unwrap();
+            for (acc, s) in acc.iter_mut().zip(s) {
+                let s: &[f64; LANES] = s[k..k + LANES].try_into().unwrap();
+                for l in 0..LANES {
+                    acc[l] += s[l] * x[l];
+                }
+            }
+        }
+    }
+    let mut sums = [[0.0; S]; R];
+    for i in 0..R {
+        for j in 0..S {
+            let tail: f64 = s[j][body..n]
+                .iter()
+                .zip(&x[i][body..n])
+                .map(|(a, b)| a * b)
+                .sum();
+            sums[i][j] = acc[i][j].iter().sum::<f64>() + tail;
+        }
+    }
+    sums
 }
 
 #[inline(always)]

@@ -15,6 +15,7 @@
 //! [`crate::kernel::KernelFunction`]; either way this form is a [`Covariance`] that the one
 //! learning loop drives.
 
+mod rows;
 mod symmetric;
 #[cfg(test)]
 mod tests;
@@ -479,41 +480,48 @@ impl DualGaussian {
         removed_nu
     }
 
-    /// Calls `each(i, μ·φ(x_i), φ(x_i)ᵀΣφ(x_i))` for every row (a custom kernel is asked for
-    /// all of them at once). Named apart from the trait's one-row [`Covariance::moments`].
+    /// Calls `each(i, μ·φ(x_i), φ(x_i)ᵀΣφ(x_i))` for every row, the variance only when
+    /// `with_variance` (NaN otherwise): a custom kernel is asked for all the rows at once, and
+    /// batches go block by block ([`Self::blocked_moments`]). Named apart from the trait's
+    /// one-row [`Covariance::moments`].
     fn batch_moments(
         &self,
         x: &Matrix,
+        with_variance: bool,
         mut each: impl FnMut(usize, f64, f64),
     ) -> Result<(), CwError> {
         x.validate(self.n_features)?;
-        let (mut k, mut pk) = (Vec::new(), Vec::new());
         match &self.kernel {
             Kernel::Custom(function) => {
-                let mut kappas = Vec::new();
+                let (mut k, mut kappas) = (Vec::new(), Vec::new());
                 self.custom_values(function.as_ref(), x, &mut k, &mut kappas)?;
-                let m = self.support.len();
-                for (i, &kappa) in kappas.iter().enumerate() {
-                    let (score, v) = self.moments_of(&k[i * m..(i + 1) * m], kappa, &mut pk);
-                    each(i, score, v);
-                }
+                self.blocked_moments(x, Some((&k, &kappas)), with_variance, each);
+            }
+            _ if x.n_rows() >= rows::MIN_BLOCKED_ROWS => {
+                self.blocked_moments(x, None, with_variance, each);
             }
             kernel => {
+                let (mut k, mut pk) = (Vec::new(), Vec::new());
                 for i in 0..x.n_rows() {
                     let (kappa, _) = self.kernel_row(kernel, &x.row(i), &mut k);
-                    let (score, v) = self.moments_of(&k, kappa, &mut pk);
-                    each(i, score, v);
+                    if with_variance {
+                        let (score, v) = self.moments_of(&k, kappa, &mut pk);
+                        each(i, score, v);
+                    } else {
+                        each(i, dot(&k, &self.nu), f64::NAN);
+                    }
                 }
             }
         }
         Ok(())
     }
 
-    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row; NaN where a custom kernel fails.
-    fn row_moments(&self, row: Row) -> (f64, f64) {
+    /// (μ·φ(x), φ(x)ᵀΣφ(x)) of one row, the variance NaN unless `with_variance`; NaN where a
+    /// custom kernel fails.
+    fn row_moments(&self, row: Row, with_variance: bool) -> (f64, f64) {
         let mut moments = (f64::NAN, f64::NAN);
         let evaluated = with_one_row(row, self.n_features, |x| {
-            self.batch_moments(x, |_, score, v| moments = (score, v))
+            self.batch_moments(x, with_variance, |_, score, v| moments = (score, v))
         });
         evaluated.map_or((f64::NAN, f64::NAN), |()| moments)
     }
@@ -591,11 +599,11 @@ impl Covariance for DualGaussian {
     }
 
     fn moments(&self, row: Row) -> (f64, f64) {
-        self.row_moments(row)
+        self.row_moments(row, true)
     }
 
     fn score(&self, row: Row) -> f64 {
-        self.row_moments(row).0
+        self.row_moments(row, false).0
     }
 
     fn can_fail(&self) -> bool {
@@ -610,10 +618,10 @@ impl Covariance for DualGaussian {
     fn predict_rows(
         &self,
         x: &Matrix,
-        _with_variance: bool,
+        with_variance: bool,
         each: impl FnMut(usize, f64, f64),
     ) -> Result<(), CwError> {
-        self.batch_moments(x, each)
+        self.batch_moments(x, with_variance, each)
     }
 
     fn n_values(&self) -> usize {

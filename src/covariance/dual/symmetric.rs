@@ -132,6 +132,22 @@ impl Symmetric {
         }
     }
 
+    /// `y[i·n..][..n]` = M·x_i for the `count` vectors x_i in `x` (n values each), each as
+    /// [`Self::multiply`] computes it, with every row of M read once for all of them.
+    pub(super) fn multiply_block(&self, x: &[f64], count: usize, y: &mut Vec<f64>) {
+        let n = self.n;
+        y.clear();
+        y.resize(count * n, 0.0);
+        let mut rest = self.data.as_slice();
+        for p in 0..n {
+            let (row, tail) = rest.split_at(p + 1);
+            rest = tail;
+            for (x, y) in x.chunks_exact(n).zip(y.chunks_exact_mut(n)) {
+                accumulate_row(p, row, x, y);
+            }
+        }
+    }
+
     /// M ← M − h hᵀ, minus c wᵀ too when `schur` = (c, w) (with w ∝ c, so symmetric), then
     /// y = M·x for each of `products`, all in one sweep over M: each row is multiplied right
     /// after its update, while it is still in cache.
