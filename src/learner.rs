@@ -70,7 +70,8 @@ impl DualLearner {
         Ok(DualLearner::from_gaussian(rule, model))
     }
 
-    /// A learner over a given dual Gaussian (fresh or restored), with zero counters.
+    /// A learner over a given dual Gaussian (fresh or restored), with zero counters. The rule
+    /// must have a kernel form (`check_kernel_form`; `Estimator` checks it).
     pub fn from_gaussian(rule: Rule, model: DualGaussian) -> DualLearner {
         Online::with_models(Binary::new(rule), vec![model])
     }
