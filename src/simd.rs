@@ -48,7 +48,64 @@ mod avx2 {
 
     #[target_feature(enable = "avx2")]
     pub fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
-        super::dot_block_portable(rows, support, len, out, stride);
+        super::dot_block_tiled::<Avx2Tile>(rows, support, len, out, stride);
+    }
+
+    /// [`super::dot_tile`] in AVX2 intrinsics: written out, the 2 × 3 × 8 partial sums stay
+    /// in registers (the portable loops kept them on the stack). The same products and sums
+    /// per lane (a multiply, then an add: no FMA), so the same values.
+    struct Avx2Tile;
+
+    impl super::Tile for Avx2Tile {
+        #[inline(always)]
+        fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
+            // SAFETY: only reached from `dot_block` above, which runs where the CPU has AVX2.
+            unsafe { tile(x, s) }
+        }
+    }
+
+    #[target_feature(enable = "avx2")]
+    #[inline]
+    fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
+        use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd};
+        use std::arch::x86_64::{_mm256_setzero_pd, _mm256_storeu_pd};
+        let n = x[0].len();
+        assert!(x.iter().chain(s).all(|v| v.len() == n));
+        let body = n - n % super::LANES;
+        let zero = _mm256_setzero_pd();
+        let (mut low, mut high): ([[__m256d; S]; R], [[__m256d; S]; R]) =
+            ([[zero; S]; R], [[zero; S]; R]);
+        let load = |v: &[f64], k: usize| {
+            // SAFETY: k + 4 <= body <= n, the length of every row here (asserted above).
+            unsafe { _mm256_loadu_pd(v.as_ptr().add(k)) }
+        };
+        for k in (0..body).step_by(super::LANES) {
+            let (mut x_low, mut x_high) = ([zero; R], [zero; R]);
+            for i in 0..R {
+                x_low[i] = load(x[i], k);
+                x_high[i] = load(x[i], k + 4);
+            }
+            for j in 0..S {
+                let (s_low, s_high) = (load(s[j], k), load(s[j], k + 4));
+                for i in 0..R {
+                    low[i][j] = _mm256_add_pd(low[i][j], _mm256_mul_pd(s_low, x_low[i]));
+                    high[i][j] = _mm256_add_pd(high[i][j], _mm256_mul_pd(s_high, x_high[i]));
+                }
+            }
+        }
+        let mut sums = [[0.0; S]; R];
+        for i in 0..R {
+            for j in 0..S {
+                let mut acc = [0.0; super::LANES];
+                // SAFETY: `acc` holds 8 values.
+                unsafe {
+                    _mm256_storeu_pd(acc.as_mut_ptr(), low[i][j]);
+                    _mm256_storeu_pd(acc.as_mut_ptr().add(4), high[i][j]);
+                }
+                sums[i][j] = super::finish_dot(&acc, s[j], x[i], body);
+            }
+        }
+        sums
     }
 }
 
@@ -126,28 +183,54 @@ const SUPPORT_BLOCK: usize = 128;
 const TILE_ROWS: usize = 2;
 const TILE_SUPPORT: usize = 3;
 
+/// One tile of [`dot_block`]: the R × S dot products s_j·x_i (all of one length), each summed
+/// as [`dot_portable`] does.
+trait Tile {
+    fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R];
+}
+
+struct PortableTile;
+
+impl Tile for PortableTile {
+    #[inline(always)]
+    fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
+        dot_tile(x, s)
+    }
+}
+
 #[inline(always)]
 fn dot_block_portable(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
+    dot_block_tiled::<PortableTile>(rows, support, len, out, stride);
+}
+
+#[inline(always)]
+fn dot_block_tiled<T: Tile>(
+    rows: &[f64],
+    support: &[f64],
+    len: usize,
+    out: &mut [f64],
+    stride: usize,
+) {
     let (n_rows, n_support) = (rows.len() / len, support.len() / len);
     for block in (0..n_support).step_by(SUPPORT_BLOCK) {
         let block_end = n_support.min(block + SUPPORT_BLOCK);
         let mut r = 0;
         while r < n_rows {
             if r + TILE_ROWS <= n_rows {
-                tiles::<TILE_ROWS>(rows, support, len, r, block..block_end, out, stride);
+                tiles::<T, TILE_ROWS>(rows, support, len, r, block..block_end, out, stride);
                 r += TILE_ROWS;
             } else {
-                tiles::<1>(rows, support, len, r, block..block_end, out, stride);
+                tiles::<T, 1>(rows, support, len, r, block..block_end, out, stride);
                 r += 1;
             }
         }
     }
 }
 
-/// [`dot_tile`] over rows `r..r + R` and the support rows `block`. (Plain loops here and in
-/// [`dot_tile`]: closures such as `array::from_fn`'s were left out of line in the AVX2 build.)
+/// [`Tile::tile`] over rows `r..r + R` and the support rows `block`. (Plain loops: closures
+/// such as `array::from_fn`'s were left out of line in the AVX2 build.)
 #[inline(always)]
-fn tiles<const R: usize>(
+fn tiles<T: Tile, const R: usize>(
     rows: &[f64],
     support: &[f64],
     len: usize,
@@ -167,11 +250,11 @@ fn tiles<const R: usize>(
             for (j, s) in s.iter_mut().enumerate() {
                 *s = &support[(t + j) * len..(t + j + 1) * len];
             }
-            store(dot_tile::<R, TILE_SUPPORT>(&x, &s), r, t, out, stride);
+            store(T::tile::<R, TILE_SUPPORT>(&x, &s), r, t, out, stride);
             t += TILE_SUPPORT;
         } else {
             let s = [&support[t * len..(t + 1) * len]];
-            store(dot_tile::<R, 1>(&x, &s), r, t, out, stride);
+            store(T::tile::<R, 1>(&x, &s), r, t, out, stride);
             t += 1;
         }
     }
@@ -190,7 +273,7 @@ fn store<const R: usize, const S: usize>(
     }
 }
 
-/// The R × S dot products s_j·x_i (all of one length), each summed as [`dot_portable`] does.
+/// [`Tile::tile`], portably.
 #[inline(always)]
 fn dot_tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
     let n = x[0].len();
@@ -210,15 +293,17 @@ fn dot_tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) ->
     let mut sums = [[0.0; S]; R];
     for i in 0..R {
         for j in 0..S {
-            let tail: f64 = s[j][body..n]
-                .iter()
-                .zip(&x[i][body..n])
-                .map(|(a, b)| a * b)
-                .sum();
-            sums[i][j] = acc[i][j].iter().sum::<f64>() + tail;
+            sums[i][j] = finish_dot(&acc[i][j], s[j], x[i], body);
         }
     }
     sums
+}
+
+/// The end of [`dot_portable`]: the lanes' partial sums in order, plus a·b over `from..`.
+#[inline(always)]
+fn finish_dot(acc: &[f64; LANES], a: &[f64], b: &[f64], from: usize) -> f64 {
+    let tail: f64 = a[from..].iter().zip(&b[from..]).map(|(a, b)| a * b).sum();
+    acc.iter().sum::<f64>() + tail
 }
 
 #[inline(always)]
