@@ -24,6 +24,7 @@ d = 100,000 to bound memory).
     python benchmarks/lowrank.py --dims 100000      # one of them
     python benchmarks/lowrank.py --stream factors   # last session's stream
     python benchmarks/lowrank.py --quick            # small, for a smoke test
+    python benchmarks/lowrank.py --dims 10000 100000 --no-vw   # cwrs alone
 """
 
 from __future__ import annotations
@@ -156,6 +157,7 @@ def main():
     parser.add_argument("--dims", type=int, nargs="*", default=[1000, 10000, 100000])
     parser.add_argument("--rows", type=int, help="training rows (default: per dimension)")
     parser.add_argument("--stream", choices=["nuisance", "factors"], default="nuisance")
+    parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit's runs")
     args = parser.parse_args()
     print("cwrs", cwrs.__version__, "vowpalwabbit",
           vowpalwabbit.__version__ if vowpalwabbit else "not installed")
@@ -168,8 +170,8 @@ def main():
         100000: (2000, [20], False, False),
     }
     for d in args.dims:
-        n, *rest = runs[d]
-        table(d, args.rows or n, *rest, args.stream)
+        n, ranks, full, vw = runs[d]
+        table(d, args.rows or n, ranks, full, vw and not args.no_vw, args.stream)
 
 
 if __name__ == "__main__":
