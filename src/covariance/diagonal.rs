@@ -307,19 +307,19 @@ impl Covariance for Diagonal {
             return;
         }
         let coordinates = &mut self.coordinates;
-        let mut shrink = VarianceShrink::new(c);
         x.for_each(|j, xj| {
-            // A zero of a dense row changes nothing, so it is skipped.
+            // A zero of a dense row changes nothing, so it is skipped. One division per
+            // feature; the floor keeps Σ_j > 0, so an infinite c (see
+            // `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
             if xj != 0.0 {
                 let coordinate = &mut coordinates[j];
                 let s = coordinate.variance;
                 // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
                 // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
                 coordinate.mean += step * (s * xj);
-                shrink.push(coordinates, j, xj, s);
+                coordinate.variance = (s / (1.0 + c * xj * xj * s)).max(VARIANCE_FLOOR);
             }
         });
-        shrink.finish(coordinates);
         // This round's L1 threshold: applied to the row's coordinates now (with their new
         // variances) and to all others lazily.
         if let Some(l1) = &mut self.l1 {
@@ -423,62 +423,6 @@ impl Covariance for Diagonal {
 
     fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
         self.shape.features(row).dot(values)
-    }
-}
-
-/// Coordinates whose new variance is computed together in [`VarianceShrink`].
-const SHRINK_CHUNK: usize = 32;
-
-/// The variance step Σ_j ← Σ_j / (1 + c·x_j²·Σ_j) of a row's coordinates, a chunk at a time:
-/// gathered while the row's means move, then divided in one loop that the compiler
-/// vectorizes (one division per feature was the costliest instruction of a sparse update),
-/// then written back. The indices of a row are distinct, so deferring the writes changes
-/// nothing, and a vector division rounds as the scalar one: the same bits. The floor keeps
-/// Σ_j > 0, so an infinite c (see `sherman_morrison_factor`) never meets Σ_j = 0 to make
-/// 0·∞ = NaN.
-struct VarianceShrink {
-    c: f64,
-    len: usize,
-    index: [usize; SHRINK_CHUNK],
-    x: [f64; SHRINK_CHUNK],
-    variance: [f64; SHRINK_CHUNK],
-}
-
-impl VarianceShrink {
-    #[inline(always)]
-    fn new(c: f64) -> Self {
-        VarianceShrink {
-            c,
-            len: 0,
-            index: [0; SHRINK_CHUNK],
-            x: [0.0; SHRINK_CHUNK],
-            variance: [0.0; SHRINK_CHUNK],
-        }
-    }
-
-    /// Adds coordinate `j` (x_j ≠ 0, Σ_j = `s`), writing a full chunk back.
-    #[inline(always)]
-    fn push(&mut self, coordinates: &mut [Coordinate], j: usize, xj: f64, s: f64) {
-        let k = self.len;
-        (self.index[k], self.x[k], self.variance[k]) = (j, xj, s);
-        self.len += 1;
-        if self.len == SHRINK_CHUNK {
-            self.finish(coordinates);
-        }
-    }
-
-    /// Computes and writes back the chunk's new variances.
-    #[inline(always)]
-    fn finish(&mut self, coordinates: &mut [Coordinate]) {
-        let c = self.c;
-        let len = self.len;
-        for (s, &xj) in self.variance[..len].iter_mut().zip(&self.x) {
-            *s = (*s / (1.0 + c * xj * xj * *s)).max(VARIANCE_FLOOR);
-        }
-        for (&j, &s) in self.index[..len].iter().zip(&self.variance) {
-            coordinates[j].variance = s;
-        }
-        self.len = 0;
     }
 }
 
