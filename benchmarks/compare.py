@@ -628,8 +628,9 @@ def section_full_covariance(d, n_rows, repeat):
         f"Gaussian rows N(0, I/d), labels from a random hyperplane with 5% flipped; AROW r=1, "
         f"Σ₀ = I, no bias. NumPy+BLAS: `Sx = dsymv(1, S, x); ...; dsyr(-beta, Sx, a=S, "
         f"overwrite_a=True)` per update (SciPy's BLAS, in place); the textbook NumPy row "
-        f"allocates `np.outer(Sx, Sx)` per update. BLAS on one thread; cwrs may use both "
-        f"cores from d = 256 on."]
+        f"allocates `np.outer(Sx, Sx)` per update. BLAS on one thread; "
+        + ("the whole run pinned to one core (--cores 1)." if len(os.sched_getaffinity(0)) == 1
+           else "cwrs may use both cores from d = 256 on.")]
     if "cwrs" in means:
         gap = max(np.max(np.abs(means["cwrs"] - mu)) / np.max(np.abs(mu))
                   for name, mu in means.items() if name != "cwrs")
@@ -958,6 +959,9 @@ def parse_args(argv=None):
     parser.add_argument("--sections", default="1,2,3,4,5", help="comma-separated, e.g. 1,3")
     parser.add_argument("--rows", type=int, default=None,
                         help="rows of the sparse stream of sections 1-2 (default 1,000,000)")
+    parser.add_argument("--cores", type=int, default=None,
+                        help="pin the whole run to this many cores (the first ones it may use), "
+                             "e.g. 1 for one-core figures")
     parser.add_argument("--json", type=Path, help="write every result to this JSON file")
     parser.add_argument("--plot", type=Path, help="write a PNG bar chart (needs matplotlib)")
     args = parser.parse_args(argv)
@@ -966,11 +970,23 @@ def parse_args(argv=None):
     args.sections = {s.strip() for s in args.sections.split(",") if s.strip()}
     if args.repeat < 1 or args.rows < 20 or not args.sections <= set("12345"):
         parser.error("--repeat >= 1, --rows >= 20, --sections among 1,2,3,4,5")
+    if args.cores is not None and args.cores < 1:
+        parser.error("--cores >= 1")
     return args
+
+
+def pin_cores(n):
+    """Restricts this process (and the threads it starts) to its first `n` allowed cores,
+    before cwrs first asks how many there are (it asks once)."""
+    allowed = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, allowed[:n])
+    log(f"pinned to core(s) {allowed[:n]}")
 
 
 def main(argv=None):
     args = parse_args(argv)
+    if args.cores is not None:
+        pin_cores(args.cores)
     quick = args.quick
     info = header(args)
     versions = " · ".join(f"{k} {v}" for k, v in info["versions"].items())

@@ -11,14 +11,17 @@ use super::{
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
-use crate::simd::{fold_rows, product_rows};
+use crate::simd::{fold_rows, mirror, product_rows};
 use blocks::{as_lanes, as_lanes_ref, BlockProducts};
 use noise::add_to_diagonal;
+use plain::{plain_fold, plain_product, PLAIN_ORDER};
 
 #[path = "full_blocks.rs"]
 mod blocks;
 #[path = "full_noise.rs"]
 mod noise;
+#[path = "full_plain.rs"]
+mod plain;
 
 /// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
 const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
@@ -35,6 +38,20 @@ fn block_size(dim: usize) -> usize {
         1
     } else {
         (dim / 8).clamp(1, MAX_BLOCK)
+    }
+}
+
+/// Rows of the next block of products when `pending` terms wait and a fold comes at
+/// `block_size`: at most as many as can update before that fold (a fold makes the products of
+/// the rows after it stale), rounded up to a whole group of [`LANES`], whose lanes cost the
+/// same filled or not. A round without an update adds no term, so a fixed block length would
+/// have the fold land early in the next block and waste most of its products.
+fn block_length(block_size: usize, pending: usize) -> usize {
+    let room = block_size.saturating_sub(pending).max(1);
+    if room == 1 {
+        1
+    } else {
+        room.next_multiple_of(LANES).min(block_size)
     }
 }
 
@@ -279,8 +296,12 @@ fn two_cores(dim: usize, work_per_row: usize) -> bool {
 
 /// y = Σx for groups of W right-hand sides (`x` and `y` hold `groups × dim` entries).
 fn product<const W: usize>(sigma: &[f64], dim: usize, x: &[[f64; W]], y: &mut [[f64; W]]) {
-    let groups = x.len() / dim;
-    if two_cores(dim, groups * W) {
+    let groups = x.len() / dim.max(1);
+    if dim < PLAIN_ORDER && W == 1 {
+        plain_product(sigma, dim, x.as_flattened(), y.as_flattened_mut());
+    } else if groups == 1 {
+        product_rows(sigma, dim, 0..dim, x, &mut [y]);
+    } else if two_cores(dim, groups * W) {
         // Every row of the product costs the same: half the rows each.
         let m = dim / 2 / TILE * TILE;
         let (mut first, mut second): (Vec<_>, Vec<_>) =
@@ -300,6 +321,9 @@ fn fold(sigma: &mut [f64], dim: usize, pending: &[f64]) {
     if pending.is_empty() {
         return;
     }
+    if dim < PLAIN_ORDER {
+        return plain_fold(sigma, dim, pending);
+    }
     if two_cores(dim, pending.len() / dim) {
         // The upper triangle's rows shorten downwards: the first 29% hold half its work.
         let m = (dim as f64 * (1.0 - std::f64::consts::FRAC_1_SQRT_2)) as usize / TILE * TILE;
@@ -314,19 +338,28 @@ fn fold(sigma: &mut [f64], dim: usize, pending: &[f64]) {
     mirror(sigma, dim);
 }
 
-/// Σ_ij ← Σ_ji below the diagonal, by square blocks so both sides stay in cache. The folded
-/// values are bit-for-bit those a full fold would give there (the products commute and the
-/// sums run in the same order).
-fn mirror(sigma: &mut [f64], dim: usize) {
-    const SIDE: usize = 32;
-    for ib in (0..dim).step_by(SIDE) {
-        for jb in (0..=ib).step_by(SIDE) {
-            for i in ib..dim.min(ib + SIDE) {
-                for j in jb..i.min(jb + SIDE) {
-                    sigma[i * dim + j] = sigma[j * dim + i];
-                }
+/// Σ_ij ← Σ_ji below the diagonal, by square blocks of [`MIRROR_SIDE`] so both sides stay in
+/// cache (`crate::simd::mirror` moves 4×4 blocks in registers where it can). The folded values
+/// are bit-for-bit those a full fold would give there (the products commute and the sums run
+/// in the same order).
+pub(crate) fn mirror_portable(sigma: &mut [f64], dim: usize) {
+    for ib in (0..dim).step_by(MIRROR_SIDE) {
+        for jb in (0..=ib).step_by(MIRROR_SIDE) {
+            for i in ib..dim.min(ib + MIRROR_SIDE) {
+                mirror_entries(sigma, dim, i, jb..i.min(jb + MIRROR_SIDE));
             }
         }
+    }
+}
+
+/// The side of the square blocks [`mirror_portable`] copies.
+pub(crate) const MIRROR_SIDE: usize = 32;
+
+/// Σ_ij ← Σ_ji in row i for the columns `columns` (below the diagonal).
+#[inline(always)]
+pub(crate) fn mirror_entries(sigma: &mut [f64], dim: usize, i: usize, columns: Range<usize>) {
+    for j in columns {
+        sigma[i * dim + j] = sigma[j * dim + i];
     }
 }
 
@@ -539,7 +572,8 @@ impl Full {
         let mut products = BlockProducts::new(d);
         let mut start = 0;
         while start < rows.len() {
-            let block = &rows[start..rows.len().min(start + block_size)];
+            let length = block_length(block_size, self.pending.len() / d.max(1));
+            let block = &rows[start..rows.len().min(start + length)];
             products.compute(&self.sigma, block);
             let mut next = start + block.len();
             for (k, row) in block.iter().enumerate() {

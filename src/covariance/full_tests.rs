@@ -1,4 +1,8 @@
-use super::{Full, FULL_VARIANCE_FLOOR, MAX_BLOCK, RELATIVE_VARIANCE_FLOOR};
+use super::{
+    block_length, fold_rows_portable, mirror_portable, plain_fold, plain_product,
+    product_rows_portable, Full, FULL_VARIANCE_FLOOR, LANES, MAX_BLOCK, PLAIN_ORDER,
+    RELATIVE_VARIANCE_FLOOR,
+};
 use crate::covariance::{Covariance, PrimalForm};
 use crate::data::Shape;
 use crate::rules::sherman_morrison_factor;
@@ -228,5 +232,106 @@ fn blocks_equal_the_plain_update() {
                 assert_eq!(covariance[i * d + j], covariance[j * d + i]);
             }
         }
+    }
+}
+
+/// A random symmetric matrix of order d and `terms` random vectors of d values.
+fn symmetric_and_terms(d: usize, terms: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
+    let mut next = uniform(seed);
+    let mut sigma = vec![0.0; d * d];
+    for i in 0..d {
+        for j in i..d {
+            let value = next() + if i == j { 4.0 } else { 0.0 };
+            (sigma[i * d + j], sigma[j * d + i]) = (value, value);
+        }
+    }
+    (sigma, (0..terms * d).map(|_| next()).collect())
+}
+
+/// The plain loops of small orders give the tiled loops' bits: Σx, and Σ − HHᵀ folded then
+/// mirrored.
+#[test]
+fn plain_loops_equal_the_tiles_bit_for_bit() {
+    for d in [1, 2, 3, 4, 5, 8, 16, 31] {
+        assert!(d < PLAIN_ORDER);
+        for terms in [1, 3] {
+            let (sigma, pending) = symmetric_and_terms(d, terms, 17 + d as u64);
+            let x = &pending[..d];
+            let mut tiled = vec![[0.0; 1]; d];
+            product_rows_portable::<1>(&sigma, d, 0..d, x.as_chunks().0, &mut [&mut tiled[..]]);
+            let mut plain = vec![0.0; d];
+            plain_product(&sigma, d, x, &mut plain);
+            assert_eq!(plain, tiled.as_flattened(), "Σx, d = {d}");
+            let mut folded = sigma.clone();
+            fold_rows_portable(&mut folded, d, 0..d, &pending);
+            mirror_portable(&mut folded, d);
+            let mut plain = sigma.clone();
+            plain_fold(&mut plain, d, &pending);
+            assert_eq!(plain, folded, "fold, d = {d}, {terms} terms");
+        }
+    }
+}
+
+/// A block holds at most the rows that can update before the next fold, rounded up to a
+/// whole group of lanes, and at least one row.
+#[test]
+fn block_lengths_end_at_the_next_fold() {
+    assert_eq!(block_length(32, 0), 32);
+    assert_eq!(block_length(32, 29), LANES);
+    assert_eq!(block_length(32, 31), 1);
+    assert_eq!(block_length(32, 32), 1);
+    assert_eq!(block_length(32, 40), 1);
+    assert_eq!(block_length(32, 20), 16);
+    assert_eq!(block_length(5, 0), 5);
+    assert_eq!(block_length(1, 0), 1);
+}
+
+/// With rounds that do not update (large margins), the blocks shorten towards the next fold:
+/// still bit for bit the rows learned one by one, and the plain update to 1e-9.
+#[test]
+fn blocks_with_rounds_without_updates_equal_rows() {
+    for d in [40, 100] {
+        let n = 400;
+        let mut next = uniform(0xC0FF_EE00 + d as u64);
+        let w: Vec<f64> = (0..d).map(|_| next()).collect();
+        let x: Vec<f64> = (0..n * d).map(|_| next() * 2.0).collect();
+        let y: Vec<f64> = x
+            .chunks_exact(d)
+            .map(|row| row.iter().zip(&w).map(|(a, b)| a * b).sum::<f64>().signum())
+            .collect();
+        let model = learn_batch_and_rows(Rule::from_name("AROW", &[("r", 0.1)]).unwrap(), &x, &y);
+        let updates = model.n_updates();
+        assert!(
+            updates > 2 * MAX_BLOCK as u64 && updates < n as u64 * 3 / 4,
+            "d = {d}"
+        );
+        let (mean, sigma) = plain_arow(&x, &y, d, 0.1);
+        assert!(max_relative_error(&model.mean(), &mean) < 1e-9, "d = {d}");
+        assert!(
+            max_relative_error(&model.covariance(), &sigma) < 1e-9,
+            "d = {d}"
+        );
+    }
+}
+
+/// The mirror copies the upper triangle down exactly, on every path (4×4 blocks in registers,
+/// remainders, block edges), and leaves the upper triangle and the diagonal alone.
+#[test]
+fn mirror_copies_the_upper_triangle_down() {
+    for d in [1, 3, 4, 5, 8, 31, 32, 33, 37, 64, 70, 100] {
+        let mut next = uniform(99 + d as u64);
+        let upper: Vec<f64> = (0..d * d).map(|_| next()).collect();
+        let want: Vec<f64> = (0..d * d)
+            .map(|k| {
+                let (i, j) = (k / d, k % d);
+                upper[i.min(j) * d + i.max(j)]
+            })
+            .collect();
+        let mut portable = upper.clone();
+        mirror_portable(&mut portable, d);
+        assert_eq!(portable, want, "portable, d = {d}");
+        let mut dispatched = upper.clone();
+        crate::simd::mirror(&mut dispatched, d);
+        assert_eq!(dispatched, want, "dispatched, d = {d}");
     }
 }
