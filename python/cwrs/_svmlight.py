@@ -89,12 +89,18 @@ def load_svmlight(
     base = _index_base(zero_based)
     if n_features is not None:
         n_features = _positive_int("n_features", n_features, _MAX_FEATURES)
-    y, data, indices, indptr, qid, n_features = read_svmlight(os.fspath(path), base, n_features)
+    read = read_svmlight(os.fspath(path), base, n_features)
+    y, n_features, qid = read["labels"], read["n_features"], read["qids"]
     _check_width(path, n_features)
-    X = sparse.csr_matrix((data, indices, indptr), shape=(y.shape[0], n_features))
+    X = sparse.csr_matrix(_csr(read), shape=(y.shape[0], n_features))
     if not query_id:
         return X, y
     return X, y, np.empty(0, np.int64) if qid is None else qid
+
+
+def _csr(chunk: dict[str, Any]) -> tuple[Any, Any, Any]:
+    """The CSR arrays (data, indices, indptr) of a chunk read by the core."""
+    return chunk["values"], chunk["indices"], chunk["indptr"]
 
 
 def iter_svmlight(
@@ -155,7 +161,9 @@ def _csr_chunks(
     sparse: Any, chunks: SvmlightChunks, n_features: Optional[int], path: str
 ) -> Iterator[tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.uint64]]]:
     width = n_features or 0
-    for y, data, indices, indptr, found, lines in chunks:
+    for chunk in chunks:
+        y, indices, indptr = chunk["labels"], chunk["indices"], chunk["indptr"]
+        found, lines = chunk["n_features"], chunk["lines"]
         if n_features is None:
             _check_width(path, found)
             width = max(width, found)
@@ -167,4 +175,4 @@ def _csr_chunks(
                 f"{path}: line {lines[row]}: n_features was set to {n_features}, but the line "
                 f"has the index {written}"
             )
-        yield sparse.csr_matrix((data, indices, indptr), shape=(y.shape[0], width)), y, lines
+        yield sparse.csr_matrix(_csr(chunk), shape=(y.shape[0], width)), y, lines
