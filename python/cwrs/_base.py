@@ -579,8 +579,8 @@ class Classifier(Estimator):
         """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
         scores = self.decision_function(X)
         if scores.shape == (1,):  # one row, two classes: Python scalars cost less than ufuncs
-            best = int(scores.item() > 0)
-            return self.classes_[best : best + 1].copy()
+            k = int(scores.item() > 0)
+            return self.classes_[k : k + 1].copy()
         best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[best]
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Any, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from ._cwrs import SvmlightChunks, read_svmlight, svmlight_zero_based
+
+if TYPE_CHECKING:
+    from ._cwrs import _Chunk
 
 
 def _scipy_sparse() -> Any:
@@ -98,7 +101,7 @@ def load_svmlight(
     return X, y, np.empty(0, np.int64) if qid is None else qid
 
 
-def _csr(chunk: dict[str, Any]) -> tuple[Any, Any, Any]:
+def _csr(chunk: _Chunk) -> tuple[Any, Any, Any]:
     """The CSR arrays (data, indices, indptr) of a chunk read by the core."""
     return chunk["values"], chunk["indices"], chunk["indptr"]
 
