@@ -672,6 +672,11 @@ def section_latency(n_calls, n_warmup, repeat, d=100):
 
         return make
 
+    def sklearn_learner():
+        est = _peers.sklearn_pa1(C=1.0)
+        est.partial_fit(rows[0], targets[0], classes=CLASSES)
+        return lambda i: est.partial_fit(rows[i], targets[i])
+
     # (2, d) rows: the fixed cost of a call
     pairs = [X[min(i, total - 2):min(i, total - 2) + 2] for i in range(total)]
     pair_targets = [y[min(i, total - 2):min(i, total - 2) + 2] for i in range(total)]
