@@ -20,9 +20,12 @@ the section's reference row, notes):
 3. Full covariance at d=1000 and d=300: cwrs AROW(covariance="full") against a NumPy + BLAS
    AROW with Sherman-Morrison updates written below; both must end on the same mean vector.
    Rates in updates/s. Reference: NumPy.
-4. One-row `partial_fit` latency at d=100: µs per call (median over many calls after a
-   warm-up) of cwrs AROW (diag) and PA1, scikit-learn PA-I, river PA-I (`learn_one`, dict
-   rows) and VW (`learn` of one example string). Reference: scikit-learn.
+4. One-row latency at d=100: µs per call (median over many calls after a warm-up) of
+   `partial_fit` by cwrs AROW (diag) and PA1, scikit-learn PA-I, river PA-I (`learn_one`,
+   dict rows) and VW (`learn` of one example string); cwrs AROW `partial_fit` of two rows
+   (the fixed cost of a call); one-row `decision_function`, `predict` and `predict_proba` of
+   cwrs AROW, scikit-learn PA-I's `decision_function` and NumPy's `x @ w` alone.
+   Reference: scikit-learn PA-I `partial_fit`.
 5. Kernel: cwrs AROW with an RBF kernel and a budget of 1000 support rows on 100-d rows, while
    the budget fills and once it is full. No peer. Then prediction, 2,000 rows against the
    1,000 support rows (dense 100-d rows, and sparse rows of 20 of 1,000 features): cwrs
@@ -680,10 +683,43 @@ def section_latency(n_calls, n_warmup, repeat, d=100):
         est.partial_fit(rows[0], targets[0], classes=CLASSES)
         return lambda i: est.partial_fit(rows[i], targets[i])
 
+    # (2, d) rows: the fixed cost of a call
+    pairs = [X[min(i, total - 2):min(i, total - 2) + 2] for i in range(total)]
+    pair_targets = [y[min(i, total - 2):min(i, total - 2) + 2] for i in range(total)]
+
+    def cwrs_two_rows():
+        est = cwrs.AROW(r=1.0)
+        est.partial_fit(rows[0], targets[0], classes=CLASSES)
+        return lambda i: est.partial_fit(pairs[i], pair_targets[i])
+
+    def predictor(make, method):
+        """`make()` returns an estimator; the bench calls `method` on one row."""
+
+        def make_call():
+            est = make().fit(X[:2_000], y[:2_000])
+            call = getattr(est, method)
+            return lambda i: call(rows[i])
+
+        return make_call
+
+    def numpy_dot():
+        w = np.random.default_rng(0).standard_normal(d)
+        return lambda i: rows[i] @ w
+
     benches = {
         "cwrs AROW diag partial_fit": latency_bench(cwrs_learner(cwrs.AROW, r=1.0)),
         "cwrs PA1 partial_fit": latency_bench(cwrs_learner(cwrs.PA1, C=1.0)),
         "sklearn PA-I partial_fit": peer_missing("sklearn") or latency_bench(sklearn_learner),
+        "cwrs AROW diag partial_fit, 2 rows": latency_bench(cwrs_two_rows, "(2, d) rows"),
+        "cwrs AROW diag decision_function": latency_bench(
+            predictor(lambda: cwrs.AROW(r=1.0), "decision_function"), "prediction"),
+        "cwrs AROW diag predict": latency_bench(
+            predictor(lambda: cwrs.AROW(r=1.0), "predict"), "prediction"),
+        "cwrs AROW diag predict_proba": latency_bench(
+            predictor(lambda: cwrs.AROW(r=1.0), "predict_proba"), "prediction"),
+        "sklearn PA-I decision_function": peer_missing("sklearn") or latency_bench(
+            predictor(lambda: _peers.sklearn_pa1(C=1.0), "decision_function"), "prediction"),
+        "NumPy x @ w": latency_bench(numpy_dot, "prediction: the dot product alone"),
     }
     if peer_missing("river") is None:
         dicts = [dict(enumerate(row[0].tolist())) for row in rows]
@@ -707,8 +743,8 @@ def section_latency(n_calls, n_warmup, repeat, d=100):
         benches["VW learn"] = latency_bench(vw_learner, "example string, parse included")
     else:
         benches["VW learn"] = "not installed"
-    section = Section("4", f"4. One-row partial_fit latency (d={d}, dense)", "µs/call",
-                      "sklearn PA-I partial_fit")
+    section = Section("4", f"4. One-row latency: partial_fit and prediction (d={d}, dense)",
+                      "µs/call", "sklearn PA-I partial_fit")
     section.notes = [
         f"Median over {n_calls:,} calls of one (1, {d}) float64 row each, after {n_warmup:,} "
         f"warm-up calls, per repeat; the median of the repeats' medians. Rows, dicts and "

@@ -777,7 +777,7 @@ impl Estimator {
 }
 
 /// A class index given as a float (the one-row path passes every target as one).
-fn class_index(target: f64) -> Result<usize, CwError> {
+pub(crate) fn class_index(target: f64) -> Result<usize, CwError> {
     if target >= 0.0 && target.fract() == 0.0 && target < usize::MAX as f64 {
         Ok(target as usize)
     } else {

@@ -234,3 +234,39 @@ fn an_interrupted_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns()
     assert_eq!((learned, interrupt.into_error()), (Ok(()), None));
     assert!(estimator.n_updates() > 0);
 }
+
+#[test]
+fn attributes_by_name_follow_the_methods_and_the_kind() {
+    use crate::state::Value;
+    for config in configs() {
+        let mut estimator = Estimator::new(config, None).unwrap();
+        train(&mut estimator, 0..N_ROWS);
+        let kind = estimator.kind();
+        let get = |name| estimator.attribute(name);
+        assert_eq!(get("kind"), Some(Value::from(kind)));
+        assert_eq!(get("n_updates"), Some(Value::from(estimator.n_updates())));
+        assert_eq!(get("n_mistakes"), Some(Value::from(estimator.n_mistakes())));
+        assert_eq!(get("n_classes"), Some(Value::from(estimator.n_classes())));
+        assert_eq!(get("mean"), estimator.mean().map(Value::from), "{kind}");
+        assert_eq!(get("covariance"), estimator.covariance().map(Value::from));
+        let kind_name = estimator.covariance_kind().map(|k| k.name());
+        assert_eq!(get("covariance_kind"), Some(Value::from(kind_name)));
+        match estimator.model() {
+            Model::Kernel(l) => {
+                let n = l.model().n_support();
+                assert_eq!(get("n_support"), Some(Value::from(n)));
+                assert_eq!(
+                    get("dual_coef"),
+                    Some(Value::from(l.model().dual_coef().to_vec()))
+                );
+            }
+            Model::MulticlassKernel(l) => {
+                let counts: Vec<u64> = l.classes().iter().map(|g| g.n_support() as u64).collect();
+                assert_eq!(get("n_support"), Some(Value::from(counts)));
+                assert_eq!(get("dual_coef"), None);
+            }
+            _ => assert_eq!((get("n_support"), get("dual_coef")), (None, None), "{kind}"),
+        }
+        assert_eq!(get("no such attribute"), None);
+    }
+}

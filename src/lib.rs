@@ -7,6 +7,9 @@
 
 pub mod attributes;
 pub mod average;
+// Used by the Python bindings only; its tests run with `cargo test`.
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
+pub(crate) mod call_cost;
 pub mod covariance;
 pub mod data;
 pub mod drift;

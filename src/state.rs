@@ -61,7 +61,8 @@ macro_rules! value_from {
 
 value_from!(bool => Bool, i64 => Int, f64 => Float, String => Str,
     Vec<f64> => Floats(Cow::Owned), Vec<u32> => U32s(Cow::Owned), Vec<u64> => U64s(Cow::Owned),
-    Vec<(String, f64)> => Params, Vec<State<'a>> => States);
+    Vec<(String, f64)> => Params, Vec<State<'a>> => States, &'a [f64] => Floats(Cow::Borrowed),
+    &'a [u64] => U64s(Cow::Borrowed), &'a [i64] => I64s(Cow::Borrowed));
 
 impl From<&str> for Value<'_> {
     fn from(value: &str) -> Self {
@@ -152,6 +153,22 @@ impl<'a> State<'a> {
     pub fn merged(mut self, other: Self) -> Self {
         self.entries.extend(other.entries);
         self
+    }
+
+    /// The state of the named `entries`, whose `version` entry (an int) becomes its version;
+    /// `versioned`: that entry is required (a saved state; a configuration has none).
+    pub fn from_entries(
+        entries: Vec<(String, Value<'a>)>,
+        versioned: bool,
+    ) -> Result<Self, CwError> {
+        let mut state = State::default();
+        state.entries.extend(entries);
+        match state.entries.remove("version") {
+            Some(Value::Int(version)) => state.version = version,
+            None if !versioned => {}
+            _ => return Err(invalid("version", "must be an int")),
+        }
+        Ok(state)
     }
 
     /// Refuses a state of another layout version.

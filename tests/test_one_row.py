@@ -5,7 +5,6 @@ import numpy as np
 import pytest
 
 import cwrs
-from cwrs._base import _one_row_target
 
 rng = np.random.default_rng(7)
 X = rng.standard_normal((60, 6))
@@ -47,14 +46,18 @@ def _assert_same(a, b):
     _assert_equal(_state(a), _state(b))
 
 
+def _started_pair(make, y):
+    """Two estimators of `make()` after the same first row of the labels `y`."""
+    classes = np.unique(y)
+    return tuple(make().partial_fit(X[:1], y[:1], classes=classes) for _ in range(2))
+
+
 @pytest.mark.parametrize("make", CLASSIFIERS)
 @pytest.mark.parametrize("y", [Y_BINARY, Y_MULTI], ids=["binary", "multiclass"])
 def test_one_row_path_equals_the_general_path(make, y):
-    fast, general = make(), make()
-    classes = np.unique(y)
-    fast.partial_fit(X[:1], y[:1], classes=classes)
-    general.partial_fit(X[:1], y[:1], classes=classes)
-    assert _one_row_target(X[1:2], y[1:2], X.shape[1], fast._one_row[1]) is not None
+    fast, general = _started_pair(make, y)
+    probe = make().partial_fit(X[:1], y[:1], classes=np.unique(y))
+    assert probe._model.learn_lean(X[1:2], y[1:2], probe._one_row[1], None)  # lean path applies
     for i in range(1, len(X)):
         fast.partial_fit(X[i : i + 1], y[i : i + 1])
         # A Python list never takes the one-row path.
@@ -138,3 +141,80 @@ def test_set_params_turns_the_one_row_path_off_until_the_next_check():
         reference.partial_fit(X[i : i + 1].tolist(), list(Y_BINARY[i : i + 1]))
     _assert_same(model, reference)
     assert "_one_row" in model.__dict__  # back on after the checked call
+
+
+# ----------------------------------------------------------------------------- a few rows
+@pytest.mark.parametrize("make", CLASSIFIERS)
+@pytest.mark.parametrize("y", [Y_BINARY, Y_MULTI], ids=["binary", "multiclass"])
+def test_few_rows_path_equals_the_general_path(make, y):
+    fast, general = _started_pair(make, y)
+    start = 1
+    for size in (2, 3, 7, 1, 5, 2, 11):  # batches of a few rows, as a stream sends them
+        rows, labels = X[start : start + size], y[start : start + size]
+        fast.partial_fit(rows, list(labels) if size % 2 else labels)
+        general.partial_fit(rows.tolist(), list(labels))
+        start += size
+    _assert_same(fast, general)
+
+
+@pytest.mark.parametrize("make", [lambda: cwrs.AROWRegressor(), lambda: cwrs.PA1Regressor()])
+def test_few_rows_regression_equals_the_general_path(make):
+    fast, general = make(), make()
+    fast.partial_fit(X[:1], Y_REGRESSION[:1])
+    general.partial_fit(X[:1], Y_REGRESSION[:1])
+    for start in range(1, len(X) - 3, 3):
+        rows, targets = X[start : start + 3], Y_REGRESSION[start : start + 3]
+        fast.partial_fit(rows, targets)
+        general.partial_fit(rows.tolist(), targets.tolist())
+    _assert_same(fast, general)
+
+
+def test_learn_lean_takes_only_what_it_can_learn_as_the_checked_path_would():
+    model = cwrs.AROW().partial_fit(X[:10], Y_BINARY[:10], classes=["no", "yes"])
+    native, targets = model._model, model._one_row[1]
+    before = _state(model)
+    refused = [
+        (X[:3].tolist(), Y_BINARY[:3]),  # not an array
+        (np.asfortranarray(X[:3]), Y_BINARY[:3]),  # not C-contiguous
+        (X[:3, :5].copy(), Y_BINARY[:3]),  # another width
+        (X[:3].astype(np.float32), Y_BINARY[:3]),  # another type
+        (np.repeat(X[:1], 65, axis=0), np.repeat(Y_BINARY[:1], 65)),  # more than a few rows
+        (X[:3], Y_BINARY[:2]),  # a label missing
+        (X[:3], Y_BINARY[:3, None]),  # labels as a column
+        (X[:3], np.array(["no", "maybe", "yes"])),  # an unknown label
+        (X[:2], [["no"], ["yes"]]),  # unhashable labels
+    ]
+    for rows, labels in refused:
+        assert native.learn_lean(rows, labels, targets, model._check_params_if_changed) is False
+    _assert_equal(before, _state(model))
+    regressor = cwrs.AROWRegressor().partial_fit(X[:10], Y_REGRESSION[:10])
+    check = regressor._check_params_if_changed
+    for targets in ([1.0, np.nan], [1.0, np.inf], [True, 1.0], ["1", 2.0]):
+        assert regressor._model.learn_lean(X[:2], targets, None, check) is False
+    assert regressor._model.learn_lean(X[:2], [1, 2.5], None, check) is True
+
+
+def test_few_rows_path_refuses_a_bad_row_and_keeps_the_model():
+    model = cwrs.AROW().partial_fit(X[:10], Y_BINARY[:10], classes=["no", "yes"])
+    before = _state(model)
+    rows = X[10:13].copy()
+    rows[2, 0] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        model.partial_fit(rows, Y_BINARY[10:13])
+    _assert_equal(before, _state(model))  # all or nothing: the first two rows are not learned
+
+
+@pytest.mark.parametrize("make", CLASSIFIERS)
+@pytest.mark.parametrize("y", [Y_BINARY, Y_MULTI], ids=["binary", "multiclass"])
+def test_lean_predictions_equal_the_checked_ones(make, y):
+    model = make().fit(X, y)
+    assert "_one_row" in model.__dict__
+    for rows in (X[:1], X[3:5], X):
+        checked = np.asfortranarray(rows) if rows.shape[0] > 1 else rows.tolist()
+        for method in ("decision_function", "predict"):
+            lean, general = getattr(model, method)(rows), getattr(model, method)(checked)
+            np.testing.assert_array_equal(lean, general)
+        if hasattr(model, "predict_proba"):
+            np.testing.assert_array_equal(model.predict_proba(rows), model.predict_proba(checked))
+    with pytest.raises(ValueError, match="features"):
+        model.decision_function(X[:2, :5].copy())

@@ -54,50 +54,24 @@ if TYPE_CHECKING:
 _FLOAT64 = np.dtype(np.float64)
 
 
-def _is_one_row(X, n_features):
-    """Whether X is exactly one native float64 row of `n_features`, contiguous (the one-row
-    path; anything else takes the general path)."""
-    return (
-        type(X) is np.ndarray
-        and X.dtype is _FLOAT64
-        and X.shape == (1, n_features)
-        and X.strides[1] == 8
-    )
-
-
-def _misaligned(X):
-    """Whether the one-row path refused X for being misaligned (a buffer read at an odd offset,
-    as by `np.frombuffer(buf, offset=1)`): the general path takes it, copied. Asked only after
-    a refusal, so that the one-row path does not pay for the check."""
-    return not X.flags.aligned
-
-
-def _single_value(y):
-    """The one value of a length-1 array, list or tuple as a Python scalar, else None."""
-    if type(y) is np.ndarray:
-        return y.item() if y.shape == (1,) else None
-    if type(y) in (list, tuple) and len(y) == 1:
-        return y[0]
-    return None
-
-
-def _one_row_target(X, y, n_features, target_of):
-    """The native target when X is one row for the one-row path and y one known label."""
-    if not _is_one_row(X, n_features):
-        return None
-    try:
-        return target_of.get(_single_value(y))
-    except TypeError:  # an unhashable label
-        return None
+def _lean_rows(X, n_features):
+    """Whether X is native float64 rows of `n_features`, C-contiguous, as the model takes them
+    (the lean path of prediction; anything else takes the general path)."""
+    if type(X) is not np.ndarray or X.dtype is not _FLOAT64 or X.ndim != 2:
+        return False
+    (n_rows, width), strides = X.shape, X.strides
+    contiguous = strides[1] == 8 and (n_rows == 1 or strides[0] == 8 * width)
+    return width == n_features and n_rows > 0 and contiguous
 
 
 # Attributes that only live in memory: never pickled, never compared.
 # - `_fit_lock`: see `Estimator._lock`.
 # - `_checked_params`: the hyper-parameter values last validated (see `_check_params_if_changed`).
-# - `_one_row`: (native model, label -> target map or None, n_features) while the one-row path
-#   of `partial_fit` may be taken: a primal model without feature map, whose hyper-parameters
-#   were validated since the last `set_params`. One attribute, read at once, so that the path
-#   never pairs a model with another fit's labels.
+# - `_one_row`: (native model, label -> native target map or None, n_features) while the
+#   lean paths of `partial_fit` (a few rows) and of prediction may be taken: a primal model
+#   without feature map, fitted without feature names, whose hyper-parameters were validated
+#   since the last `set_params`. One attribute, read at once, so that the path never pairs a
+#   model with another fit's labels.
 _TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
 
 
@@ -283,6 +257,14 @@ class Estimator(HyperParameters):
                 f"X has {n_features} features, but {type(self).__name__} is expecting "
                 f"{expected} features as input."
             )
+
+    def _model_and_rows(self, X):
+        """The fitted native model and X as it takes it: as it is on the lean path (see
+        `_one_row`), else validated by `_check_X_for`."""
+        one_row = self.__dict__.get("_one_row")
+        if one_row is not None and _lean_rows(X, one_row[2]):
+            return one_row[0], X
+        return self._fitted_model(), self._check_X_for(X)
 
     def _check_X_for(self, X):
         """X validated against the fitted feature names and number of features, as the model
@@ -490,7 +472,7 @@ class Classifier(Estimator):
 
     def _one_row_targets(self, model):
         """label -> native target, for the one-row path of a primal model."""
-        classes = self.classes_
+        classes = self.classes_.tolist()  # Python values: NumPy scalars compare slowly
         if model.kind == "binary":
             return {classes[0]: -1.0, classes[1]: 1.0}
         return {label: float(k) for k, label in enumerate(classes)}  # a float: the fast extraction
@@ -535,21 +517,14 @@ class Classifier(Estimator):
     ) -> Self:
         """Learns the rows of X once, in order, continuing from the current state.
 
-        `classes` (every label the stream will hold) is required on the first call. One row of
-        float64 (shape (1, n_features), C order) with a known label takes a lean path that
-        skips the batch machinery; the result is the same.
+        `classes` (every label the stream will hold) is required on the first call. A few rows
+        of float64 (shape (n, n_features), C order, n ≤ 64) with known labels take a lean path
+        (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
         """
         one_row = self.__dict__.get("_one_row")
         if one_row is not None and classes is None and sample_weight is None:
-            model, target_of, n_features = one_row
-            target = _one_row_target(X, y, n_features, target_of)
-            if target is not None:
-                try:
-                    model.learn_one(X, target)
-                    return self
-                except ValueError:
-                    if not _misaligned(X):
-                        raise
+            if one_row[0].learn_lean(X, y, one_row[1], self._check_params_if_changed):
+                return self
         return self._serialized_partial_fit(X, y, classes, sample_weight)
 
     def _partial_fit(self, X, y, classes, sample_weight, first_call):
@@ -594,12 +569,18 @@ class Classifier(Estimator):
         means `classes_[1]`), else μ_k·x per class, shape (n, n_classes). A score that
         overflows float64 is ±inf; one whose terms overflow with both signs (inf − inf) raises
         `ValueError`."""
+        one_row = self.__dict__.get("_one_row")
+        if one_row is not None and _lean_rows(X, one_row[2]):
+            return _refuse_overflow(one_row[0].decision_function(X), "decision_function")
         scores = self._fitted_model().decision_function(self._check_X_for(X))
         return _refuse_overflow(scores, "decision_function")
 
     def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
         """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
         scores = self.decision_function(X)
+        if scores.shape == (1,):  # one row, two classes: Python scalars cost less than ufuncs
+            k = int(scores.item() > 0)
+            return self.classes_[k : k + 1].copy()
         best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[best]
 
@@ -709,12 +690,14 @@ class ConfidenceWeightedClassifier(Classifier):
         the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
         the classes exactly as `decision_function` does.
         """
-        model = self._fitted_model()
-        matrix = self._check_X_for(X)
-        if model.n_classes is not None:
-            return _refuse_overflow(model.probabilities(matrix), "predict_proba")
-        positive = _refuse_overflow(model.probabilities(matrix), "predict_proba")
-        return np.column_stack([1.0 - positive, positive])
+        model, rows = self._model_and_rows(X)
+        probabilities = _refuse_overflow(model.probabilities(rows), "predict_proba")
+        if probabilities.ndim == 2:
+            return probabilities
+        both = np.empty((probabilities.shape[0], 2))
+        both[:, 1] = probabilities
+        np.subtract(1.0, probabilities, out=both[:, 0])
+        return both
 
     def predict_log_proba(self, X: MatrixLike) -> Float64Array:
         """Logarithm of `predict_proba`."""

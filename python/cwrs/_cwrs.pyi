@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import Any, Iterable, Literal, TypedDict, final
+from typing import Any, Callable, Iterable, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -70,9 +70,21 @@ def hash_tokens(tokens: list[bytes], n_features: int) -> tuple[_I64, _F64]: ...
 def merge(
     models: list[Model], method: str, base: Model | None = None, weights: list[float] | None = None
 ) -> Model: ...
+# A LIBSVM file or chunk by name: labels, the CSR arrays values, indices and indptr, qids (None
+# when no row has one), n_features and lines (the 1-based line number of each row).
+class _Chunk(TypedDict):
+    version: int
+    labels: _F64
+    values: _F64
+    indices: _I64
+    indptr: _I64
+    qids: _I64 | None
+    n_features: int
+    lines: _U64
+
 def read_svmlight(
     path: str | os.PathLike[str], zero_based: bool | None, n_features: int | None = None
-) -> tuple[_F64, _F64, _I64, _I64, _I64 | None, int]: ...
+) -> _Chunk: ...
 def svmlight_zero_based(path: str | os.PathLike[str], zero_based: bool | None) -> bool: ...
 @final
 class SvmlightChunks:
@@ -82,7 +94,7 @@ class SvmlightChunks:
     @property
     def zero_based(self) -> bool: ...
     def __iter__(self) -> Self: ...
-    def __next__(self) -> tuple[_F64, _F64, _I64, _I64, int, _U64]: ...
+    def __next__(self) -> _Chunk: ...
 
 class InvalidParameterError(ValueError): ...
 class InvalidModelStateError(ValueError): ...
@@ -95,7 +107,16 @@ class Model:
     def from_state(state: _State, kernel: Any | None = None) -> Model: ...
     def state(self) -> _State: ...
     def copy(self) -> Model: ...
-    def learn_one(self, x: _F64, y: float) -> bool: ...
+    # False (nothing learned) unless x is 1 to 64 C-contiguous float64 rows of the model's width
+    # and y one label per row, each a key of targets (None: finite numbers, for a regressor);
+    # check_batch() is called before more than one row is learned.
+    def learn_lean(
+        self,
+        x: object,
+        y: object,
+        targets: dict[Any, float] | None,
+        check_batch: Callable[[], object],
+    ) -> bool: ...
     def partial_fit(
         self, x: _Matrix, y: _F64 | _I64, repeats: _U32 | None = None, order: _I64 | None = None
     ) -> None: ...

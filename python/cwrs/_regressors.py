@@ -22,11 +22,8 @@ from . import _cwrs
 from ._base import (
     Estimator,
     _config,
-    _is_one_row,
     _l1_config,
-    _misaligned,
     _refuse_overflow,
-    _single_value,
 )
 from ._covariance import dense_covariances, feature_block
 from ._docs import document
@@ -104,21 +101,14 @@ class Regressor(Estimator):
     def partial_fit(
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
     ) -> Self:
-        """Learns the rows of X once, in order, continuing from the current state. One row of
-        float64 (shape (1, n_features), C order) with a numeric target takes a lean path that
-        skips the batch machinery; the result is the same."""
+        """Learns the rows of X once, in order, continuing from the current state. A few rows
+        of float64 (shape (n, n_features), C order, n ≤ 64) with finite numeric targets take a
+        lean path (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the
+        same."""
         one_row = self.__dict__.get("_one_row")
-        if sample_weight is None and one_row is not None and _is_one_row(X, one_row[2]):
-            target = _single_value(y)
-            if isinstance(target, (float, int, np.floating, np.integer)) and not isinstance(
-                target, (bool, np.bool_)
-            ):
-                try:
-                    one_row[0].learn_one(X, float(target))
-                    return self
-                except ValueError:
-                    if not _misaligned(X):
-                        raise
+        if sample_weight is None and one_row is not None:
+            if one_row[0].learn_lean(X, y, None, self._check_params_if_changed):
+                return self
         return self._serialized_partial_fit(X, y, sample_weight)
 
     def _partial_fit(
@@ -144,9 +134,8 @@ class Regressor(Estimator):
 
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
-        return _refuse_overflow(
-            self._fitted_model().decision_function(self._check_X_for(X)), "predict"
-        )
+        model, rows = self._model_and_rows(X)
+        return _refuse_overflow(model.decision_function(rows), "predict")
 
     def score(
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None

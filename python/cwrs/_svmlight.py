@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import numbers
 import os
-from typing import Any, Iterator, Literal, Optional, Union
+from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
 
 from ._cwrs import SvmlightChunks, read_svmlight, svmlight_zero_based
+
+if TYPE_CHECKING:
+    from ._cwrs import _Chunk
 
 
 def _scipy_sparse() -> Any:
@@ -89,12 +92,18 @@ def load_svmlight(
     base = _index_base(zero_based)
     if n_features is not None:
         n_features = _positive_int("n_features", n_features, _MAX_FEATURES)
-    y, data, indices, indptr, qid, n_features = read_svmlight(os.fspath(path), base, n_features)
+    read = read_svmlight(os.fspath(path), base, n_features)
+    y, n_features, qid = read["labels"], read["n_features"], read["qids"]
     _check_width(path, n_features)
-    X = sparse.csr_matrix((data, indices, indptr), shape=(y.shape[0], n_features))
+    X = sparse.csr_matrix(_csr(read), shape=(y.shape[0], n_features))
     if not query_id:
         return X, y
     return X, y, np.empty(0, np.int64) if qid is None else qid
+
+
+def _csr(chunk: _Chunk) -> tuple[Any, Any, Any]:
+    """The CSR arrays (data, indices, indptr) of a chunk read by the core."""
+    return chunk["values"], chunk["indices"], chunk["indptr"]
 
 
 def iter_svmlight(
@@ -155,7 +164,9 @@ def _csr_chunks(
     sparse: Any, chunks: SvmlightChunks, n_features: Optional[int], path: str
 ) -> Iterator[tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.uint64]]]:
     width = n_features or 0
-    for y, data, indices, indptr, found, lines in chunks:
+    for chunk in chunks:
+        y, indices, indptr = chunk["labels"], chunk["indices"], chunk["indptr"]
+        found, lines = chunk["n_features"], chunk["lines"]
         if n_features is None:
             _check_width(path, found)
             width = max(width, found)
@@ -167,4 +178,4 @@ def _csr_chunks(
                 f"{path}: line {lines[row]}: n_features was set to {n_features}, but the line "
                 f"has the index {written}"
             )
-        yield sparse.csr_matrix((data, indices, indptr), shape=(y.shape[0], width)), y, lines
+        yield sparse.csr_matrix(_csr(chunk), shape=(y.shape[0], width)), y, lines

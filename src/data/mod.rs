@@ -332,6 +332,19 @@ impl<'a> Matrix<'a> {
             | Matrix::Csr64 { values, .. } => values.len(),
         }
     }
+
+    /// The rows as CSR arrays `(values, indices, indptr)` (a dense row's every entry kept).
+    pub fn to_csr(&self) -> (Vec<f64>, Vec<i64>, Vec<i64>) {
+        let (mut values, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0]);
+        for i in 0..self.n_rows() {
+            self.row(i).for_each(|j, v| {
+                values.push(v);
+                indices.push(j as i64);
+            });
+            indptr.push(indices.len() as i64);
+        }
+        (values, indices, indptr)
+    }
 }
 
 fn check_indptr<I: SparseIndex>(

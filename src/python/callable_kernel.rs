@@ -45,14 +45,7 @@ fn rows_for_python<'py>(py: Python<'py>, x: &Matrix) -> PyResult<Bound<'py, PyAn
         let array = PyArray1::from_slice(py, values).reshape([x.n_rows(), x.n_cols()]);
         return Ok(array?.into_any());
     }
-    let (mut values, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0i64]);
-    for i in 0..x.n_rows() {
-        x.row(i).for_each(|j, v| {
-            values.push(v);
-            indices.push(j as i64);
-        });
-        indptr.push(indices.len() as i64);
-    }
+    let (values, indices, indptr) = x.to_csr();
     let (values, indices) = (
         PyArray1::from_vec(py, values),
         PyArray1::from_vec(py, indices),

@@ -8,7 +8,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 
-use crate::data::{Matrix, Row};
+use crate::data::Matrix;
 use crate::error::CwError;
 use crate::state::{State, Value};
 
@@ -65,17 +65,6 @@ fn contiguous<T>(result: Result<T, numpy::AsSliceError>) -> PyResult<T> {
 
 pub(super) fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> PyResult<&'a [T]> {
     contiguous(array.as_slice())
-}
-
-/// The one row of a (1, d) C-ordered float64 array: the single-row fast path.
-pub(super) fn one_row<'a>(x: &'a PyReadonlyArray2<f64>) -> PyResult<Row<'a>> {
-    if x.shape()[0] != 1 {
-        return Err(PyValueError::new_err(format!(
-            "learn_one takes one row, got {}",
-            x.shape()[0]
-        )));
-    }
-    Ok(Row::Dense(contiguous(x.as_slice())?))
 }
 
 /// Non-negative integers (row indices or class indices) as `usize`.
@@ -161,29 +150,14 @@ pub(super) fn state_from_dict<'a>(
     versioned: bool,
     held: &mut impl Iterator<Item = &'a Held<'a>>,
 ) -> Result<State<'a>, CwError> {
-    let mut state = State::default();
-    let mut version = None;
-    for (key, value) in dict.iter() {
+    let entries = dict.iter().map(|(key, value)| {
         let key = key
             .extract::<String>()
             .map_err(|_| CwError::InvalidState(format!("key {key} is not a string")))?;
         let value = value_from_py(&key, &value, held)?;
-        if key == "version" {
-            version = Some(value);
-        } else {
-            state.entries.insert(key, value);
-        }
-    }
-    match version {
-        Some(Value::Int(version)) => state.version = version,
-        None if !versioned => {}
-        _ => {
-            return Err(CwError::InvalidState(
-                "entry \"version\" must be an int".into(),
-            ))
-        }
-    }
-    Ok(state)
+        Ok((key, value))
+    });
+    State::from_entries(entries.collect::<Result<_, CwError>>()?, versioned)
 }
 
 fn value_from_py<'a>(

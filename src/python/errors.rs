@@ -54,16 +54,3 @@ impl From<CwError> for PyErr {
         }
     }
 }
-
-pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    let py = m.py();
-    m.add(
-        "InvalidParameterError",
-        py.get_type::<InvalidParameterError>(),
-    )?;
-    m.add(
-        "InvalidModelStateError",
-        py.get_type::<InvalidModelStateError>(),
-    )?;
-    Ok(())
-}

@@ -9,19 +9,29 @@
 
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 use crate::data::hashing::hashed_columns;
 use crate::rules::{checked_normal_quantile, margin_probabilities as probabilities};
 use crate::shared::guarded;
 use convert::slice;
+use errors::{InvalidModelStateError, InvalidParameterError};
 
 mod callable_kernel;
 mod convert;
 mod errors;
 mod model;
-mod rules;
 mod svmlight;
+
+/// Every rule as a dict (see `crate::rules::table_states`): name, kind ("classification" or
+/// "regression"), second_order, params (name, default, low, high, low_open, high_open,
+/// requirement, doc), title, reference and summary (the update in words), and the `version` of
+/// this layout.
+#[pyfunction]
+fn rule_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    let entries = crate::rules::table_states().into_iter();
+    entries.map(|e| convert::state_to_dict(py, e)).collect()
+}
 
 /// Standard normal quantile Φ⁻¹(p), as used for the rules' φ = Φ⁻¹(η).
 #[pyfunction]
@@ -68,13 +78,21 @@ fn hash_tokens<'py>(
 #[pymodule]
 fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<model::Model>()?;
-    errors::register(m)?;
+    let py = m.py();
+    m.add(
+        "InvalidParameterError",
+        py.get_type::<InvalidParameterError>(),
+    )?;
+    m.add(
+        "InvalidModelStateError",
+        py.get_type::<InvalidModelStateError>(),
+    )?;
     m.add_function(wrap_pyfunction!(normal_quantile, m)?)?;
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(model::merge, m)?)?;
     svmlight::register(m)?;
-    rules::register(m)?;
+    m.add_function(wrap_pyfunction!(rule_table, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
     Ok(())
 }

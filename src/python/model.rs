@@ -3,18 +3,22 @@
 //! panic raises `RuntimeError`). It is built from a configuration dict or a saved state dict
 //! (see docs/model-format.md) and gives back its state as a dict.
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2};
+use numpy::{
+    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray,
+    PyUntypedArrayMethods,
+};
 use pyo3::exceptions::PyAttributeError;
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use super::callable_kernel::CallableKernel;
 use super::convert::{
-    hold_arrays, indices, one_row, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg,
-    TargetsArg,
+    hold_arrays, indices, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg, TargetsArg,
 };
+use crate::call_cost::CallCost;
 use crate::data::{Matrix, Presentation, Stop};
-use crate::error::{zeros, CwError};
+use crate::error::CwError;
 use crate::estimator::{Estimator, Model as Learner, Targets};
 use crate::interrupt::Interrupt;
 use crate::sharded::ShardedFit;
@@ -28,11 +32,16 @@ const NAME: &str = "Model";
 #[pyclass(module = "cwrs._cwrs", frozen)]
 pub(super) struct Model {
     estimator: Guarded<Estimator, PyErr>,
+    cost: CallCost,
+    /// The width of the rows it takes.
+    n_features: usize,
 }
 
 impl Model {
     fn wrap(estimator: Estimator) -> Self {
         Model {
+            cost: CallCost::of(&estimator),
+            n_features: estimator.config().count("n_features").unwrap_or(0),
             estimator: Guarded::new(NAME, estimator),
         }
     }
@@ -47,15 +56,10 @@ impl Model {
         f: impl FnOnce(&Estimator, &Matrix, &mut [f64]) -> Result<(), CwError> + Send,
     ) -> PyResult<Bound<'py, PyAny>> {
         let view = x.view()?;
-        let n_rows = view.n_rows();
-        let (out, width) = self.estimator.read(py, operation, Work::Batch, |e| {
-            let width = e.n_classes();
-            let n_values = n_rows.checked_mul(width.unwrap_or(1));
-            let mut out = zeros(n_values, || format!("the output of {operation}"))?;
-            f(e, &view, &mut out)?;
-            Ok((out, width))
-        })?;
-        rows(py, out, width.map(|width| [n_rows, width]))
+        let work = self.cost.work(&view, view.n_rows());
+        let predict = |e: &Estimator| Ok(e.outputs(&view, operation, f)?);
+        let (out, shape) = self.estimator.read(py, operation, work, predict)?;
+        rows(py, out, shape)
     }
 
     /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
@@ -76,6 +80,42 @@ impl Model {
             ))),
         }
     }
+}
+
+/// `x` borrowed when it is 1 to 64 rows of float64 of width `n_features` (see `learn_lean`).
+fn lean_rows<'py>(x: &Bound<'py, PyAny>, n_features: usize) -> Option<PyReadonlyArray2<'py, f64>> {
+    let x = x.cast::<PyArray2<f64>>().ok()?.try_readonly().ok()?;
+    let [n_rows, n_cols] = x.shape() else {
+        return None;
+    };
+    let fits = *n_cols == n_features && (1..=64).contains(n_rows) && x.is_c_contiguous();
+    fits.then_some(x)
+}
+
+/// The native targets of the labels `y` of `n_rows` rows (see `learn_lean`), or None.
+fn lean_targets(
+    y: &Bound<'_, PyAny>,
+    n_rows: usize,
+    targets: Option<&Bound<'_, PyDict>>,
+) -> Option<Vec<f64>> {
+    let labels = match y.cast::<PyUntypedArray>() {
+        Ok(array) if array.ndim() == 1 => y.call_method0(intern!(y.py(), "tolist")).ok()?,
+        Ok(_) => return None,
+        Err(_) => y.clone(),
+    };
+    let labels = match labels.cast_exact::<PyList>() {
+        Ok(list) => list.clone(),
+        Err(_) => labels.cast_exact::<PyTuple>().ok()?.to_list(),
+    };
+    if labels.len() != n_rows {
+        return None;
+    }
+    let target = |label: Bound<'_, PyAny>| match targets {
+        Some(targets) => targets.get_item(label).ok()??.extract::<f64>().ok(),
+        None if label.is_instance_of::<PyBool>() => None,
+        None => label.extract::<f64>().ok().filter(|t| t.is_finite()),
+    };
+    labels.iter().map(target).collect()
 }
 
 /// `values` as a 1-D array, or reshaped to `shape`.
@@ -162,13 +202,40 @@ methods_and_attributes! {
         state_to_dict(py, self.estimator.read(py, "config", Work::Quick, config)?)
     }
 
-    /// Learns one row (a (1, d) C-ordered float64 array) with label ±1, target, or class
-    /// index `y`, with the validation a single row needs and nothing more; returns whether the
-    /// model changed.
-    fn learn_one(&self, py: Python<'_>, x: PyReadonlyArray2<f64>, y: f64) -> PyResult<bool> {
-        let row = one_row(&x)?;
-        self.estimator
-            .write(py, "learn_one", Work::Quick, |e| Ok(e.learn(row, y)?))
+    /// The lean path of the estimators' `partial_fit`: learns `x` and `y` when `x` is a few
+    /// (≤ 64) C-contiguous float64 rows of the model's width and `y` (a 1-D array, list or
+    /// tuple) one label per row, each a key of `targets` (label → native target; None: finite
+    /// numbers, for a regressor). Anything else is left to the checked path: False, nothing
+    /// learned. `check_batch` is called before more than one row is learned (the estimator's
+    /// check of hyper-parameters changed since the last one: a batch re-checks them).
+    fn learn_lean(
+        &self,
+        py: Python<'_>,
+        x: &Bound<'_, PyAny>,
+        y: &Bound<'_, PyAny>,
+        targets: Option<&Bound<'_, PyDict>>,
+        check_batch: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let Some(x) = lean_rows(x, self.n_features) else {
+            return Ok(false);
+        };
+        let Some(view) = x.as_slice().ok().map(|values| Matrix::Dense {
+            values,
+            n_rows: x.shape()[0],
+            n_cols: self.n_features,
+        }) else {
+            return Ok(false);
+        };
+        let Some(targets) = lean_targets(y, view.n_rows(), targets) else {
+            return Ok(false);
+        };
+        if view.n_rows() > 1 {
+            check_batch.call0()?;
+        }
+        let work = self.cost.work(&view, view.n_rows());
+        let learn = |e: &mut Estimator| Ok(e.learn_few(&view, &targets)?);
+        self.estimator.write(py, "partial_fit", work, learn)?;
+        Ok(true)
     }
 
     /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
@@ -200,8 +267,9 @@ methods_and_attributes! {
             order: order.as_deref(),
             stop: None,
         };
+        let work = self.cost.work(&view, presentation.len(view.n_rows()) as usize);
         let interrupt = Interrupt::new(|| Python::attach(|py| py.check_signals()));
-        self.estimator.write(py, "partial_fit", Work::Batch, |e| {
+        self.estimator.write(py, "partial_fit", work, |e| {
             Ok(e.partial_fit_interruptible(&view, targets, presentation, &interrupt)?)
         })?;
         interrupt.into_error().map_or(Ok(()), Err)

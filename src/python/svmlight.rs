@@ -9,13 +9,14 @@ use std::path::PathBuf;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use numpy::PyArray1;
 use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::PyDict;
+
+use super::convert::state_to_dict;
 
 use crate::data::libsvm::{
-    read_file, stream_file, zero_based_file, Chunk, FileChunks, IndexBase, Pending,
+    read_file, stream_file, zero_based_file, FileChunks, IndexBase, Pending,
 };
 use crate::interrupt::SIGNAL_POLL;
 use crate::shared::{guarded, internal_error};
@@ -53,9 +54,10 @@ fn result<T: Send>(
     }
 }
 
-/// The whole file as `(labels, data, indices, indptr, qids or None, n_features)`.
-/// `zero_based=None` is scikit-learn's "auto": one-based unless some index is 0.
-/// `n_features` (at least one past the largest index) defaults to exactly that (1 if none).
+/// The whole file as a dict (see `Chunk::state`: labels, values, indices, indptr, qids or
+/// None, n_features). `zero_based=None` is scikit-learn's "auto": one-based unless some index
+/// is 0. `n_features` (at least one past the largest index) defaults to exactly that (1 if
+/// none).
 #[pyfunction]
 #[pyo3(signature = (path, zero_based, n_features=None))]
 fn read_svmlight<'py>(
@@ -63,27 +65,10 @@ fn read_svmlight<'py>(
     path: PathBuf,
     zero_based: Option<bool>,
     n_features: Option<usize>,
-) -> PyResult<Bound<'py, PyTuple>> {
+) -> PyResult<Bound<'py, PyDict>> {
     let chunk = result(py, read_file(path, zero_based), ("_cwrs", "read_svmlight"))?;
     let n_features = chunk.n_cols(n_features)?;
-    let Chunk {
-        labels,
-        indptr,
-        indices,
-        values,
-        qids,
-        ..
-    } = chunk;
-    let qids = (!qids.is_empty()).then(|| PyArray1::from_vec(py, qids));
-    let (labels, values) = (
-        PyArray1::from_vec(py, labels),
-        PyArray1::from_vec(py, values),
-    );
-    let (indices, indptr) = (
-        PyArray1::from_vec(py, indices),
-        PyArray1::from_vec(py, indptr),
-    );
-    (labels, values, indices, indptr, qids, n_features).into_pyobject(py)
+    state_to_dict(py, chunk.state().with("n_features", n_features))
 }
 
 /// Whether the file's indices are read as zero-based under `zero_based` (`None`: "auto", which
@@ -98,9 +83,9 @@ fn svmlight_zero_based(py: Python<'_>, path: PathBuf, zero_based: Option<bool>) 
     )
 }
 
-/// Iterates over a file in chunks of up to `chunk_rows` rows, each
-/// `(labels, data, indices, indptr, n_features, lines)` with n_features one past the chunk's
-/// largest index and lines the 1-based line number of each row; the next chunks are parsed on
+/// Iterates over a file in chunks of up to `chunk_rows` rows, each a dict (see `Chunk::state`:
+/// labels, values, indices, indptr, qids, n_features one past the chunk's largest index, and
+/// lines, the 1-based line number of each row); the next chunks are parsed on
 /// a background thread meanwhile. `zero_based=None` is "auto" (see `read_svmlight`).
 #[pyclass(module = "cwrs._cwrs")]
 struct SvmlightChunks {
@@ -145,7 +130,7 @@ impl SvmlightChunks {
         slf
     }
 
-    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyTuple>>> {
+    fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
         if std::process::id() != self.pid {
             return Err(PyRuntimeError::new_err(
                 "this iter_svmlight iterator was made before a fork, in another process: its \
@@ -156,17 +141,9 @@ impl SvmlightChunks {
         let Some(chunk) = next? else {
             return Ok(None);
         };
-        let (labels, values) = (chunk.labels(), chunk.values());
-        let arrays = (
-            PyArray1::from_slice(py, labels),
-            PyArray1::from_slice(py, values),
-            PyArray1::from_slice(py, chunk.indices()),
-            PyArray1::from_slice(py, chunk.indptr()),
-            chunk.n_features(),
-            PyArray1::from_slice(py, chunk.lines()),
-        );
+        let dict = state_to_dict(py, chunk.state());
         self.lock().recycle(chunk);
-        Ok(Some(arrays.into_pyobject(py)?))
+        dict.map(Some)
     }
 }
 

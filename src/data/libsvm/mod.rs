@@ -30,6 +30,7 @@ pub use stream::{for_each_chunk, ChunkStream};
 
 use crate::data::Matrix;
 use crate::error::CwError;
+use crate::state::State;
 
 /// Bytes read per block; a longer line grows the buffer as far as it needs.
 const BLOCK_SIZE: usize = 1 << 20;
@@ -167,6 +168,20 @@ impl Chunk {
     /// The 1-based line number of the first row, for messages about the chunk's rows.
     pub fn first_line(&self) -> u64 {
         self.first_line
+    }
+
+    /// The chunk by name, its arrays borrowed: `labels`, the CSR arrays `values`, `indices`
+    /// and `indptr`, `qids` (None when no row has one), `n_features` ([`Chunk::n_features`])
+    /// and `lines`.
+    pub fn state(&self) -> State<'_> {
+        State::default()
+            .with("labels", self.labels())
+            .with("values", self.values())
+            .with("indices", self.indices())
+            .with("indptr", self.indptr())
+            .with("qids", self.qids())
+            .with("n_features", self.n_features)
+            .with("lines", self.lines())
     }
 
     /// The rows as a CSR matrix of `n_cols` columns (at least [`Chunk::n_features`], which the
