@@ -61,7 +61,9 @@ def _lean_rows(X, n_features):
         return False
     (n_rows, width), strides = X.shape, X.strides
     contiguous = strides[1] == 8 and (n_rows == 1 or strides[0] == 8 * width)
-    return width == n_features and n_rows > 0 and contiguous
+    # A misaligned buffer (e.g. `np.frombuffer(buf, offset=1)`) goes to the general path,
+    # which copies it.
+    return width == n_features and n_rows > 0 and contiguous and X.flags.aligned
 
 
 # Attributes that only live in memory: never pickled, never compared.
