@@ -125,8 +125,12 @@ def test_libol_agreement_on_random_streams(seed, n, d, sparsity, case):
     if "ROMMA" in name:
         # Rows with one non-zero on the same axis are along each other, where ROMMA's D is 0
         # in exact arithmetic and its coefficients 1/D explode: LIBOL's own result there is
-        # rounding. ROMMA's sparse rows are checked on the shared data sets.
+        # rounding. ROMMA's sparse rows are checked on the shared data sets. In two
+        # dimensions D is often nearly 0 all the same, and 1/D amplifies rounding to ~1e-8 of
+        # the weights in LIBOL's eager order (6.8e-9 seen over 800 streams) and in cwrs's
+        # scaled μ = s·u (1.1e-8 seen); from three on, 4e-12 at most.
         sparsity = 0.0
+        d = max(d, 3)
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) >= sparsity)
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)

@@ -142,8 +142,15 @@ impl Covariance for Identity {
                     ux += mean[j] * xj;
                     mean[j] += inverse * xj;
                 });
-                // ‖μ + step·x‖² = ‖μ‖² + 2·step·μ·x + step²·‖x‖².
-                self.norm2 = Some(norm2 + step * (2.0 * s * ux + step * v));
+                // ‖μ + step·x‖² = ‖μ‖² + 2·step·μ·x + step²·‖x‖², unless that cancels (ROMMA
+                // with x nearly along μ): then it is recomputed, O(d), where d is small.
+                let (cross, along) = (2.0 * step * s * ux, step * step * v);
+                let sum = norm2 + cross + along;
+                self.norm2 = Some(if sum >= 0.5 * (norm2 + cross.abs() + along) {
+                    sum
+                } else {
+                    self.squared_norm()
+                });
             }
         }
     }
