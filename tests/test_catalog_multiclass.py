@@ -56,21 +56,17 @@ def test_libol_multiclass_agreement_on_digits(name, params):
     check(name, params, X.astype(np.float64), labels, 10)
 
 
+STREAMS = st.tuples(st.integers(0, 2**32 - 1), st.integers(5, 60), st.integers(4, 8))
+
+
 @settings(max_examples=30, deadline=None)
-@given(
-    seed=st.integers(0, 2**32 - 1),
-    n=st.integers(5, 60),
-    d=st.integers(4, 8),
-    n_classes=st.integers(3, 5),
-    case=st.sampled_from(CASES),
-)
-def test_libol_multiclass_agreement_on_random_streams(seed, n, d, n_classes, case):
-    # d ≥ 4: in fewer dimensions the joint W comes near the pair's direction (x in row y, −x
-    # in row s), where ROMMA's D vanishes and its 1/D amplifies rounding (as in the binary
-    # case, tests/test_catalog.py).
-    name, params = case
+@given(stream=STREAMS, n_classes=st.integers(3, 5), case=st.sampled_from(CASES))
+def test_libol_multiclass_agreement_on_random_streams(stream, n_classes, case):
+    """Random streams (seed, rows, d) with every class present. d ≥ 4: in fewer dimensions
+    the joint W comes near the pair's direction (x in row y, −x in row s), where ROMMA's D
+    vanishes and its 1/D amplifies rounding (as in the binary case, tests/test_catalog.py)."""
+    (seed, n, d), (name, params) = stream, case
     rng = np.random.default_rng(seed)
-    X = rng.normal(size=(n, d))
     labels = rng.integers(0, n_classes, size=n)
-    labels[:n_classes] = rng.permutation(n_classes)  # every class present
-    check(name, params, X, labels, n_classes)
+    labels[:n_classes] = rng.permutation(n_classes)
+    check(name, params, rng.normal(size=(n, d)), labels, n_classes)
