@@ -5,9 +5,10 @@ random ±1 labels, so the rules keep updating), shuffle=False; the median of `--
 
     python benchmarks/catalog_sparse.py [--rows 5000] [--repeats 3] [--learners ROMMA ALMA]
 
-Before the scalar scale of the identity form (μ = s·u, ‖μ‖² kept), ALMA and the ROMMAs paid
-O(d) per row for ‖μ‖² and O(d) per update for the rescale; run this script with that build and
-with this one to compare (benchmarks/RESULTS.md). For instruction counts (immune to load) run
+ALMA and the ROMMAs pay O(d) per row for ‖μ‖² and O(d) per update for the rescale; a scalar
+scale of the identity form (μ = s·u, ‖μ‖² kept: docs/design.md §2.9, measured at commit ad7ecdd
+and reverted) makes them O(nnz). Run this script with two builds to compare
+(benchmarks/RESULTS.md). For instruction counts (immune to load) run
 one learner under callgrind: `valgrind --tool=callgrind python benchmarks/catalog_sparse.py
 --rows 1000 --repeats 1 --learners ROMMA`.
 """

@@ -546,12 +546,9 @@ impl Estimator {
         match &mut self.model {
             Model::Binary(l) => l.fold(),
             Model::Regressor(l) => l.fold(),
-            // Folding catches up lazy process noise and the scale of ALMA's and the ROMMAs'
-            // means, so that the model and its restored copy continue with the same bits.
-            Model::Multiclass(l)
-                if l.rule().needs_mean_norm()
-                    || process_noise(&self.config).is_ok_and(|n| !n.is_off()) =>
-            {
+            // With process noise, folding catches the lazy noise up, so that the model and its
+            // restored copy continue with the same bits.
+            Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
                 l.fold()
             }
             // The dual form has nothing to fold.

@@ -58,7 +58,6 @@ impl StepRule for Rule {
     fn form_params(&self) -> Option<FormParams> {
         match *self {
             Rule::AdaGrad { eta, delta } => Some(FormParams::AdaGrad { eta, delta }),
-            Rule::ALMA { .. } | Rule::ROMMA | Rule::AggressiveROMMA => Some(FormParams::MeanNorm),
             Rule::FTRL {
                 alpha,
                 beta,

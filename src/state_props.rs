@@ -246,8 +246,6 @@ proptest! {
             model = model.with_l1(l1).unwrap();
             model.partial_fit(&data.matrix(), &data.signs(), Presentation::default()).unwrap();
         }
-        // As `Estimator::state`: the state of a folded model (the identity form's scale).
-        model.fold();
         let mut restored = binary_from(rule, &binary_state(&model)).unwrap();
         if let Some(state) = model.l1() {
             let fresh = penalty(&restored).with_state(state.total(), state.last()).unwrap();
@@ -310,7 +308,6 @@ proptest! {
             .unwrap();
         let labels = data.classes(n_classes);
         model.partial_fit(&data.matrix(), &labels, Presentation::default()).unwrap();
-        model.fold(); // as `Estimator::state` does for ALMA and the ROMMAs
         let state = Primal {
             kind,
             n_features: data.d,

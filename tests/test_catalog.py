@@ -3,8 +3,7 @@ definitions (tests/libol_reference.py, transliterated from LIBOL's algorithms/*.
 streams (hypothesis) and, one pass in file order with fit_intercept=False, on the shared data
 sets, where the mistake counts must agree exactly and the final weights to 1e-8. On an all-zero
 row (w1a has 207) cwrs never updates, where LIBOL counts a (null) update and ALMA's k advances:
-there the reference follows cwrs (`zero_rows_learn=False`). AggressiveROMMA's update count may
-differ on rows whose margin lies on its threshold (`_ties`)."""
+there the reference follows cwrs (`zero_rows_learn=False`)."""
 
 from __future__ import annotations
 
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 import cwrs
 from _shared_data import shared_data
-from libol_reference import LEARNERS, run
+from libol_reference import run
 
 # (class, its parameters, which the reference takes too)
 CASES = [
@@ -60,27 +59,12 @@ def _replay(name, params, X, y):
     return libol, nonpositive, model
 
 
-def _ties(name, X, y):
-    """Rows where AggressiveROMMA's margin lies on its threshold 1 (to 1e-12) in the reference:
-    after an update on x the margin of x is exactly 1 in exact arithmetic, so a repeated row
-    (w1a has many) meets it, and whether it makes a null update (c₂ ∝ 1 − m ≈ 0, c₁ ≈ 1) is
-    rounding. cwrs keeps μ = s·u and ‖μ‖² incrementally (O(nnz), docs/design.md §2.9), whose
-    rounding differs from LIBOL's eager w and ‖w‖²: there the update counts may differ."""
-    if name != "AggressiveROMMA":
-        return 0
-    state, ties = {"w": np.zeros(X.shape[1])}, 0
-    for x, label in zip(X, y):
-        f, _ = LEARNERS[name](state, x, float(label))
-        ties += abs(1 - label * f) <= 1e-12 and bool(np.any(x))
-    return ties
-
-
 def _check(name, params, X, y, rtol):
     w, mistakes, updates = run(name, X, y, zero_rows_learn=False, **params)
     if np.all(np.any(X != 0, axis=1)):  # no all-zero row: LIBOL's own definition
         assert (mistakes, updates) == run(name, X, y, **params)[1:]
     model = _fit(name, params, X, y)
-    assert abs(model.n_updates_ - updates) <= _ties(name, X, y)
+    assert model.n_updates_ == updates
     libol, nonpositive, one_by_one = _replay(name, params, X, y)
     assert libol == mistakes
     assert model.n_mistakes_ == nonpositive
@@ -125,12 +109,8 @@ def test_libol_agreement_on_random_streams(seed, n, d, sparsity, case):
     if "ROMMA" in name:
         # Rows with one non-zero on the same axis are along each other, where ROMMA's D is 0
         # in exact arithmetic and its coefficients 1/D explode: LIBOL's own result there is
-        # rounding. ROMMA's sparse rows are checked on the shared data sets. In two
-        # dimensions D is often nearly 0 all the same, and 1/D amplifies rounding to ~1e-8 of
-        # the weights in LIBOL's eager order (6.8e-9 seen over 800 streams) and in cwrs's
-        # scaled μ = s·u (1.1e-8 seen); from three on, 4e-12 at most.
+        # rounding. ROMMA's sparse rows are checked on the shared data sets.
         sparsity = 0.0
-        d = max(d, 3)
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(n, d)) * (rng.random((n, d)) >= sparsity)
     y = np.where(rng.random(n) < 0.5, -1.0, 1.0)

@@ -114,7 +114,7 @@ impl PrimalForm for AdaGrad {
     fn with_params(self, params: FormParams) -> Self {
         match params {
             FormParams::AdaGrad { eta, delta } => AdaGrad { eta, delta, ..self },
-            FormParams::Ftrl { .. } | FormParams::MeanNorm => self,
+            FormParams::Ftrl { .. } => self,
         }
     }
 

@@ -103,7 +103,7 @@ impl PrimalForm for Ftrl {
                 l2,
                 ..self
             },
-            FormParams::AdaGrad { .. } | FormParams::MeanNorm => self,
+            FormParams::AdaGrad { .. } => self,
         }
     }
 

@@ -287,11 +287,9 @@ pub enum CovarianceKind {
     Ftrl,
 }
 
-/// What a form takes from its rule: the hyper-parameters of a rule's own state, or that the
-/// rule reads ‖μ‖² (the identity form then keeps it: docs/design.md §2.9).
+/// The hyper-parameters a form with a rule's own state takes from the rule.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum FormParams {
-    MeanNorm,
     AdaGrad {
         eta: f64,
         delta: f64,
