@@ -16,7 +16,7 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
-use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
+use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel, StepRule};
 use crate::online::Online;
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
@@ -298,10 +298,14 @@ fn multiclass_kernel(
     ))
 }
 
-/// The support set and coefficients of a dual Gaussian, by name.
-fn dual_entries(g: &DualGaussian) -> State<'static> {
+/// The support set and coefficients of a dual Gaussian, by name; with a rule that reads its
+/// context, also the current a of Σ = a·I + ΦΠΦᵀ, which IELLIP rescales (docs/design.md §2.9).
+fn dual_entries(g: &DualGaussian, rule: Rule) -> State<'static> {
     let (values, indices, indptr) = g.support_vectors();
-    State::default()
+    let a = rule
+        .needs_context()
+        .then(|| State::default().with("dual_a", g.a()));
+    a.unwrap_or_default()
         .with("support_values", values)
         .with("support_indices", indices)
         .with("support_indptr", indptr)
@@ -310,8 +314,9 @@ fn dual_entries(g: &DualGaussian) -> State<'static> {
         .with("gram", g.gram())
 }
 
-fn restore_dual(fresh: DualGaussian, state: &State) -> Result<DualGaussian, CwError> {
-    fresh.with_state(DualState {
+fn restore_dual(fresh: DualGaussian, state: &State, rule: Rule) -> Result<DualGaussian, CwError> {
+    let a = rule.needs_context().then(|| state.float("dual_a"));
+    fresh.with_a(a.transpose()?)?.with_state(DualState {
         values: state.floats("support_values")?,
         indices: state.u32s("support_indices")?,
         indptr: state.u64s("support_indptr")?,
@@ -499,8 +504,9 @@ impl Estimator {
             }
             "kernel" => {
                 let rule = rule(state)?;
-                let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state)?;
-                let learner = DualLearner::from_gaussian(rule, gaussian);
+                let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state, rule)?;
+                let learner =
+                    DualLearner::from_gaussian(rule, gaussian).with_rounds(rounds(state)?);
                 let learner = with_noise(learner, state, Some(state))?;
                 Model::Kernel(learner.with_counters(updates, mistakes()?))
             }
@@ -513,9 +519,11 @@ impl Estimator {
                         classes.len()
                     )));
                 }
+                let rule = rule(state)?;
                 let learner = multiclass_kernel(state, n_classes, |class, fresh| {
-                    restore_dual(fresh, &classes[class])
-                })?;
+                    restore_dual(fresh, &classes[class], rule)
+                })?
+                .with_rounds(rounds(state)?);
                 let learner = with_noise(learner, state, Some(state))?;
                 Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
@@ -581,9 +589,10 @@ impl Estimator {
                     None => learned,
                 }
             }
-            Model::Kernel(l) => dual_entries(l.model()),
+            Model::Kernel(l) => dual_entries(l.model(), l.rule()),
             Model::MulticlassKernel(l) => {
-                let classes = l.classes().iter().map(dual_entries).collect::<Vec<_>>();
+                let entries = |g| dual_entries(g, l.rule());
+                let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
         };
@@ -644,12 +653,7 @@ impl Estimator {
 
     /// Rows learned, for a rule that reads them (`None` otherwise: the state omits them).
     pub fn n_rounds(&self) -> Option<u64> {
-        let (needs, rounds) = match &self.model {
-            Model::Binary(l) => (l.rule().needs_context(), l.n_rounds()),
-            Model::Multiclass(l) => (l.rule().needs_context(), l.n_rounds()),
-            _ => (false, 0),
-        };
-        needs.then_some(rounds)
+        each!(&self.model, l => l.rule().needs_context().then_some(l.n_rounds()))
     }
 
     /// Rounds that were mistakes (`None` for a regressor, which makes none).

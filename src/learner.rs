@@ -42,16 +42,20 @@ pub(crate) fn fresh_gaussian(
     Ok(Gaussian::new(kind, shape, a))
 }
 
-/// Refuses a rule outside the (α, c) template in the dual form, which keeps neither ‖μ‖², a
-/// scalable Σ nor per-coordinate state (docs/design.md §2.9).
+/// Refuses a rule without a dual form ([`Rule::has_kernel_form`], docs/design.md §2.9).
 pub(crate) fn check_kernel_form(rule: Rule) -> Result<(), CwError> {
-    if rule.needs_context() || rule.has_own_state() {
-        return Err(CwError::InvalidParameter(format!(
-            "{} has no kernel form in cwrs; use it without a kernel",
-            rule.entry().name
-        )));
+    if rule.has_kernel_form() {
+        return Ok(());
     }
-    Ok(())
+    let why = if rule.has_own_state() {
+        "it keeps per-coordinate state of the input features"
+    } else {
+        "it reads and rescales ‖μ‖², which the dual form does not keep"
+    };
+    Err(CwError::InvalidParameter(format!(
+        "{} has no kernel form in cwrs ({why}); use it without a kernel",
+        rule.entry().name
+    )))
 }
 
 impl DualLearner {

@@ -63,11 +63,11 @@ fn linear_kernel_multiclass_equals_the_primal_full_covariance_learner() {
         n_rows: n,
         n_cols: d,
     };
-    // The rules outside the template have no kernel form (docs/design.md §2.9).
+    // ALMA, the ROMMAs, AdaGrad and FTRL have no kernel form (docs/design.md §2.9).
     let kernel_rules = crate::rules::RULE_NAMES
         .iter()
         .map(|name| Rule::from_name(name, &[]).unwrap())
-        .filter(|rule| !rule.needs_context() && !rule.has_own_state());
+        .filter(Rule::has_kernel_form);
     for rule in kernel_rules {
         let name = rule.entry().name;
         let kind = if rule.is_second_order() {

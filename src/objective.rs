@@ -478,9 +478,10 @@ impl Multiclass {
                     return false;
                 }
                 let v = v_label + v_rival;
-                // A tie goes to the rival (`highest_other`): a mistake.
+                // LIBOL's prediction (as `predict`'s): the first class of highest score, so a
+                // tie is a mistake when the rival comes first (docs/design.md §2.9).
                 let context = Context {
-                    zero_margin_mistake: true,
+                    zero_margin_mistake: rival < label,
                     ..context
                 };
                 let moments = (m, v, norm2_label + norm2_rival);

@@ -163,6 +163,79 @@ def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
     return f, True
 
 
+def _rival(F, label):
+    """LIBOL's s_t: the first class of highest score other than the label."""
+    Fs = F.copy()
+    Fs[label] = -np.inf
+    return int(np.argmax(Fs))
+
+
+def _m_romma(state, x, label, fires):
+    """M_ROMMA.m and M_aROMMA.m: W ← c_t·W, then ±d_t·x on rows y_t and s_t, with the joint
+    (Frobenius) norm of W and 2‖x‖² for the pair."""
+    W = state["W"]
+    F = W @ x
+    s = _rival(F, label)
+    m = F[label] - F[s]
+    if not fires(F, label, m):
+        return F, False
+    norm_W = np.linalg.norm(W, "fro")
+    W = W.copy()
+    if norm_W == 0:
+        W[label] += x
+        W[s] -= x
+    else:
+        deno = 2 * np.linalg.norm(x) ** 2 * norm_W**2 - m**2
+        c_t = (2 * np.linalg.norm(x) ** 2 * norm_W**2 - m) / deno
+        d_t = (norm_W**2 * (1 - m)) / deno
+        W = W * c_t
+        W[label] += d_t * x
+        W[s] -= d_t * x
+    state["W"] = W
+    return F, True
+
+
+def m_romma(state, x, label):
+    return _m_romma(state, x, label, lambda F, label, m: int(np.argmax(F)) != label)
+
+
+def m_aromma(state, x, label):
+    return _m_romma(state, x, label, lambda F, label, m: max(0.0, 1 - m) > 0)
+
+
+def m_ogd(state, x, label, eta=1.0):
+    """M_OGD.m: the hinge loss of the pair, step eta/√t, t counting every row."""
+    W = state["W"]
+    t = state.setdefault("t", 1)
+    F = W @ x
+    s = _rival(F, label)
+    updated = max(0.0, 1 - (F[label] - F[s])) > 0
+    if updated:
+        W = W.copy()
+        eta_t = eta / math.sqrt(t)
+        W[label] += eta_t * x
+        W[s] -= eta_t * x
+    state["W"], state["t"] = W, t + 1
+    return F, updated
+
+
+MULTICLASS = {"ROMMA": m_romma, "AggressiveROMMA": m_aromma, "OGD": m_ogd}
+
+
+def run_multiclass(name, X, labels, n_classes, **params):
+    """One pass of LIBOL's multiclass learner `name` (its M_*.m file) over the rows of dense `X`
+    with class indices `labels` in order: (W, LIBOL's mistake count, updates). LIBOL predicts
+    the first class of highest score (MATLAB's max) and counts ŷ ≠ y. No row may be all-zero
+    (ROMMA's c_t is 0/0 there in LIBOL; cwrs never learns from one)."""
+    state = {"W": np.zeros((n_classes, X.shape[1]))}
+    mistakes = updates = 0
+    for x, label in zip(X, labels):
+        F, updated = MULTICLASS[name](state, x, int(label), **params)
+        mistakes += int(np.argmax(F)) != label
+        updates += updated
+    return state["W"], mistakes, updates
+
+
 LEARNERS = {
     "ALMA": alma,
     "ROMMA": romma,

@@ -118,19 +118,24 @@ def test_libol_agreement_on_random_streams(seed, n, d, sparsity, case):
     _check(name, params, X, y, 1e-8)
 
 
-@pytest.mark.parametrize(("name", "params"), CASES, ids=IDS)
-def test_round_state_survives_pickling_and_files(name, params, tmp_path):
-    X = np.load(shared_data("svmguide3.X.npy"))
-    y = np.load(shared_data("svmguide3.y.npy"))
+def continued_copies(model, X, y, path):
+    """Learns the first half of (X, y), saves `model` to `path` and pickles it, then learns the
+    second half with the model and both copies; returns the copies."""
     half = len(y) // 2
-    model = getattr(cwrs, name)(fit_intercept=False, **params)
-    model.partial_fit(X[:half], y[:half], classes=[-1, 1])
-    path = tmp_path / "model.cwrs"
+    model.partial_fit(X[:half], y[:half], classes=np.unique(y))
     model.save(path)
     copies = [pickle.loads(pickle.dumps(model)), cwrs.load(path)]
     for m in [model, *copies]:
         m.partial_fit(X[half:], y[half:])
-    for copy in copies:
+    return copies
+
+
+@pytest.mark.parametrize(("name", "params"), CASES, ids=IDS)
+def test_round_state_survives_pickling_and_files(name, params, tmp_path):
+    X = np.load(shared_data("svmguide3.X.npy"))
+    y = np.load(shared_data("svmguide3.y.npy"))
+    model = getattr(cwrs, name)(fit_intercept=False, **params)
+    for copy in continued_copies(model, X, y, tmp_path / "model.cwrs"):
         np.testing.assert_array_equal(copy.coef_, model.coef_)
         assert copy.n_mistakes_ == model.n_mistakes_
 

@@ -780,7 +780,7 @@ fn kernel(spec: &KernelSpec) {
     let rule = Rule::from_name(RULE_NAMES[usize::from(spec.rule) % RULE_NAMES.len()], &[]).unwrap();
     // The rules without a kernel form are refused before a dual learner is built (as
     // `Estimator` does through `check_kernel_form`); `from_gaussian` and `with_classes` trust it.
-    if rule.needs_context() || rule.has_own_state() {
+    if !rule.has_kernel_form() {
         return;
     }
     let n_features = spec.n_features.get();

@@ -3,8 +3,9 @@
 normalise the weights, AdaGrad and FTRL keep their own per-coordinate state (a form of their
 own beside the covariance forms). Like every learner, each class names its rule in the rule table of the
 Rust core, which holds its paper, update and hyper-parameters; tests/test_rule_table.py pins
-the signatures to the table. None has a kernel form in cwrs (the dual form keeps neither ‖μ‖²
-nor a scalable Σ): `kernel=` is refused with a clear error.
+the signatures to the table. OGD and IELLIP also run in the kernel (dual) form, IELLIP's
+rescaling of Σ = a·I + ΦΠΦᵀ acting on a and Π (docs/design.md §2.9); the others refuse
+`kernel=` with a clear error saying why (`NO_KERNEL_FORM`).
 """
 
 from __future__ import annotations
@@ -279,3 +280,7 @@ class FTRL(Classifier):
 
 
 CATALOG = (ALMA, ROMMA, AggressiveROMMA, OGD, IELLIP, AdaGrad, FTRL)
+
+#: The learners that refuse a kernel: ALMA and the ROMMAs read and rescale ‖μ‖², which the
+#: dual form does not keep; AdaGrad and FTRL keep state per input coordinate.
+NO_KERNEL_FORM = (ALMA, ROMMA, AggressiveROMMA, AdaGrad, FTRL)

@@ -20,7 +20,7 @@ mod symmetric;
 #[cfg(test)]
 mod tests;
 
-use super::{learn_each, outside_template_unreachable, Covariance, Observation, Update};
+use super::{learn_each, Covariance, Observation, Update};
 use crate::data::{Matrix, Row};
 use crate::error::CwError;
 use crate::kernel::{Kernel, KernelFunction};
@@ -181,6 +181,32 @@ impl DualGaussian {
             self.pi = Symmetric::from_dense(n, state.pi);
         }
         self.gram = Symmetric::from_dense(n, state.gram);
+        Ok(self)
+    }
+
+    /// Restores the current a of Σ = a·I + ΦΠΦᵀ into `self` (IELLIP rescales it:
+    /// [`Covariance::rescale_covariance`]): positive and finite, and 1 for a first-order rule;
+    /// `None` keeps the configured a.
+    pub fn with_a(mut self, a: Option<f64>) -> Result<DualGaussian, CwError> {
+        let Some(a) = a else {
+            return Ok(self);
+        };
+        let fits = if self.second_order {
+            a.is_finite() && a > 0.0
+        } else {
+            a == 1.0
+        };
+        if !fits {
+            return Err(CwError::InvalidInput(format!(
+                "inconsistent kernel state: a = {a} for a {} rule",
+                if self.second_order {
+                    "second-order"
+                } else {
+                    "first-order"
+                }
+            )));
+        }
+        self.a = a;
         Ok(self)
     }
 
@@ -645,8 +671,21 @@ impl Covariance for DualGaussian {
         0
     }
 
-    // `learner::check_kernel_form` refuses the rules outside the template in the dual form.
-    outside_template_unreachable!("a rule outside the template in the dual form");
+    /// `learner::check_kernel_form` refuses the rules that read ‖μ‖² in the dual form.
+    fn mean_norm2(&self) -> f64 {
+        unreachable!("a rule that reads ‖μ‖² in the dual form")
+    }
+
+    /// μ = Σ_p ν_p φ(x_p), so μ ← s·μ is ν ← s·ν.
+    fn rescale_mean(&mut self, s: f64) {
+        self.nu.iter_mut().for_each(|nu| *nu *= s);
+    }
+
+    /// Σ = a·I + ΦΠΦᵀ, so Σ ← r·Σ is a ← r·a, Π ← r·Π (IELLIP; docs/design.md §2.9).
+    fn rescale_covariance(&mut self, r: f64) {
+        self.a *= r;
+        self.pi.scale(r);
+    }
 
     fn visit_mean(&self, _row: Row, mut f: impl FnMut(usize, f64)) {
         self.nu.iter().enumerate().for_each(|(p, &nu)| f(p, nu));

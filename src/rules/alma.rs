@@ -12,7 +12,10 @@ pub(super) const ALMA: Entry = Entry {
                    "The margin's approximation: the target margin is (1 − alpha)·γ_k."),
         Param::new("p", 2.0, Range { low: 2.0, high: f64::INFINITY, low_open: false,
                                      high_open: true },
-                   "The norm's order, through √(p − 1) in γ_k and η_k."),
+                   "The norm's order as LIBOL's ALMA.m takes it: only through √(p − 1) in \
+                    γ_k and η_k, the norms staying Euclidean. The paper's ALMA_p for p ≠ 2 also \
+                    maps the weights through the p-norm link function, which cwrs does not: \
+                    p = 2 alone is the paper's algorithm (ALMA₂)."),
         Param::new("C", std::f64::consts::SQRT_2, Range::POSITIVE,
                    "The step scale: η_k = C/(√(p − 1)·√k)."),
     ],

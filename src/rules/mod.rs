@@ -599,6 +599,14 @@ impl Rule {
         matches!(self, Rule::AdaGrad { .. } | Rule::FTRL { .. })
     }
 
+    /// Whether the rule runs in the dual (kernel) form (docs/design.md §2.9): every rule but
+    /// those that read ‖μ‖² (ALMA and the ROMMAs, whose O(nnz) scalar state has no dual
+    /// counterpart here) and those with per-coordinate state (AdaGrad, FTRL: coordinates of
+    /// the input space, which a kernel's feature space does not have).
+    pub fn has_kernel_form(&self) -> bool {
+        !self.needs_mean_norm() && !self.has_own_state()
+    }
+
     /// Whether the rule reads ‖μ‖² (the loop computes it only then).
     pub fn needs_mean_norm(&self) -> bool {
         matches!(

@@ -54,6 +54,11 @@ impl Symmetric {
         dense
     }
 
+    /// Every entry times `r`.
+    pub(super) fn scale(&mut self, r: f64) {
+        self.data.iter_mut().for_each(|v| *v *= r);
+    }
+
     /// The values stored (the packed triangle).
     pub(super) fn n_values(&self) -> usize {
         self.data.len()

@@ -68,7 +68,7 @@ fn linear_kernel_equals_the_primal_full_covariance_learner() {
     };
     for name in crate::rules::RULE_NAMES {
         let rule = Rule::from_name(name, &[]).unwrap();
-        if rule.needs_context() || rule.has_own_state() {
+        if !rule.has_kernel_form() {
             // No kernel form (docs/design.md §2.9): `DualLearner::new` refuses it.
             assert!(DualLearner::new(rule, Kernel::Linear, d, true, 0.7, None).is_err());
             continue;
