@@ -201,11 +201,21 @@ impl LowRank {
         }
     }
 
-    /// Writes √c·x as sketch row `rows` (not yet live).
-    fn write_row(&mut self, x: &Features, c: f64) {
+    /// Writes √c·x as sketch row `rows` (not yet live); whether it is non-zero. √c·x can
+    /// underflow to zero (a tiny c and x): such a row adds nothing and is left all +0.0, since a
+    /// zero row among the live ones would make the saved state unreadable (they come first).
+    fn write_row(&mut self, x: &Features, c: f64) -> bool {
         let (i, scale) = (self.rows, c.sqrt());
         let row = &mut self.sketch[i * self.dim..(i + 1) * self.dim];
-        x.for_each(|j, xj| row[j] = scale * xj);
+        let mut nonzero = false;
+        x.for_each(|j, xj| {
+            row[j] = scale * xj;
+            nonzero |= row[j] != 0.0;
+        });
+        if !nonzero {
+            x.for_each(|j, _| row[j] = 0.0);
+        }
+        nonzero
     }
 
     /// Appends the row √c·x to the sketch, shrinking it first when full.
@@ -213,16 +223,10 @@ impl LowRank {
         if self.rows == self.capacity() {
             self.shrink();
         }
-        self.write_row(x, c);
-        // √c·x can underflow to zero (a tiny c and x): such a row adds nothing, and a zero row
-        // among the live ones would make the saved state unreadable (they must come first).
-        let row = &mut self.sketch[self.rows * self.dim..(self.rows + 1) * self.dim];
-        if row.iter().all(|&b| b == 0.0) {
-            row.fill(0.0);
-            return;
+        if self.write_row(x, c) {
+            self.rows += 1;
+            self.factor_row(self.rows - 1);
         }
-        self.rows += 1;
-        self.factor_row(self.rows - 1);
     }
 
     /// Frequent Directions in the metric of S: with BSBᵀ = UΛUᵀ (λ descending) and
@@ -466,9 +470,8 @@ impl Covariance for LowRank {
         } else {
             0.0
         };
-        let fused = c > 0.0 && self.rows < self.capacity();
+        let fused = c > 0.0 && self.rows < self.capacity() && self.write_row(&x, c);
         if fused {
-            self.write_row(&x, c);
             self.scale_row(self.rows);
         }
         let dim = self.dim;
@@ -518,7 +521,7 @@ impl Covariance for LowRank {
             }
             self.rows += 1;
             self.factor_gram_row(self.rows - 1);
-        } else if c > 0.0 {
+        } else if c > 0.0 && self.rows == self.capacity() {
             self.insert(&x, c);
         }
     }
