@@ -65,13 +65,14 @@ def expected_failed_checks(estimator):
             "accuracy on the check's three blobs (threshold 0.83; 0.877 on average over 20 "
             "seeds, 0.833 in the stored order): PA's unbounded steps make one pass order-bound"
         )
-    if (type(estimator) is cwrs.IELLIP and estimator.covariance == "full"
-            and estimator.multi_class == "max-score"):
+    if type(estimator) is cwrs.IELLIP and estimator.multi_class == "max-score":
         failures["check_classifiers_train"] = (
             "one pass of max-score IELLIP (full) in the order random_state=0 draws reaches 0.830 "
             "training accuracy on the check's three blobs (threshold 0.83; 0.856 on average over "
             "20 seeds): it updates on mistakes only, and its covariance step c·b^(t−1) vanishes "
-            "within ~30 rounds (docs/design.md §2.9)"
+            "within ~30 rounds (docs/design.md §2.9); the diagonal form falls just below too "
+            "since a tie at μ = 0 is a mistake only when the rival class comes first (LIBOL's "
+            "prediction), so the first rounds update less"
         )
     return failures
 
