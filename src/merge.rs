@@ -10,7 +10,7 @@
 use crate::covariance::CovarianceKind;
 use crate::error::{zeros, CwError};
 use crate::estimator::{Estimator, Model};
-use crate::state::State;
+use crate::state::{State, Value};
 
 /// How models are combined (docs/design.md §9.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -221,6 +221,14 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
     Ok(kind)
 }
 
+/// Whether the model's covariance grows by a constant process noise q > 0 every round.
+pub(crate) fn has_process_noise(config: &State) -> Result<bool, CwError> {
+    match config.entries.get("process_noise") {
+        None | Some(Value::None) => Ok(false),
+        Some(_) => Ok(config.float("process_noise")? != 0.0),
+    }
+}
+
 /// The method "auto" stands for, or a refusal of one the models cannot take.
 pub(crate) fn resolve(
     method: Method,
@@ -229,9 +237,15 @@ pub(crate) fn resolve(
 ) -> Result<Method, CwError> {
     match (method, kind) {
         (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
-        (Method::Auto, _) if first.config().string("rule")? == "AROW" => Ok(Method::Information),
+        (Method::Auto, _)
+            if first.config().string("rule")? == "AROW" && !has_process_noise(first.config())? =>
+        {
+            Ok(Method::Information)
+        }
         // The other second-order rules' evidence depends on the state that learned it
-        // (docs/design.md §9.2): summed over shards it overcounts.
+        // (docs/design.md §9.2): summed over shards it overcounts. Process noise adds to Σ,
+        // not to Λ, so the shards' precision increments are no longer sums of evidence either:
+        // summed, they can make the precision indefinite.
         (Method::Auto, _) => Ok(Method::Average),
         (Method::Information | Method::Precision, CovarianceKind::Identity) => {
             Err(CwError::InvalidParameter(format!(
@@ -240,6 +254,14 @@ pub(crate) fn resolve(
                 method.name(),
                 first.config().string("rule").unwrap_or("?"),
             )))
+        }
+        (Method::Information, _) if has_process_noise(first.config())? => {
+            Err(CwError::InvalidParameter(
+                "method=\"information\" sums the shards' evidence, which a model with process \
+                 noise does not keep (its covariance also grows each round); use method=\"auto\", \
+                 \"average\" or \"precision\""
+                    .into(),
+            ))
         }
         (method, _) => Ok(method),
     }

@@ -18,7 +18,6 @@ use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{Estimator, Model, Targets};
 use crate::merge::{self, Method};
-use crate::state::Value;
 
 /// The copies of a model that a sharded fit trains, made once and refreshed each pass.
 pub struct ShardedFit {
@@ -212,11 +211,7 @@ fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<boo
     let kind = merge::check_mergeable(model)?;
     let method = merge::resolve(Method::Auto, kind, model)?;
     let config = model.config();
-    let noiseless = match config.entries.get("process_noise") {
-        None | Some(Value::None) => true,
-        Some(_) => config.float("process_noise")? == 0.0,
-    };
-    let plain = noiseless && config.optional_string("penalty")?.is_none();
+    let plain = !merge::has_process_noise(config)? && config.optional_string("penalty")?.is_none();
     let in_place = matches!(
         (kind, method),
         (

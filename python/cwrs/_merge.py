@@ -49,10 +49,11 @@ def merge(
     - "precision": the precision-weighted average Λ = Σₖ bₖΛₖ, μ = Λ⁻¹Σₖ bₖΛₖμₖ.
     - "average": the weighted average of the means (and covariances), iterative parameter
       mixing; the only method for the first-order rules (Perceptron, PA, ...).
-    - "auto": "information" for AROW (classifier or regressor), whose updates add evidence that
-      does not depend on the model that learned it; "average" for every other rule (for CW,
-      SCW1, SCW2, NAROW, NHERD, ... the evidence a shard adds depends on its state, and its sum
-      over shards overcounts: docs/design.md §9.2).
+    - "auto": "information" for AROW (classifier or regressor) without process noise, whose
+      updates add evidence that does not depend on the model that learned it; "average" for
+      every other rule (for CW, SCW1, SCW2, NAROW, NHERD, ... the evidence a shard adds depends
+      on its state, and its sum over shards overcounts: docs/design.md §9.2) and for a model
+      with process noise, whose covariance also grows each round ("information" refuses it).
 
     `weights` are the bₖ of "precision" and "average", normalised to sum to 1; by default the
     number of rounds each model updated on beyond `base` (the core counts updates, not rows).
