@@ -136,7 +136,7 @@ fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
 }
 
 /// The `process_noise` entry: a number q ≥ 0, or "auto"; absent or None means 0.
-fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
+pub(crate) fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
     match config.entries.get("process_noise") {
         None | Some(Value::None) => Ok(ProcessNoise::Constant(0.0)),
         Some(Value::Str(name)) => ProcessNoise::from_name(name),

@@ -8,9 +8,10 @@
 //! it checks a loaded model. The inputs are never changed.
 
 use crate::covariance::CovarianceKind;
+use crate::drift::ProcessNoise;
 use crate::error::{zeros, CwError};
-use crate::estimator::{Estimator, Model};
-use crate::state::{State, Value};
+use crate::estimator::{process_noise, Estimator, Model};
+use crate::state::State;
 
 /// How models are combined (docs/design.md §9.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +214,7 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
             "averaged models (average=True or an int) cannot be merged yet".into(),
         ));
     }
-    if config.optional_string("process_noise").ok().flatten() == Some("auto") {
+    if matches!(process_noise(config)?, ProcessNoise::Auto) {
         return Err(CwError::InvalidParameter(
             "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
         ));
@@ -223,10 +224,7 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
 
 /// Whether the model's covariance grows by a constant process noise q > 0 every round.
 pub(crate) fn has_process_noise(config: &State) -> Result<bool, CwError> {
-    match config.entries.get("process_noise") {
-        None | Some(Value::None) => Ok(false),
-        Some(_) => Ok(config.float("process_noise")? != 0.0),
-    }
+    Ok(matches!(process_noise(config)?, ProcessNoise::Constant(q) if q > 0.0))
 }
 
 /// The method "auto" stands for, or a refusal of one the models cannot take.
