@@ -246,19 +246,13 @@ impl<'a> Matrix<'a> {
                 indices,
                 indptr,
                 ..
-            } => {
-                let (start, end) = (indptr[i].get(), indptr[i + 1].get());
-                Row::Sparse32(&indices[start..end], &values[start..end])
-            }
+            } => csr_row(values, indices, indptr, i, Row::Sparse32),
             Matrix::Csr64 {
                 values,
                 indices,
                 indptr,
                 ..
-            } => {
-                let (start, end) = (indptr[i].get(), indptr[i + 1].get());
-                Row::Sparse64(&indices[start..end], &values[start..end])
-            }
+            } => csr_row(values, indices, indptr, i, Row::Sparse64),
         }
     }
 
@@ -345,6 +339,20 @@ impl<'a> Matrix<'a> {
         }
         (values, indices, indptr)
     }
+}
+
+/// Row `i` of a CSR matrix, as the [`Row`] variant `row` of its index type (the matrix must
+/// have been validated).
+#[inline(always)]
+fn csr_row<'a, I: SparseIndex>(
+    values: &'a [f64],
+    indices: &'a [I],
+    indptr: &[I],
+    i: usize,
+    row: fn(&'a [I], &'a [f64]) -> Row<'a>,
+) -> Row<'a> {
+    let (start, end) = (indptr[i].get(), indptr[i + 1].get());
+    row(&indices[start..end], &values[start..end])
 }
 
 fn check_indptr<I: SparseIndex>(
@@ -601,72 +609,41 @@ mod tests {
 
     #[test]
     fn validate_catches_malformed_csr() {
-        let values = [1.0, 2.0];
-        let good = Matrix::Csr32 {
-            values: &values,
-            indices: &[0, 2],
-            indptr: &[0, 1, 2],
-            n_cols: 3,
+        let csr = |values: &'static [f64], indices: &'static [i32], indptr: &'static [i32]| {
+            Matrix::Csr32 {
+                values,
+                indices,
+                indptr,
+                n_cols: 3,
+            }
         };
-        assert!(good.validate(3).is_ok());
-        assert!(good.validate(4).is_err());
-        let out_of_range = Matrix::Csr32 {
-            values: &values,
-            indices: &[0, 3],
-            indptr: &[0, 1, 2],
-            n_cols: 3,
-        };
-        assert!(out_of_range.validate(3).is_err());
-        let negative = Matrix::Csr32 {
-            values: &values,
-            indices: &[-1, 0],
-            indptr: &[0, 1, 2],
-            n_cols: 3,
-        };
-        assert!(negative.validate(3).is_err());
-        let decreasing = Matrix::Csr32 {
-            values: &values,
-            indices: &[0, 1],
-            indptr: &[0, 2, 1],
-            n_cols: 3,
-        };
-        assert!(decreasing.validate(3).is_err());
-        let unsorted = Matrix::Csr32 {
-            values: &values,
-            indices: &[2, 0],
-            indptr: &[0, 2, 2],
-            n_cols: 3,
-        };
-        assert!(unsorted.validate(3).is_err());
-        let repeated = Matrix::Csr32 {
-            values: &values,
-            indices: &[1, 1],
-            indptr: &[0, 2, 2],
-            n_cols: 3,
-        };
-        assert!(repeated.validate(3).is_err());
-        let across_rows = Matrix::Csr32 {
-            values: &values,
-            indices: &[2, 0],
-            indptr: &[0, 1, 2],
-            n_cols: 3,
-        };
-        assert!(across_rows.validate(3).is_ok());
-        let short = Matrix::Csr32 {
-            values: &values,
-            indices: &[0, 1],
-            indptr: &[0, 1],
-            n_cols: 3,
-        };
-        assert!(short.validate(3).is_err());
-        let nan = [1.0, f64::NAN];
-        let with_nan = Matrix::Csr32 {
-            values: &nan,
-            indices: &[0, 1],
-            indptr: &[0, 1, 2],
-            n_cols: 3,
-        };
-        assert!(with_nan.validate(3).is_err());
+        let values = &[1.0, 2.0];
+        // (what, matrix, n_features, whether it is valid)
+        let cases = [
+            ("good", csr(values, &[0, 2], &[0, 1, 2]), 3, true),
+            (
+                "too many features",
+                csr(values, &[0, 2], &[0, 1, 2]),
+                4,
+                false,
+            ),
+            ("out of range", csr(values, &[0, 3], &[0, 1, 2]), 3, false),
+            ("negative", csr(values, &[-1, 0], &[0, 1, 2]), 3, false),
+            ("decreasing", csr(values, &[0, 1], &[0, 2, 1]), 3, false),
+            ("unsorted", csr(values, &[2, 0], &[0, 2, 2]), 3, false),
+            ("repeated", csr(values, &[1, 1], &[0, 2, 2]), 3, false),
+            ("across rows", csr(values, &[2, 0], &[0, 1, 2]), 3, true),
+            ("short", csr(values, &[0, 1], &[0, 1]), 3, false),
+            (
+                "with nan",
+                csr(&[1.0, f64::NAN], &[0, 1], &[0, 1, 2]),
+                3,
+                false,
+            ),
+        ];
+        for (what, matrix, n_features, valid) in cases {
+            assert_eq!(matrix.validate(n_features).is_ok(), valid, "{what}");
+        }
     }
 
     #[test]
