@@ -341,6 +341,22 @@ fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
     l1.with_state(state.float("l1_total")?, state.floats_of("l1_last", dim)?)
 }
 
+/// A fresh one-model primal learner (binary or regressor) with `rule`, over `n_features`
+/// features, as `config` says.
+fn build_one<O: SingleModel>(
+    config: &State,
+    rule: O::Rule,
+    n_features: usize,
+    fit_intercept: bool,
+) -> Result<Online<O, Gaussian>, CwError> {
+    let kind = covariance(config)?;
+    let learner =
+        Online::<O, Gaussian>::new(rule, kind, n_features, fit_intercept, config.float("a")?)?;
+    let shape = learner.shape();
+    let learner = penalised(learner, config, shape, Online::<O, Gaussian>::with_l1)?;
+    with_noise(learner, config, None)
+}
+
 /// A one-model primal learner (binary or regressor) with `rule` and `mistakes`, restored from
 /// `state` (mean, covariance, counters, the L1 state).
 fn restore_one<O: SingleModel>(
@@ -403,25 +419,10 @@ impl Estimator {
         };
         let a = || config.float("a");
         let model = match kind {
-            "binary" => {
-                let learner = Learner::new(
-                    rule(config)?,
-                    covariance(config)?,
-                    n_features,
-                    fit_intercept,
-                    a()?,
-                )?;
-                let shape = learner.shape();
-                let learner = penalised(learner, config, shape, Learner::with_l1)?;
-                Model::Binary(with_noise(learner, config, None)?)
-            }
+            "binary" => Model::Binary(build_one(config, rule(config)?, n_features, fit_intercept)?),
             "regressor" => {
                 let rule = regression_rule(config)?;
-                let learner =
-                    Regressor::new(rule, covariance(config)?, n_features, fit_intercept, a()?)?;
-                let shape = learner.shape();
-                let learner = penalised(learner, config, shape, Regressor::with_l1)?;
-                Model::Regressor(with_noise(learner, config, None)?)
+                Model::Regressor(build_one(config, rule, n_features, fit_intercept)?)
             }
             "multiclass" => {
                 let learner = MulticlassLearner::new(
