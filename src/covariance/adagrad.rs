@@ -12,9 +12,10 @@
 
 use std::borrow::Cow;
 
+use super::gradient_sums::{gradient_sums_methods, gradient_sums_parts, GradientSums};
 use super::{
-    check_gradient_sums, outside_template_unreachable, Covariance, CovarianceKind, PrimalForm,
-    MEAN_STEP_LIMIT,
+    averaged_len_without_l1, outside_template_unreachable, Covariance, CovarianceKind, Parts,
+    PrimalForm, MEAN_STEP_LIMIT,
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
@@ -22,11 +23,8 @@ use crate::sparse_l1::{Penalty, L1};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaGrad {
-    shape: Shape,
-    /// The weights, or with the RDA penalty the gradient sums u_j.
-    mean: Vec<f64>,
-    /// G_j.
-    sums: Vec<f64>,
+    /// The weights (or with the RDA penalty the gradient sums u_j) and G_j.
+    state: GradientSums,
     eta: f64,
     delta: f64,
     l1: Option<L1>,
@@ -38,18 +36,18 @@ impl AdaGrad {
     /// η/H_jj: the scale of coordinate j's steps and thresholds.
     #[inline]
     fn scale(&self, j: usize) -> f64 {
-        self.eta / (self.delta + self.sums[j].sqrt())
+        self.eta / (self.delta + self.state.sums[j].sqrt())
     }
 
     /// The weight of coordinate j as predictions see it.
     #[inline]
     fn weight(&self, j: usize) -> f64 {
         match &self.l1 {
-            None => self.mean[j],
+            None => self.state.mean[j],
             Some(l1) if l1.penalty() == Penalty::DualAveraging => {
-                l1.dual_average(j, self.mean[j], self.scale(j))
+                l1.dual_average(j, self.state.mean[j], self.scale(j))
             }
-            Some(l1) => l1.effective(j, self.mean[j], self.scale(j)),
+            Some(l1) => l1.effective(j, self.state.mean[j], self.scale(j)),
         }
     }
 
@@ -60,8 +58,8 @@ impl AdaGrad {
             return;
         }
         let (eta, delta) = (self.eta, self.delta);
-        let (mean, sums) = (&mut self.mean, &self.sums);
-        self.shape.features(row).for_each(|j, xj| {
+        let GradientSums { shape, mean, sums } = &mut self.state;
+        shape.features(row).for_each(|j, xj| {
             if xj != 0.0 {
                 l1.catch_up(j, &mut mean[j], eta / (delta + sums[j].sqrt()));
             }
@@ -76,9 +74,7 @@ impl PrimalForm for AdaGrad {
         delta: 1.0,
     };
 
-    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
-        dim.checked_mul(2)
-    }
+    gradient_sums_parts!();
 
     /// μ = 0, G = 0, with η and δ from `kind`.
     fn new(kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
@@ -86,29 +82,12 @@ impl PrimalForm for AdaGrad {
             unreachable!("AdaGrad built as {kind:?}")
         };
         AdaGrad {
-            shape,
-            mean: vec![0.0; shape.dim()],
-            sums: vec![0.0; shape.dim()],
+            state: GradientSums::new(shape),
             eta,
             delta,
             l1: None,
             skipped: 0,
         }
-    }
-
-    /// The sums must be non-negative, one per coordinate.
-    fn from_parts(
-        kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        sums: &[f64],
-    ) -> Result<Self, CwError> {
-        check_gradient_sums(kind, shape.dim(), mean, sums)?;
-        Ok(AdaGrad {
-            mean: mean.to_vec(),
-            sums: sums.to_vec(),
-            ..AdaGrad::new(kind, shape, 1.0)
-        })
     }
 
     fn kind(&self) -> CovarianceKind {
@@ -118,26 +97,8 @@ impl PrimalForm for AdaGrad {
         }
     }
 
-    fn shape(&self) -> Shape {
-        self.shape
-    }
-
-    fn mean(&self) -> Cow<'_, [f64]> {
-        Cow::Borrowed(&self.mean)
-    }
-
-    /// G, the sums of squared gradients.
-    /// Not a covariance: the rule's own state.
-    fn dense_covariance(&self) -> Option<Vec<f64>> {
-        None
-    }
-
-    fn covariance(&self) -> Cow<'_, [f64]> {
-        Cow::Borrowed(&self.sums)
-    }
-
     fn effective_mean(&self) -> Vec<f64> {
-        (0..self.mean.len()).map(|j| self.weight(j)).collect()
+        (0..self.state.mean.len()).map(|j| self.weight(j)).collect()
     }
 
     /// FOBOS ("l1") or RDA ("l1-rda"); the uniform threshold is not AdaGrad's.
@@ -159,27 +120,16 @@ impl PrimalForm for AdaGrad {
 }
 
 impl Covariance for AdaGrad {
-    /// The lazy L1 thresholds move a weight on the rows that do not touch it.
+    gradient_sums_methods!("AdaGrad's state under another rule");
+
     fn averaged_len(&self) -> Result<usize, CwError> {
-        match self.l1 {
-            None => Ok(self.shape.dim()),
-            Some(_) => Err(CwError::InvalidParameter(
-                "average cannot be combined with an L1 penalty".into(),
-            )),
-        }
+        averaged_len_without_l1(self.state.mean.len(), self.l1.as_ref())
     }
 
     /// A round moves only the row's coordinates of its mean.
     fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
-        self.shape.features(row).for_each(|j, _| f(j, self.mean[j]));
-    }
-
-    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
-        self.shape.features(row).dot(values)
-    }
-
-    fn n_features(&self) -> usize {
-        self.shape.n_features
+        let GradientSums { shape, mean, .. } = &self.state;
+        shape.features(row).for_each(|j, _| f(j, mean[j]));
     }
 
     /// The row's pending thresholds applied, μ·x, then a round more for the L1 penalty (this
@@ -194,22 +144,15 @@ impl Covariance for AdaGrad {
         score
     }
 
-    /// The rules see ‖x‖² for v (AdaGrad's reads only m).
-    #[inline]
-    fn prepare(&mut self, row: Row) -> (f64, f64) {
-        let n = self.shape.features(row).squared_norm();
-        (n, n)
-    }
-
     /// The loss gradient is −step·x: G_j += (step·x_j)², then μ_j += η·step·x_j/(δ + √G_j)
     /// and this round's FOBOS threshold; with RDA u_j −= step·x_j instead of the step.
     /// |η·step·x_j/H_j| ≤ η·|step|·‖x‖/δ: only a step near the overflow bound is checked.
     #[inline]
     fn update(&mut self, row: Row, step: f64, _c: f64, v: f64, _eta: f64) {
-        let x = self.shape.features(row);
+        let x = self.state.shape.features(row);
         if let Some(l1) = &self.l1 {
             if l1.penalty() == Penalty::DualAveraging {
-                let (mean, sums) = (&mut self.mean, &mut self.sums);
+                let GradientSums { mean, sums, .. } = &mut self.state;
                 x.for_each(|j, xj| {
                     let (u, g) = (mean[j] - step * xj, sums[j] + (step * xj).powi(2));
                     // A round that would overflow leaves the coordinate as it was.
@@ -221,7 +164,7 @@ impl Covariance for AdaGrad {
             }
         }
         let (eta, delta) = (self.eta, self.delta);
-        let (mean, sums) = (&mut self.mean, &mut self.sums);
+        let GradientSums { mean, sums, .. } = &mut self.state;
         let rate = |g: f64, xj: f64| eta * step * xj / (delta + (g + (step * xj).powi(2)).sqrt());
         if (eta * step / delta).abs() * v.sqrt() >= MEAN_STEP_LIMIT {
             let mut overflows = false;
@@ -240,16 +183,11 @@ impl Covariance for AdaGrad {
         self.catch_up(row);
     }
 
-    fn moments(&self, row: Row) -> (f64, f64) {
-        let x = self.shape.features(row);
-        (self.score(row), x.squared_norm())
-    }
-
     #[inline]
     fn score(&self, row: Row) -> f64 {
-        let x = self.shape.features(row);
+        let x = self.state.shape.features(row);
         if self.l1.is_none() {
-            return x.dot(&self.mean);
+            return x.dot(&self.state.mean);
         }
         let mut s = 0.0;
         x.for_each(|j, xj| s += xj * self.weight(j));
@@ -257,14 +195,11 @@ impl Covariance for AdaGrad {
     }
 
     fn n_values(&self) -> usize {
-        (2 + usize::from(self.l1.is_some())) * self.mean.len()
+        (2 + usize::from(self.l1.is_some())) * self.state.mean.len()
     }
 
     /// Whole rounds the gate skipped; RDA's rounds skip per coordinate, never as a whole.
     fn take_skipped(&mut self) -> u64 {
         std::mem::take(&mut self.skipped)
     }
-
-    // `objective::check_covariance` keeps this form to its own rule, which rescales nothing.
-    outside_template_unreachable!("AdaGrad's state under another rule");
 }

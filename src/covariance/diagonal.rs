@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, impossible, prefetch_each, wrong_length, Covariance, CovarianceKind,
-    Observation, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
+    averaged_len_without_l1, impossible, prefetch_each, wrong_length, Covariance, CovarianceKind,
+    Observation, Parts, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -231,14 +231,9 @@ impl PrimalForm for Diagonal {
     }
 
     /// Variances must be positive (learning floors them at [`VARIANCE_FLOOR`]).
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        variances: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_finite_parts(parts: Parts) -> Result<Self, CwError> {
+        let (shape, mean, variances) = (parts.shape, parts.mean, parts.covariance);
         let dim = shape.dim();
-        check_finite_parts(dim, mean, variances)?;
         if variances.iter().any(|&v| v <= 0.0) {
             return Err(impossible(Self::KIND, "must hold positive variances"));
         }
@@ -465,15 +460,8 @@ impl Covariance for Diagonal {
         self.variance_bound = self.largest_variance();
     }
 
-    /// The lazy L1 thresholds move a weight on the rows that do not touch it, which the
-    /// O(nnz) sums cannot follow.
     fn averaged_len(&self) -> Result<usize, CwError> {
-        match self.l1 {
-            None => Ok(self.coordinates.len()),
-            Some(_) => Err(CwError::InvalidParameter(
-                "average cannot be combined with an L1 penalty".into(),
-            )),
-        }
+        averaged_len_without_l1(self.coordinates.len(), self.l1.as_ref())
     }
 
     fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {

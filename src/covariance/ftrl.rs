@@ -5,18 +5,15 @@
 
 use std::borrow::Cow;
 
-use super::{
-    check_gradient_sums, outside_template_unreachable, Covariance, CovarianceKind, PrimalForm,
-};
+use super::gradient_sums::{gradient_sums_methods, gradient_sums_parts, GradientSums};
+use super::{outside_template_unreachable, Covariance, CovarianceKind, Parts, PrimalForm};
 use crate::data::{Row, Shape};
 use crate::error::CwError;
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ftrl {
-    shape: Shape,
-    z: Vec<f64>,
-    /// n_j, the sums of squared gradients.
-    n: Vec<f64>,
+    /// z_j and n_j.
+    state: GradientSums,
     alpha: f64,
     beta: f64,
     l1: f64,
@@ -35,11 +32,10 @@ impl Ftrl {
     }
 
     fn weights(&self) -> Vec<f64> {
-        self.z
-            .iter()
-            .zip(&self.n)
-            .map(|(&z, &n)| self.weight(z, n))
-            .collect()
+        let GradientSums {
+            mean: z, sums: n, ..
+        } = &self.state;
+        z.iter().zip(n).map(|(&z, &n)| self.weight(z, n)).collect()
     }
 }
 
@@ -52,9 +48,7 @@ impl PrimalForm for Ftrl {
         l2: 0.0,
     };
 
-    fn size(_kind: CovarianceKind, dim: usize) -> Option<usize> {
-        dim.checked_mul(2)
-    }
+    gradient_sums_parts!();
 
     /// z = 0, n = 0, with α, β, λ₁ and λ₂ from `kind`.
     fn new(kind: CovarianceKind, shape: Shape, _a: f64) -> Self {
@@ -68,29 +62,12 @@ impl PrimalForm for Ftrl {
             unreachable!("FTRL built as {kind:?}")
         };
         Ftrl {
-            shape,
-            z: vec![0.0; shape.dim()],
-            n: vec![0.0; shape.dim()],
+            state: GradientSums::new(shape),
             alpha,
             beta,
             l1,
             l2,
         }
-    }
-
-    /// `z` as the stored mean, `n` (non-negative) as the covariance values.
-    fn from_parts(
-        kind: CovarianceKind,
-        shape: Shape,
-        z: &[f64],
-        n: &[f64],
-    ) -> Result<Self, CwError> {
-        check_gradient_sums(kind, shape.dim(), z, n)?;
-        Ok(Ftrl {
-            z: z.to_vec(),
-            n: n.to_vec(),
-            ..Ftrl::new(kind, shape, 1.0)
-        })
     }
 
     fn kind(&self) -> CovarianceKind {
@@ -102,100 +79,59 @@ impl PrimalForm for Ftrl {
         }
     }
 
-    fn shape(&self) -> Shape {
-        self.shape
-    }
-
-    /// z (the state; the weights are [`PrimalForm::effective_mean`]).
-    fn mean(&self) -> Cow<'_, [f64]> {
-        Cow::Borrowed(&self.z)
-    }
-
     fn effective_mean(&self) -> Vec<f64> {
         self.weights()
-    }
-
-    /// n, the sums of squared gradients.
-    /// Not a covariance: the rule's own state.
-    fn dense_covariance(&self) -> Option<Vec<f64>> {
-        None
-    }
-
-    fn covariance(&self) -> Cow<'_, [f64]> {
-        Cow::Borrowed(&self.n)
     }
 }
 
 impl Covariance for Ftrl {
+    gradient_sums_methods!("FTRL's state under another rule");
+
     fn averaged_len(&self) -> Result<usize, CwError> {
-        Ok(self.shape.dim())
+        Ok(self.state.mean.len())
     }
 
     /// A round moves only the row's coordinates of its weights, computed from z and n.
     fn visit_mean(&self, row: Row, mut f: impl FnMut(usize, f64)) {
-        self.shape
-            .features(row)
-            .for_each(|j, _| f(j, self.weight(self.z[j], self.n[j])));
-    }
-
-    fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
-        self.shape.features(row).dot(values)
-    }
-
-    fn n_features(&self) -> usize {
-        self.shape.n_features
-    }
-
-    /// The rules see ‖x‖² for v (FTRL's reads only m).
-    #[inline]
-    fn prepare(&mut self, row: Row) -> (f64, f64) {
-        let n = self.shape.features(row).squared_norm();
-        (n, n)
+        let x = self.state.shape.features(row);
+        x.for_each(|j, _| f(j, self.weight(self.state.mean[j], self.state.sums[j])));
     }
 
     /// The loss gradient is g = −step·x: per active coordinate, with w_j before the round,
     /// σ_j = (√(n_j + g_j²) − √n_j)/α, z_j += g_j − σ_j·w_j, n_j += g_j².
     #[inline]
     fn update(&mut self, row: Row, step: f64, _c: f64, _v: f64, _eta: f64) {
-        let x = self.shape.features(row);
+        let x = self.state.shape.features(row);
         x.for_each(|j, xj| {
             if xj != 0.0 {
-                let (z, n) = (self.z[j], self.n[j]);
+                let (z, n) = (self.state.mean[j], self.state.sums[j]);
                 let g = -step * xj;
                 let sigma = ((n + g * g).sqrt() - n.sqrt()) / self.alpha;
                 let z = z + g - sigma * self.weight(z, n);
                 let n = n + g * g;
                 // A round that would overflow leaves the coordinate as it was.
                 if z.is_finite() && n.is_finite() {
-                    (self.z[j], self.n[j]) = (z, n);
+                    (self.state.mean[j], self.state.sums[j]) = (z, n);
                 }
             }
         });
     }
 
-    fn moments(&self, row: Row) -> (f64, f64) {
-        let x = self.shape.features(row);
-        (self.score(row), x.squared_norm())
-    }
-
     #[inline]
     fn score(&self, row: Row) -> f64 {
         let mut s = 0.0;
-        self.shape
-            .features(row)
-            .for_each(|j, xj| s += xj * self.weight(self.z[j], self.n[j]));
+        self.state.shape.features(row).for_each(|j, xj| {
+            s += xj * self.weight(self.state.mean[j], self.state.sums[j]);
+        });
         s
     }
 
     fn n_values(&self) -> usize {
-        2 * self.z.len()
+        2 * self.state.mean.len()
     }
 
     /// A round that would overflow is skipped per coordinate, never as a whole.
     fn take_skipped(&mut self) -> u64 {
         0
     }
-
-    // `objective::check_covariance` keeps this form to its own rule, which rescales nothing.
-    outside_template_unreachable!("FTRL's state under another rule");
 }

@@ -4,9 +4,8 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{
-    check_finite_parts, dense_mean_methods, impossible, is_positive_definite, wrong_length,
-    Covariance, CovarianceKind, Observation, PrimalForm, Update, FULL_VARIANCE_FLOOR,
-    RELATIVE_VARIANCE_FLOOR,
+    dense_mean_methods, impossible, is_positive_definite, wrong_length, Covariance, CovarianceKind,
+    Observation, Parts, PrimalForm, Update, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -58,16 +57,6 @@ fn block_length(block_size: usize, pending: usize) -> usize {
 /// Right-hand sides per pass of the blocked product: two AVX2 vectors of them, so a tile has
 /// enough independent sums to hide the latency of the additions.
 const LANES: usize = 8;
-
-/// Rows of Σ per register tile.
-const TILE: usize = 4;
-
-/// Columns of Σ per register tile of the fold: two SIMD vectors.
-const FOLD_COLUMNS: usize = 8;
-
-/// From this order on, the rows of Σ are shared between two cores when there are two; each row
-/// is computed whole by one core, so the results do not depend on the number of cores.
-const PARALLEL_ORDER: usize = 256;
 
 /// A Gaussian with full covariance: the mean and a symmetric d×d Σ (row-major), updated by
 /// Sherman–Morrison, Σ ← Σ − h hᵀ with h = √β·Σx and β = c / (1 + c·v).
@@ -170,6 +159,12 @@ pub(super) fn dot(x: &[f64], y: &[f64]) -> f64 {
 fn weighted_squares(x: &[f64], w: &[f64]) -> f64 {
     sum_of_terms(x, w, |a, b| a * a * b)
 }
+
+/// Rows of Σ per register tile.
+const TILE: usize = 4;
+
+/// Columns of Σ per register tile of the fold: two SIMD vectors.
+const FOLD_COLUMNS: usize = 8;
 
 /// y_i = Σ_j Σ_ij x_j for R rows from `i0` and W right-hand sides (`x[j][t]` is coordinate j of
 /// right-hand side t). Every (row, lane) sums over j in order, whatever R and W are, so a row
@@ -288,6 +283,10 @@ pub(crate) fn fold_rows_portable(
         }
     }
 }
+
+/// From this order on, the rows of Σ are shared between two cores when there are two; each row
+/// is computed whole by one core, so the results do not depend on the number of cores.
+const PARALLEL_ORDER: usize = 256;
 
 /// Whether a second core is there and worth waking for this much work per row of Σ.
 fn two_cores(dim: usize, work_per_row: usize) -> bool {
@@ -631,14 +630,9 @@ impl PrimalForm for Full {
     /// Σ₀ must be exactly symmetric (every fold mirrors it) and Σ positive definite. The signs
     /// of the variances are not checked on their own: rounding in Sherman–Morrison can leave a
     /// learned variance at 0 or just below.
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        covariance: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_finite_parts(parts: Parts) -> Result<Self, CwError> {
+        let (shape, mean, covariance) = (parts.shape, parts.mean, parts.covariance);
         let dim = shape.dim();
-        check_finite_parts(dim, mean, covariance)?;
         if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {
             let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
             if (0..dim).any(|i| (0..i).any(|j| row(i)[j] != row(j)[i])) {

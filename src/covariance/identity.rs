@@ -3,8 +3,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, dense_mean_methods, prefetch_each, wrong_length, Covariance,
-    CovarianceKind, PrimalForm, MEAN_STEP_LIMIT,
+    dense_mean_methods, prefetch_each, wrong_length, Covariance, CovarianceKind, Parts, PrimalForm,
+    MEAN_STEP_LIMIT,
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
@@ -40,13 +40,8 @@ impl PrimalForm for Identity {
     }
 
     /// Σ = I holds no values.
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        none: &[f64],
-    ) -> Result<Self, CwError> {
-        check_finite_parts(shape.dim(), mean, none)?;
+    fn from_finite_parts(parts: Parts) -> Result<Self, CwError> {
+        let (shape, none) = (parts.shape, parts.covariance);
         if !none.is_empty() {
             return Err(wrong_length(
                 Self::KIND,
@@ -57,7 +52,7 @@ impl PrimalForm for Identity {
         }
         Ok(Identity {
             shape,
-            mean: mean.to_vec(),
+            mean: parts.mean.to_vec(),
             skipped: 0,
         })
     }

@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 
 use super::{
-    check_finite_parts, dense_mean_methods, impossible, wrong_length, Covariance, CovarianceKind,
-    PrimalForm, MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
+    dense_mean_methods, impossible, wrong_length, Covariance, CovarianceKind, Parts, PrimalForm,
+    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -359,14 +359,9 @@ impl PrimalForm for LowRank {
 
     /// The state is S (dim values), then the 2k×dim sketch (k read from its length): its live
     /// rows, then rows of zeros.
-    fn from_parts(
-        _kind: CovarianceKind,
-        shape: Shape,
-        mean: &[f64],
-        state: &[f64],
-    ) -> Result<Self, CwError> {
+    fn from_finite_parts(parts: Parts) -> Result<Self, CwError> {
+        let (shape, mean, state) = (parts.shape, parts.mean, parts.covariance);
         let dim = shape.dim();
-        check_finite_parts(dim, mean, state)?;
         let rank = (state.len() / dim).saturating_sub(1) / 2;
         let kind = CovarianceKind::LowRank { rank };
         if rank == 0 || rank > MAX_RANK || state.len() != (1 + 2 * rank) * dim {

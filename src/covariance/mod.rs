@@ -43,6 +43,7 @@ mod diagonal;
 pub mod dual;
 mod ftrl;
 pub(crate) mod full;
+mod gradient_sums;
 mod identity;
 mod lowrank;
 mod primal;
@@ -53,10 +54,11 @@ pub use ftrl::Ftrl;
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
 pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
-pub use primal::{Gaussian, PrimalForm};
+pub use primal::{Gaussian, Parts, PrimalForm};
 
 use crate::data::{Features, Matrix, Row};
 use crate::error::CwError;
+use crate::sparse_l1::L1;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
 /// below anything ordinary data produces, it only stops an overflowing precision gain from
@@ -430,27 +432,16 @@ fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<()
     Ok(())
 }
 
-/// Checks the restored state of a form with a rule's own per-coordinate state (AdaGrad's,
-/// FTRL's): a finite `mean` and one non-negative finite gradient sum per coordinate.
-fn check_gradient_sums(
-    kind: CovarianceKind,
-    dim: usize,
-    mean: &[f64],
-    sums: &[f64],
-) -> Result<(), CwError> {
-    check_finite_parts(dim, mean, sums)?;
-    if sums.len() != dim {
-        return Err(wrong_length(
-            kind,
-            dim,
-            &format!("{dim} values"),
-            sums.len(),
-        ));
+/// [`Covariance::averaged_len`] of a form whose mean has `len` entries and may have an L1
+/// penalty: the lazy thresholds move a weight on the rows that do not touch it, which the
+/// O(nnz) sums of an averaged model cannot follow.
+fn averaged_len_without_l1(len: usize, l1: Option<&L1>) -> Result<usize, CwError> {
+    match l1 {
+        None => Ok(len),
+        Some(_) => Err(CwError::InvalidParameter(
+            "average cannot be combined with an L1 penalty".into(),
+        )),
     }
-    if sums.iter().any(|&g| g < 0.0) {
-        return Err(impossible(kind, "must hold non-negative gradient sums"));
-    }
-    Ok(())
 }
 
 /// The error for a restored covariance of the wrong length.

@@ -6,12 +6,22 @@
 use std::borrow::Cow;
 
 use super::{
-    AdaGrad, Covariance, CovarianceKind, Diagonal, Ftrl, Full, Identity, LowRank, Observation,
-    Update,
+    check_finite_parts, AdaGrad, Covariance, CovarianceKind, Diagonal, Ftrl, Full, Identity,
+    LowRank, Observation, Update,
 };
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
 use crate::sparse_l1::L1;
+
+/// A saved model as [`PrimalForm::from_parts`] takes it back: the form with its parameters, the
+/// coordinates, [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
+#[derive(Clone, Copy, Debug)]
+pub struct Parts<'a> {
+    pub kind: CovarianceKind,
+    pub shape: Shape,
+    pub mean: &'a [f64],
+    pub covariance: &'a [f64],
+}
 
 /// What the primal forms share beyond [`Covariance`]: construction, memory size and state.
 pub trait PrimalForm: Covariance + Sized {
@@ -37,13 +47,25 @@ pub trait PrimalForm: Covariance + Sized {
 
     /// Rebuilds the model of `kind` from [`PrimalForm::mean`] and
     /// [`PrimalForm::covariance_state`] (a state may hold the form's parameters: the low-rank
-    /// form's rank).
+    /// form's rank): checks that the values are finite, then the form's own checks.
     fn from_parts(
         kind: CovarianceKind,
         shape: Shape,
         mean: &[f64],
         covariance: &[f64],
-    ) -> Result<Self, CwError>;
+    ) -> Result<Self, CwError> {
+        check_finite_parts(shape.dim(), mean, covariance)?;
+        Self::from_finite_parts(Parts {
+            kind,
+            shape,
+            mean,
+            covariance,
+        })
+    }
+
+    /// [`PrimalForm::from_parts`] once its values are known to be finite, the mean `dim` of
+    /// them: the form checks the rest (lengths, signs, symmetry).
+    fn from_finite_parts(parts: Parts) -> Result<Self, CwError>;
 
     /// The model's form, with its parameters.
     fn kind(&self) -> CovarianceKind {
