@@ -158,7 +158,8 @@ impl<T: Send + Sync> Shared<T> {
         work: Work,
         f: impl FnOnce(&T) -> Result<R, E> + Send,
     ) -> Result<R, Failure<E>> {
-        self.access(detach, work, (RwLock::try_read, RwLock::read), |m| f(&m))
+        let (try_lock, lock) = (|| self.model.try_read(), || self.model.read());
+        access(self.address(), detach, work, try_lock, lock, |m| f(&m))
     }
 
     /// Runs `f` on the model alone, after the calls in progress on it.
@@ -168,48 +169,16 @@ impl<T: Send + Sync> Shared<T> {
         work: Work,
         f: impl FnOnce(&mut T) -> Result<R, E> + Send,
     ) -> Result<R, Failure<E>> {
-        self.access(detach, work, (RwLock::try_write, RwLock::write), |mut m| {
+        let (try_lock, lock) = (|| self.model.try_write(), || self.model.write());
+        access(self.address(), detach, work, try_lock, lock, |mut m| {
             f(&mut m)
         })
     }
 
-    /// Locks the model with `try_lock` (attached, never waits) or `lock` (detached, waits),
-    /// then runs `f` on the guard; a panic anywhere becomes [`Failure::Panic`]. A call from
-    /// inside a call on this model, on the same thread, is refused.
-    fn access<'a, G, R: Send, E: Send>(
-        &'a self,
-        detach: impl Detach,
-        work: Work,
-        (try_lock, lock): Locking<'a, T, G>,
-        f: impl FnOnce(G) -> Result<R, E> + Send,
-    ) -> Result<R, Failure<E>> {
-        let run = |guard: LockResult<G>| match guard {
-            Ok(guard) => f(guard).map_err(Failure::Error),
-            Err(_) => Err(Failure::Poisoned),
-        };
-        let Some(_holding) = Holding::new(std::ptr::from_ref(self) as usize) else {
-            return Err(Failure::Reentrant);
-        };
-        catch_panic(|| {
-            if work == Work::Quick {
-                match try_lock(&self.model) {
-                    Ok(guard) => return run(Ok(guard)),
-                    Err(TryLockError::Poisoned(_)) => return Err(Failure::Poisoned),
-                    Err(TryLockError::WouldBlock) => {}
-                }
-            }
-            detach.run_detached(|| run(lock(&self.model)))
-        })
-        .unwrap_or_else(|message| Err(Failure::Panic(message)))
+    fn address(&self) -> usize {
+        std::ptr::from_ref(self) as usize
     }
 }
-
-/// How a call locks a [`Shared`] model, with guards `G`: without waiting, and waiting (the
-/// read or the write lock's).
-type Locking<'a, T, G> = (
-    fn(&'a RwLock<T>) -> TryLockResult<G>,
-    fn(&'a RwLock<T>) -> LockResult<G>,
-);
 
 /// A [`Shared`] model of the host class `class`, whose failures come back as the host's errors
 /// `E` (see [`Failure::into_error`]).
@@ -251,6 +220,37 @@ impl<T: Send + Sync, E: Send + From<Internal>> Guarded<T, E> {
         let result = self.shared.write(detach, work, f);
         result.map_err(|failure| failure.into_error(self.class, operation))
     }
+}
+
+/// Locks with `try_lock` (attached, never waits) or `lock` (detached, waits), then runs `f`
+/// on the guard; a panic anywhere becomes [`Failure::Panic`]. `address` identifies the model,
+/// to refuse a call from inside a call on it.
+fn access<G, R: Send, E: Send>(
+    address: usize,
+    detach: impl Detach,
+    work: Work,
+    try_lock: impl FnOnce() -> TryLockResult<G>,
+    lock: impl FnOnce() -> LockResult<G> + Send,
+    f: impl FnOnce(G) -> Result<R, E> + Send,
+) -> Result<R, Failure<E>> {
+    let run = |guard: LockResult<G>| match guard {
+        Ok(guard) => f(guard).map_err(Failure::Error),
+        Err(_) => Err(Failure::Poisoned),
+    };
+    let Some(_holding) = Holding::new(address) else {
+        return Err(Failure::Reentrant);
+    };
+    catch_panic(|| {
+        if work == Work::Quick {
+            match try_lock() {
+                Ok(guard) => return run(Ok(guard)),
+                Err(TryLockError::Poisoned(_)) => return Err(Failure::Poisoned),
+                Err(TryLockError::WouldBlock) => {}
+            }
+        }
+        detach.run_detached(|| run(lock()))
+    })
+    .unwrap_or_else(|message| Err(Failure::Panic(message)))
 }
 
 #[cfg(test)]
