@@ -2,7 +2,7 @@
 //! that the bindings read every one of them the same way.
 
 use crate::estimator::{Estimator, Model};
-use crate::state::Value;
+use crate::state::{State, Value};
 
 impl Estimator {
     /// The value named `name` `None` where the model has no such value
@@ -19,7 +19,11 @@ impl Estimator {
     ///   AdaGrad's and FTRL's state;
     /// - `n_support`: a binary kernel model's support rows, or one count per class;
     /// - `dual_coef`: ν, one coefficient per support row of a binary kernel model (averaged, if
-    ///   the model averages).
+    ///   the model averages);
+    /// - `support_vectors`: a binary kernel model's support rows as CSR arrays `values`,
+    ///   `indices` and `indptr`;
+    /// - `config`: the configuration entries the model was built from (its rule's
+    ///   hyper-parameters as it learns with them).
     pub fn attribute(&self, name: &str) -> Option<Value<'static>> {
         Some(match name {
             "kind" => self.kind().into(),
@@ -47,6 +51,15 @@ impl Estimator {
                 Model::Kernel(l) => l.predicted_mean(0, l.model().dual_coef().to_vec()).into(),
                 _ => return None,
             },
+            "support_vectors" => match self.model() {
+                Model::Kernel(l) => {
+                    let (values, indices, indptr) = l.model().support_vectors();
+                    let rows = State::default().with("values", values);
+                    rows.with("indices", indices).with("indptr", indptr).into()
+                }
+                _ => return None,
+            },
+            "config" => self.config().clone().into(),
             _ => return None,
         })
     }

@@ -91,6 +91,28 @@ pub fn guarded<T, E: From<Internal>>(
     catch_panic(f).unwrap_or_else(|message| Err(internal_error(class, operation, &message).into()))
 }
 
+/// What `poll` gives, waited for detached (see [`Detach`]) in slices of `slice`, running the
+/// host's `check` (Python: its signal handlers) between them: an error it gives
+/// (KeyboardInterrupt) ends the wait. A panic in `poll` is an [`Internal`] error of
+/// `class.operation`.
+pub fn wait<T: Send, E: From<Internal>>(
+    detach: impl Detach + Copy,
+    (class, operation): (&str, &str),
+    slice: std::time::Duration,
+    mut check: impl FnMut() -> Result<(), E>,
+    mut poll: impl FnMut(std::time::Duration) -> Option<T> + Send,
+) -> Result<T, E> {
+    loop {
+        let polled = guarded(class, operation, || {
+            Ok::<_, E>(detach.run_detached(|| poll(slice)))
+        });
+        match polled? {
+            Some(value) => return Ok(value),
+            None => check()?,
+        }
+    }
+}
+
 thread_local! {
     /// The addresses of the models this thread holds (calls in progress, innermost last).
     static HELD: RefCell<Vec<usize>> = const { RefCell::new(Vec::new()) };

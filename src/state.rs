@@ -28,6 +28,9 @@ pub enum Value<'a> {
     Params(Vec<(String, f64)>),
     /// Nested states: one per class of a multiclass kernel model.
     States(Vec<State<'a>>),
+    /// Named values shown together (a model's configuration, a kernel model's support rows);
+    /// never read from a saved state.
+    State(Box<State<'a>>),
 }
 
 impl Value<'_> {
@@ -45,6 +48,7 @@ impl Value<'_> {
             Value::I64s(_) => "an int64 array",
             Value::Params(_) => "a dict of numbers",
             Value::States(_) => "a list of states",
+            Value::State(_) => "a state",
         }
     }
 }
@@ -62,7 +66,9 @@ macro_rules! value_from {
 value_from!(bool => Bool, i64 => Int, f64 => Float, String => Str,
     Vec<f64> => Floats(Cow::Owned), Vec<u32> => U32s(Cow::Owned), Vec<u64> => U64s(Cow::Owned),
     Vec<(String, f64)> => Params, Vec<State<'a>> => States, &'a [f64] => Floats(Cow::Borrowed),
-    &'a [u64] => U64s(Cow::Borrowed), &'a [i64] => I64s(Cow::Borrowed));
+    &'a [u64] => U64s(Cow::Borrowed), &'a [i64] => I64s(Cow::Borrowed),
+    Cow<'a, [f64]> => Floats, Cow<'a, [u32]> => U32s, Cow<'a, [u64]> => U64s,
+    Cow<'a, [i64]> => I64s, State<'a> => State(Box::new));
 
 impl From<&str> for Value<'_> {
     fn from(value: &str) -> Self {
@@ -103,8 +109,26 @@ impl Value<'_> {
             Value::I64s(x) => Value::I64s(Cow::Owned(x.into_owned())),
             Value::Params(p) => Value::Params(p),
             Value::States(s) => Value::States(s.into_iter().map(State::into_owned).collect()),
+            Value::State(s) => Value::State(Box::new(s.into_owned())),
         }
     }
+}
+
+/// An entry of a state as a host passes it (Python: a dict), its arrays held by `A` (the host's
+/// array objects, kept borrowed while a [`State`] made from them with [`State::from_held`] lives):
+/// one pass over the host's values collects them, so that the state refers to the host's
+/// buffers instead of copying them (a large covariance).
+pub enum Held<A> {
+    Value(Value<'static>),
+    Array(A),
+    /// Nested states (see [`Value::States`]), entry by entry.
+    States(Vec<Vec<(String, Held<A>)>>),
+}
+
+/// An array a host holds for a [`Held`] entry.
+pub trait HeldArray {
+    /// The values, borrowed where they can be.
+    fn value(&self) -> Value<'_>;
 }
 
 /// Named entries and the version of their layout.
@@ -169,6 +193,26 @@ impl<'a> State<'a> {
             _ => return Err(invalid("version", "must be an int")),
         }
         Ok(state)
+    }
+
+    /// The state of the named `held` entries (see [`Held`]), their arrays borrowed from the
+    /// holders; `versioned` as in [`State::from_entries`] (nested states always are).
+    pub fn from_held<A: HeldArray>(
+        held: &'a [(String, Held<A>)],
+        versioned: bool,
+    ) -> Result<Self, CwError> {
+        let value = |held: &'a Held<A>| match held {
+            Held::Value(value) => Ok(value.clone()),
+            Held::Array(array) => Ok(array.value()),
+            Held::States(states) => {
+                let states = states.iter().map(|s| State::from_held(s, true));
+                states.collect::<Result<_, _>>().map(Value::States)
+            }
+        };
+        let entries = held
+            .iter()
+            .map(|(key, held)| Ok((key.clone(), value(held)?)));
+        State::from_entries(entries.collect::<Result<_, CwError>>()?, versioned)
     }
 
     /// Refuses a state of another layout version.
@@ -299,6 +343,45 @@ impl<'a> State<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A host's array: a vector that lends its values.
+    struct HostArray(Vec<f64>);
+
+    impl HeldArray for HostArray {
+        fn value(&self) -> Value<'_> {
+            Value::Floats(Cow::Borrowed(&self.0))
+        }
+    }
+
+    #[test]
+    fn held_entries_become_a_state_that_borrows_their_arrays() {
+        let nested = vec![
+            ("version".to_string(), Held::Value(Value::Int(1))),
+            ("nu".to_string(), Held::Array(HostArray(vec![0.5]))),
+        ];
+        let held = vec![
+            ("version".to_string(), Held::Value(Value::Int(1))),
+            ("mean".to_string(), Held::Array(HostArray(vec![1.0, 2.0]))),
+            ("classes".to_string(), Held::States(vec![nested])),
+        ];
+        let state = State::from_held(&held, true).unwrap();
+        let Held::Array(mean) = &held[1].1 else {
+            unreachable!()
+        };
+        assert!(std::ptr::eq(
+            state.floats("mean").unwrap(),
+            mean.0.as_slice()
+        ));
+        assert_eq!(
+            state.states("classes").unwrap()[0].floats("nu"),
+            Ok(&[0.5][..])
+        );
+        // A nested state needs its version; a configuration does not.
+        let unversioned = vec![("nu".to_string(), Held::Array(HostArray(vec![])))];
+        let held = vec![("classes".to_string(), Held::States(vec![unversioned]))];
+        assert!(State::from_held(&held, true).is_err());
+        assert!(State::from_held(&held[..0], false).is_ok());
+    }
 
     #[test]
     fn entries_are_typed_and_errors_name_them() {

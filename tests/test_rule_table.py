@@ -6,12 +6,13 @@ table entry has a class, and the hyper-parameter checks follow the table's range
 from __future__ import annotations
 
 import inspect
+import re
 
 import numpy as np
 import pytest
 
 import cwrs
-from cwrs import _cwrs
+from cwrs import _cwrs, _typing
 from cwrs._base import ConfidenceWeightedClassifier
 from cwrs._regressors import ConfidenceWeightedRegressor
 from cwrs._params import (
@@ -19,6 +20,7 @@ from cwrs._params import (
     REGRESSOR_PARAMETERS,
     RULES,
     SECOND_ORDER_PARAMETERS,
+    shared_parameters,
 )
 
 ESTIMATORS = [*cwrs.CLASSIFIERS, *cwrs.REGRESSORS]
@@ -83,6 +85,26 @@ def test_signature_is_the_rule_parameters_then_the_shared_ones(cls):
     assert list(rest) == list(shared)
     for name, default in shared.items():
         assert rest[name] == default and type(rest[name]) is type(default), name
+
+
+@pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)
+def test_the_typed_shared_parameters_are_the_signatures(cls):
+    """What mypy and IDEs see (`**params: Unpack[<TypedDict>]`) is what the signature and
+    `__init__` take, with defaults of the declared types."""
+    annotation = cls.__init__.__annotations__["params"]
+    typed = getattr(_typing, re.fullmatch(r"Unpack\[(\w+)\]", annotation).group(1))
+    assert set(typed.__annotations__) == set(shared_parameters(cls))
+    estimator = cls(**shared_parameters(cls))
+    assert estimator.get_params() == cls().get_params()
+    with pytest.raises(TypeError, match="unexpected keyword argument 'bogus'"):
+        cls(bogus=1)
+    if not entry_is_second_order(cls):
+        with pytest.raises(TypeError, match="unexpected keyword argument 'covariance'"):
+            cls(covariance="full")
+
+
+def entry_is_second_order(cls):
+    return RULES[_kind(cls), cls._rule]["second_order"]
 
 
 @pytest.mark.parametrize("cls", ESTIMATORS, ids=lambda c: c.__name__)

@@ -29,6 +29,7 @@ from ._params import (
     model_args,
     process_noise_spec,
     resolve_gamma,
+    store_params,
     with_added_parameters,
 )
 from ._svmlight import _line_chunks
@@ -45,10 +46,17 @@ from ._validation import (
 if TYPE_CHECKING:
     import os
 
-    from typing_extensions import Self
+    from typing_extensions import Self, Unpack
 
     from ._persist import ModelFile
-    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
+    from ._typing import (
+        ArrayLike,
+        ClassifierParams,
+        Float64Array,
+        MatrixLike,
+        SampleWeight,
+        SecondOrderClassifierParams,
+    )
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -423,6 +431,10 @@ class Classifier(Estimator):
         classes_: npt.NDArray[Any]
         _sparse_input: bool
 
+    # The parameters of a first-order learner whose rule has none (`_params.store_params`).
+    def __init__(self, **params: Unpack[ClassifierParams]) -> None:
+        store_params(self, locals())
+
     def __sklearn_tags__(self):
         from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
 
@@ -650,7 +662,8 @@ class Classifier(Estimator):
     def support_vectors_(self) -> Any:
         """The support rows of a kernel learner: a CSR matrix if it was fitted on sparse input,
         else a dense array, shape (n_support_, n_features)."""
-        data, indices, indptr = self._kernel_model().support_vectors()
+        rows = self._kernel_model().support_vectors
+        data, indices, indptr = rows["values"], rows["indices"], rows["indptr"]
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
         shape = (indptr.shape[0] - 1, self.n_features_in_)
         if self._sparse_input:
@@ -679,6 +692,11 @@ class ConfidenceWeightedClassifier(Classifier):
     """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
 
     a: float
+    _second_order = True
+
+    # The parameters of a second-order learner whose rule has none (`_params.store_params`).
+    def __init__(self, **params: Unpack[SecondOrderClassifierParams]) -> None:
+        store_params(self, locals())
 
     def predict_proba(self, X: MatrixLike) -> Float64Array:
         """Class probabilities under the Gaussian over weights.

@@ -10,20 +10,16 @@ rescaling of Σ = a·I + ΦΠΦᵀ acting on a and Π (docs/design.md §2.9); th
 
 from __future__ import annotations
 
-from typing import Literal, Optional, Union
+from typing import TYPE_CHECKING, Literal, Optional
 
 from ._base import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
 from ._params import InvalidParameterError, store_params
-from ._typing import (
-    Covariance,
-    Kernel,
-    KernelApproximation,
-    MultiClass,
-    Penalty,
-    ProcessNoise,
-    RandomState,
-)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._typing import ClassifierParams, SecondOrderClassifierParams
 
 #: The losses OGD descends.
 LOSSES = ("hinge", "logistic", "squared_hinge")
@@ -39,20 +35,7 @@ class ALMA(Classifier):
         alpha: float = 0.9,
         p: float = 2.0,
         C: float = 1.4142135623730951,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        **params: Unpack[ClassifierParams],
     ) -> None:
         store_params(self, locals())
 
@@ -61,50 +44,10 @@ class ALMA(Classifier):
 class ROMMA(Classifier):
     _rule = "ROMMA"
 
-    def __init__(
-        self,
-        *,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
-        store_params(self, locals())
-
 
 @document
 class AggressiveROMMA(Classifier):
     _rule = "AggressiveROMMA"
-
-    def __init__(
-        self,
-        *,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
-        store_params(self, locals())
 
 
 @document
@@ -125,20 +68,7 @@ class OGD(Classifier):
         *,
         eta: float = 1.0,
         loss: Literal["hinge", "logistic", "squared_hinge"] = "hinge",
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        **params: Unpack[ClassifierParams],
     ) -> None:
         store_params(self, locals())
 
@@ -153,31 +83,7 @@ class IELLIP(ConfidenceWeightedClassifier):
     _rule = "IELLIP"
 
     def __init__(
-        self,
-        *,
-        b: float = 0.3,
-        c: float = 0.1,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        self, *, b: float = 0.3, c: float = 0.1, **params: Unpack[SecondOrderClassifierParams]
     ) -> None:
         store_params(self, locals())
 
@@ -212,20 +118,7 @@ class AdaGrad(Classifier):
         alpha: float = 1e-4,
         penalize_intercept: bool = False,
         l1_form: Literal["fobos", "rda"] = "fobos",
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        **params: Unpack[ClassifierParams],
     ) -> None:
         store_params(self, locals())
 
@@ -255,20 +148,7 @@ class FTRL(Classifier):
         l1: float = 0.0,
         l2: float = 0.0,
         loss: Literal["logistic", "hinge"] = "logistic",
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        **params: Unpack[ClassifierParams],
     ) -> None:
         store_params(self, locals())
 

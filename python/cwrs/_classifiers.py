@@ -13,102 +13,42 @@ learners keep Σ = I. Second-order learners start from Σ = a·I and keep either
 Each class names its rule in the rule table of the Rust core (`_cwrs.rule_table()`), which holds
 the rule's paper, update and hyper-parameters (defaults, ranges, meanings); `@document` builds the
 docstring from it and from the entries of the parameters the learners share (covariance, kernels,
-multiclass, L1, ...) in `_docs.py`, and `cwrs._params` validates the parameters against it. The
-`__init__`s are spelled out because scikit-learn reads their signatures; tests/test_rule_table.py
-pins them to the table.
+multiclass, L1, ...) in `_docs.py`, and `cwrs._params` validates the parameters against it.
+Each `__init__` spells out the rule's own parameters; those the learners share are its
+`**params`, typed once in `cwrs._typing` (`Unpack[...]`: mypy and IDEs check them by name and
+type), and `cwrs._params` gives the `__init__` the full signature, with their defaults, that
+scikit-learn and `help` read. tests/test_rule_table.py pins the signatures to the table.
 """
 
 from __future__ import annotations
 
-from typing import Optional, Union
+from typing import TYPE_CHECKING
 
 from ._base import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
 from ._params import store_params
-from ._typing import (
-    Covariance,
-    Kernel,
-    KernelApproximation,
-    MultiClass,
-    Penalty,
-    ProcessNoise,
-    RandomState,
-)
+
+if TYPE_CHECKING:
+    from typing_extensions import Unpack
+
+    from ._typing import ClassifierParams, SecondOrderClassifierParams
 
 
 @document
 class Perceptron(Classifier):
     _rule = "Perceptron"
 
-    def __init__(
-        self,
-        *,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
-        store_params(self, locals())
-
 
 @document
 class PA(Classifier):
     _rule = "PA"
-
-    def __init__(
-        self,
-        *,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
-        store_params(self, locals())
 
 
 @document
 class PA1(Classifier):
     _rule = "PA1"
 
-    def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, C: float = 1.0, **params: Unpack[ClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -116,25 +56,7 @@ class PA1(Classifier):
 class PA2(Classifier):
     _rule = "PA2"
 
-    def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, C: float = 1.0, **params: Unpack[ClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -149,64 +71,12 @@ class SOP(ConfidenceWeightedClassifier):
 
     _rule = "SOP"
 
-    def __init__(
-        self,
-        *,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
-        store_params(self, locals())
-
 
 @document
 class CW(ConfidenceWeightedClassifier):
     _rule = "CW"
 
-    def __init__(
-        self,
-        *,
-        eta: float = 0.7,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, eta: float = 0.7, **params: Unpack[SecondOrderClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -214,32 +84,7 @@ class CW(ConfidenceWeightedClassifier):
 class ExactCW(ConfidenceWeightedClassifier):
     _rule = "ExactCW"
 
-    def __init__(
-        self,
-        *,
-        eta: float = 0.7,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, eta: float = 0.7, **params: Unpack[SecondOrderClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -247,32 +92,7 @@ class ExactCW(ConfidenceWeightedClassifier):
 class AROW(ConfidenceWeightedClassifier):
     _rule = "AROW"
 
-    def __init__(
-        self,
-        *,
-        r: float = 1.0,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, r: float = 1.0, **params: Unpack[SecondOrderClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -280,32 +100,7 @@ class AROW(ConfidenceWeightedClassifier):
 class NAROW(ConfidenceWeightedClassifier):
     _rule = "NAROW"
 
-    def __init__(
-        self,
-        *,
-        b: float = 1.0,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, b: float = 1.0, **params: Unpack[SecondOrderClassifierParams]) -> None:
         store_params(self, locals())
 
 
@@ -314,31 +109,7 @@ class SCW1(ConfidenceWeightedClassifier):
     _rule = "SCW1"
 
     def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        eta: float = 0.75,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        self, *, C: float = 1.0, eta: float = 0.75, **params: Unpack[SecondOrderClassifierParams]
     ) -> None:
         store_params(self, locals())
 
@@ -348,31 +119,7 @@ class SCW2(ConfidenceWeightedClassifier):
     _rule = "SCW2"
 
     def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        eta: float = 0.9,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
+        self, *, C: float = 1.0, eta: float = 0.9, **params: Unpack[SecondOrderClassifierParams]
     ) -> None:
         store_params(self, locals())
 
@@ -381,32 +128,7 @@ class SCW2(ConfidenceWeightedClassifier):
 class NHERD(ConfidenceWeightedClassifier):
     _rule = "NHERD"
 
-    def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        multi_class: MultiClass = "max-score",
-        kernel: Kernel = None,
-        gamma: Optional[float] = None,
-        degree: int = 3,
-        coef0: float = 1.0,
-        budget: Optional[int] = None,
-        kernel_approximation: KernelApproximation = None,
-        n_components: int = 100,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, C: float = 1.0, **params: Unpack[SecondOrderClassifierParams]) -> None:
         store_params(self, locals())
 
 

@@ -8,7 +8,7 @@ a 1-D NumPy array of T, `Option<T>` is `T | None`. PyO3 classes cannot be subcla
 """
 
 import os
-from typing import Any, Callable, Iterable, Literal, TypedDict, final
+from typing import Any, Callable, Final, Iterable, Literal, TypedDict, final
 
 import numpy as np
 import numpy.typing as npt
@@ -18,7 +18,6 @@ __all__ = [
     "Model",
     "InvalidParameterError",
     "InvalidModelStateError",
-    "normal_quantile",
     "margin_probabilities",
     "hash_tokens",
     "merge",
@@ -64,7 +63,6 @@ class _RuleEntry(TypedDict):
 
 def rule_table() -> list[_RuleEntry]: ...
 
-def normal_quantile(p: float) -> float: ...
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...
 def hash_tokens(tokens: list[bytes], n_features: int) -> tuple[_I64, _F64]: ...
 def merge(
@@ -91,10 +89,16 @@ class SvmlightChunks:
     def __new__(
         cls, path: str | os.PathLike[str], zero_based: bool | None, chunk_rows: int
     ) -> Self: ...
-    @property
-    def zero_based(self) -> bool: ...
+    zero_based: Final[bool]
     def __iter__(self) -> Self: ...
     def __next__(self) -> _Chunk: ...
+
+# A binary kernel model's support rows as CSR arrays.
+class _SupportVectors(TypedDict):
+    version: int
+    values: _F64
+    indices: _U32
+    indptr: _U64
 
 class InvalidParameterError(ValueError): ...
 class InvalidModelStateError(ValueError): ...
@@ -131,26 +135,16 @@ class Model:
     def decision_function(self, x: _Matrix) -> _F64: ...
     def variance(self, x: _Matrix) -> _F64: ...
     def probabilities(self, x: _Matrix) -> _F64: ...
-    @property
-    def kind(self) -> str: ...
-    @property
-    def config(self) -> _State: ...
-    @property
-    def n_classes(self) -> int | None: ...
-    @property
-    def covariance_kind(self) -> str | None: ...
-    @property
-    def mean(self) -> _F64: ...
-    @property
-    def covariance(self) -> _F64: ...
-    @property
-    def dense_covariance(self) -> _F64: ...
-    @property
-    def n_updates(self) -> int: ...
-    @property
-    def n_mistakes(self) -> int | None: ...
-    @property
-    def n_support(self) -> int | _U64: ...
-    def support_vectors(self) -> tuple[_F64, _U32, _U64]: ...
-    @property
-    def dual_coef(self) -> _F64: ...
+    # Read-only attributes (`Final`: assigning one is an error, as at run time).
+    kind: Final[str]
+    config: Final[_State]
+    n_classes: Final[int | None]
+    covariance_kind: Final[str | None]
+    mean: Final[_F64]
+    covariance: Final[_F64]
+    dense_covariance: Final[_F64]
+    n_updates: Final[int]
+    n_mistakes: Final[int | None]
+    n_support: Final[int | _U64]
+    support_vectors: Final[_SupportVectors]
+    dual_coef: Final[_F64]

@@ -19,6 +19,12 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from . import _cwrs
+from ._typing import (
+    ClassifierParams,
+    RegressorParams,
+    SecondOrderClassifierParams,
+    SecondOrderParams,
+)
 from ._validation import IneffectiveParameterWarning, warn_user
 
 # Every refused hyper-parameter raises the one class the native module defines (a ValueError).
@@ -39,9 +45,10 @@ MAX_BUDGET = 2**30
 # The largest poly degree (the native kernel raises to an i32 power).
 MAX_DEGREE = 2**31 - 1
 
-#: The parameters every classifier takes after its rule's own, in signature order, with their
-#: defaults; second-order learners add `SECOND_ORDER_PARAMETERS` in front of them.
-CLASSIFIER_PARAMETERS: dict[str, Any] = {
+#: The parameters every classifier takes after its rule's own (its `**params`, typed in
+#: `cwrs._typing`), in signature order, with their defaults; second-order learners add
+#: `SECOND_ORDER_PARAMETERS` in front of them (see `shared_parameters`).
+CLASSIFIER_PARAMETERS: ClassifierParams = {
     "fit_intercept": True,
     "n_iter": 1,
     "shuffle": True,
@@ -57,7 +64,7 @@ CLASSIFIER_PARAMETERS: dict[str, Any] = {
     "n_components": 100,
     "average": False,
 }
-REGRESSOR_PARAMETERS: dict[str, Any] = {
+REGRESSOR_PARAMETERS: RegressorParams = {
     "fit_intercept": True,
     "n_iter": 1,
     "shuffle": True,
@@ -65,7 +72,7 @@ REGRESSOR_PARAMETERS: dict[str, Any] = {
     "n_jobs": 1,
     "average": False,
 }
-SECOND_ORDER_PARAMETERS: dict[str, Any] = {
+SECOND_ORDER_PARAMETERS: SecondOrderParams = {
     "a": 1.0,
     "covariance": "diag",
     "rank": 10,
@@ -553,12 +560,46 @@ def _check_effects(estimator, dependents):
 
 
 # ------------------------------------------------------------------------- the estimators' side
-def store_params(estimator, params):
-    """Stores `__init__`'s keyword arguments as attributes, unvalidated (scikit-learn's rule:
-    validation happens in `fit`)."""
-    for name, value in params.items():
-        if name != "self":
-            setattr(estimator, name, value)
+def shared_parameters(cls) -> SecondOrderClassifierParams:
+    """The parameters `cls` shares with the other learners of its kind and order (its
+    `__init__`'s `**params`), in signature order, with their defaults."""
+    shared = CLASSIFIER_PARAMETERS if cls._rule_kind == "classification" else REGRESSOR_PARAMETERS
+    return {**SECOND_ORDER_PARAMETERS, **shared} if cls._second_order else {**shared}
+
+
+def _shared_signature(cls):
+    """The signature of `cls.__init__` (written `(self, *, <the rule's own>, **params)`) as
+    scikit-learn's `get_params`, `help` and the docstrings read it: its own keyword-only
+    parameters, then each shared one (`shared_parameters`) with its type and default."""
+    parameters = inspect.signature(cls.__init__).parameters.values()
+    own = [p for p in parameters if p.kind is not p.VAR_KEYWORD]
+    types = {**SecondOrderParams.__annotations__, **ClassifierParams.__annotations__}
+    shared = [
+        inspect.Parameter(
+            name, inspect.Parameter.KEYWORD_ONLY, default=default,
+            annotation=types[name].__forward_arg__,
+        )
+        for name, default in shared_parameters(cls).items()
+    ]
+    return inspect.Signature([*own, *shared], return_annotation="None")
+
+
+def store_params(estimator, arguments):
+    """Stores `__init__`'s keyword arguments (its `locals()`) as attributes, unvalidated
+    (scikit-learn's rule: validation happens in `fit`): the rule's own, then the shared ones
+    in `**params`, those not given at their defaults. An unknown name is a `TypeError`, as for
+    any function."""
+    own = {name: value for name, value in arguments.items() if name not in ("self", "params")}
+    given = arguments.get("params", {})
+    shared = shared_parameters(type(estimator))
+    unknown = [name for name in given if name not in shared]
+    if unknown:
+        raise TypeError(
+            f"{type(estimator).__name__}.__init__() got an unexpected keyword argument "
+            f"{unknown[0]!r}"
+        )
+    for name, value in {**own, **shared, **given}.items():
+        setattr(estimator, name, value)
 
 
 @functools.cache
@@ -586,6 +627,9 @@ class HyperParameters:
             entry = rule_entry(cls._rule_kind, cls._rule)
             cls._rule_params = tuple(param["name"] for param in entry["params"])
             cls._second_order = entry["second_order"]
+        init = vars(cls).get("__init__")
+        if init is not None and "params" in inspect.signature(init).parameters:
+            init.__signature__ = _shared_signature(cls)
 
     @classmethod
     def _get_param_names(cls):

@@ -37,7 +37,6 @@ from ._params import (
     process_noise_spec,
     store_params,
 )
-from ._typing import Covariance, Penalty, ProcessNoise, RandomState
 from ._validation import (
     check_feature_names,
     check_sample_weight,
@@ -47,9 +46,16 @@ from ._validation import (
 )
 
 if TYPE_CHECKING:
-    from typing_extensions import Self
+    from typing_extensions import Self, Unpack
 
-    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
+    from ._typing import (
+        ArrayLike,
+        Float64Array,
+        MatrixLike,
+        RegressorParams,
+        SampleWeight,
+        SecondOrderRegressorParams,
+    )
 
 
 class Regressor(Estimator):
@@ -216,24 +222,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
 
     _rule = "AROW"
 
-    def __init__(
-        self,
-        *,
-        r: float = 1.0,
-        a: float = 1.0,
-        covariance: Covariance = "diag",
-        rank: int = 10,
-        penalty: Penalty = None,
-        alpha: float = 1e-4,
-        penalize_intercept: bool = False,
-        process_noise: ProcessNoise = 0.0,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, r: float = 1.0, **params: Unpack[SecondOrderRegressorParams]) -> None:
         store_params(self, locals())
 
 
@@ -241,17 +230,7 @@ class AROWRegressor(ConfidenceWeightedRegressor):
 class PARegressor(Regressor):
     _rule = "PA"
 
-    def __init__(
-        self,
-        *,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        average: Union[bool, int] = False,
-    ) -> None:
+    def __init__(self, *, epsilon: float = 0.1, **params: Unpack[RegressorParams]) -> None:
         store_params(self, locals())
 
 
@@ -260,16 +239,7 @@ class PA1Regressor(Regressor):
     _rule = "PA1"
 
     def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        average: Union[bool, int] = False,
+        self, *, C: float = 1.0, epsilon: float = 0.1, **params: Unpack[RegressorParams]
     ) -> None:
         store_params(self, locals())
 
@@ -279,16 +249,7 @@ class PA2Regressor(Regressor):
     _rule = "PA2"
 
     def __init__(
-        self,
-        *,
-        C: float = 1.0,
-        epsilon: float = 0.1,
-        fit_intercept: bool = True,
-        n_iter: int = 1,
-        shuffle: bool = True,
-        random_state: RandomState = None,
-        n_jobs: int = 1,
-        average: Union[bool, int] = False,
+        self, *, C: float = 1.0, epsilon: float = 0.1, **params: Unpack[RegressorParams]
     ) -> None:
         store_params(self, locals())
 

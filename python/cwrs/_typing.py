@@ -5,7 +5,7 @@ Written with `typing.Union`/`Optional` rather than `X | Y` so that they evaluate
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional, Sequence, Union
+from typing import Any, Callable, Literal, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -28,3 +28,46 @@ Penalty = Optional[Literal["l1", "l1-uniform"]]
 #: Process noise q ≥ 0 added to the covariance every round, or "auto" (docs/design.md §10).
 ProcessNoise = Union[float, Literal["auto"]]
 Float64Array = npt.NDArray[np.float64]
+
+
+# The keyword-only parameters the estimators share after their rule's own, as the `**params` of
+# their `__init__`s (`Unpack[...]`: mypy and IDEs check them by name and type). Their defaults
+# and their order in the signatures scikit-learn and `help` read are in `cwrs._params`
+# (CLASSIFIER_PARAMETERS, ...).
+class RegressorParams(TypedDict, total=False):
+    fit_intercept: bool
+    n_iter: int
+    shuffle: bool
+    random_state: RandomState
+    n_jobs: int
+    average: Union[bool, int]
+
+
+class ClassifierParams(RegressorParams, total=False):
+    multi_class: MultiClass
+    kernel: Kernel
+    gamma: Optional[float]
+    degree: int
+    coef0: float
+    budget: Optional[int]
+    kernel_approximation: KernelApproximation
+    n_components: int
+
+
+#: What second-order learners add: the covariance form, L1, process noise.
+class SecondOrderParams(TypedDict, total=False):
+    a: float
+    covariance: Covariance
+    rank: int
+    penalty: Penalty
+    alpha: float
+    penalize_intercept: bool
+    process_noise: ProcessNoise
+
+
+class SecondOrderClassifierParams(SecondOrderParams, ClassifierParams, total=False):
+    pass
+
+
+class SecondOrderRegressorParams(SecondOrderParams, RegressorParams, total=False):
+    pass

@@ -552,12 +552,20 @@ def parser():
                          help="a hyper-parameter, e.g. r=0.5 or C=0.1 (repeatable)")
         sub.add_argument("--no-bias", action="store_true", help="fit_intercept=False")
 
-    compare = commands.add_parser(
-        "compare", help="progressive validation of the learners (the default)",
-        description="Each learner sees the rows once, predicting each before learning it; the "
-        "online mistake rate is the fraction it got wrong. Classifiers only: the data needs "
-        "class labels.",
-        epilog=EXIT_STATUS,
+    def command(name, summary, description, learns):
+        """A command; its help lists its own options first, then the groups it shares."""
+        sub = commands.add_parser(name, help=summary, description=description, epilog=EXIT_STATUS)
+        if learns:
+            learning(sub.add_argument_group("learning"))
+        shared(sub.add_argument_group("input and output"))
+        return sub
+
+    compare = command(
+        "compare", "progressive validation of the learners (the default)",
+        "Each learner sees the rows once, predicting each before learning it; the online "
+        "mistake rate is the fraction it got wrong. Classifiers only: the data needs class "
+        "labels.",
+        learns=True,
     )
     compare.add_argument("-d", "--data", default="svmguide3",
                          help="LIBSVM file (- for stdin), .npz with X and y, or bundled name "
@@ -575,15 +583,13 @@ def parser():
     compare.add_argument("--plot", metavar="FILE.png",
                          help="cumulative mistakes against examples, one line per learner "
                          "(needs matplotlib; the timings do not include drawing it)")
-    learning(compare)
-    shared(compare)
 
-    train = commands.add_parser(
-        "train", help="train one learner on a file and save it",
-        description="Trains a learner on a data file, streamed in chunks, and saves it in the "
-        ".cwrs format; then reports the online mistakes and the final model's accuracy (MSE, "
-        "R² for regressors) on the training data.",
-        epilog=EXIT_STATUS,
+    train = command(
+        "train", "train one learner on a file and save it",
+        "Trains a learner on a data file, streamed in chunks, and saves it in the .cwrs format; "
+        "then reports the online mistakes and the final model's accuracy (MSE, R² for "
+        "regressors) on the training data.",
+        learns=True,
     )
     train.add_argument("-a", "--algorithm", required=True, metavar="NAME",
                        help=f"one of {', '.join(LEARNERS)}")
@@ -616,14 +622,12 @@ def parser():
     cluster.add_argument("--scheduler", metavar="ADDRESS",
                          help="train on the Dask cluster of this scheduler, one part per "
                          "worker; the parts are written beside -o, which the workers must see")
-    learning(train)
-    shared(train)
 
-    test = commands.add_parser(
-        "test", help="evaluate a saved model on a file",
-        description="Prints the accuracy (classifiers) or MSE, MAE and R² (regressors) of a "
-        "saved model on a data file, streamed in chunks.",
-        epilog=EXIT_STATUS,
+    test = command(
+        "test", "evaluate a saved model on a file",
+        "Prints the accuracy (classifiers) or MSE, MAE and R² (regressors) of a saved model on "
+        "a data file, streamed in chunks.",
+        learns=False,
     )
     test.add_argument("-i", "--input", required=True, metavar="MODEL", help="a .cwrs model")
     test.add_argument("-d", "--data", required=True,
@@ -631,7 +635,6 @@ def parser():
     test.add_argument("-p", "--predictions", metavar="FILE",
                       help="write one prediction per line (written once complete; a FIFO or "
                       "/dev/stdout is written through)")
-    shared(test)
     return top
 
 

@@ -33,6 +33,36 @@ macro_rules! sparse_index {
 }
 sparse_index!(i32, i64, u32, usize);
 
+/// The index types of a CSR [`Matrix`].
+pub trait CsrIndex: SparseIndex {
+    /// The CSR matrix of these arrays (validated by [`Matrix::validate`]).
+    fn matrix<'a>(
+        values: &'a [f64],
+        indices: &'a [Self],
+        indptr: &'a [Self],
+        n_cols: usize,
+    ) -> Matrix<'a>;
+}
+
+macro_rules! csr_index {
+    ($($t:ty => $variant:ident),*) => {$(
+        impl CsrIndex for $t {
+            fn matrix<'a>(values: &'a [f64], indices: &'a [$t], indptr: &'a [$t], n_cols: usize)
+                -> Matrix<'a> {
+                Matrix::$variant { values, indices, indptr, n_cols }
+            }
+        }
+    )*};
+}
+csr_index!(i32 => Csr32, i64 => Csr64);
+
+/// Non-negative integers (row or class indices) as `usize`; `what` names them in the error.
+pub fn indices(values: impl IntoIterator<Item = i64>, what: &str) -> Result<Vec<usize>, CwError> {
+    let indices = values.into_iter().map(usize::try_from);
+    let negative = |_| CwError::InvalidInput(format!("{what} holds a negative index"));
+    indices.collect::<Result<_, _>>().map_err(negative)
+}
+
 /// One example's features. Sparse indices must be in range and strictly increasing (canonical
 /// CSR: sorted, no duplicates); [`Row::validate`] and [`Matrix::validate`] check it.
 #[derive(Clone, Copy, Debug)]

@@ -1,5 +1,5 @@
 //! Python values to core values and back: batches of rows (dense or CSR NumPy buffers, borrowed
-//! without a copy), targets, the presentation arguments, and named states (`State` ⇄ dict).
+//! without a copy), targets, and named states (`State` ⇄ dict).
 
 use std::borrow::Cow;
 
@@ -8,54 +8,52 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
 
-use crate::data::Matrix;
+use crate::data::{CsrIndex, Matrix};
 use crate::error::CwError;
-use crate::state::{State, Value};
+use crate::estimator::Targets;
+use crate::state::{Held, HeldArray, State, Value};
 
 /// A batch of rows as passed from Python: a C-contiguous float64 matrix, or the arrays of a CSR
 /// matrix `(data, indices, indptr, n_cols)` with one integer type for indices and indptr.
 #[derive(FromPyObject)]
 pub(super) enum MatrixArg<'py> {
     Dense(PyReadonlyArray2<'py, f64>),
-    Csr32(
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray1<'py, i32>,
-        PyReadonlyArray1<'py, i32>,
-        usize,
-    ),
-    Csr64(
-        PyReadonlyArray1<'py, f64>,
-        PyReadonlyArray1<'py, i64>,
-        PyReadonlyArray1<'py, i64>,
-        usize,
-    ),
+    Csr32(CsrArg<'py, i32>),
+    Csr64(CsrArg<'py, i64>),
 }
+
+#[derive(FromPyObject)]
+pub(super) struct CsrArg<'py, I: numpy::Element>(
+    PyReadonlyArray1<'py, f64>,
+    PyReadonlyArray1<'py, I>,
+    PyReadonlyArray1<'py, I>,
+    usize,
+);
 
 impl MatrixArg<'_> {
     /// A zero-copy view of the buffers.
     pub(super) fn view(&self) -> PyResult<Matrix<'_>> {
-        Ok(match self {
-            MatrixArg::Dense(x) => {
-                let shape = x.shape();
-                Matrix::Dense {
-                    values: contiguous(x.as_slice())?,
-                    n_rows: shape[0],
-                    n_cols: shape[1],
-                }
-            }
-            MatrixArg::Csr32(values, indices, indptr, n_cols) => Matrix::Csr32 {
-                values: slice(values)?,
-                indices: slice(indices)?,
-                indptr: slice(indptr)?,
-                n_cols: *n_cols,
-            },
-            MatrixArg::Csr64(values, indices, indptr, n_cols) => Matrix::Csr64 {
-                values: slice(values)?,
-                indices: slice(indices)?,
-                indptr: slice(indptr)?,
-                n_cols: *n_cols,
-            },
-        })
+        match self {
+            MatrixArg::Dense(x) => Ok(Matrix::Dense {
+                values: contiguous(x.as_slice())?,
+                n_rows: x.shape()[0],
+                n_cols: x.shape()[1],
+            }),
+            MatrixArg::Csr32(csr) => csr.view(),
+            MatrixArg::Csr64(csr) => csr.view(),
+        }
+    }
+}
+
+impl<I: CsrIndex + numpy::Element> CsrArg<'_, I> {
+    fn view(&self) -> PyResult<Matrix<'_>> {
+        let CsrArg(values, indices, indptr, n_cols) = self;
+        Ok(I::matrix(
+            slice(values)?,
+            slice(indices)?,
+            slice(indptr)?,
+            *n_cols,
+        ))
     }
 }
 
@@ -69,12 +67,10 @@ pub(super) fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> Py
 
 /// Non-negative integers (row indices or class indices) as `usize`.
 pub(super) fn indices(array: &PyReadonlyArray1<i64>, what: &str) -> PyResult<Vec<usize>> {
-    array
-        .as_array()
-        .iter()
-        .map(|&i| usize::try_from(i))
-        .collect::<Result<_, _>>()
-        .map_err(|_| PyValueError::new_err(format!("{what} holds a negative index")))
+    Ok(crate::data::indices(
+        array.as_array().iter().copied(),
+        what,
+    )?)
 }
 
 /// What `partial_fit` learns from: float64 labels ±1 or targets, or int64 class indices.
@@ -84,35 +80,38 @@ pub(super) enum TargetsArg<'py> {
     Classes(PyReadonlyArray1<'py, i64>),
 }
 
-/// A NumPy array of a dict state, borrowed while a [`State`] built from it is used (`None`: an
-/// array of another type or shape, refused when the state is built).
-pub(super) type Held<'py> = Option<HeldArray<'py>>;
-
-/// The array types of a state, each with its [`Value`] variant.
-macro_rules! held_arrays {
-    ($($t:ty => $variant:ident),*) => {
-        pub(super) enum HeldArray<'py> {
-            $($variant(PyReadonlyArray1<'py, $t>)),*
-        }
-
-        impl<'py> HeldArray<'py> {
-            fn extract(value: &Bound<'py, PyAny>) -> Held<'py> {
-                $(if let Ok(a) = value.extract() {
-                    return Some(HeldArray::$variant(a));
-                })*
-                None
+impl TargetsArg<'_> {
+    /// The core's targets, class indices checked and converted into `classes`.
+    pub(super) fn targets<'a>(&'a self, classes: &'a mut Vec<usize>) -> PyResult<Targets<'a>> {
+        Ok(match self {
+            TargetsArg::Values(values) => Targets::Values(slice(values)?),
+            TargetsArg::Classes(labels) => {
+                *classes = indices(labels, "labels")?;
+                Targets::Classes(classes)
             }
-
-            fn value(&self) -> Value<'_> {
-                match self {
-                    $(HeldArray::$variant(a) => Value::$variant(values(a))),*
-                }
-            }
-        }
-    };
+        })
+    }
 }
 
-held_arrays!(f64 => Floats, u32 => U32s, u64 => U64s, i64 => I64s);
+/// A NumPy array of a state dict, borrowed while a [`State`] built from it is used.
+#[derive(FromPyObject)]
+pub(super) enum Array<'py> {
+    Floats(PyReadonlyArray1<'py, f64>),
+    U32s(PyReadonlyArray1<'py, u32>),
+    U64s(PyReadonlyArray1<'py, u64>),
+    I64s(PyReadonlyArray1<'py, i64>),
+}
+
+impl HeldArray for Array<'_> {
+    fn value(&self) -> Value<'_> {
+        match self {
+            Array::Floats(a) => values(a).into(),
+            Array::U32s(a) => values(a).into(),
+            Array::U64s(a) => values(a).into(),
+            Array::I64s(a) => values(a).into(),
+        }
+    }
+}
 
 /// The values: borrowed when contiguous, else copied.
 fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
@@ -120,95 +119,62 @@ fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<
     slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
 }
 
-/// The dicts in a list or tuple entry (nested states), in order.
-fn nested<'py>(value: &Bound<'py, PyAny>) -> Option<Vec<Bound<'py, PyAny>>> {
-    let is_sequence = value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>();
-    is_sequence.then(|| value.try_iter().into_iter().flatten().flatten().collect())
-}
-
-/// Borrows the arrays of `dict` (and of the dicts nested in its lists), in the order in which
-/// [`state_from_dict`] meets them: a state refers to Python's buffers instead of copying them.
-pub(super) fn hold_arrays<'py>(dict: &Bound<'py, PyDict>, held: &mut Vec<Held<'py>>) {
-    for value in dict.values() {
-        if value.is_instance_of::<PyUntypedArray>() {
-            held.push(HeldArray::extract(&value));
-        } else if let Some(items) = nested(&value) {
-            for item in items {
-                if let Ok(item) = item.cast::<PyDict>() {
-                    hold_arrays(item, held);
-                }
-            }
-        }
-    }
-}
-
-/// A dict of named entries as a [`State`], its arrays taken from `held` (see [`hold_arrays`]);
-/// `versioned`: it must have a `version` entry (a saved state; a configuration has none). A
-/// malformed entry is an invalid state.
-pub(super) fn state_from_dict<'a>(
-    dict: &Bound<'_, PyDict>,
-    versioned: bool,
-    held: &mut impl Iterator<Item = &'a Held<'a>>,
-) -> Result<State<'a>, CwError> {
-    let entries = dict.iter().map(|(key, value)| {
+/// The entries of a dict (a state or a configuration) for [`State::from_held`], its arrays
+/// borrowed. A malformed entry is an invalid state.
+pub(super) fn held_entries<'py>(
+    dict: &Bound<'py, PyDict>,
+) -> Result<Vec<(String, Held<Array<'py>>)>, CwError> {
+    let entry = |(key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>)| {
         let key = key
             .extract::<String>()
             .map_err(|_| CwError::InvalidState(format!("key {key} is not a string")))?;
-        let value = value_from_py(&key, &value, held)?;
-        Ok((key, value))
-    });
-    State::from_entries(entries.collect::<Result<_, CwError>>()?, versioned)
+        let held = held(&key, &value)?;
+        Ok((key, held))
+    };
+    dict.iter().map(entry).collect()
 }
 
-fn value_from_py<'a>(
-    key: &str,
-    value: &Bound<'_, PyAny>,
-    held: &mut impl Iterator<Item = &'a Held<'a>>,
-) -> Result<Value<'a>, CwError> {
+fn held<'py>(key: &str, value: &Bound<'py, PyAny>) -> Result<Held<Array<'py>>, CwError> {
     let bad = |what: &str| CwError::InvalidState(format!("entry {key:?} {what}"));
-    let type_name = || {
-        value
-            .get_type()
-            .name()
-            .map_or("?".into(), |n| n.to_string())
-    };
-    if value.is_none() {
-        return Ok(Value::None);
-    }
-    if let Ok(b) = value.cast::<PyBool>() {
-        return Ok(Value::Bool(b.is_true()));
-    }
-    if let Ok(x) = value.cast::<PyFloat>() {
-        return Ok(Value::Float(x.value()));
-    }
-    if let Ok(s) = value.cast::<PyString>() {
-        return Ok(Value::Str(s.to_string()));
-    }
     if value.is_instance_of::<PyUntypedArray>() {
-        return match held.next() {
-            Some(Some(array)) => Ok(array.value()),
-            _ => Err(bad("must be a 1-D float64, uint32, uint64 or int64 array")),
-        };
+        let array = value.extract().map(Held::Array);
+        return array.map_err(|_| bad("must be a 1-D float64, uint32, uint64 or int64 array"));
+    }
+    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
+        let dicts = value.extract::<Vec<Bound<'py, PyDict>>>();
+        let dicts = dicts.map_err(|_| bad("must be a list of dicts"))?;
+        return dicts
+            .iter()
+            .map(held_entries)
+            .collect::<Result<_, _>>()
+            .map(Held::States);
     }
     if let Ok(params) = value.cast::<PyDict>() {
         let entry = |(k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>)| Ok((k.extract()?, v.extract()?));
         let params = params.iter().map(entry).collect::<PyResult<Vec<_>>>();
         return params
-            .map(Value::Params)
+            .map(|params| Held::Value(Value::Params(params)))
             .map_err(|_| bad("must map names to numbers"));
     }
-    if let Some(items) = nested(value) {
-        let states = items.iter().map(|item| {
-            let dict = item
-                .cast::<PyDict>()
-                .map_err(|_| bad("must be a list of dicts"))?;
-            state_from_dict(dict, true, held)
-        });
-        return states.collect::<Result<_, _>>().map(Value::States);
-    }
-    match value.extract::<i64>() {
-        Ok(i) => Ok(Value::Int(i)),
-        Err(_) => Err(bad(&format!("has an unsupported type {}", type_name()))),
+    scalar(value).map(Held::Value).ok_or_else(|| {
+        let type_name = value.get_type().name();
+        let type_name = type_name.map_or("?".into(), |n| n.to_string());
+        bad(&format!("has an unsupported type {type_name}"))
+    })
+}
+
+/// None, a bool, a float, a string or an int (in that order: a bool is an int to Python).
+fn scalar(value: &Bound<'_, PyAny>) -> Option<Value<'static>> {
+    if value.is_none() {
+        Some(Value::None)
+    } else if let Ok(b) = value.cast::<PyBool>() {
+        Some(Value::Bool(b.is_true()))
+    } else if let Ok(x) = value.cast::<PyFloat>() {
+        Some(Value::Float(x.value()))
+    } else if let Ok(s) = value.cast::<PyString>() {
+        Some(Value::Str(s.to_string()))
+    } else {
+        value.extract::<i64>().ok().map(Value::Int)
     }
 }
 
@@ -241,5 +207,6 @@ pub(super) fn value_to_py<'py>(py: Python<'py>, value: Value) -> PyResult<Bound<
             let states = states.into_iter().map(|s| state_to_dict(py, s));
             PyList::new(py, states.collect::<PyResult<Vec<_>>>()?)?.into_any()
         }
+        Value::State(state) => state_to_dict(py, *state)?.into_any(),
     })
 }

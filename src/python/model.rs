@@ -14,16 +14,16 @@ use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
 
 use super::callable_kernel::CallableKernel;
 use super::convert::{
-    hold_arrays, indices, slice, state_from_dict, state_to_dict, value_to_py, MatrixArg, TargetsArg,
+    held_entries, indices, slice, state_to_dict, value_to_py, MatrixArg, TargetsArg,
 };
 use crate::call_cost::CallCost;
 use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
-use crate::estimator::{Estimator, Model as Learner, Targets};
+use crate::estimator::Estimator;
 use crate::interrupt::Interrupt;
 use crate::sharded::ShardedFit;
 use crate::shared::{guarded, Guarded, Work};
-use crate::state::Value;
+use crate::state::{State, Value};
 
 const NAME: &str = "Model";
 
@@ -65,11 +65,8 @@ impl Model {
     /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
     /// row per class; an `AttributeError` where the model has none.
     fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
-        let read = |e: &Estimator| (e.attribute(name), e.n_classes());
-        match self
-            .estimator
-            .read(py, name, Work::Quick, |e| Ok(read(e)))?
-        {
+        let read = |e: &Estimator| Ok((e.attribute(name), e.n_classes()));
+        match self.estimator.read(py, name, Work::Quick, read)? {
             (Some(Value::Floats(values)), Some(n)) => {
                 let shape = [n, values.len() / n];
                 rows(py, values.into_owned(), Some(shape))
@@ -79,6 +76,12 @@ impl Model {
                 "this model has no {name}"
             ))),
         }
+    }
+
+    /// A copy of the estimator (`operation` names the call in errors).
+    fn cloned(&self, py: Python<'_>, operation: &str) -> PyResult<Estimator> {
+        self.estimator
+            .read(py, operation, Work::Batch, |e| Ok(e.clone()))
     }
 }
 
@@ -150,7 +153,7 @@ macro_rules! methods_and_attributes {
 
 methods_and_attributes! {
     [kind, n_classes, covariance_kind, mean, covariance, dense_covariance, n_updates,
-     n_mistakes, n_support, dual_coef]
+     n_mistakes, n_support, dual_coef, support_vectors, config]
     // μ·x, xᵀΣx, and Φ(μ·x / √(xᵀΣx)) (P(class k has the highest score)) for every row (and
     // class: rows × classes for a multiclass model).
     [decision_function => decision_function, variance => variances,
@@ -162,10 +165,12 @@ methods_and_attributes! {
     #[new]
     #[pyo3(signature = (config, kernel=None))]
     fn new(config: &Bound<'_, PyDict>, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
-        let config = state_from_dict(config, false, &mut [].iter()).map_err(|err| match err {
+        let as_parameter = |err| match err {
             CwError::InvalidState(message) => CwError::InvalidParameter(message),
             err => err,
-        })?;
+        };
+        let held = held_entries(config).map_err(as_parameter)?;
+        let config = State::from_held(&held, false).map_err(as_parameter)?;
         let custom = CallableKernel::wrap(kernel);
         guarded(NAME, "__new__", || Ok(Self::wrap(Estimator::new(config, custom)?)))
     }
@@ -175,31 +180,21 @@ methods_and_attributes! {
     #[staticmethod]
     #[pyo3(signature = (state, kernel=None))]
     fn from_state(state: &Bound<'_, PyDict>, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
-        let mut held = Vec::new();
-        hold_arrays(state, &mut held);
-        let state = state_from_dict(state, true, &mut held.iter())?;
+        let held = held_entries(state)?;
+        let state = State::from_held(&held, true)?;
         let custom = CallableKernel::wrap(kernel);
         guarded(NAME, "from_state", || Ok(Self::wrap(Estimator::from_state(&state, custom)?)))
     }
 
     /// An independent copy: a restore point that, unlike `state()`, leaves the model as it is.
     fn copy(&self, py: Python<'_>) -> PyResult<Self> {
-        let copy = self.estimator.read(py, "copy", Work::Batch, |e| Ok(e.clone()));
-        Ok(Self::wrap(copy?))
+        Ok(Self::wrap(self.cloned(py, "copy")?))
     }
 
     /// Everything needed to rebuild the model exactly, by name (a full covariance folded).
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = self.estimator.write(py, "state", Work::Quick, |e| Ok(e.state()));
         state_to_dict(py, state?)
-    }
-
-    /// The configuration entries the model was built from (its rule's hyper-parameters as it
-    /// learns with them, whatever the estimator's attributes now say).
-    #[getter]
-    fn config<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let config = |e: &Estimator| Ok(e.config().clone());
-        state_to_dict(py, self.estimator.read(py, "config", Work::Quick, config)?)
     }
 
     /// The lean path of the estimators' `partial_fit`: learns `x` and `y` when `x` is a few
@@ -251,15 +246,8 @@ methods_and_attributes! {
         repeats: Option<PyReadonlyArray1<'py, u32>>,
         order: Option<PyReadonlyArray1<'py, i64>>,
     ) -> PyResult<()> {
-        let view = x.view()?;
-        let classes = match &y {
-            TargetsArg::Classes(labels) => indices(labels, "labels")?,
-            TargetsArg::Values(_) => Vec::new(),
-        };
-        let targets = match &y {
-            TargetsArg::Values(y) => Targets::Values(slice(y)?),
-            TargetsArg::Classes(_) => Targets::Classes(&classes),
-        };
+        let (view, mut classes) = (x.view()?, Vec::new());
+        let targets = y.targets(&mut classes)?;
         let order = order.map(|o| indices(&o, "row order")).transpose()?;
         let repeats = repeats.as_ref().map(slice).transpose()?;
         let presentation = Presentation {
@@ -289,15 +277,8 @@ methods_and_attributes! {
         n_jobs: usize,
         repeats: Option<PyReadonlyArray1<'py, u32>>,
     ) -> PyResult<()> {
-        let view = x.view()?;
-        let labels;
-        let targets = match &y {
-            TargetsArg::Values(values) => Targets::Values(slice(values)?),
-            TargetsArg::Classes(classes) => {
-                labels = indices(classes, "labels")?;
-                Targets::Classes(&labels)
-            }
-        };
+        let (view, mut classes) = (x.view()?, Vec::new());
+        let targets = y.targets(&mut classes)?;
         let repeats = repeats.as_ref().map(slice).transpose()?;
         let new = |e: &Estimator| Ok(ShardedFit::new(e, n_jobs)?);
         let mut fit = self.estimator.read(py, "fit", Work::Batch, new)?;
@@ -316,18 +297,6 @@ methods_and_attributes! {
         }
         interrupt.into_error().map_or(Ok(()), Err)
     }
-
-    /// The support rows of a binary kernel model as CSR arrays (data, indices, indptr).
-    fn support_vectors<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
-        let support = |e: &Estimator| match e.model() {
-            Learner::Kernel(l) => Ok(l.model().support_vectors()),
-            _ => Err(PyAttributeError::new_err("this model has no support_vectors")),
-        };
-        let (values, indices, indptr) =
-            self.estimator.read(py, "support_vectors", Work::Quick, support)?;
-        let arrays = (PyArray1::from_vec(py, values), PyArray1::from_vec(py, indices));
-        (arrays.0, arrays.1, PyArray1::from_vec(py, indptr)).into_pyobject(py)
-    }
 }
 
 /// The merge of `models` (native models of one configuration) trained from `base` (None: the
@@ -342,15 +311,9 @@ pub(super) fn merge(
     base: Option<PyRef<'_, Model>>,
     weights: Option<Vec<f64>>,
 ) -> PyResult<Model> {
-    let copy = |m: &Model| {
-        m.estimator
-            .read(py, "merge", Work::Batch, |e| Ok(e.clone()))
-    };
-    let copies = models
-        .iter()
-        .map(|m| copy(m))
-        .collect::<PyResult<Vec<_>>>()?;
-    let base = base.map(|b| copy(&b)).transpose()?;
+    let copies = models.iter().map(|m| m.cloned(py, "merge"));
+    let copies = copies.collect::<PyResult<Vec<_>>>()?;
+    let base = base.map(|b| b.cloned(py, "merge")).transpose()?;
     let method = crate::merge::Method::from_name(method)?;
     let merged = py.detach(|| {
         guarded(NAME, "merge", || {

@@ -6,10 +6,8 @@
 //! Ctrl-C interrupts the wait (the reading thread is then told to stop at its next read).
 
 use std::path::PathBuf;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -18,40 +16,14 @@ use super::convert::state_to_dict;
 use crate::data::libsvm::{
     read_file, stream_file, zero_based_file, FileChunks, IndexBase, Pending,
 };
-use crate::interrupt::SIGNAL_POLL;
-use crate::shared::{guarded, internal_error};
 
-/// What `poll` gives, waited for with the GIL released; Python's signal handlers run between
-/// polls, and an exception they raise (KeyboardInterrupt) ends the wait.
-fn wait<T: Send>(
-    py: Python<'_>,
-    class: &str,
-    operation: &str,
-    mut poll: impl FnMut(Duration) -> Option<T> + Send,
-) -> PyResult<T> {
-    loop {
-        let polled = guarded(class, operation, || {
-            Ok::<_, PyErr>(py.detach(|| poll(SIGNAL_POLL)))
-        });
-        match polled? {
-            Some(value) => return Ok(value),
-            None => py.check_signals()?,
-        }
-    }
-}
-
-/// The result of `pending`; an interrupted wait stops the work too.
+/// The result of `pending`, waited for with the GIL released (see `Pending::wait`).
 fn result<T: Send>(
     py: Python<'_>,
     pending: std::io::Result<Pending<T>>,
-    (class, operation): (&str, &str),
+    names: (&str, &str),
 ) -> PyResult<T> {
-    let mut pending = pending?;
-    let outcome = wait(py, class, operation, |timeout| pending.poll(timeout));
-    match outcome.inspect_err(|_| pending.cancel())? {
-        Ok(result) => Ok(result?),
-        Err(bug) => Err(internal_error(class, operation, &bug).into()),
-    }
+    pending?.wait(py, names, || py.check_signals())
 }
 
 /// The whole file as a dict (see `Chunk::state`: labels, values, indices, indptr, qids or
@@ -60,7 +32,7 @@ fn result<T: Send>(
 /// none).
 #[pyfunction]
 #[pyo3(signature = (path, zero_based, n_features=None))]
-fn read_svmlight<'py>(
+pub(super) fn read_svmlight<'py>(
     py: Python<'py>,
     path: PathBuf,
     zero_based: Option<bool>,
@@ -75,7 +47,11 @@ fn read_svmlight<'py>(
 /// scans the file for an index 0 without parsing it).
 #[pyfunction]
 #[pyo3(signature = (path, zero_based))]
-fn svmlight_zero_based(py: Python<'_>, path: PathBuf, zero_based: Option<bool>) -> PyResult<bool> {
+pub(super) fn svmlight_zero_based(
+    py: Python<'_>,
+    path: PathBuf,
+    zero_based: Option<bool>,
+) -> PyResult<bool> {
     result(
         py,
         zero_based_file(path, zero_based),
@@ -88,20 +64,11 @@ fn svmlight_zero_based(py: Python<'_>, path: PathBuf, zero_based: Option<bool>) 
 /// lines, the 1-based line number of each row); the next chunks are parsed on
 /// a background thread meanwhile. `zero_based=None` is "auto" (see `read_svmlight`).
 #[pyclass(module = "cwrs._cwrs")]
-struct SvmlightChunks {
-    chunks: Mutex<FileChunks>,
+pub(super) struct SvmlightChunks {
+    chunks: FileChunks,
     /// Whether the indices are read as zero-based (what "auto" chose).
     #[pyo3(get)]
     zero_based: bool,
-    /// The process that made the iterator: after a fork, the parsing thread exists only there.
-    pid: u32,
-}
-
-impl SvmlightChunks {
-    /// Only ever held with the GIL released or for a non-blocking call, so never deadlocks.
-    fn lock(&self) -> MutexGuard<'_, FileChunks> {
-        self.chunks.lock().unwrap_or_else(PoisonError::into_inner)
-    }
 }
 
 #[pymethods]
@@ -119,11 +86,8 @@ impl SvmlightChunks {
         }
         let pending = stream_file(path, zero_based, chunk_rows);
         let chunks = result(py, pending, ("SvmlightChunks", "__new__"))?;
-        Ok(SvmlightChunks {
-            zero_based: chunks.base() == IndexBase::Zero,
-            chunks: Mutex::new(chunks),
-            pid: std::process::id(),
-        })
+        let zero_based = chunks.base() == IndexBase::Zero;
+        Ok(SvmlightChunks { chunks, zero_based })
     }
 
     fn __iter__(slf: PyRef<'_, Self>) -> PyRef<'_, Self> {
@@ -131,24 +95,11 @@ impl SvmlightChunks {
     }
 
     fn __next__<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyDict>>> {
-        if std::process::id() != self.pid {
-            return Err(PyRuntimeError::new_err(
-                "this iter_svmlight iterator was made before a fork, in another process: its \
-                 reading thread does not exist here; make a new iterator in this process",
-            ));
-        }
-        let next = wait(py, "SvmlightChunks", "__next__", |t| self.lock().poll(t))?;
-        let Some(chunk) = next? else {
+        let Some(chunk) = self.chunks.next_chunk(py, || py.check_signals())? else {
             return Ok(None);
         };
         let dict = state_to_dict(py, chunk.state());
-        self.lock().recycle(chunk);
+        self.chunks.recycle(chunk);
         dict.map(Some)
     }
-}
-
-pub(super) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<SvmlightChunks>()?;
-    m.add_function(wrap_pyfunction!(svmlight_zero_based, m)?)?;
-    m.add_function(wrap_pyfunction!(read_svmlight, m)?)
 }

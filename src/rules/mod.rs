@@ -91,9 +91,7 @@ mod sop;
 
 pub use context::{Context, ScaledStep};
 pub use export::table_states;
-pub use normal::{
-    checked_normal_quantile, margin_probabilities, margin_probability, normal_cdf, normal_quantile,
-};
+pub use normal::{margin_probabilities, margin_probability, normal_cdf, normal_quantile};
 pub use ogd::Loss;
 
 /// One update of the template: the mean step `alpha` and the precision increment `c`.

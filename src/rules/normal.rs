@@ -44,17 +44,6 @@ pub fn margin_probabilities(scores: &[f64], variances: &[f64]) -> Result<Vec<f64
     Ok(p.map(|(&s, &v)| margin_probability(s, v)).collect())
 }
 
-/// [`normal_quantile`], for any `p`: an error outside (0, 1).
-pub fn checked_normal_quantile(p: f64) -> Result<f64, CwError> {
-    if p > 0.0 && p < 1.0 {
-        Ok(normal_quantile(p))
-    } else {
-        Err(CwError::InvalidInput(format!(
-            "p must lie in (0, 1), got {p}"
-        )))
-    }
-}
-
 /// Standard normal quantile Φ⁻¹(p) for p in (0, 1): Wichura's AS 241 (PPND16), accurate to
 /// about 1e-16 relative.
 pub fn normal_quantile(p: f64) -> f64 {

@@ -8,13 +8,14 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
 use super::{decompressed, has_index_zero, read_all, Chunk, ChunkStream, IndexBase};
 use crate::error::CwError;
-use crate::shared::catch_panic;
+use crate::interrupt::SIGNAL_POLL;
+use crate::shared::{catch_panic, internal_error, wait, Detach, Internal};
 
 /// The whole file at `path` as one chunk (see [`read_all`]), read on a background thread.
 pub fn read_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pending<Chunk>> {
@@ -25,11 +26,14 @@ pub fn read_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pen
 }
 
 /// The chunks of a file, parsed ahead on a background thread ([`ChunkStream`]), with errors
-/// that name the file.
+/// that name the file. The threads of a host (Python's) may share them.
 pub struct FileChunks {
-    stream: ChunkStream,
+    /// Only ever locked while waiting detached or for a non-blocking call, so never deadlocks.
+    stream: Mutex<ChunkStream>,
     path: PathBuf,
     base: IndexBase,
+    /// The process that made them: after a fork, the parsing thread exists only there.
+    pid: u32,
 }
 
 impl FileChunks {
@@ -39,14 +43,39 @@ impl FileChunks {
     }
 
     /// [`ChunkStream::poll`], with errors naming the file.
-    pub fn poll(&mut self, timeout: Duration) -> Option<Result<Option<Chunk>, CwError>> {
-        let polled = self.stream.poll(timeout)?;
+    pub fn poll(&self, timeout: Duration) -> Option<Result<Option<Chunk>, CwError>> {
+        let polled = self.stream().poll(timeout)?;
         Some(polled.map_err(|e| in_file(&self.path, e)))
+    }
+
+    /// The next chunk (`None` at the end), waited for detached as [`crate::shared::wait`]
+    /// does, the host's `check` run every [`SIGNAL_POLL`]. Refused in a process forked from
+    /// the one that made the chunks.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn next_chunk<E: From<Internal> + From<CwError>>(
+        &self,
+        detach: impl Detach + Copy,
+        check: impl FnMut() -> Result<(), E>,
+    ) -> Result<Option<Chunk>, E> {
+        if std::process::id() != self.pid {
+            return Err(Internal(
+                "this iter_svmlight iterator was made before a fork, in another process: its \
+                 reading thread does not exist here; make a new iterator in this process"
+                    .into(),
+            )
+            .into());
+        }
+        let names = ("SvmlightChunks", "__next__");
+        Ok(wait(detach, names, SIGNAL_POLL, check, |t| self.poll(t))??)
     }
 
     /// [`ChunkStream::recycle`].
     pub fn recycle(&self, chunk: Chunk) {
-        self.stream.recycle(chunk);
+        self.stream().recycle(chunk);
+    }
+
+    fn stream(&self) -> MutexGuard<'_, ChunkStream> {
+        self.stream.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
@@ -67,9 +96,10 @@ pub fn stream_file(
         match started {
             Ok(((stream, job), base)) => {
                 let chunks = FileChunks {
-                    stream,
+                    stream: Mutex::new(stream),
                     path: path.clone(),
                     base,
+                    pid: std::process::id(),
                 };
                 if report.send(Ok(chunks)) {
                     job();
@@ -214,5 +244,25 @@ impl<T> Pending<T> {
     /// Asks the work to stop at its next read; its result is no longer wanted.
     pub fn cancel(&self) {
         self.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl<T: Send> Pending<T> {
+    /// The result, waited for detached as [`crate::shared::wait`] does (the host's `check`
+    /// run every [`SIGNAL_POLL`]); an interrupted wait cancels the work. A panic of the work is
+    /// an [`Internal`] error of `class.operation`.
+    #[cfg_attr(not(feature = "python"), allow(dead_code))]
+    pub(crate) fn wait<E: From<Internal> + From<CwError>>(
+        mut self,
+        detach: impl Detach + Copy,
+        (class, operation): (&str, &str),
+        check: impl FnMut() -> Result<(), E>,
+    ) -> Result<T, E> {
+        let names = (class, operation);
+        let outcome = wait(detach, names, SIGNAL_POLL, check, |t| self.poll(t));
+        match outcome.inspect_err(|_| self.cancel())? {
+            Ok(result) => Ok(result?),
+            Err(bug) => Err(internal_error(class, operation, &bug).into()),
+        }
     }
 }

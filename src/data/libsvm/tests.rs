@@ -729,7 +729,7 @@ fn files_read_on_a_background_thread() {
         Ok(false)
     );
 
-    let mut chunks = result(stream_file(one.clone(), None, 2).unwrap()).unwrap();
+    let chunks = result(stream_file(one.clone(), None, 2).unwrap()).unwrap();
     assert_eq!(chunks.base(), IndexBase::One);
     let mut all = Chunk::default();
     while let Some(chunk) = loop {
