@@ -50,6 +50,11 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
+    pub fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+        super::subtract_scaled_portable(row, s, h, second);
+    }
+
+    #[target_feature(enable = "avx2")]
     pub fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
         super::dot_block_tiled::<Avx2Tile>(rows, support, len, out, stride);
     }
@@ -221,6 +226,18 @@ pub(crate) fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
         return unsafe { avx2::dot_axpy(a, x, s, y) };
     }
     dot_axpy_portable(a, x, s, y)
+}
+
+/// Dual form: `row` ← `row` − s·h, and − t·w too when `second` = (t, w), elementwise (Π's row
+/// update in its sweep). Without a sum, every vector width gives the same values; AVX2 makes it
+/// four wide where the baseline build is two wide.
+pub(crate) fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { avx2::subtract_scaled(row, s, h, second) };
+    }
+    subtract_scaled_portable(row, s, h, second);
 }
 
 /// Dual form: a·b.
@@ -400,6 +417,18 @@ fn dot_axpy_portable(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
         *y += s * a;
     }
     acc.iter().sum::<f64>() + tail
+}
+
+#[inline(always)]
+fn subtract_scaled_portable(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+    match second {
+        None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= s * hq),
+        Some((t, w)) => row
+            .iter_mut()
+            .zip(h)
+            .zip(w)
+            .for_each(|((m, &hq), &wq)| *m = *m - s * hq - t * wq),
+    }
 }
 
 #[inline(always)]

@@ -2,7 +2,7 @@
 //! the support Gram matrix).
 
 use crate::data::Row;
-use crate::simd::{dot, dot_axpy};
+use crate::simd::{dot, dot_axpy, subtract_scaled};
 
 /// A stored support row: its non-zeros and ‖x‖².
 #[derive(Clone, Debug, PartialEq)]
@@ -167,17 +167,7 @@ impl Symmetric {
             product.y.resize(self.n, 0.0);
         }
         self.for_each_row(|p, row| {
-            let hp = h[p];
-            match schur {
-                None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq),
-                Some((c, w)) => {
-                    let cp = c[p];
-                    row.iter_mut()
-                        .zip(h)
-                        .zip(w)
-                        .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
-                }
-            }
+            subtract_scaled(row, h[p], h, schur.map(|(c, w)| (c[p], w)));
             for product in products.iter_mut().flatten() {
                 accumulate_row(p, row, product.x, product.y);
             }
