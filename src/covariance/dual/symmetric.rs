@@ -2,7 +2,7 @@
 //! the support Gram matrix).
 
 use crate::data::Row;
-use crate::simd::{dot, dot_axpy, subtract_scaled};
+use crate::simd::{dot, dot_axpy, quadratic_forms, subtract_scaled};
 
 /// A stored support row: its non-zeros and ‖x‖².
 #[derive(Clone, Debug, PartialEq)]
@@ -151,6 +151,12 @@ impl Symmetric {
                 accumulate_row(p, row, x, y);
             }
         }
+    }
+
+    /// `out[i]` = x_iᵀMx_i for the vectors x_i in `x` (n values each, one per value of `out`),
+    /// as [`quadratic_forms`] sums them: not the bits of x_i·(Mx_i).
+    pub(super) fn quadratic_forms(&self, x: &[f64], out: &mut [f64]) {
+        quadratic_forms(&self.data, self.n, x, out);
     }
 
     /// M ← M − h hᵀ, minus c wᵀ too when `schur` = (c, w) (with w ∝ c, so symmetric), then
