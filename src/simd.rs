@@ -50,8 +50,18 @@ mod avx2 {
     }
 
     #[target_feature(enable = "avx2")]
+    pub fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+        super::subtract_scaled_portable(row, s, h, second);
+    }
+
+    #[target_feature(enable = "avx2")]
     pub fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
         super::dot_block_tiled::<Avx2Tile>(rows, support, len, out, stride);
+    }
+
+    #[target_feature(enable = "avx2")]
+    pub fn quadratic_forms(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
+        super::quadratic_forms_tiled::<Avx2Tile>(packed, n, k, out);
     }
 
     /// [`super::dot_tile`] in AVX2 intrinsics: written out, the 2 × 3 × 8 partial sums stay
@@ -223,6 +233,18 @@ pub(crate) fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
     dot_axpy_portable(a, x, s, y)
 }
 
+/// Dual form: `row` ← `row` − s·h, and − t·w too when `second` = (t, w), elementwise (Π's row
+/// update in its sweep). Without a sum, every vector width gives the same values; AVX2 makes it
+/// four wide where the baseline build is two wide.
+pub(crate) fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { avx2::subtract_scaled(row, s, h, second) };
+    }
+    subtract_scaled_portable(row, s, h, second);
+}
+
 /// Dual form: a·b.
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
     #[cfg(target_arch = "x86_64")]
@@ -244,6 +266,96 @@ pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f6
         return unsafe { avx2::dot_block(rows, support, len, out, stride) };
     }
     dot_block_portable(rows, support, len, out, stride);
+}
+
+/// Dual form: `out[i]` = k_iᵀMk_i for the vectors k_i in `k` (`n` values each, one per value of
+/// `out`) and the symmetric n × n matrix M stored as its packed lower triangle (row p: columns
+/// 0..=p), summed as Σ_p k_ip·(M_pp·k_ip + 2·Σ_{q<p} M_pq·k_iq) in increasing p: half the
+/// multiply-adds of forming Mk_i, and no stores but the sums. The inner sums go in the tiles of
+/// [`dot_block`], 2 vectors × 3 rows of M cut to their common columns 0..p (their few other
+/// columns added after), so each value of M loaded feeds two products. Each k_iᵀMk_i has the
+/// same bits whatever the number of vectors.
+pub(crate) fn quadratic_forms(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the CPU has AVX2, checked just above.
+        return unsafe { avx2::quadratic_forms(packed, n, k, out) };
+    }
+    quadratic_forms_tiled::<PortableTile>(packed, n, k, out);
+}
+
+#[inline(always)]
+fn quadratic_forms_tiled<T: Tile>(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
+    assert!(packed.len() == n * (n + 1) / 2 && k.len() == n * out.len());
+    out.fill(0.0);
+    let mut p = 0;
+    while p < n {
+        match n - p {
+            1 => quadratic_tiles::<T, 1>(packed, n, p, k, out),
+            2 => quadratic_tiles::<T, 2>(packed, n, p, k, out),
+            _ => quadratic_tiles::<T, TILE_SUPPORT>(packed, n, p, k, out),
+        }
+        p += TILE_SUPPORT;
+    }
+}
+
+/// The terms of rows p..p + S of M (packed, n × n) in [`quadratic_forms_tiled`], for every
+/// vector.
+#[inline(always)]
+fn quadratic_tiles<T: Tile, const S: usize>(
+    packed: &[f64],
+    n: usize,
+    p: usize,
+    k: &[f64],
+    out: &mut [f64],
+) {
+    let mut rows: [&[f64]; S] = [&[]; S];
+    for (j, row) in rows.iter_mut().enumerate() {
+        let start = (p + j) * (p + j + 1) / 2;
+        *row = &packed[start..=start + p + j];
+    }
+    let mut common: [&[f64]; S] = [&[]; S];
+    for (common, row) in common.iter_mut().zip(&rows) {
+        *common = &row[..p];
+    }
+    let mut i = 0;
+    while i < out.len() {
+        if i + TILE_ROWS <= out.len() {
+            quadratic_tile::<T, TILE_ROWS, S>(&rows, &common, n, p, k, i, out);
+            i += TILE_ROWS;
+        } else {
+            quadratic_tile::<T, 1, S>(&rows, &common, n, p, k, i, out);
+            i += 1;
+        }
+    }
+}
+
+#[inline(always)]
+fn quadratic_tile<T: Tile, const R: usize, const S: usize>(
+    rows: &[&[f64]; S],
+    common: &[&[f64]; S],
+    n: usize,
+    p: usize,
+    k: &[f64],
+    i: usize,
+    out: &mut [f64],
+) {
+    let mut x: [&[f64]; R] = [&[]; R];
+    for (r, x) in x.iter_mut().enumerate() {
+        *x = &k[(i + r) * n..(i + r) * n + p];
+    }
+    let sums = T::tile::<R, S>(&x, common);
+    for r in 0..R {
+        let k = &k[(i + r) * n..(i + r + 1) * n];
+        for (j, row) in rows.iter().enumerate() {
+            let q = p + j;
+            let mut below = sums[r][j];
+            for (&m, &kq) in row[p..q].iter().zip(&k[p..q]) {
+                below += m * kq;
+            }
+            out[i + r] += k[q] * (row[q] * k[q] + 2.0 * below);
+        }
+    }
 }
 
 /// Support rows per pass of [`dot_block_portable`]: about 100 kB at 100 features, so that
@@ -400,6 +512,18 @@ fn dot_axpy_portable(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
         *y += s * a;
     }
     acc.iter().sum::<f64>() + tail
+}
+
+#[inline(always)]
+fn subtract_scaled_portable(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+    match second {
+        None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= s * hq),
+        Some((t, w)) => row
+            .iter_mut()
+            .zip(h)
+            .zip(w)
+            .for_each(|((m, &hq), &wq)| *m = *m - s * hq - t * wq),
+    }
 }
 
 #[inline(always)]

@@ -329,7 +329,11 @@ impl DualGaussian {
     /// work space for Πk.
     fn moments_of(&self, k: &[f64], kappa: f64, pk: &mut Vec<f64>) -> (f64, f64) {
         let mut v = self.a * kappa;
-        if !self.pi.is_empty() {
+        if self.n_support() >= rows::QUADRATIC_MIN_SUPPORT && !self.pi.is_empty() {
+            let mut quadratic = [0.0];
+            self.pi.quadratic_forms(k, &mut quadratic);
+            v += quadratic[0];
+        } else if !self.pi.is_empty() {
             self.pi.multiply(k, pk);
             v += dot(k, pk);
         }

@@ -21,6 +21,12 @@ const BLOCK_ROWS: usize = 16;
 /// much as scoring one row against it.
 pub(super) const MIN_BLOCKED_ROWS: usize = 4;
 
+/// Support sets from this size on give the variance kᵀΠk as a quadratic form over Π's packed
+/// triangle ([`crate::simd::quadratic_forms`]: half the multiply-adds of forming Πk, in register
+/// tiles), one row or many alike; smaller ones form Πk as learning does, the bits of earlier
+/// releases. The two sums differ in rounding only (docs/design.md §3.4.1).
+pub(super) const QUADRATIC_MIN_SUPPORT: usize = 256;
+
 /// Multiply-adds above which a batch is split over two cores (waking a thread costs tens of
 /// microseconds).
 const PARALLEL_WORK: usize = 1 << 22;
@@ -240,6 +246,15 @@ impl DualGaussian {
             o.0 = dot(k, &self.nu);
         }
         if !with_variance {
+            return;
+        }
+        if m >= QUADRATIC_MIN_SUPPORT && !self.pi.is_empty() {
+            let mut quadratic = [0.0; BLOCK_ROWS];
+            let quadratic = &mut quadratic[..kappas.len()];
+            self.pi.quadratic_forms(k, quadratic);
+            for ((o, &kappa), q) in out.iter_mut().zip(kappas).zip(quadratic) {
+                o.1 = self.a * kappa + *q;
+            }
             return;
         }
         if !self.pi.is_empty() {

@@ -148,3 +148,50 @@ fn a_model_without_support_rows_predicts_from_the_prior() {
     // Σ = a·I and κ = k(x, x) + bias = 2.
     assert_eq!(v, [4.0; 5]);
 }
+
+/// From `QUADRATIC_MIN_SUPPORT` support rows on, the variance is the quadratic form over Π's
+/// packed triangle: the same bits one row at a time and in blocks (both cores too), and within
+/// rounding of kᵀΠk summed from the math, Σ_pq k_p·Π_pq·k_q over the full Π.
+#[test]
+fn large_support_sets_give_the_variance_as_a_quadratic_form() {
+    let (d, n_query) = (13, 67);
+    let (x, y) = data(700, d, 0, 0x9E37_79B9_7F4A_7C15);
+    let train = Matrix::Dense {
+        values: &x,
+        n_rows: 700,
+        n_cols: d,
+    };
+    let rule = Rule::from_name("AROW", &[]).unwrap();
+    let kernel = Kernel::Rbf { gamma: 0.3 };
+    let mut learner = DualLearner::new(rule, kernel.clone(), d, true, 1.0, Some(400)).unwrap();
+    learner
+        .partial_fit(&train, &y, Presentation::default())
+        .unwrap();
+    let model = learner.model();
+    let m = model.n_support();
+    assert!(m >= QUADRATIC_MIN_SUPPORT, "{m} support rows");
+    let (q, _) = data(n_query, d, 0, 0x2545_F491_4F6C_DD1D);
+    let rows = Matrix::Dense {
+        values: &q,
+        n_rows: n_query,
+        n_cols: d,
+    };
+    assert!(check(model, &rows, "large support set"));
+    let pi = model.dual_covariance();
+    let mut k = Vec::new();
+    for i in 0..n_query {
+        let (kappa, _) = model.kernel_row(&kernel, &rows.row(i), &mut k);
+        let (mut exact, mut scale) = (model.a() * kappa, model.a() * kappa);
+        for (p, &kp) in k.iter().enumerate() {
+            for (&pi_pq, &kq) in pi[p * m..(p + 1) * m].iter().zip(&k) {
+                exact += kp * pi_pq * kq;
+                scale += (kp * pi_pq * kq).abs();
+            }
+        }
+        let (_, v) = model.moments(rows.row(i));
+        assert!(
+            (v - exact).abs() <= 4.0 * m as f64 * f64::EPSILON * scale,
+            "row {i}: {v} against {exact} (scale {scale})"
+        );
+    }
+}

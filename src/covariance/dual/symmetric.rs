@@ -2,7 +2,7 @@
 //! the support Gram matrix).
 
 use crate::data::Row;
-use crate::simd::{dot, dot_axpy};
+use crate::simd::{dot, dot_axpy, quadratic_forms, subtract_scaled};
 
 /// A stored support row: its non-zeros and ‖x‖².
 #[derive(Clone, Debug, PartialEq)]
@@ -153,6 +153,12 @@ impl Symmetric {
         }
     }
 
+    /// `out[i]` = x_iᵀMx_i for the vectors x_i in `x` (n values each, one per value of `out`),
+    /// as [`quadratic_forms`] sums them: not the bits of x_i·(Mx_i).
+    pub(super) fn quadratic_forms(&self, x: &[f64], out: &mut [f64]) {
+        quadratic_forms(&self.data, self.n, x, out);
+    }
+
     /// M ← M − h hᵀ, minus c wᵀ too when `schur` = (c, w) (with w ∝ c, so symmetric), then
     /// y = M·x for each of `products`, all in one sweep over M: each row is multiplied right
     /// after its update, while it is still in cache.
@@ -167,17 +173,7 @@ impl Symmetric {
             product.y.resize(self.n, 0.0);
         }
         self.for_each_row(|p, row| {
-            let hp = h[p];
-            match schur {
-                None => row.iter_mut().zip(h).for_each(|(m, &hq)| *m -= hp * hq),
-                Some((c, w)) => {
-                    let cp = c[p];
-                    row.iter_mut()
-                        .zip(h)
-                        .zip(w)
-                        .for_each(|((m, &hq), &wq)| *m = *m - hp * hq - cp * wq);
-                }
-            }
+            subtract_scaled(row, h[p], h, schur.map(|(c, w)| (c[p], w)));
             for product in products.iter_mut().flatten() {
                 accumulate_row(p, row, product.x, product.y);
             }
