@@ -52,6 +52,7 @@ pub use diagonal::{Coordinate, Diagonal};
 pub use ftrl::Ftrl;
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
+pub(crate) use lowrank::symmetric_eigen;
 pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
 pub use primal::{Gaussian, PrimalForm};
 
