@@ -89,11 +89,12 @@ pub(super) fn as_lanes_ref(v: &[f64]) -> &[[f64; 1]] {
 type RowKey = (usize, usize, usize);
 
 fn key(row: Row) -> RowKey {
-    match row {
-        Row::Dense(values) => (values.as_ptr() as usize, values.len(), 0),
-        Row::Sparse32(indices, values) => (values.as_ptr() as usize, values.len(), indices.as_ptr() as usize),
-        Row::Sparse64(indices, values) => (values.as_ptr() as usize, values.len(), indices.as_ptr() as usize),
-    }
+    let (values, indices) = match row {
+        Row::Dense(values) => (values, 0),
+        Row::Sparse32(indices, values) => (values, indices.as_ptr() as usize),
+        Row::Sparse64(indices, values) => (values, indices.as_ptr() as usize),
+    };
+    (values.as_ptr() as usize, values.len(), indices)
 }
 
 /// Σ₀x of the rows a class is expected to prepare next (see [`Full::plan`]): work space, not
