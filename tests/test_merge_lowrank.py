@@ -204,3 +204,23 @@ def test_merging_leaves_the_inputs_unchanged(method):
     assert before == [pickle.dumps(m._model.state()) for m in [base, *shards]]
     assert merged.covariance_.shape == (5, 6)
     assert np.all(np.linalg.eigvalsh(merged.covariance_matrix()) > 0)
+
+
+def test_dask_fit_merges_low_rank_partitions_as_cwrs_merge_does():
+    pytest.importorskip("distributed")
+    import dask.array as da
+    from distributed import Client, LocalCluster
+
+    import cwrs.dask
+
+    X, _, labels = correlated(600, 8, seed=11)
+    make = lambda: cwrs.AROW(covariance="lowrank", rank=2)  # noqa: E731
+    with LocalCluster(n_workers=1, processes=False, dashboard_address=None) as cluster, \
+            Client(cluster) as client:
+        model = cwrs.dask.fit(make(), da.from_array(X, chunks=(200, 8)),
+                              da.from_array(labels, chunks=200), client=client, n_iter=1)
+    shards = [make().partial_fit(X[lo:lo + 200], labels[lo:lo + 200], classes=[-1, 1])
+              for lo in (0, 200, 400)]
+    expected = cwrs.merge(shards)
+    np.testing.assert_array_equal(model.coef_, expected.coef_)
+    np.testing.assert_array_equal(model.covariance_, expected.covariance_)
