@@ -19,7 +19,8 @@ the section's reference row, notes):
    Reference: VW from text.
 3. Full covariance at d=1000 and d=300: cwrs AROW(covariance="full") against a NumPy + BLAS
    AROW with Sherman-Morrison updates written below; both must end on the same mean vector.
-   Rates in updates/s. Reference: NumPy.
+   Rates in updates/s. Reference: NumPy. Then multiclass AROW with a full Σ per class (d=300,
+   10 classes; max-score and one-vs-rest) against a NumPy + BLAS max-score AROW, in rows/s.
 4. One-row latency at d=100: µs per call (median over many calls after a warm-up) of
    `partial_fit` by cwrs AROW (diag) and PA1, scikit-learn PA-I, river PA-I (`learn_one`,
    dict rows) and VW (`learn` of one example string); cwrs AROW `partial_fit` of two rows
@@ -642,6 +643,79 @@ def section_full_covariance(d, n_rows, repeat):
     return finish_section(section, rows)
 
 
+def numpy_arow_multiclass_full(X, y, K, r=1.0, a=1.0):
+    """Reference max-score AROW with one full Σ per class in NumPy + BLAS (docs/design.md §4.1):
+    the rival s is the highest-scoring wrong class (the first on ties), m = μ_y·x − μ_s·x,
+    V = xᵀΣ_y x + xᵀΣ_s x; on m < 1, μ_y += αΣ_y x, μ_s −= αΣ_s x with α = (1 − m)/(V + r), and
+    each Σ_k −= Σ_k x xᵀΣ_k/(r + v_k) by dsymv and dsyr in place. Returns (means, updates)."""
+    from scipy.linalg.blas import dsymv, dsyr
+
+    d = X.shape[1]
+    mu = np.zeros((K, d))
+    S = [np.asfortranarray(a * np.eye(d)) for _ in range(K)]
+    updates = 0
+    for x, label in zip(X, y):
+        scores = mu @ x
+        others = np.delete(np.arange(K), label)
+        rival = int(others[np.argmax(scores[others])])
+        m = scores[label] - scores[rival]
+        Sx = {k: dsymv(1.0, S[k], x) for k in (label, rival)}
+        v = {k: x @ Sx[k] for k in Sx}
+        if m < 1:
+            alpha = (1.0 - m) / (v[label] + v[rival] + r)
+            mu[label] += alpha * Sx[label]
+            mu[rival] -= alpha * Sx[rival]
+            for k in Sx:
+                S[k] = dsyr(-1.0 / (r + v[k]), Sx[k], a=S[k], overwrite_a=True)
+            updates += 1
+    return mu, updates
+
+
+def section_multiclass_full(d, K, n_rows, repeat):
+    """Multiclass AROW with full covariance (the blocked path, docs/design.md §4.4), max-score
+    and one-vs-rest, against the NumPy + BLAS max-score reference above."""
+    rng = np.random.default_rng(d + K)
+    centres = 3 * rng.normal(size=(K, d)) / np.sqrt(d)
+    y = rng.integers(0, K, size=n_rows)
+    X = centres[y] + rng.normal(size=(n_rows, d)) / np.sqrt(d)
+    means = {}
+
+    def cwrs_bench(strategy):
+        def bench(evaluate):
+            est = cwrs.AROW(covariance="full", multi_class=strategy, fit_intercept=False,
+                            shuffle=False)
+            with Timer() as t:
+                est.fit(X, y)
+            means[strategy] = est.coef_
+            return Measurement(t.seconds, n_rows, t.cpu_seconds,
+                               online_err=est.n_mistakes_ / n_rows,
+                               note=f"{est.n_updates_:,} updates")
+        return bench
+
+    def numpy_bench(evaluate):
+        with Timer() as t:
+            mu, updates = numpy_arow_multiclass_full(X, y, K)
+        means["numpy"] = mu
+        return Measurement(t.seconds, n_rows, t.cpu_seconds, note=f"{updates:,} updates")
+
+    reference = f"NumPy+BLAS AROW max-score, full Σ per class (d={d}, K={K})"
+    benches = {
+        f"cwrs AROW full max-score (d={d}, K={K})": cwrs_bench("max-score"),
+        f"cwrs AROW full ovr (d={d}, K={K})": cwrs_bench("ovr"),
+        reference: numpy_bench,
+    }
+    section = Section(f"3-mc-{d}", f"3. Multiclass full covariance, d={d}, {K} classes "
+                      f"({n_rows:,} dense rows)", "rows/s", reference)
+    rows = run_interleaved(benches, repeat)
+    section.notes = [f"Rows x = c_y + ε (class centres 3·N(0, I/d), ε ~ N(0, I/d)); AROW r=1, "
+                     f"Σ₀ = I, no bias; BLAS on one thread."]
+    if "max-score" in means and "numpy" in means:
+        gap = np.max(np.abs(means["max-score"] - means["numpy"])) / np.max(np.abs(means["numpy"]))
+        section.notes.append(f"cwrs max-score and NumPy final means agree to max|Δμ| / max|μ| "
+                             f"= {gap:.2e} ({'OK' if gap <= 1e-9 else 'MISMATCH'}).")
+    return finish_section(section, rows)
+
+
 def per_call_seconds(call, n_calls, n_warmup):
     """Median wall time of call(i) over n_calls calls, after n_warmup untimed ones."""
     for i in range(n_warmup):
@@ -1069,7 +1143,9 @@ def main(argv=None):
                                                  2_000 if quick else 20_000)]),
             ("2", lambda: [section_text_file(stream, args.repeat)]),
             ("3", lambda: [section_full_covariance(1000, 300 if quick else 3_000, args.repeat),
-                           section_full_covariance(300, 1_000 if quick else 3_000, args.repeat)]),
+                           section_full_covariance(300, 1_000 if quick else 3_000, args.repeat),
+                           section_multiclass_full(300, 10, 300 if quick else 2_000,
+                                                   args.repeat)]),
             ("4", lambda: [section_latency(2_000 if quick else 20_000, 200 if quick else 2_000,
                                            args.repeat)]),
             ("5", lambda: [section_kernel(600 if quick else 3_000, 200 if quick else 1_000,

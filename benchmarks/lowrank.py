@@ -25,6 +25,7 @@ d = 100,000 to bound memory).
     python benchmarks/lowrank.py --stream factors   # last session's stream
     python benchmarks/lowrank.py --quick            # small, for a smoke test
     python benchmarks/lowrank.py --dims 10000 100000 --no-vw   # cwrs alone
+    python benchmarks/lowrank.py --jobs --dims 1000  # fit with n_jobs=2 against n_jobs=1
 """
 
 from __future__ import annotations
@@ -151,6 +152,32 @@ def table(d, n, ranks, full, vw, kind):
             print("full is no better than diag here: there is no diag→full gap to close")
 
 
+def jobs_table(d, n, ranks, repeats=3):
+    """`fit` (one pass, stored order) with n_jobs=1 and n_jobs=2 on the same rows: test error
+    and rows per second (median of `repeats`, the two interleaved). n_jobs=2 learns each half
+    from the start of the pass and merges the halves (docs/design.md §9.4, §9.7)."""
+    stream = Stream(d)
+    X, y = map(np.concatenate, zip(*stream.chunks(n)))
+    Xt, yt = stream.test
+    print(f"\nd = {d:,}, {n:,} training rows (one pass, fit), {len(yt):,} test rows, stream "
+          f"'nuisance', {os.cpu_count()} cores")
+    print("| learner | n_jobs | test error | rows/s (median of %d) |" % repeats)
+    print("|---|---|---|---|")
+    models = [("diag", {"covariance": "diag"})]
+    models += [(f"lowrank k={k}", {"covariance": "lowrank", "rank": k}) for k in ranks]
+    for name, params in models:
+        times, errors = {1: [], 2: []}, {}
+        for _ in range(repeats):
+            for jobs in (1, 2):
+                model = cwrs.AROW(shuffle=False, n_jobs=jobs, **params)
+                start = time.perf_counter()
+                model.fit(X, y)
+                times[jobs].append(time.perf_counter() - start)
+                errors[jobs] = np.mean(model.predict(Xt) != yt)
+        for jobs in (1, 2):
+            print(f"| {name} | {jobs} | {errors[jobs]:.4f} | {n / np.median(times[jobs]):,.0f} |")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true")
@@ -158,7 +185,13 @@ def main():
     parser.add_argument("--rows", type=int, help="training rows (default: per dimension)")
     parser.add_argument("--stream", choices=["nuisance", "factors"], default="nuisance")
     parser.add_argument("--no-vw", action="store_true", help="skip Vowpal Wabbit's runs")
+    parser.add_argument("--jobs", action="store_true",
+                        help="fit with n_jobs=2 against n_jobs=1 (stream 'nuisance')")
     args = parser.parse_args()
+    if args.jobs:
+        for d in args.dims:
+            jobs_table(d, args.rows or 20000, [10, 20])
+        return
     print("cwrs", cwrs.__version__, "vowpalwabbit",
           vowpalwabbit.__version__ if vowpalwabbit else "not installed")
     if args.quick:

@@ -13,6 +13,9 @@ use crate::error::{zeros, CwError};
 use crate::estimator::{process_noise, Estimator, Model};
 use crate::state::State;
 
+#[path = "merge_lowrank.rs"]
+mod lowrank;
+
 /// How models are combined (docs/design.md §9.2).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Method {
@@ -65,6 +68,11 @@ struct Moments {
 }
 
 impl Moments {
+    /// The means and covariance values, every class.
+    fn values(&self) -> (&[f64], &[f64]) {
+        (&self.means, &self.covariances)
+    }
+
     fn of(estimator: &Estimator) -> Result<Moments, CwError> {
         let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
         let means = estimator.mean().ok_or_else(kernel)?;
@@ -105,9 +113,8 @@ impl Layout {
             CovarianceKind::Identity => 0,
             CovarianceKind::Diagonal => self.dim,
             CovarianceKind::Full => self.dim * self.dim,
-            CovarianceKind::LowRank { .. }
-            | CovarianceKind::AdaGrad { .. }
-            | CovarianceKind::Ftrl { .. } => {
+            CovarianceKind::LowRank { rank } => (1 + 2 * rank) * self.dim,
+            CovarianceKind::AdaGrad { .. } | CovarianceKind::Ftrl { .. } => {
                 unreachable!("models of these forms are refused before the layout is read")
             }
         }
@@ -201,9 +208,9 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
     let kind = model.covariance_kind().ok_or_else(|| {
         CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
     })?;
-    if matches!(kind, CovarianceKind::LowRank { .. }) || kind.is_rule_state() {
+    if kind.is_rule_state() {
         return Err(CwError::InvalidParameter(format!(
-            "{:?} models cannot be merged yet (merge identity, diag or full models)",
+            "{:?} models cannot be merged yet (merge identity, diag, full or lowrank models)",
             kind.name()
         )));
     }
@@ -350,6 +357,11 @@ fn merge_class(
     let len = layout.covariance_len();
     let mu = |m: &Moments| part(&m.means, class, dim).to_vec();
     let cov = |m: &Moments| part(&m.covariances, class, len).to_vec();
+    if let CovarianceKind::LowRank { rank } = layout.kind {
+        let inputs: Vec<_> = inputs.iter().map(Moments::values).collect();
+        let base = base.values();
+        return lowrank::merge_class(method, rank, dim, class, base, &inputs, weights, mean);
+    }
     if layout.kind == CovarianceKind::Diagonal && method != Method::Average {
         return merge_diagonal(
             method,
@@ -478,7 +490,7 @@ fn moments(dim: usize, lambda: &[f64], eta: &[f64], mean: &mut [f64]) -> Result<
 
 /// The lower Cholesky factor L (row-major, LLᵀ = A) of a symmetric positive definite A,
 /// read from A's lower triangle; `None` if A is not positive definite.
-fn cholesky(a: &[f64], dim: usize) -> Option<Vec<f64>> {
+pub(crate) fn cholesky(a: &[f64], dim: usize) -> Option<Vec<f64>> {
     let mut l = vec![0.0; dim * dim];
     for i in 0..dim {
         for j in 0..=i {

@@ -529,6 +529,38 @@ impl Multiclass {
     }
 }
 
+impl Multiclass {
+    /// One round on `row` of class `label`, counted in `tally`; `ahead` hints the classes the
+    /// round prepares with the rows they are expected to prepare next.
+    fn learn_one<M: Covariance>(
+        &self,
+        models: &mut [M],
+        scores: &mut [f64],
+        (row, label): (Row, usize),
+        before: Tally,
+        tally: &mut Tally,
+        ahead: Option<&Lookahead>,
+    ) {
+        tally.rounds += 1;
+        for (score, model) in scores.iter_mut().zip(models.iter_mut()) {
+            *score = model.learn_score(row);
+        }
+        let rival = highest_other(scores, label);
+        tally.mistakes += u64::from(scores[label] - scores[rival] <= 0.0);
+        if let Some(ahead) = ahead {
+            ahead.hint(self.strategy, models, (label, rival));
+        }
+        let context = Context {
+            round: before.rounds.saturating_add(tally.rounds),
+            updates: before.updates.saturating_add(tally.updates),
+            mean_norm2: f64::NAN,
+            zero_margin_mistake: true,
+        };
+        let changed = self.round(models, scores, row, (label, rival), context);
+        tally.updates += u64::from(changed);
+    }
+}
+
 impl Objective for Multiclass {
     type Rule = Rule;
     type Target = usize;
@@ -555,23 +587,23 @@ impl Objective for Multiclass {
         before: Tally,
     ) -> Tally {
         let mut tally = Tally::default();
-        for (i, row) in rows {
-            tally.rounds += 1;
-            for (score, model) in scores.iter_mut().zip(models.iter_mut()) {
-                *score = model.learn_score(row);
+        if !models.first().is_some_and(M::prepares_ahead) {
+            for (i, row) in rows {
+                self.learn_one(models, scores, (row, labels[i]), before, &mut tally, None);
             }
-            let label = labels[i];
-            let rival = highest_other(scores, label);
-            tally.mistakes += u64::from(scores[label] - scores[rival] <= 0.0);
-            let context = Context {
-                round: before.rounds.saturating_add(tally.rounds),
-                updates: before.updates.saturating_add(tally.updates),
-                mean_norm2: f64::NAN,
-                zero_margin_mistake: true,
-            };
-            let changed = self.round(models, scores, row, (label, rival), context);
-            tally.updates += u64::from(changed);
+            return tally;
         }
+        let mut rows = rows;
+        let mut ahead = Lookahead::new(models.len());
+        while ahead.fill(self.strategy, models, &mut rows, labels) {
+            for at in 0..ahead.window.len() {
+                let (i, row) = ahead.window[at];
+                ahead.at = at;
+                let plan = Some(&ahead);
+                self.learn_one(models, scores, (row, labels[i]), before, &mut tally, plan);
+            }
+        }
+        models.iter_mut().for_each(|m| m.prepare_ahead(&[]));
         tally
     }
 
@@ -582,6 +614,87 @@ impl Objective for Multiclass {
             .map(|(_, model)| model.score(row))
             .fold(f64::NEG_INFINITY, f64::max);
         f64::from(u8::from(own - rival <= 0.0))
+    }
+}
+
+/// The look-ahead of multiclass rounds for forms that prepare rows ahead (the full form,
+/// [`Covariance::prepare_ahead`]): a window of the next rows and, per class, the rows of the
+/// window it is expected to prepare: every row for one-vs-rest; for max-score the rows of its
+/// label and those where it is the rival under the means at the window's start (a guess: a
+/// class asked for a row it did not expect computes that row's product alone).
+struct Lookahead<'a> {
+    /// The window's rows, from the current one.
+    window: Vec<(usize, Row<'a>)>,
+    /// Per class: the positions in the window, and their rows, it is expected to prepare.
+    positions: Vec<Vec<usize>>,
+    rows: Vec<Vec<Row<'a>>>,
+    /// The current row's position in the window.
+    at: usize,
+}
+
+/// Rows the look-ahead plans at once: a few blocks of pending terms for every class.
+const LOOKAHEAD: usize = 64;
+
+impl<'a> Lookahead<'a> {
+    fn new(n_classes: usize) -> Self {
+        Lookahead {
+            window: Vec::with_capacity(LOOKAHEAD),
+            positions: vec![Vec::new(); n_classes],
+            rows: vec![Vec::new(); n_classes],
+            at: 0,
+        }
+    }
+
+    /// Takes the next window of rows from `rows` and plans it; false when there are none.
+    fn fill<M: Covariance>(
+        &mut self,
+        strategy: Strategy,
+        models: &[M],
+        rows: &mut impl Iterator<Item = (usize, Row<'a>)>,
+        labels: &[usize],
+    ) -> bool {
+        self.window.clear();
+        self.window.extend(rows.take(LOOKAHEAD));
+        self.positions.iter_mut().for_each(Vec::clear);
+        self.rows.iter_mut().for_each(Vec::clear);
+        let mut scores = vec![0.0; models.len()];
+        for (p, &(i, row)) in self.window.iter().enumerate() {
+            let mut expect = |k: usize| {
+                self.positions[k].push(p);
+                self.rows[k].push(row);
+            };
+            match strategy {
+                Strategy::OneVsRest => (0..models.len()).for_each(&mut expect),
+                Strategy::MaxScore => {
+                    for (score, model) in scores.iter_mut().zip(models) {
+                        *score = model.score(row);
+                    }
+                    let label = labels[i];
+                    expect(label);
+                    expect(highest_other(&scores, label));
+                }
+            }
+        }
+        !self.window.is_empty()
+    }
+
+    /// Hints each class the round prepares (`label` and `rival` for max-score, every class for
+    /// one-vs-rest) with its expected rows from the current one, if it expected the current one.
+    fn hint<M: Covariance>(&self, strategy: Strategy, models: &mut [M], pair: (usize, usize)) {
+        let hint = |k: usize, models: &mut [M]| {
+            let positions = &self.positions[k];
+            let from = positions.partition_point(|&p| p < self.at);
+            if positions.get(from) == Some(&self.at) {
+                models[k].prepare_ahead(&self.rows[k][from..]);
+            }
+        };
+        match strategy {
+            Strategy::MaxScore => {
+                hint(pair.0, models);
+                hint(pair.1, models);
+            }
+            Strategy::OneVsRest => (0..models.len()).for_each(|k| hint(k, models)),
+        }
     }
 }
 

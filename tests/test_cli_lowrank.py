@@ -71,8 +71,6 @@ def test_compare_reports_the_low_rank_form_with_its_rank(capsys, data):
          "--rank sets the sketch of --covariance lowrank"),
         (["train", "-a", "AROW", "-o", "m.cwrs", "--rank", "3"],
          "--rank sets the sketch of --covariance lowrank"),
-        (["train", "-a", "AROW", "-o", "m.cwrs", "--covariance", "lowrank", "--workers", "2"],
-         "cannot do yet"),
         (["train", "-a", "AROW", "-o", "m.cwrs", "--covariance", "lowrank", "--rank", "5000"],
          "rank must be an integer in [1, 1024], got 5000"),
         (["compare", "--covariance", "lowrank", "--rank", "0"], "--rank"),

@@ -211,7 +211,9 @@ def test_refusals_leave_the_inputs_unchanged():
         ([fitted(cwrs.PA1())], {"method": "information"}, "first-order"),
         ([fitted(cwrs.PA1())], {"method": "precision"}, "first-order"),
         ([fitted(cwrs.AROW(kernel="rbf"))], {}, "kernel"),
-        ([fitted(cwrs.AROW(covariance="lowrank", rank=2))], {}, "lowrank"),
+        ([arow_lowrank := fitted(cwrs.AROW(covariance="lowrank", rank=2)),
+          fitted(cwrs.AROW(covariance="lowrank", rank=3))], {}, "rank"),
+        ([arow_lowrank, arow], {}, "covariance"),
         ([fitted(cwrs.AdaGrad())], {}, "adagrad"),
         ([fitted(cwrs.FTRL())], {}, "ftrl"),
         ([fitted(cwrs.AROW(average=True))], {}, "averaged"),
@@ -337,7 +339,7 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
     with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
     unmergeable = (
-        cwrs.AROW(covariance="lowrank", rank=2), cwrs.AdaGrad(), cwrs.FTRL(),
+        cwrs.AdaGrad(), cwrs.FTRL(),
         cwrs.AROW(average=True), cwrs.PA1(average=5), cwrs.AROW(process_noise="auto"),
     )
     for estimator in unmergeable:

@@ -67,6 +67,9 @@ CASES = {
     "scw1-full": (cwrs.SCW1(covariance="full"), {}),
     "arow-l1": (cwrs.AROW(penalty="l1", alpha=1e-3), {}),
     "arow-noise": (cwrs.AROW(process_noise=1e-4), {}),
+    # Low-rank: the information merge (AROW) and the average (SCW1, multiclass).
+    "arow-lowrank": (cwrs.AROW(covariance="lowrank", rank=2), {}),
+    "scw1-lowrank-multiclass": (cwrs.SCW1(covariance="lowrank", rank=2), {"classes": 3}),
 }
 
 

@@ -58,9 +58,11 @@ def merge(
     `weights` are the bₖ of "precision" and "average", normalised to sum to 1; by default the
     number of rounds each model updated on beyond `base` (the core counts updates, not rows).
     Models with an L1 penalty are merged by their thresholded means, and the merged model has no
-    threshold pending. Kernel models cannot be merged (their support sets differ). Models that
+    threshold pending. Low-rank models merge by stacking their Frequent Directions sketches
+    and shrinking the stack back to 2·rank rows (docs/design.md §9.7): exact while the shards'
+    updates fit in the sketch. Kernel models cannot be merged (their support sets differ). Models that
     differ in class, hyper-parameters (other than n_iter, shuffle, random_state, n_jobs),
-    classes, features or covariance form raise `InvalidParameterError`.
+    classes, features or covariance form (or rank) raise `InvalidParameterError`.
     """
     models = list(models)
     if not models:

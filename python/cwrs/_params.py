@@ -302,7 +302,7 @@ def check_n_jobs(estimator):
         )
     form = getattr(estimator, "_form", None) or getattr(estimator, "covariance", None)
     unmergeable = (
-        f"{form!r} models" if form in ("lowrank", "adagrad", "ftrl")
+        f"{form!r} models" if form in ("adagrad", "ftrl")
         else "averaged models" if getattr(estimator, "average", False) is not False
         else 'models with process_noise="auto"'
         if getattr(estimator, "process_noise", 0.0) == "auto" else None

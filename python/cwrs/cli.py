@@ -269,11 +269,6 @@ def training_rows(args, path, n_features, rng):
 def run_train(args, reporter):
     cls = learner_class(args.algorithm)
     params = dict(common_params(args), **form_params(args.covariance, args.rank))
-    if args.covariance == "lowrank" and (args.workers or args.scheduler):
-        raise UsageError(
-            "--workers and --scheduler merge the parts' models, which covariance=\"lowrank\" "
-            "cannot do yet; train it without them"
-        )
     model = build(cls, params)
     path = data_path(args.data)
     is_classifier = cls in CLASSIFIERS

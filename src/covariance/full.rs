@@ -11,7 +11,7 @@ use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::rules::sherman_morrison_factor;
 use crate::simd::{fold_rows, mirror, product_rows};
-use blocks::{as_lanes, as_lanes_ref, BlockProducts};
+use blocks::{as_lanes, as_lanes_ref, BlockProducts, Plan};
 use noise::add_to_diagonal;
 use plain::{plain_fold, plain_product, PLAIN_ORDER};
 
@@ -99,6 +99,8 @@ pub struct Full {
     sigma_x: Vec<f64>,
     /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
     skipped: u64,
+    /// Σ₀x of rows prepared next (multiclass rounds: [`Covariance::prepare_ahead`]).
+    plan: Plan,
 }
 
 /// How far above its floor (see [`diagonal_floor`]) every diagonal entry must stand, with a
@@ -399,6 +401,7 @@ impl Full {
             x: vec![0.0; dim],
             sigma_x: vec![0.0; dim],
             skipped: 0,
+            plan: Plan::new(dim),
         };
         full.refresh_diagonal();
         for h in full.pending.chunks_exact(dim.max(1)) {
@@ -411,8 +414,10 @@ impl Full {
         full
     }
 
-    /// Both diagonals from Σ₀ (after a fold, when nothing is pending).
+    /// Both diagonals from Σ₀ (after a fold, when nothing is pending); Σ₀ changed, so the plan
+    /// is stale.
     fn refresh_diagonal(&mut self) {
+        self.plan.clear();
         let d = self.dim;
         for (i, s) in self.base_diagonal.iter_mut().enumerate() {
             *s = self.sigma[i * d + i];
@@ -540,18 +545,16 @@ impl Full {
         }
     }
 
-    /// Computes and keeps Σx for one row and returns v = x·Σx.
-    fn prepare_features(&mut self, x: &Features) -> f64 {
+    /// Computes (or takes from the plan) and keeps Σx for one row and returns v = x·Σx.
+    fn prepare_features(&mut self, row: Row, x: &Features) -> f64 {
         let mut dense = std::mem::take(&mut self.x);
-        dense.fill(0.0);
-        x.for_each(|j, xj| dense[j] = xj);
         let mut sigma_x = std::mem::take(&mut self.sigma_x);
-        product(
-            &self.sigma,
-            self.dim,
-            as_lanes_ref(&dense),
-            as_lanes(&mut sigma_x),
-        );
+        if !self.planned_product(row, &mut dense, &mut sigma_x) {
+            dense.fill(0.0);
+            x.for_each(|j, xj| dense[j] = xj);
+            let (x, y) = (as_lanes_ref(&dense), as_lanes(&mut sigma_x));
+            product(&self.sigma, self.dim, x, y);
+        }
         let v = self.correct(&dense, &mut sigma_x);
         self.sigma_x = sigma_x;
         self.x = dense;
@@ -676,7 +679,15 @@ impl Covariance for Full {
     #[inline]
     fn prepare(&mut self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (self.prepare_features(&x), x.squared_norm())
+        (self.prepare_features(row, &x), x.squared_norm())
+    }
+
+    fn prepare_ahead(&mut self, rows: &[Row]) {
+        self.plan(rows);
+    }
+
+    fn prepares_ahead(&self) -> bool {
+        block_size(self.dim) > 1
     }
 
     /// One row's update: its rank-one term waits with the others, as in [`Full::learn_block`],

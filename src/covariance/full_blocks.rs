@@ -1,10 +1,13 @@
-//! The block products of the full form: Σ₀x for many rows at once, laid out in lanes.
+//! The block products of the full form: Σ₀x for many rows at once, laid out in lanes; and the
+//! plan of the one-row protocol (multiclass rounds), which computes them ahead for the rows a
+//! class will be asked to prepare.
 
-use super::{product, LANES};
-use crate::data::Features;
+use super::{block_length, block_size, product, Full, LANES};
+use crate::data::{Features, Row};
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of
 /// [`LANES`]; a lane's arithmetic is the same either way. The buffers live across blocks.
+#[derive(Clone, Debug)]
 pub(super) struct BlockProducts {
     dim: usize,
     /// Whether the block is one row, kept in `one_x`, `one_sigma_x`.
@@ -79,4 +82,90 @@ pub(super) fn as_lanes(v: &mut [f64]) -> &mut [[f64; 1]] {
 
 pub(super) fn as_lanes_ref(v: &[f64]) -> &[[f64; 1]] {
     v.as_chunks::<1>().0
+}
+
+/// Where a row's values live: within one learning call, rows with the same key are the same
+/// rows (the plan is dropped at the end of every call and whenever Σ₀ changes).
+type RowKey = (usize, usize, usize);
+
+fn key(row: Row) -> RowKey {
+    let (values, indices) = match row {
+        Row::Dense(values) => (values, 0),
+        Row::Sparse32(indices, values) => (values, indices.as_ptr() as usize),
+        Row::Sparse64(indices, values) => (values, indices.as_ptr() as usize),
+    };
+    (values.as_ptr() as usize, values.len(), indices)
+}
+
+/// Σ₀x of the rows a class is expected to prepare next (see [`Full::plan`]): work space, not
+/// part of the model (every plan compares equal).
+#[derive(Clone, Debug)]
+pub(super) struct Plan {
+    keys: Vec<RowKey>,
+    /// The first key not used yet.
+    next: usize,
+    products: BlockProducts,
+}
+
+impl PartialEq for Plan {
+    fn eq(&self, _: &Plan) -> bool {
+        true
+    }
+}
+
+impl Plan {
+    pub(super) fn new(dim: usize) -> Plan {
+        Plan {
+            keys: Vec::new(),
+            next: 0,
+            products: BlockProducts::new(dim),
+        }
+    }
+
+    pub(super) fn clear(&mut self) {
+        self.keys.clear();
+        self.next = 0;
+    }
+
+    /// The position of `row` among the unused planned rows.
+    fn position(&self, row: Row) -> Option<usize> {
+        let wanted = key(row);
+        (self.next..self.keys.len()).find(|&k| self.keys[k] == wanted)
+    }
+}
+
+impl Full {
+    /// `rows[0]` is prepared next and the others perhaps later, in order: unless it is planned
+    /// already, computes Σ₀x for as many of them as can update before the next fold (the
+    /// binary path's block length), in one pass over Σ₀. Nothing (and no plan) for an empty
+    /// `rows`, or when the block is one row.
+    pub(super) fn plan(&mut self, rows: &[Row]) {
+        let Some(&first) = rows.first() else {
+            return self.plan.clear();
+        };
+        if self.plan.position(first).is_some() {
+            return;
+        }
+        self.plan.clear();
+        let length = block_length(block_size(self.dim), self.pending.len() / self.dim.max(1));
+        if length > 1 && rows.len() > 1 {
+            let rows = &rows[..rows.len().min(length)];
+            let features: Vec<Features> = rows.iter().map(|&r| self.shape.features(r)).collect();
+            self.plan.products.compute(&self.sigma, &features);
+            self.plan.keys.extend(rows.iter().map(|&r| key(r)));
+        }
+    }
+
+    /// Σ₀x of `row` (and its dense x) from the plan into `x`, `sigma_x`, if it is planned:
+    /// the same bits as its own product.
+    pub(super) fn planned_product(&mut self, row: Row, x: &mut [f64], sigma_x: &mut [f64]) -> bool {
+        match self.plan.position(row) {
+            Some(k) => {
+                self.plan.products.row(k, x, sigma_x);
+                self.plan.next = k + 1;
+                true
+            }
+            None => false,
+        }
+    }
 }

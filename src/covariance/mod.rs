@@ -53,6 +53,7 @@ pub use diagonal::{Coordinate, Diagonal};
 pub use ftrl::Ftrl;
 pub use full::{Full, MAX_BLOCK};
 pub use identity::Identity;
+pub(crate) use lowrank::symmetric_eigen;
 pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
 pub use primal::{Gaussian, Parts, PrimalForm};
 
@@ -140,6 +141,18 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// A hint that `row` is learned next (a form may start fetching what it touches).
     #[inline]
     fn prefetch(&self, _row: Row) {}
+
+    /// A hint of the one-row protocol (multiclass rounds): `rows[0]` is prepared next and the
+    /// others perhaps later, in order; an empty `rows` ends the learning call. A form may
+    /// compute what `prepare` needs for several rows at once (the full form: Σ₀x for a block
+    /// of rows in one pass over Σ₀), giving the same bits as row by row.
+    #[inline]
+    fn prepare_ahead(&mut self, _rows: &[Row]) {}
+
+    /// Whether [`Covariance::prepare_ahead`] does anything (else callers need not look ahead).
+    fn prepares_ahead(&self) -> bool {
+        false
+    }
 
     /// Single-model rounds over many rows: `decide(i, observation)` gives row i's [`Update`]
     /// or `None`. Default: the per-row protocol above, with a prefetch of the next row; the

@@ -271,6 +271,19 @@ macro_rules! primal_forms {
                 }
             }
 
+            #[inline]
+            fn prepare_ahead(&mut self, rows: &[Row]) {
+                match self {
+                    $(Gaussian::$form(f) => f.prepare_ahead(rows),)*
+                }
+            }
+
+            fn prepares_ahead(&self) -> bool {
+                match self {
+                    $(Gaussian::$form(f) => f.prepares_ahead(),)*
+                }
+            }
+
             /// Dispatches once per call, so each form runs its own monomorphised loop.
             fn learn_rows<'a>(
                 &mut self,
