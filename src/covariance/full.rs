@@ -769,6 +769,16 @@ impl Covariance for Full {
         self.reset(a);
         Ok(())
     }
+
+    /// O(d): joins the growth g (see `full_noise.rs`).
+    fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
+        self.grow(g);
+        Ok(())
+    }
+
+    fn squared_norm(&self, row: Row) -> f64 {
+        self.shape.features(row).squared_norm()
+    }
 }
 
 #[cfg(test)]

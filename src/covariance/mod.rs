@@ -238,6 +238,19 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn reset_covariance(&mut self, _a: f64) -> Result<(), CwError> {
         Err(no_process_noise())
     }
+
+    /// Σ ← Σ + g·I now, once (the estimated process noise of `process_noise="auto"`,
+    /// docs/design.md §10.5), on top of any constant q. Default: refused.
+    fn grow_covariance(&mut self, _g: f64) -> Result<(), CwError> {
+        Err(no_process_noise())
+    }
+
+    /// ‖x‖² over the model's coordinates: the row's, plus 1 for the bias feature of a model
+    /// that fits an intercept. Default: the row's (the forms with process noise, the only
+    /// callers, override it).
+    fn squared_norm(&self, row: Row) -> f64 {
+        row.squared_norm()
+    }
 }
 
 /// The refusal of a form without process noise.

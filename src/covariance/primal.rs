@@ -341,6 +341,18 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.reset_covariance(a),)*
                 }
             }
+
+            fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.grow_covariance(g),)*
+                }
+            }
+
+            fn squared_norm(&self, row: Row) -> f64 {
+                match self {
+                    $(Gaussian::$form(f) => f.squared_norm(row),)*
+                }
+            }
         }
     };
 }
