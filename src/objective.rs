@@ -390,16 +390,16 @@ impl SingleModel for Regression {
     /// Only AROW regression learns a covariance, so only it can reset one. The innovation
     /// feeds the process noise estimate (docs/design.md §10.5).
     fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> Watched {
-        let (score, variance) = model.moments(row);
+        let seen = model.watch(row);
         let noise = match self.0 {
             RegressionRule::AROW { r } => r,
             _ => 0.0,
         };
         let innovation = Innovation {
-            residual: y - score,
-            variance,
+            residual: y - seen.score,
+            variance: seen.variance,
             noise,
-            squared_norm: model.squared_norm(row),
+            squared_norm: seen.squared_norm,
         };
         Watched {
             loss: innovation.standardized(),

@@ -462,8 +462,21 @@ impl Covariance for Diagonal {
         Ok(())
     }
 
-    fn squared_norm(&self, row: Row) -> f64 {
-        self.shape.features(row).squared_norm()
+    /// One pass over the row, as the learning path's.
+    fn watch(&self, row: Row) -> Observation {
+        let x = self.shape.features(row);
+        match (&self.l1, &self.noise) {
+            (None, None) => observe_coordinates::<false>(&self.coordinates, &x, 0.0),
+            (None, Some(noise)) => {
+                observe_coordinates::<true>(&self.coordinates, &x, noise.offset())
+            }
+            // Never with process noise: the thresholded score, as predictions see it.
+            (Some(_), _) => Observation {
+                score: self.effective_score(&x),
+                variance: self.variance(&x),
+                squared_norm: x.squared_norm(),
+            },
+        }
     }
 
     fn take_skipped(&mut self) -> u64 {

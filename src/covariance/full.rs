@@ -776,8 +776,13 @@ impl Covariance for Full {
         Ok(())
     }
 
-    fn squared_norm(&self, row: Row) -> f64 {
-        self.shape.features(row).squared_norm()
+    fn watch(&self, row: Row) -> Observation {
+        let (score, variance) = self.moments(row);
+        Observation {
+            score,
+            variance,
+            squared_norm: self.shape.features(row).squared_norm(),
+        }
     }
 }
 

@@ -245,11 +245,17 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
         Err(no_process_noise())
     }
 
-    /// ‖x‖² over the model's coordinates: the row's, plus 1 for the bias feature of a model
-    /// that fits an intercept. Default: the row's (the forms with process noise, the only
-    /// callers, override it).
-    fn squared_norm(&self, row: Row) -> f64 {
-        row.squared_norm()
+    /// Prediction path: (μ·x, xᵀΣx, ‖x‖²), what the regressor's "auto" watches (docs/design.md
+    /// §10.5), ‖x‖² counting the bias feature of a model that fits an intercept. Default: the
+    /// moments and the row's own ‖x‖² (the forms with process noise, the only callers,
+    /// override it: the diagonal form in one pass).
+    fn watch(&self, row: Row) -> Observation {
+        let (score, variance) = self.moments(row);
+        Observation {
+            score,
+            variance,
+            squared_norm: row.squared_norm(),
+        }
     }
 }
 

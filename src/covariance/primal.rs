@@ -348,9 +348,9 @@ macro_rules! primal_forms {
                 }
             }
 
-            fn squared_norm(&self, row: Row) -> f64 {
+            fn watch(&self, row: Row) -> Observation {
                 match self {
-                    $(Gaussian::$form(f) => f.squared_norm(row),)*
+                    $(Gaussian::$form(f) => f.watch(row),)*
                 }
             }
         }
