@@ -1,10 +1,12 @@
 //! Drifting streams (docs/design.md §10): process noise, Σ ← Σ + q·I before every round (the
-//! random-walk step of a Kalman filter), and `process_noise="auto"`, which keeps q = 0 and
-//! instead resets Σ to its prior a·I when a change of the stream is detected.
+//! random-walk step of a Kalman filter), and `process_noise="auto"`, which resets Σ to its prior
+//! a·I when a change of the stream is detected and, for the regressor, grows Σ by a q estimated
+//! from the innovations (covariance matching, §10.5).
 //!
 //! The constant form lives in the covariance forms (a lazy clock in the diagonal form, a
 //! pending multiple of I in the full form; see [`crate::covariance::Covariance::set_process_noise`]).
-//! This file holds the configuration and the change detector the loop runs for "auto".
+//! This file holds the configuration, the change detector and the noise estimate the loop runs
+//! for "auto".
 
 use crate::error::CwError;
 
@@ -56,6 +58,104 @@ const WARM_UP: f64 = 100.0;
 /// docs/design.md §10.3 for the measured rate).
 const THRESHOLD: f64 = 6.0;
 
+/// What the loop watches in a round before the row is learned: the loss the change detector
+/// tests and, for the regressor, the innovation the noise estimate matches.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Watched {
+    pub loss: f64,
+    pub innovation: Option<Innovation>,
+}
+
+/// The regressor's innovation before a row is learned: e = y − μ·x, whose variance under the
+/// random-walk model is s²·(xᵀΣx + r) + q·‖x‖² (docs/design.md §10.5).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Innovation {
+    pub residual: f64,
+    /// v = xᵀΣx.
+    pub variance: f64,
+    /// AROW's r.
+    pub noise: f64,
+    /// ‖x‖², the bias feature included.
+    pub squared_norm: f64,
+}
+
+impl Innovation {
+    /// |e|/√(v + r), the Kalman filter's standardized innovation (what the detector watches).
+    pub fn standardized(&self) -> f64 {
+        self.residual.abs() / (self.variance + self.noise).sqrt()
+    }
+}
+
+/// Rows of the scale's warm-up: before them no process noise is estimated.
+const SCALE_WARM_UP: f64 = 10.0;
+
+/// The regressor's process noise estimated online by covariance matching (docs/design.md
+/// §10.5). AROW's r is a regulariser, not the noise variance, so the innovations are matched in
+/// the filter's own units: under the model y = w·x + N(0, s²r), w a random walk of variance
+/// s²q per round, E[e²] = s²·(v + r + q·‖x‖²). The scale s² is the slow mean of e²/(v + r)
+/// (its estimate on a stationary stream, where q = 0); each row then gives the unbiased
+/// estimate d = (e²/s² − v − r)/‖x‖² of q, averaged over the fast window; q is that average
+/// less one standard error, clipped to [0, a]: raised only when the window's excess is
+/// significant, and never more than the prior variance per round.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct NoiseMatching {
+    /// Rows in the scale's average.
+    scale_rows: f64,
+    /// s², the slow mean of e²/(v + r).
+    scale: f64,
+    /// Rows in the fast window since the last (re)start.
+    rows: f64,
+    /// The fast mean of d and of d².
+    excess: f64,
+    excess_square: f64,
+}
+
+impl NoiseMatching {
+    /// The process noise q to add before the row of `innovation` is learned (its v already
+    /// that of the covariance the row meets), at most `cap`; takes the row into the averages.
+    pub fn process_noise(&mut self, innovation: Innovation, cap: f64) -> f64 {
+        let Innovation {
+            residual,
+            variance,
+            noise,
+            squared_norm,
+        } = innovation;
+        let squared_error = residual * residual;
+        let mut q = 0.0;
+        if self.scale_rows > SCALE_WARM_UP && self.scale > 0.0 && squared_norm > 0.0 {
+            let d = (squared_error / self.scale - variance - noise) / squared_norm;
+            self.rows += 1.0;
+            let window = self.rows.min(FAST_WINDOW);
+            self.excess += (d - self.excess) / window;
+            self.excess_square += (d * d - self.excess_square) / window;
+            // The fast mean of `window` rows has variance σ²/(2·window − 1) (exponential
+            // weights α = 1/window).
+            let spread = (self.excess_square - self.excess * self.excess).max(0.0);
+            let standard_error = (spread / (2.0 * window - 1.0)).sqrt();
+            q = (self.excess - standard_error).clamp(0.0, cap);
+        }
+        self.scale_rows += 1.0;
+        let standardized = squared_error / (variance + q * squared_norm + noise);
+        self.scale += (standardized - self.scale) / self.scale_rows.min(SLOW_WINDOW);
+        q
+    }
+
+    /// Forgets the fast window (after a reset; the scale, the noise level, is kept).
+    fn restart(&mut self) {
+        (self.rows, self.excess, self.excess_square) = (0.0, 0.0, 0.0);
+    }
+
+    fn statistics(&self) -> [f64; 5] {
+        [
+            self.scale_rows,
+            self.scale,
+            self.rows,
+            self.excess,
+            self.excess_square,
+        ]
+    }
+}
+
 /// A change detector on the per-round loss ℓ_t the loop feeds it (0/1 mistakes for the
 /// classifiers, |y − μ·x| for the regressor): two exponentially weighted averages of the loss, a
 /// fast one (window 32) and a slow one (window 1024, with the loss's variance s²), and a change
@@ -70,6 +170,8 @@ pub struct ChangeDetector {
     slow: f64,
     /// The slow second moment of the loss.
     slow_square: f64,
+    /// The regressor's process noise estimate (unused by the classifiers).
+    pub matching: NoiseMatching,
 }
 
 impl ChangeDetector {
@@ -80,27 +182,47 @@ impl ChangeDetector {
             fast: 0.0,
             slow: 0.0,
             slow_square: 0.0,
+            matching: NoiseMatching::default(),
         }
     }
 
-    /// Its statistics (rows since the last change, fast mean, slow mean, slow second moment),
-    /// as a state stores them.
+    /// Its statistics (rows since the last change, fast mean, slow mean, slow second moment,
+    /// then the noise estimate's), as a state stores them.
     pub fn statistics(&self) -> Vec<f64> {
-        vec![self.rows, self.fast, self.slow, self.slow_square]
+        let own = [self.rows, self.fast, self.slow, self.slow_square];
+        own.into_iter().chain(self.matching.statistics()).collect()
     }
 
-    /// A detector with saved [`ChangeDetector::statistics`].
+    /// A detector with saved [`ChangeDetector::statistics`] (4 values, from a state saved
+    /// before the noise estimate existed, leave it fresh).
     pub fn with_statistics(mut self, values: &[f64]) -> Result<Self, CwError> {
+        // Counts, the scale and mean squares are never negative; only the fast mean d may be.
+        let signs_valid = |matching: &[f64]| match *matching {
+            [] => true,
+            [scale_rows, scale, rows, _, excess_square] => [scale_rows, scale, rows, excess_square]
+                .iter()
+                .all(|&v| v >= 0.0),
+            _ => false,
+        };
         match *values {
-            [rows, fast, slow, slow_square]
-                if values.iter().all(|v| v.is_finite()) && rows >= 0.0 =>
+            [rows, fast, slow, slow_square, ref matching @ ..]
+                if values.iter().all(|v| v.is_finite()) && rows >= 0.0 && signs_valid(matching) =>
             {
                 (self.rows, self.fast, self.slow, self.slow_square) =
                     (rows, fast, slow, slow_square);
+                if let [scale_rows, scale, rows, excess, excess_square] = *matching {
+                    self.matching = NoiseMatching {
+                        scale_rows,
+                        scale,
+                        rows,
+                        excess,
+                        excess_square,
+                    };
+                }
                 Ok(self)
             }
             _ => Err(CwError::InvalidState(
-                "entry \"drift_statistics\" must hold 4 finite values".into(),
+                "entry \"drift_statistics\" must hold 4 or 9 finite values".into(),
             )),
         }
     }
@@ -122,7 +244,10 @@ impl ChangeDetector {
         self.slow += slow_rate * (loss - self.slow);
         self.slow_square += slow_rate * (loss * loss - self.slow_square);
         if alarm {
+            let matching = std::mem::take(&mut self.matching);
             *self = ChangeDetector::new(self.a);
+            self.matching = matching;
+            self.matching.restart();
         }
         alarm
     }
@@ -186,11 +311,77 @@ mod tests {
             detector.observe(loss);
         }
         let copy = ChangeDetector::new(2.0).with_statistics(&detector.statistics());
-        assert_eq!(copy, Ok(detector));
+        assert_eq!(copy, Ok(detector.clone()));
+        // A state saved before the noise estimate existed: the detector's 4, the estimate fresh.
+        let old = ChangeDetector::new(2.0).with_statistics(&detector.statistics()[..4]);
+        assert_eq!(old.unwrap().matching, NoiseMatching::default());
+        let mut negative = detector.statistics();
+        negative[4] = -1.0;
+        assert!(ChangeDetector::new(2.0).with_statistics(&negative).is_err());
         assert!(ChangeDetector::new(2.0)
             .with_statistics(&[1.0, f64::NAN, 0.0, 0.0])
             .is_err());
         assert!(ChangeDetector::new(2.0).with_statistics(&[1.0]).is_err());
+    }
+
+    /// Estimates on innovations of the model E[e²] = s²·(v + r + q_t·‖x‖²), s² = 0.01, v = 0.5,
+    /// r = 1, ‖x‖² = 5, with q_t = 0 for 3,000 rows and then `q` for 1,000.
+    fn matched_noise(q: f64, seed: u64) -> Vec<f64> {
+        let mut draws = uniforms(seed);
+        let mut normal = || {
+            let (u, w) = (draws.next().unwrap(), draws.next().unwrap());
+            (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * w).cos()
+        };
+        let mut matching = NoiseMatching::default();
+        (0..4000)
+            .map(|t| {
+                let walk = if t < 3000 { 0.0 } else { q };
+                let innovation = Innovation {
+                    residual: 0.1 * (0.5 + 1.0 + walk * 5.0).sqrt() * normal(),
+                    variance: 0.5,
+                    noise: 1.0,
+                    squared_norm: 5.0,
+                };
+                matching.process_noise(innovation, 1.0)
+            })
+            .collect()
+    }
+
+    fn mean(values: &[f64]) -> f64 {
+        values.iter().sum::<f64>() / values.len() as f64
+    }
+
+    #[test]
+    fn the_matched_noise_sees_a_walk_begin_and_stays_near_zero_without_one() {
+        let estimates = matched_noise(0.4, 5);
+        assert!(estimates.iter().all(|q| (0.0..=1.0).contains(q)));
+        let still = mean(&estimates[1000..3000]);
+        assert!(still < 0.02, "{still}");
+        // One standard error below the fast mean: biased low by about that error (≈ 0.1 here);
+        // and the slow scale absorbs a walk that lasts (an unchanging q is a larger s²).
+        let walking = mean(&estimates[3000..3300]);
+        assert!((0.15..=0.6).contains(&walking), "{walking}");
+    }
+
+    #[test]
+    fn the_matched_noise_is_capped_and_an_alarm_keeps_the_scale() {
+        let mut detector = ChangeDetector::new(1.0);
+        // e² = 1 = s²·(v + r) exactly with s² = 0.5: every d is 0.
+        let steady = |residual| Innovation {
+            residual,
+            variance: 1.0,
+            noise: 1.0,
+            squared_norm: 5.0,
+        };
+        for t in 0..200 {
+            detector.observe(0.1);
+            let residual = if t % 2 == 0 { 1.0 } else { -1.0 };
+            assert_eq!(detector.matching.process_noise(steady(residual), 1.0), 0.0);
+        }
+        let scale = detector.matching.scale;
+        assert!(detector.observe(50.0));
+        assert_eq!(detector.matching.scale, scale);
+        assert_eq!(detector.matching.process_noise(steady(100.0), 0.5), 0.5);
     }
 
     #[test]

@@ -9,6 +9,7 @@
 
 use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
 use crate::data::Row;
+use crate::drift::{Innovation, Watched};
 use crate::error::CwError;
 use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
 
@@ -229,8 +230,8 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// The loss of a row before it is learned, which the change detector of
     /// `process_noise="auto"` watches (docs/design.md §10.2): 1 for a mistake and 0 otherwise,
-    /// |y − μ·x|/√(xᵀΣx + r) for regression.
-    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, target: Self::Target) -> f64;
+    /// |y − μ·x|/√(xᵀΣx + r) for regression, with the regressor's innovation (§10.5).
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, target: Self::Target) -> Watched;
 }
 
 /// An objective that drives one model with real targets: the loop hands its rows to
@@ -255,9 +256,12 @@ pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
 
     /// [`Objective::round_loss`] of `model` on a row: 1 for a mistake, else 0.
-    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> f64 {
+    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> Watched {
         let (_, _, mistake) = self.margin(y, model.score(row));
-        f64::from(u8::from(mistake))
+        Watched {
+            loss: f64::from(u8::from(mistake)),
+            innovation: None,
+        }
     }
 }
 
@@ -299,7 +303,7 @@ impl<T: SingleModel> Objective for T {
         tally
     }
 
-    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> f64 {
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> Watched {
         self.watched_loss(&models[0], row, y)
     }
 }
@@ -383,14 +387,24 @@ impl SingleModel for Regression {
     /// The residual in units of its predictive standard deviation, |e|/√(xᵀΣx + r): the
     /// Kalman filter's standardized innovation. A learner's early residuals are large because
     /// its variance is, so they do not inflate the detector's level (docs/design.md §10.2).
-    /// Only AROW regression learns a covariance, so only it can reset one.
-    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> f64 {
-        let (score, v) = model.moments(row);
-        let r = match self.0 {
+    /// Only AROW regression learns a covariance, so only it can reset one. The innovation
+    /// feeds the process noise estimate (docs/design.md §10.5).
+    fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> Watched {
+        let seen = model.watch(row);
+        let noise = match self.0 {
             RegressionRule::AROW { r } => r,
             _ => 0.0,
         };
-        (y - score).abs() / (v + r).sqrt()
+        let innovation = Innovation {
+            residual: y - seen.score,
+            variance: seen.variance,
+            noise,
+            squared_norm: seen.squared_norm,
+        };
+        Watched {
+            loss: innovation.standardized(),
+            innovation: Some(innovation),
+        }
     }
 }
 
@@ -607,13 +621,16 @@ impl Objective for Multiclass {
         tally
     }
 
-    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, label: usize) -> f64 {
+    fn round_loss<M: Covariance>(&self, models: &[M], row: Row, label: usize) -> Watched {
         let own = models[label].score(row);
         let rival = (models.iter().enumerate())
             .filter(|&(k, _)| k != label)
             .map(|(_, model)| model.score(row))
             .fold(f64::NEG_INFINITY, f64::max);
-        f64::from(u8::from(own - rival <= 0.0))
+        Watched {
+            loss: f64::from(u8::from(own - rival <= 0.0)),
+            innovation: None,
+        }
     }
 }
 

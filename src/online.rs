@@ -280,7 +280,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 
     /// [`Online::learn_valid`] row by row, each row's loss (before it is learned) fed to the
     /// change detector, whose alarm resets the covariances before the row that raised it is
-    /// learned (that row is the first evidence of the new stream).
+    /// learned (that row is the first evidence of the new stream); for the regressor, its
+    /// innovation then sets the round's process noise.
     fn learn_watched<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
@@ -289,11 +290,26 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     ) -> u64 {
         let mut updates = 0;
         for (i, row) in rows {
-            let loss = self.objective.round_loss(&self.models, row, targets[i]);
-            if detector.observe(loss) {
+            let watched = self.objective.round_loss(&self.models, row, targets[i]);
+            let alarm = detector.observe(watched.loss);
+            if alarm {
                 for model in &mut self.models {
                     // Cannot fail: `with_process_noise` checked that the form resets.
                     let _ = model.reset_covariance(detector.a);
+                }
+            }
+            if let Some(mut innovation) = watched.innovation {
+                if alarm {
+                    innovation.variance = detector.a * innovation.squared_norm;
+                }
+                // The regressor's one model: Σ grows by the estimated process noise before
+                // the row is learned (docs/design.md §10.5).
+                let q = detector.matching.process_noise(innovation, detector.a);
+                if q > 0.0 {
+                    for model in &mut self.models {
+                        // Cannot fail, as the reset.
+                        let _ = model.grow_covariance(q);
+                    }
                 }
             }
             updates += self.learn_counted(std::iter::once((i, row)), targets);

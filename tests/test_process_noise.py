@@ -293,19 +293,6 @@ def test_auto_recovers_like_pa_and_keeps_the_stationary_error(seed):
     assert errors["auto"][stationary].mean() <= 1.1 * errors["plain"][stationary].mean()
 
 
-def test_auto_diagonal_is_the_diagonal_kalman_filter_until_a_change():
-    """With "auto" the diagonal form keeps the diagonal of the covariance update (docs/design.md
-    §10.3); on a stationary stream no change is signalled, so it is that filter with q = 0,
-    which differs from the learner without the option."""
-    X, y, _ = _stream(4, n_rows=300, sparse_rate=0.2)
-    model = cwrs.AROWRegressor(r=R, process_noise="auto").partial_fit(X, y)
-    mu, sigma = kalman_regression(X, y, 0.0, full=False, noisy=True)
-    np.testing.assert_allclose(model.coef_, mu[:-1], rtol=1e-9, atol=1e-12)
-    np.testing.assert_allclose(model.covariance_, sigma[:-1], rtol=1e-9, atol=1e-12)
-    plain = kalman_regression(X, y, 0.0, full=False)[1]
-    assert np.abs(plain - sigma).max() > 1e-3 * sigma.max()
-
-
 def test_a_model_saved_before_process_noise_existed_loads_without_it():
     X, target, _ = _stream(9, n_rows=30)
     model = cwrs.AROW().fit(X, np.where(target > 0, 1, -1))

@@ -61,9 +61,11 @@ process_noise : float or "auto", default=0.0
     For drifting streams (docs/design.md §10): before every round the covariance grows by
     q·I (q = process_noise ≥ 0), the random-walk step of a Kalman filter, so the model never
     stops learning; larger q tracks changes faster at the cost of a noisier model on a
-    stationary stream. "auto" keeps q = 0 and resets the covariance to a·I when a change of
-    the stream is detected (the rounds' mistakes, or absolute residuals, rise well above their
-    own level). 0 is the learner without it. Not with an L1 `penalty` or a `kernel`.""",
+    stationary stream. "auto" resets the covariance to a·I when a change of the stream is
+    detected (the rounds' mistakes, or standardized residuals, rise well above their own
+    level) and, for `AROWRegressor`, also grows it by a q estimated online from the residuals
+    (covariance matching; 0 on a stationary stream), which tracks gradual drift. 0 is the
+    learner without it. Not with an L1 `penalty` or a `kernel`.""",
     "fit_intercept": """\
 fit_intercept : bool, default=True
     Learn a bias as a constant feature 1 with its own mean (and variance). With False the model

@@ -70,18 +70,29 @@ impl PartialEq for Diagonal {
 /// per-coordinate clock (a separate array of rounds cost a second cache miss per feature).
 /// Rounding: q·t is exact to 2⁻⁵³ relative, so the error is below 2⁻⁵³·q·t; the clock is
 /// folded into the variances every [`rebase_period`] rounds to keep it small.
+/// The noise "auto" estimates (docs/design.md §10.5) is added to the same offset as `grown`.
 #[derive(Clone, Debug, PartialEq)]
 struct NoiseClock {
     q: f64,
     /// Rounds begun since the clock started (or was last folded).
     round: u64,
+    /// Noise added by [`Covariance::grow_covariance`] since then.
+    grown: f64,
 }
 
 impl NoiseClock {
-    /// q·t: what a stored σ̃_j lacks to be Σ_j.
+    fn new(q: f64) -> Self {
+        NoiseClock {
+            q,
+            round: 0,
+            grown: 0.0,
+        }
+    }
+
+    /// q·t plus the noise grown: what a stored σ̃_j lacks to be Σ_j.
     #[inline]
     fn offset(&self) -> f64 {
-        self.q * self.round as f64
+        self.q * self.round as f64 + self.grown
     }
 }
 
@@ -405,7 +416,7 @@ impl Covariance for Diagonal {
     fn fold(&mut self) {
         if let Some(noise) = &mut self.noise {
             let offset = noise.offset();
-            noise.round = 0;
+            (noise.round, noise.grown) = (0, 0.0);
             self.coordinates
                 .iter_mut()
                 .for_each(|c| c.variance += offset);
@@ -423,7 +434,7 @@ impl Covariance for Diagonal {
         }
         self.fold();
         self.marginal = true;
-        self.noise = (q != 0.0).then_some(NoiseClock { q, round: 0 });
+        self.noise = (q != 0.0).then(|| NoiseClock::new(q));
         Ok(())
     }
 
@@ -431,9 +442,36 @@ impl Covariance for Diagonal {
         self.coordinates.iter_mut().for_each(|c| c.variance = a);
         self.variance_bound = a.max(VARIANCE_FLOOR);
         if let Some(noise) = &mut self.noise {
-            noise.round = 0;
+            (noise.round, noise.grown) = (0, 0.0);
         }
         Ok(())
+    }
+
+    /// O(1): the growth joins the lazy clock's offset (a clock of q = 0 is started if none runs).
+    fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
+        if self.l1.is_some() {
+            return Err(noise_with_l1());
+        }
+        self.noise.get_or_insert_with(|| NoiseClock::new(0.0)).grown += g;
+        self.variance_bound += g;
+        Ok(())
+    }
+
+    /// One pass over the row, as the learning path's.
+    fn watch(&self, row: Row) -> Observation {
+        let x = self.shape.features(row);
+        match (&self.l1, &self.noise) {
+            (None, None) => observe_coordinates::<false>(&self.coordinates, &x, 0.0),
+            (None, Some(noise)) => {
+                observe_coordinates::<true>(&self.coordinates, &x, noise.offset())
+            }
+            // Never with process noise: the thresholded score, as predictions see it.
+            (Some(_), _) => Observation {
+                score: self.effective_score(&x),
+                variance: self.variance(&x),
+                squared_norm: x.squared_norm(),
+            },
+        }
     }
 
     fn take_skipped(&mut self) -> u64 {

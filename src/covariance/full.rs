@@ -774,6 +774,21 @@ impl Covariance for Full {
         self.reset(a);
         Ok(())
     }
+
+    /// O(d): joins the growth g (see `full_noise.rs`).
+    fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
+        self.grow(g);
+        Ok(())
+    }
+
+    fn watch(&self, row: Row) -> Observation {
+        let (score, variance) = self.moments(row);
+        Observation {
+            score,
+            variance,
+            squared_norm: self.shape.features(row).squared_norm(),
+        }
+    }
 }
 
 #[cfg(test)]

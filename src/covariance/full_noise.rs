@@ -11,11 +11,15 @@ impl Full {
     #[inline]
     pub(super) fn begin_round(&mut self) {
         if self.noise != 0.0 {
-            self.growth += self.noise;
-            let q = self.noise;
-            self.diagonal.iter_mut().for_each(|s| *s += q);
-            self.base_diagonal.iter_mut().for_each(|s| *s += q);
+            self.grow(self.noise);
         }
+    }
+
+    /// Σ ← Σ + g·I: g joins the growth, and the diagonals kept for the safeguards gain g.
+    pub(super) fn grow(&mut self, g: f64) {
+        self.growth += g;
+        self.diagonal.iter_mut().for_each(|s| *s += g);
+        self.base_diagonal.iter_mut().for_each(|s| *s += g);
     }
 
     /// Σ₀ ← Σ₀ + g·I, g ← 0 (the first step of a fold).

@@ -253,6 +253,25 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn reset_covariance(&mut self, _a: f64) -> Result<(), CwError> {
         Err(no_process_noise())
     }
+
+    /// Σ ← Σ + g·I now, once (the estimated process noise of `process_noise="auto"`,
+    /// docs/design.md §10.5), on top of any constant q. Default: refused.
+    fn grow_covariance(&mut self, _g: f64) -> Result<(), CwError> {
+        Err(no_process_noise())
+    }
+
+    /// Prediction path: (μ·x, xᵀΣx, ‖x‖²), what the regressor's "auto" watches (docs/design.md
+    /// §10.5), ‖x‖² counting the bias feature of a model that fits an intercept. Default: the
+    /// moments and the row's own ‖x‖² (the forms with process noise, the only callers,
+    /// override it: the diagonal form in one pass).
+    fn watch(&self, row: Row) -> Observation {
+        let (score, variance) = self.moments(row);
+        Observation {
+            score,
+            variance,
+            squared_norm: row.squared_norm(),
+        }
+    }
 }
 
 /// The refusal of a form without process noise.

@@ -376,6 +376,18 @@ macro_rules! primal_forms {
                     $(Gaussian::$form(f) => f.reset_covariance(a),)*
                 }
             }
+
+            fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.grow_covariance(g),)*
+                }
+            }
+
+            fn watch(&self, row: Row) -> Observation {
+                match self {
+                    $(Gaussian::$form(f) => f.watch(row),)*
+                }
+            }
         }
     };
 }
