@@ -20,6 +20,7 @@ use errors::{InvalidModelStateError, InvalidParameterError};
 mod callable_kernel;
 mod convert;
 mod errors;
+mod lean;
 mod model;
 mod svmlight;
 
