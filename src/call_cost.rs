@@ -19,6 +19,8 @@ pub struct CallCost {
     /// Multiply-adds per row and per entry; `None`: a kernel model, whose rows are scored
     /// against every support row, so its calls are always batches.
     per_row_and_entry: Option<(f64, f64)>,
+    /// Values per row of a prediction: one per class of a multiclass model (`None`: one).
+    pub columns: Option<usize>,
 }
 
 impl CallCost {
@@ -30,6 +32,7 @@ impl CallCost {
         let (per_row, per_one_entry) = (estimator.costs(0.0).1, estimator.costs(1.0).1);
         CallCost {
             per_row_and_entry: (!kernel).then_some((per_row, per_one_entry - per_row)),
+            columns: estimator.n_classes(),
         }
     }
 
@@ -44,6 +47,28 @@ impl CallCost {
         } else {
             Work::Batch
         }
+    }
+}
+
+/// Rows of two class probabilities `[1 − p, p]` from the probabilities p of the positive class
+/// in the first half of `values` (as the estimators' `predict_proba` gives them, 1 − p computed
+/// as NumPy does).
+pub fn with_complements(values: &mut [f64]) {
+    let n_rows = values.len() / 2;
+    for i in (0..n_rows).rev() {
+        let p = values[i];
+        values[2 * i + 1] = p;
+        values[2 * i] = 1.0 - p;
+    }
+}
+
+/// The class `predict` gives a row of scores: with one score (two classes), 1 where it is
+/// positive; else the first of the highest, as NumPy's `argmax` (no score NaN).
+pub fn best_class(scores: &[f64]) -> usize {
+    let first_best = |best: usize, (k, &s): (usize, &f64)| if s > scores[best] { k } else { best };
+    match scores {
+        [score] => usize::from(*score > 0.0),
+        _ => scores.iter().enumerate().fold(0, first_best),
     }
 }
 
@@ -80,5 +105,24 @@ impl Estimator {
                 self.partial_fit(x, Targets::Classes(&classes), all)
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{best_class, with_complements};
+
+    #[test]
+    fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
+        assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
+        assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
+        assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
+    }
+
+    #[test]
+    fn complements_pair_each_probability_with_one_minus_it_in_row_order() {
+        let mut values = [0.25, 0.9, 0.0, -1.0, -1.0, -1.0];
+        with_complements(&mut values);
+        assert_eq!(values, [0.75, 0.25, 1.0 - 0.9, 0.9, 1.0, 0.0]);
     }
 }

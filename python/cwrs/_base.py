@@ -76,12 +76,15 @@ def _lean_rows(X, n_features):
 
 # Attributes that only live in memory: never pickled, never compared.
 # - `_fit_lock`: see `Estimator._lock`.
-# - `_checked_params`: the hyper-parameter values last validated (see `_check_params_if_changed`).
-# - `_one_row`: (native model, label -> native target map or None, n_features) while the
-#   lean paths of `partial_fit` (a few rows) and of prediction may be taken: a primal model
-#   without feature map, fitted without feature names, whose hyper-parameters were validated
-#   since the last `set_params`. One attribute, read at once, so that the path never pairs a
-#   model with another fit's labels.
+# - `_checked_params`: present while the hyper-parameters are as last validated (see
+#   `_check_params_if_changed`).
+# - `_one_row`: (native model, label -> native target map or None, n_features, its bound lean
+#   methods learn_lean, decision_lean, predict_lean or None, proba_lean, classes_ or None and
+#   its one-element slices) while the lean paths of `partial_fit` (a few rows) and of
+#   prediction may be taken: a primal model without feature map, fitted without feature names,
+#   whose hyper-parameters were validated since the last `set_params`. One attribute, read at
+#   once, so that the path never pairs a model with another fit's labels. The lean methods
+#   return None (learn_lean False) for what they do not take: the general path checks it.
 _TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
 
 
@@ -119,6 +122,7 @@ class Estimator(HyperParameters):
 
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
+    _one_row: Optional[tuple[Any, ...]] = None  # the lean paths (see `_TRANSIENT`)
 
     @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
@@ -216,7 +220,7 @@ class Estimator(HyperParameters):
         and enables the one-row path where it applies. Called holding `_lock`. A
         `feature_names_in_` of None (X had no column names) removes the attribute, as in
         scikit-learn."""
-        fitted["_checked_params"] = self._param_values()
+        fitted["_checked_params"] = True
         self.__dict__.pop("_one_row", None)
         if fitted.get("feature_names_in_") is None:
             fitted.pop("feature_names_in_", None)
@@ -234,8 +238,15 @@ class Estimator(HyperParameters):
             and self._feature_map is None
             and "feature_names_in_" not in self.__dict__
         ):
-            one_row = (model, self._one_row_targets(model), self.n_features_in_)
-            self.__dict__["_one_row"] = one_row
+            classes = self.__dict__.get("classes_")
+            rows = () if classes is None else tuple(classes[k : k + 1] for k in range(len(classes)))
+            # `predict` goes through `decision_function` where a subclass overrides it.
+            plain = rows and type(self).decision_function is Classifier.decision_function
+            self.__dict__["_one_row"] = (
+                model, self._one_row_targets(model), self.n_features_in_, model.learn_lean,
+                model.decision_lean, model.predict_lean if plain else None, model.proba_lean,
+                classes, rows,
+            )
 
     def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
@@ -269,12 +280,16 @@ class Estimator(HyperParameters):
             )
 
     def _model_and_rows(self, X):
-        """The fitted native model and X as it takes it: as it is on the lean path (see
-        `_one_row`), else validated by `_check_X_for`."""
-        one_row = self.__dict__.get("_one_row")
+        """The fitted native model and X as it takes it: as is if `_lean_rows`, else checked."""
+        one_row = self._one_row
         if one_row is not None and _lean_rows(X, one_row[2]):
             return one_row[0], X
         return self._fitted_model(), self._check_X_for(X)
+
+    def _checked_scores(self, X, method):
+        """μ·x of the rows of X on the general path (`method` names it in an overflow error)."""
+        model, rows = self._model_and_rows(X)
+        return _refuse_overflow(model.decision_function(rows), method)
 
     def _check_X_for(self, X):
         """X validated against the fitted feature names and number of features, as the model
@@ -535,9 +550,9 @@ class Classifier(Estimator):
         of float64 (shape (n, n_features), C order, n ≤ 64) with known labels take a lean path
         (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
         """
-        one_row = self.__dict__.get("_one_row")
+        one_row = self._one_row
         if one_row is not None and classes is None and sample_weight is None:
-            if one_row[0].learn_lean(X, y, one_row[1], self._check_params_if_changed):
+            if one_row[3](X, y, one_row[1], self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, classes, sample_weight)
 
@@ -583,18 +598,17 @@ class Classifier(Estimator):
         means `classes_[1]`), else μ_k·x per class, shape (n, n_classes). A score that
         overflows float64 is ±inf; one whose terms overflow with both signs (inf − inf) raises
         `ValueError`."""
-        one_row = self.__dict__.get("_one_row")
-        if one_row is not None and _lean_rows(X, one_row[2]):
-            return _refuse_overflow(one_row[0].decision_function(X), "decision_function")
-        scores = self._fitted_model().decision_function(self._check_X_for(X))
-        return _refuse_overflow(scores, "decision_function")
+        lean = self._one_row
+        scores = None if lean is None else lean[4](X)
+        return scores if scores is not None else self._checked_scores(X, "decision_function")
 
     def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
         """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
+        lean = self._one_row
+        labels = None if lean is None or lean[5] is None else lean[5](X, lean[7], lean[8])
+        if labels is not None:
+            return labels
         scores = self.decision_function(X)
-        if scores.shape == (1,):  # one row, two classes: Python scalars cost less than ufuncs
-            k = int(scores.item() > 0)
-            return self.classes_[k : k + 1].copy()
         best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
         return self.classes_[best]
 
@@ -710,6 +724,10 @@ class ConfidenceWeightedClassifier(Classifier):
         the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
         the classes exactly as `decision_function` does.
         """
+        lean = self._one_row
+        both = None if lean is None else lean[6](X)
+        if both is not None:
+            return both
         model, rows = self._model_and_rows(X)
         probabilities = _refuse_overflow(model.probabilities(rows), "predict_proba")
         if probabilities.ndim == 2:

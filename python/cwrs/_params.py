@@ -603,8 +603,8 @@ def store_params(estimator, arguments):
 
 
 @functools.cache
-def _param_names(cls):
-    return tuple(cls._get_param_names())
+def _param_set(cls):
+    return frozenset(cls._get_param_names())
 
 
 class HyperParameters:
@@ -664,22 +664,21 @@ class HyperParameters:
         ]
         return f"{type(self).__name__}({', '.join(changed)})"
 
-    def _param_values(self):
-        return tuple(map(self.__dict__.get, _param_names(type(self))))
+    if not TYPE_CHECKING:  # hidden from mypy, which would then allow any attribute
+
+        def __setattr__(self, name, value):
+            object.__setattr__(self, name, value)
+            if name in _param_set(type(self)):  # validated again by `_check_params_if_changed`
+                self.__dict__.pop("_checked_params", None)
 
     def _check_params_if_changed(self):
-        """Validates the hyper-parameters, as `fit` would, if any changed since the last
-        validation (a tuple comparison: identical or equal values are not checked again): a
-        `partial_fit` that continues a model refuses bad values too, though they take effect
+        """Validates the hyper-parameters, as `fit` would, if any was assigned since the last
+        validation (an assignment drops `_checked_params`, see `__setattr__`; O(1) otherwise):
+        a `partial_fit` that continues a model refuses bad values too, though they take effect
         only at the next `fit`."""
-        values = self._param_values()
-        try:
-            unchanged = values == self.__dict__.get("_checked_params")
-        except (TypeError, ValueError):  # a value that does not compare (an array)
-            unchanged = False
-        if not unchanged:
+        if "_checked_params" not in self.__dict__:
             self._check_params()
-            self.__dict__["_checked_params"] = values
+            self.__dict__["_checked_params"] = True
 
     def _check_params(self):
         """Every check `fit` makes of the hyper-parameters (for the fitted classes), without

@@ -111,9 +111,9 @@ class Regressor(Estimator):
         of float64 (shape (n, n_features), C order, n ≤ 64) with finite numeric targets take a
         lean path (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the
         same."""
-        one_row = self.__dict__.get("_one_row")
+        one_row = self._one_row
         if sample_weight is None and one_row is not None:
-            if one_row[0].learn_lean(X, y, None, self._check_params_if_changed):
+            if one_row[3](X, y, None, self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, sample_weight)
 
@@ -140,8 +140,9 @@ class Regressor(Estimator):
 
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
-        model, rows = self._model_and_rows(X)
-        return _refuse_overflow(model.decision_function(rows), "predict")
+        lean = self._one_row
+        values = None if lean is None else lean[4](X)
+        return values if values is not None else self._checked_scores(X, "predict")
 
     def score(
         self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None

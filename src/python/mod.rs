@@ -14,6 +14,7 @@ use crate::error::CwError;
 mod callable_kernel;
 mod convert;
 mod errors;
+mod lean;
 mod model;
 mod svmlight;
 

@@ -3,26 +3,23 @@
 //! panic raises `RuntimeError`). It is built from a configuration dict or a saved state dict
 //! (see docs/model-format.md) and gives back its state as a dict.
 
-use numpy::{
-    PyArray1, PyArray2, PyArrayMethods, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray,
-    PyUntypedArrayMethods,
-};
+use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
 use pyo3::exceptions::PyAttributeError;
-use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyTuple};
+use pyo3::types::{PyDict, PyTuple};
 
 use super::callable_kernel::CallableKernel;
 use super::convert::{
     held_entries, indices, slice, state_to_dict, value_to_py, MatrixArg, TargetsArg,
 };
-use crate::call_cost::CallCost;
+use super::lean;
+use crate::call_cost::{best_class, with_complements, CallCost};
 use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::Estimator;
 use crate::interrupt::Interrupt;
 use crate::sharded::ShardedFit;
-use crate::shared::{guarded, Guarded, Work};
+use crate::shared::{guarded, Guarded, Shared, Work};
 use crate::state::{State, Value};
 
 const NAME: &str = "Model";
@@ -62,6 +59,40 @@ impl Model {
         rows(py, out, shape)
     }
 
+    /// A lean prediction (`python::lean`): `f` of the rows of `x` into a fresh array of
+    /// `columns` values per row (None: 1-D), when `x` is a few rows of quick work (see
+    /// `learn_lean`) and the model free; None (the general path) otherwise, or if a value is
+    /// NaN (the general path raises).
+    fn lean<'py>(
+        &self,
+        x: &Bound<'py, PyAny>,
+        operation: &str,
+        columns: Option<usize>,
+        f: impl FnOnce(&Estimator, &Matrix, &mut [f64]) -> Result<(), CwError> + Send,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(values) = lean::rows(x, self.n_features) else {
+            return Ok(None);
+        };
+        let view = lean::matrix(values, self.n_features);
+        if self.cost.work(&view, view.n_rows()) == Work::Batch {
+            return Ok(None);
+        }
+        let array = lean::output(x.py(), view.n_rows(), columns);
+        // SAFETY: a fresh array of that length, filled by `f` before it is returned.
+        let values = unsafe { lean::values(&array, view.n_rows() * columns.unwrap_or(1)) };
+        let fill = |e: &Estimator| Ok(f(e, &view, &mut *values)?);
+        Ok(
+            match self
+                .estimator
+                .attached(operation, |s, work| s.read(x.py(), work, fill))
+            {
+                Some(Ok(())) if !values.iter().any(|v| v.is_nan()) => Some(array),
+                Some(Err(err)) => return Err(err),
+                _ => None,
+            },
+        )
+    }
+
     /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
     /// row per class; an `AttributeError` where the model has none.
     fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Bound<'py, PyAny>> {
@@ -83,42 +114,6 @@ impl Model {
         self.estimator
             .read(py, operation, Work::Batch, |e| Ok(e.clone()))
     }
-}
-
-/// `x` borrowed when it is 1 to 64 rows of float64 of width `n_features` (see `learn_lean`).
-fn lean_rows<'py>(x: &Bound<'py, PyAny>, n_features: usize) -> Option<PyReadonlyArray2<'py, f64>> {
-    let x = x.cast::<PyArray2<f64>>().ok()?.try_readonly().ok()?;
-    let [n_rows, n_cols] = x.shape() else {
-        return None;
-    };
-    let fits = *n_cols == n_features && (1..=64).contains(n_rows) && x.is_c_contiguous();
-    fits.then_some(x)
-}
-
-/// The native targets of the labels `y` of `n_rows` rows (see `learn_lean`), or None.
-fn lean_targets(
-    y: &Bound<'_, PyAny>,
-    n_rows: usize,
-    targets: Option<&Bound<'_, PyDict>>,
-) -> Option<Vec<f64>> {
-    let labels = match y.cast::<PyUntypedArray>() {
-        Ok(array) if array.ndim() == 1 => y.call_method0(intern!(y.py(), "tolist")).ok()?,
-        Ok(_) => return None,
-        Err(_) => y.clone(),
-    };
-    let labels = match labels.cast_exact::<PyList>() {
-        Ok(list) => list.clone(),
-        Err(_) => labels.cast_exact::<PyTuple>().ok()?.to_list(),
-    };
-    if labels.len() != n_rows {
-        return None;
-    }
-    let target = |label: Bound<'_, PyAny>| match targets {
-        Some(targets) => targets.get_item(label).ok()??.extract::<f64>().ok(),
-        None if label.is_instance_of::<PyBool>() => None,
-        None => label.extract::<f64>().ok().filter(|t| t.is_finite()),
-    };
-    labels.iter().map(target).collect()
 }
 
 /// `values` as a 1-D array, or reshaped to `shape`.
@@ -203,6 +198,7 @@ methods_and_attributes! {
     /// numbers, for a regressor). Anything else is left to the checked path: False, nothing
     /// learned. `check_batch` is called before more than one row is learned (the estimator's
     /// check of hyper-parameters changed since the last one: a batch re-checks them).
+    #[pyo3(signature = (x, y, targets, check_batch, /))]
     fn learn_lean(
         &self,
         py: Python<'_>,
@@ -211,26 +207,82 @@ methods_and_attributes! {
         targets: Option<&Bound<'_, PyDict>>,
         check_batch: &Bound<'_, PyAny>,
     ) -> PyResult<bool> {
-        let Some(x) = lean_rows(x, self.n_features) else {
+        let Some(values) = lean::rows(x, self.n_features) else {
             return Ok(false);
         };
-        let Some(view) = x.as_slice().ok().map(|values| Matrix::Dense {
-            values,
-            n_rows: x.shape()[0],
-            n_cols: self.n_features,
-        }) else {
-            return Ok(false);
-        };
-        let Some(targets) = lean_targets(y, view.n_rows(), targets) else {
+        let view = lean::matrix(values, self.n_features);
+        let Some(targets) = lean::targets(y, view.n_rows(), targets) else {
             return Ok(false);
         };
         if view.n_rows() > 1 {
             check_batch.call0()?;
         }
-        let work = self.cost.work(&view, view.n_rows());
-        let learn = |e: &mut Estimator| Ok(e.learn_few(&view, &targets)?);
-        self.estimator.write(py, "partial_fit", work, learn)?;
+        let learn = |e: &mut Estimator, rows: &Matrix| Ok(e.learn_few(rows, &targets)?);
+        if self.cost.work(&view, view.n_rows()) == Work::Quick {
+            let write = |s: &Shared<_>, work| s.write(py, work, |e| learn(e, &view));
+            if let Some(result) = self.estimator.attached("partial_fit", write) {
+                return result.map(|()| true);
+            }
+        }
+        // Detached (long work, or waiting for the model): on a copy of the rows, since the
+        // borrowed buffer may only be read attached (see `python::lean`).
+        let copy = values.to_vec();
+        let rows = lean::matrix(&copy, self.n_features);
+        self.estimator.write(py, "partial_fit", Work::Batch, |e| learn(e, &rows))?;
         Ok(true)
+    }
+
+    /// The lean paths of the estimators' `decision_function` and `predict_proba` (rows ×
+    /// classes, or both classes' probabilities of a binary model): None where they do not
+    /// apply (see [`Model::lean`]).
+    #[pyo3(signature = (x, /))]
+    fn decision_lean<'py>(&self, x: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let f = Estimator::decision_function;
+        self.lean(x, "decision_function", self.cost.columns, f)
+    }
+
+    #[pyo3(signature = (x, /))]
+    fn proba_lean<'py>(&self, x: &Bound<'py, PyAny>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let binary = self.cost.columns.is_none();
+        let columns = self.cost.columns.unwrap_or(2);
+        self.lean(x, "predict_proba", Some(columns), move |e, rows, out| {
+            if !binary {
+                return e.probabilities(rows, out);
+            }
+            e.probabilities(rows, &mut out[..rows.n_rows()])?;
+            with_complements(out);
+            Ok(())
+        })
+    }
+
+    /// The lean path of the classifiers' `predict`: each row's best class taken from
+    /// `classes` (an array; `class_rows`: a copy of `class_rows[k]`, the array `classes[k:k+1]`,
+    /// for one row), or None where it does not apply (see [`Model::lean`]).
+    #[pyo3(signature = (x, classes, class_rows, /))]
+    fn predict_lean<'py>(
+        &self,
+        x: &Bound<'py, PyAny>,
+        classes: &Bound<'py, PyAny>,
+        class_rows: &Bound<'py, PyTuple>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(values) = lean::rows(x, self.n_features) else {
+            return Ok(None);
+        };
+        let view = lean::matrix(values, self.n_features);
+        let width = self.cost.columns.unwrap_or(1);
+        let mut scores = [0.0; 64]; // no allocation: more scores take the general path
+        let n_scores = view.n_rows() * width;
+        if n_scores > scores.len() || self.cost.work(&view, view.n_rows()) == Work::Batch {
+            return Ok(None);
+        }
+        let scores = &mut scores[..n_scores];
+        let fill = |e: &Estimator| Ok(e.decision_function(&view, &mut *scores)?);
+        match self.estimator.attached("predict", |s, work| s.read(x.py(), work, fill)) {
+            Some(Ok(())) if !scores.iter().any(|v| v.is_nan()) => {}
+            Some(Err(err)) => return Err(err),
+            _ => return Ok(None),
+        }
+        lean::take(classes, class_rows, scores.chunks(width).map(best_class))
     }
 
     /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
