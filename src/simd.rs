@@ -540,3 +540,7 @@ fn dot_portable(a: &[f64], b: &[f64]) -> f64 {
     let tail: f64 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
     acc.iter().sum::<f64>() + tail
 }
+
+#[cfg(test)]
+#[path = "simd_tests.rs"]
+mod tests;
