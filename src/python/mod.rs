@@ -20,6 +20,7 @@ use errors::{InvalidModelStateError, InvalidParameterError};
 mod callable_kernel;
 mod convert;
 mod errors;
+mod learn_file;
 mod model;
 mod svmlight;
 
@@ -91,6 +92,7 @@ fn _cwrs(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(margin_probabilities, m)?)?;
     m.add_function(wrap_pyfunction!(hash_tokens, m)?)?;
     m.add_function(wrap_pyfunction!(model::merge, m)?)?;
+    m.add_function(wrap_pyfunction!(learn_file::learn_svmlight, m)?)?;
     svmlight::register(m)?;
     m.add_function(wrap_pyfunction!(rule_table, m)?)?;
     m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;

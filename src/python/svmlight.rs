@@ -23,7 +23,7 @@ use crate::shared::{guarded, internal_error};
 
 /// What `poll` gives, waited for with the GIL released; Python's signal handlers run between
 /// polls, and an exception they raise (KeyboardInterrupt) ends the wait.
-fn wait<T: Send>(
+pub(super) fn wait<T: Send>(
     py: Python<'_>,
     class: &str,
     operation: &str,
@@ -41,7 +41,7 @@ fn wait<T: Send>(
 }
 
 /// The result of `pending`; an interrupted wait stops the work too.
-fn result<T: Send>(
+pub(super) fn result<T: Send>(
     py: Python<'_>,
     pending: std::io::Result<Pending<T>>,
     (class, operation): (&str, &str),
