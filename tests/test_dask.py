@@ -171,6 +171,51 @@ def test_a_worker_killed_mid_epoch_changes_nothing(client, tmp_path):
         np.testing.assert_array_equal(a[key], b[key], err_msg=key)
 
 
+def _make_learn_file_die_once(marker):
+    """On this worker: the next streamed file's task kills the process once its rows are
+    learned (the first time, cluster-wide, that any task reaches that point)."""
+    import cwrs.dask as module
+
+    original = module.__dict__.setdefault("_original_learn_file", module._learn_file)
+
+    def dying(*args):
+        original(*args)
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+    module._learn_file = dying
+
+
+def _restore_learn_file():
+    import cwrs.dask as module
+
+    module._learn_file = module.__dict__.get("_original_learn_file", module._learn_file)
+
+
+def test_a_worker_killed_while_streaming_a_file_changes_nothing(client, tmp_path):
+    X, y = _sparse_classification(n_rows=400, n_features=30, seed=5)
+    # The same parts under two names: tasks of other keys, so that nothing is reused.
+    paths = {"a": [], "b": []}
+    for k, rows in enumerate(np.array_split(np.arange(len(X)), 4)):
+        for name, names in paths.items():
+            names.append(str(tmp_path / f"{name}{k}.libsvm"))
+            _write_libsvm(names[-1], X[rows], y[rows])
+    args = dict(client=client, n_iter=2, classes=[-1, 1], n_features=30)
+    unfaulted = cwrs.dask.fit(cwrs.AROW(), paths["a"], **args)
+    client.run(_make_learn_file_die_once, str(tmp_path / "killed"))
+    try:
+        faulted = cwrs.dask.fit(cwrs.AROW(), paths["b"], **args)
+    finally:
+        client.run(_restore_learn_file)
+    assert os.path.exists(tmp_path / "killed")
+    a, b = unfaulted._model.state(), faulted._model.state()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
 def test_data_frames_and_predictions(client):
     pd = pytest.importorskip("pandas")
     rng = np.random.RandomState(2)
