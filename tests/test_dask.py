@@ -124,6 +124,18 @@ def test_streamed_files_are_the_merge_of_partial_fit_file_shards(client, tmp_pat
         np.testing.assert_array_equal(state[key], expected[key], err_msg=key)
 
 
+def test_a_file_without_rows_adds_nothing(client, tmp_path):
+    X, y = _sparse_classification(n_rows=200, n_features=20, seed=8)
+    full, empty = tmp_path / "full.libsvm", tmp_path / "empty.libsvm"
+    _write_libsvm(full, X, y)
+    empty.write_text("# no rows\n")
+    alone = cwrs.AROW().partial_fit_file(full, classes=[-1, 1], n_features=20)
+    for args in ({}, {"classes": [-1, 1], "n_features": 20}):
+        fitted = cwrs.dask.fit(cwrs.AROW(), [str(full), str(empty)], client=client, **args)
+        np.testing.assert_allclose(fitted.coef_, alone.coef_, rtol=1e-12)
+        assert fitted.n_updates_ == alone.n_updates_
+
+
 def test_streamed_files_refuse_bad_lines_naming_them(client, tmp_path):
     path = tmp_path / "bad.libsvm"
     path.write_text("1 1:0.5 3:1\n-1 2:1\n1 9:1\n")
@@ -209,6 +221,7 @@ def test_a_worker_killed_while_streaming_a_file_changes_nothing(client, tmp_path
     try:
         faulted = cwrs.dask.fit(cwrs.AROW(), paths["b"], **args)
     finally:
+        client.wait_for_workers(2, timeout=60)  # the killed one restarted, for the next tests
         client.run(_restore_learn_file)
     assert os.path.exists(tmp_path / "killed")
     a, b = unfaulted._model.state(), faulted._model.state()

@@ -185,7 +185,7 @@ def _read_file(path):
 def _scan(chunks):
     """The width (one past the largest index) and the distinct labels of a file's chunks."""
     width = max([1] + [X.shape[1] for X, _ in chunks])
-    return width, np.unique(np.concatenate([y for _, y in chunks]))
+    return width, np.unique(np.concatenate([np.zeros(0)] + [y for _, y in chunks]))
 
 
 def _epoch(client, template, model, parts, n_features, classes, method):
@@ -216,10 +216,11 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
     if kind == "file":
         _learn_file(model, x, n_features, classes)
     elif kind == "rows":
+        if "_model" not in model.__dict__:  # a file without rows learns nothing
+            _start(model, n_features, classes)
         for X, labels in x:
             X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-            model.partial_fit(X, labels, **fit_args)
-            fit_args = {}
+            model.partial_fit(X, labels)
     else:
         model.partial_fit(x, y, **fit_args)
     start = base._model.state() if base is not None else _cwrs.Model(model._model.config).state()
