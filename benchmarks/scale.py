@@ -7,9 +7,11 @@ Sections (each prints a Markdown table):
    last 100k rows held out for the test error). Median rows/s of --repeat interleaved runs.
 2. `cwrs.dask.fit` on a `LocalCluster` of 2 worker processes (1 thread each) vs one process, on
    the same training rows as 2 LIBSVM files: the one process learns them with
-   `partial_fit_file`, one after the other; Dask parses each on a worker and merges. The time
-   includes the parse (the files were just written, so in the page cache) but not the start
-   of the cluster.
+   `partial_fit_file` (parsing on a second thread), one after the other; Dask streams each on
+   a worker (`n_features` and `classes` given) and merges. The time includes the parse (the
+   files were just written, so in the page cache) but not the start of the cluster. Then
+   where the Dask fit's time goes (task stream), and the two files learned by the two workers
+   alone, without returning or merging anything: the most an epoch could gain.
 3. Accuracy: sequential vs sharded (`cwrs.merge` of 2 and 4 contiguous shards per epoch from
    the model of the epoch start, as `cwrs.dask.fit` and `n_jobs` do), AROW, SCW1 and PA1, 1 to 3
    epochs in stored order: test error on a1a.t (trained on a1a, ../shared/datasets) and on the
@@ -83,17 +85,28 @@ def section_n_jobs(data, repeat):
     print()
 
 
+def learn_file_alone(path, n_features):
+    """The learning of one streamed partition in a worker, without the model's transfer and
+    merge: what a cwrs.dask.fit epoch cannot beat (run as a Dask task)."""
+    model = cwrs.AROW()
+    cwrs.dask._learn_file(model, path, n_features, np.array([-1, 1]))
+    return model.n_updates_
+
+
 def section_dask(data, repeat, workdir):
     import distributed
 
     X, y, X_test, y_test = data
     halves = np.array_split(np.arange(X.shape[0]), 2)
-    paths = [workdir / f"part{k}.svm" for k in range(2)]
+    paths = [str(workdir / f"part{k}.svm") for k in range(2)]
     for path, rows in zip(paths, halves):
         write_text_file(path, X[rows], y[rows], LIBSVM_LABELS)
     n_features = X.shape[1]
     seconds = {"one process": [], "dask, 2 workers": []}
-    errors = {}
+    stages = {"before the first task starts (submit, schedule)": [],
+              "learning (slowest task)": [], "after the last task (gather, merge, install)": [],
+              "learning alone, 2 workers (no transfer, no merge)": []}
+    errors, returned = {}, 0
     with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                   host="127.0.0.1", dashboard_address=None) as cluster, \
             distributed.Client(cluster) as client:
@@ -105,22 +118,46 @@ def section_dask(data, repeat, workdir):
                                        zero_based=False)
             seconds["one process"].append(time.perf_counter() - began)
             errors["one process"] = test_error(model, X_test, y_test)
-            began = time.perf_counter()
-            model = cwrs.dask.fit(cwrs.AROW(), [str(p) for p in paths], client=client,
-                                  classes=[-1, 1])
-            seconds["dask, 2 workers"].append(time.perf_counter() - began)
-            errors["dask, 2 workers"] = test_error(
-                model, X_test[:, : model.n_features_in_], y_test)
+            with distributed.get_task_stream(client) as stream:
+                began, began_epoch = time.perf_counter(), time.time()
+                model = cwrs.dask.fit(cwrs.AROW(), paths, client=client, classes=[-1, 1],
+                                      n_features=n_features)
+                seconds["dask, 2 workers"].append(time.perf_counter() - began)
+                ended_epoch = time.time()
+            errors["dask, 2 workers"] = test_error(model, X_test, y_test)
+            tasks = [t for t in stream.data if "_learn_partition" in str(t["key"])]
+            computes = [ss for t in tasks for ss in t["startstops"] if ss["action"] == "compute"]
+            last = max(ss["stop"] for ss in computes)
+            stages["before the first task starts (submit, schedule)"].append(
+                min(ss["start"] for ss in computes) - began_epoch)
+            stages["learning (slowest task)"].append(
+                max(ss["stop"] - ss["start"] for ss in computes))
+            stages["after the last task (gather, merge, install)"].append(ended_epoch - last)
+            returned = sum(t.get("nbytes", 0) for t in tasks)
             client.cancel(list(client.futures.values()))
-            log(f"  repeat {r}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in seconds.items()))
+            began = time.perf_counter()
+            client.gather([client.submit(learn_file_alone, p, n_features, pure=False)
+                           for p in paths])
+            stages["learning alone, 2 workers (no transfer, no merge)"].append(
+                time.perf_counter() - began)
+            log(f"  repeat {r}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in seconds.items())
+                + f", started {began_epoch:.0f}")
     base = statistics.median(seconds["one process"])
     print(f"### 2. `cwrs.dask.fit` vs one process: AROW diag, {X.shape[0]:,} rows as 2 LIBSVM "
           "files\n")
-    print("| run | rows/s (median) | speed-up | test error |")
-    print("|---|--:|--:|--:|")
+    print("| run | seconds (median) | rows/s | speed-up | test error |")
+    print("|---|--:|--:|--:|--:|")
     for name, values in seconds.items():
         s = statistics.median(values)
-        print(f"| {name} | {X.shape[0] / s / 1e3:,.1f}k | {base / s:.2f}× | {errors[name]:.2%} |")
+        print(f"| {name} | {s:.2f} | {X.shape[0] / s / 1e3:,.1f}k | {base / s:.2f}× | "
+              f"{errors[name]:.2%} |")
+    print("\nWhere the Dask fit's time goes (medians; the shards returned: "
+          f"{returned / 2**20:,.1f} MiB):\n")
+    print("| stage | seconds | speed-up over one process if it were all |")
+    print("|---|--:|--:|")
+    for name, values in stages.items():
+        s = statistics.median(values)
+        print(f"| {name} | {s:.2f} | {base / s:.2f}× |")
     print()
 
 

@@ -76,6 +76,9 @@ def test_files_read_on_the_workers_give_the_merge_of_the_shards(client, tmp_path
         _write_libsvm(paths[-1], X[rows], y[rows])
     n_features = max(cwrs.load_svmlight(p)[0].shape[1] for p in paths)
     fitted = cwrs.dask.fit(estimator, paths, client=client, n_iter=2)
+    # Streamed (the width and classes known): learned by the core as each worker parses.
+    streamed = cwrs.dask.fit(type(estimator)(**estimator.get_params()), paths, client=client,
+                             n_iter=2, classes=[-1, 1], n_features=n_features)
     # The same epochs by hand: shards from the model of the epoch start, merged in order.
     model = None
     for _ in range(2):
@@ -85,10 +88,65 @@ def test_files_read_on_the_workers_give_the_merge_of_the_shards(client, tmp_path
                 **estimator.get_params())
             shards.append(shard.partial_fit_file(path, classes=[-1, 1], n_features=n_features))
         model = cwrs.merge(shards, base=model)
+    expected = model._model.state()
+    for fit in (fitted, streamed):
+        state = fit._model.state()
+        assert state.keys() == expected.keys()
+        for key in state:
+            np.testing.assert_array_equal(state[key], expected[key], err_msg=key)
+    assert streamed.n_features_in_ == n_features and list(streamed.classes_) == [-1, 1]
+
+
+@pytest.mark.parametrize("kind", ["regressor", "multiclass", "random-features"])
+def test_streamed_files_are_the_merge_of_partial_fit_file_shards(client, tmp_path, kind):
+    rng = np.random.RandomState(7)
+    X = rng.normal(size=(300, 12)) * (rng.uniform(size=(300, 12)) < 0.4)
+    if kind == "regressor":
+        estimator, y, fit_args = cwrs.AROWRegressor(r=0.5), X @ rng.normal(size=12), {}
+    else:
+        y = np.digitize(X @ rng.normal(size=12), [-0.5, 0.5]) + 1
+        estimator = cwrs.AROW() if kind == "multiclass" else cwrs.AROW(
+            kernel_approximation="rff", n_components=16, random_state=0)
+        fit_args = {"classes": [1, 2, 3]}
+    paths = []
+    for k, rows in enumerate(np.array_split(np.arange(len(X)), 2)):
+        paths.append(str(tmp_path / f"part{k}.libsvm"))
+        _write_libsvm(paths[-1], X[rows], y[rows])
+    fitted = cwrs.dask.fit(estimator, paths, client=client, n_iter=2, n_features=14, **fit_args)
+    model = None
+    for _ in range(2):
+        shards = [(pickle.loads(pickle.dumps(model)) if model else estimator.__class__(
+            **estimator.get_params())).partial_fit_file(path, n_features=14, **fit_args)
+            for path in paths]
+        model = cwrs.merge(shards, base=model)
     state, expected = fitted._model.state(), model._model.state()
-    assert state.keys() == expected.keys()
-    for key in state:
+    for key in expected:
         np.testing.assert_array_equal(state[key], expected[key], err_msg=key)
+
+
+def test_a_file_without_rows_adds_nothing(client, tmp_path):
+    X, y = _sparse_classification(n_rows=200, n_features=20, seed=8)
+    full, empty = tmp_path / "full.libsvm", tmp_path / "empty.libsvm"
+    _write_libsvm(full, X, y)
+    empty.write_text("# no rows\n")
+    alone = cwrs.AROW().partial_fit_file(full, classes=[-1, 1], n_features=20)
+    for args in ({}, {"classes": [-1, 1], "n_features": 20}):
+        fitted = cwrs.dask.fit(cwrs.AROW(), [str(full), str(empty)], client=client, **args)
+        np.testing.assert_allclose(fitted.coef_, alone.coef_, rtol=1e-12)
+        assert fitted.n_updates_ == alone.n_updates_
+
+
+def test_streamed_files_refuse_bad_lines_naming_them(client, tmp_path):
+    path = tmp_path / "bad.libsvm"
+    path.write_text("1 1:0.5 3:1\n-1 2:1\n1 9:1\n")
+    est = cwrs.AROW()
+    with pytest.raises(ValueError, match=r"bad.libsvm: line 3: n_features was set to 4"):
+        cwrs.dask.fit(est, [str(path)], client=client, classes=[-1, 1], n_features=4)
+    with pytest.raises(ValueError, match=r"bad.libsvm: line 2: the label -1 is not in classes"):
+        cwrs.dask.fit(est, [str(path)], client=client, classes=[1, 2], n_features=10)
+    with pytest.raises(ValueError, match="n_features was set to 4"):
+        cwrs.dask.fit(est, [str(path)], client=client, n_features=4)
+    assert not hasattr(est, "_model")
 
 
 def _die_once(block, marker):
@@ -119,6 +177,52 @@ def test_a_worker_killed_mid_epoch_changes_nothing(client, tmp_path):
     y_dask = da.from_array(y, chunks=(tuple(len(b) for b in blocks),))
     unfaulted = cwrs.dask.fit(cwrs.AROW(), dask_X(False), y_dask, client=client, n_iter=2)
     faulted = cwrs.dask.fit(cwrs.AROW(), dask_X(True), y_dask, client=client, n_iter=2)
+    assert os.path.exists(tmp_path / "killed")
+    a, b = unfaulted._model.state(), faulted._model.state()
+    for key in a:
+        np.testing.assert_array_equal(a[key], b[key], err_msg=key)
+
+
+def _make_learn_file_die_once(marker):
+    """On this worker: the next streamed file's task kills the process once its rows are
+    learned (the first time, cluster-wide, that any task reaches that point)."""
+    import cwrs.dask as module
+
+    original = module.__dict__.setdefault("_original_learn_file", module._learn_file)
+
+    def dying(*args):
+        original(*args)
+        try:
+            os.close(os.open(marker, os.O_CREAT | os.O_EXCL))
+        except FileExistsError:
+            return
+        os._exit(1)
+
+    module._learn_file = dying
+
+
+def _restore_learn_file():
+    import cwrs.dask as module
+
+    module._learn_file = module.__dict__.get("_original_learn_file", module._learn_file)
+
+
+def test_a_worker_killed_while_streaming_a_file_changes_nothing(client, tmp_path):
+    X, y = _sparse_classification(n_rows=400, n_features=30, seed=5)
+    # The same parts under two names: tasks of other keys, so that nothing is reused.
+    paths = {"a": [], "b": []}
+    for k, rows in enumerate(np.array_split(np.arange(len(X)), 4)):
+        for name, names in paths.items():
+            names.append(str(tmp_path / f"{name}{k}.libsvm"))
+            _write_libsvm(names[-1], X[rows], y[rows])
+    args = dict(client=client, n_iter=2, classes=[-1, 1], n_features=30)
+    unfaulted = cwrs.dask.fit(cwrs.AROW(), paths["a"], **args)
+    client.run(_make_learn_file_die_once, str(tmp_path / "killed"))
+    try:
+        faulted = cwrs.dask.fit(cwrs.AROW(), paths["b"], **args)
+    finally:
+        client.wait_for_workers(2, timeout=60)  # the killed one restarted, for the next tests
+        client.run(_restore_learn_file)
     assert os.path.exists(tmp_path / "killed")
     a, b = unfaulted._model.state(), faulted._model.state()
     for key in a:
@@ -168,6 +272,8 @@ def test_refusals_leave_the_estimator_unchanged(client, tmp_path):
         ((est, X_da, y_da), {"merge": "sum"}, "merge"),
         ((est, X_da, y_da), {"n_iter": 0}, "n_iter"),
         ((est, []), {}, "empty list"),
+        ((est, X_da, y_da), {"n_features": 5}, "n_features is for LIBSVM files"),
+        ((est, [str(tmp_path / "a.libsvm")]), {"n_features": 0}, "n_features"),
         ((cwrs.AROW(kernel="rbf"), X_da, y_da), {}, "kernel"),
         ((cwrs.PA1(), X_da, da.sign(y_da)), {"merge": "information"}, "first-order"),
     ]

@@ -21,6 +21,7 @@ __all__ = [
     "margin_probabilities",
     "hash_tokens",
     "merge",
+    "learn_svmlight",
     "SvmlightChunks",
     "read_svmlight",
     "svmlight_zero_based",
@@ -84,6 +85,14 @@ def read_svmlight(
     path: str | os.PathLike[str], zero_based: bool | None, n_features: int | None = None
 ) -> _Chunk: ...
 def svmlight_zero_based(path: str | os.PathLike[str], zero_based: bool | None) -> bool: ...
+def learn_svmlight(
+    model: Model,
+    path: str | os.PathLike[str],
+    n_features: int,
+    classes: list[float] | None = None,
+    zero_based: bool = False,
+    chunk_rows: int = 10_000,
+) -> None: ...
 @final
 class SvmlightChunks:
     def __new__(

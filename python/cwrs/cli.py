@@ -380,8 +380,8 @@ def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
             for i, line in enumerate(libsvm_lines(X, y)):
                 outs[int(np.searchsorted(bounds, row + i, side="right")) - 1].write(line)
             row += X.shape[0]
-    cwrs_dask.fit_files_wide(
-        model, paths, None, client=client, n_iter=args.passes, merge="auto", classes=labels,
+    cwrs_dask.fit(
+        model, paths, client=client, n_iter=args.passes, merge="auto", classes=labels,
         n_features=n_features,
     )
 

@@ -1,8 +1,9 @@
 """Training and prediction on a Dask cluster (the `cwrs[dask]` extra; docs/design.md §9.5).
 
 `fit(estimator, X, y)` learns from a dask array or data frame chunked by rows, or from a list of
-LIBSVM files (one partition each, parsed once on a worker by cwrs's reader and kept in its
-memory for every epoch). Each epoch
+LIBSVM files (one partition each, read on a worker by cwrs's chunked reader: streamed, each
+chunk learned by the core as the next is parsed on a second thread, when the width and the
+classes are known; else parsed first to find them, and kept). Each epoch
 sends the current model to the workers once; every partition learns from it, in its stored
 order, as a pure task; the shard models come back in partition order (only the coordinates a
 shard changed, when that is smaller than the model) and are merged by `cwrs.merge` with the model
@@ -22,9 +23,11 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, Estimator
+from ._base import Classifier, Estimator, _classes
 from ._merge import METHODS, fitted_attributes, merge as merge_models, with_model
-from ._params import InvalidParameterError
+from ._params import InvalidParameterError, check_pass_params
+from ._svmlight import _line_chunks
+from ._validation import check_labels
 
 __all__ = ["fit", "predict", "decision_function", "predict_proba"]
 
@@ -40,25 +43,27 @@ def fit(
     n_iter: Optional[int] = None,
     merge: str = "auto",
     classes: Any = None,
+    n_features: Optional[int] = None,
 ) -> Estimator:
     """Fits `estimator` (forgetting any previous fit) on a Dask cluster and returns it.
 
     X is a dask array (2-D; rechunked to one block of columns) or a dask data frame, chunked by
     rows, with y a dask array or series of the same row partitions; or a list of LIBSVM file
-    paths (y=None), one partition each, parsed on the workers (one-based indices; every worker
-    must see the files; each holds its files' rows in memory, as CSR, for all the epochs;
-    SciPy is needed, as for every LIBSVM reader of cwrs). `client` is a `distributed.Client` (None: the current default one),
-    `n_iter` the epochs (None: the estimator's `n_iter`), `merge` the method of `cwrs.merge`,
-    `classes` every label (None: found in y, which takes one more pass over it). Rows are
-    learned in their stored order within each partition (`shuffle` does not apply).
+    paths (y=None), one partition each, read on the workers (one-based indices; every worker
+    must see the files; SciPy is needed, as for every LIBSVM reader of cwrs). `client` is a
+    `distributed.Client` (None: the current default one), `n_iter` the epochs (None: the
+    estimator's `n_iter`), `merge` the method of `cwrs.merge`, `classes` every label (None:
+    found in y, which takes one more pass over it). Rows are learned in their stored order
+    within each partition (`shuffle` does not apply).
+
+    `n_features` (files only) is the width of the model; an index past it is an error, as in
+    `partial_fit_file`. With it, and with `classes` for a classifier, each file is streamed in
+    every epoch: parsed on a second thread of its worker while the core learns its rows, in
+    flat memory. Without them (None: one past the largest index of all the files), the files
+    are parsed first to find the width and the labels, and their rows stay in the workers'
+    memory (as CSR) for every epoch. A model with `kernel_approximation` learns the files
+    through its feature map, chunk by chunk (docs/design.md §9.5).
     """
-    return fit_files_wide(estimator, X, y, client=client, n_iter=n_iter, merge=merge,
-                          classes=classes, n_features=None)
-
-
-def fit_files_wide(estimator, X, y, *, client, n_iter, merge, classes, n_features):
-    """`fit`, with a model at least `n_features` wide when X is a list of files (whose width
-    is otherwise one past their largest index): what `cwrs train --n-features` asks."""
     client = _client(client)
     if merge not in METHODS:
         raise InvalidParameterError(f"merge must be one of {METHODS}, got {merge!r}")
@@ -69,13 +74,21 @@ def fit_files_wide(estimator, X, y, *, client, n_iter, merge, classes, n_feature
     epochs = getattr(estimator, "n_iter") if n_iter is None else n_iter
     if not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
         raise InvalidParameterError(f"n_iter must be a positive integer, got {n_iter!r}")
-    parts, n_features, found = _partitions(client, X, y, n_features or 0)
-    if isinstance(estimator, Classifier) and classes is None:
-        classes = found()
+    if n_features is not None and (
+        not isinstance(n_features, (int, np.integer)) or isinstance(n_features, bool)
+        or n_features < 1
+    ):
+        raise InvalidParameterError(f"n_features must be a positive integer, got {n_features!r}")
     if not isinstance(estimator, Classifier):
         classes = None
+    elif classes is not None:
+        classes = np.unique(np.asarray(classes))
+    stream = classes is not None or not isinstance(estimator, Classifier)
+    parts, n_features, found = _partitions(client, X, y, n_features, stream)
+    if isinstance(estimator, Classifier) and classes is None:
+        classes = found()
     template = type(estimator)(**estimator.get_params())
-    model = None
+    model: Any = None
     for _ in range(epochs):
         model = _epoch(client, template, model, parts, n_features, classes, merge)
     with estimator._lock():
@@ -99,9 +112,10 @@ def _client(client):
     return client
 
 
-def _partitions(client, X, y, min_width):
-    """(partitions as (kind, x, y) triples of delayed values or paths, n_features, a function
-    computing the classes in y)."""
+def _partitions(client, X, y, n_features, stream):
+    """(partitions as (kind, x, y) triples of delayed values, futures or paths, n_features, a
+    function computing the classes in y). `stream`: whether the classes are known (or not
+    needed), so that files of a known width can be streamed."""
     import dask.array as da
     import dask.dataframe as dd
     from dask import delayed
@@ -111,16 +125,26 @@ def _partitions(client, X, y, min_width):
             raise InvalidParameterError("y must be None with LIBSVM files: their labels are in them")
         if not X:
             raise InvalidParameterError("X is an empty list of files")
-        # Each file is parsed once, on a worker, and kept there for every epoch (Dask parses it
-        # again, from its path, if the worker holding it is lost).
-        loaded = [client.submit(_read_file, os.fspath(p), pure=True) for p in X]
+        paths = [os.fspath(p) for p in X]
+        if stream and n_features is not None:
+            return [("file", path, None) for path in paths], n_features, None
+        # Each file is parsed once, on a worker, and kept there (Dask parses it again, from its
+        # path, if the worker holding it is lost).
+        loaded = [client.submit(_read_file, path, pure=True) for path in paths]
         scans = client.gather([client.submit(_scan, part, pure=True) for part in loaded])
-        n_features = max([min_width] + [width for width, _ in scans])
+        width = max(w for w, _ in scans)
+        if n_features is not None and width > n_features:
+            path = paths[[w for w, _ in scans].index(width)]
+            raise ValueError(
+                f"{path}: n_features was set to {n_features}, but the file has the index {width}"
+            )
         return (
-            [("file", part, None) for part in loaded],
-            n_features,
+            [("rows", part, None) for part in loaded],
+            n_features or width,
             lambda: np.unique(np.concatenate([labels for _, labels in scans])),
         )
+    if n_features is not None:
+        raise InvalidParameterError("n_features is for LIBSVM files: a dask collection has its width")
     if y is None:
         raise InvalidParameterError("y is required unless X is a list of LIBSVM files")
     if isinstance(X, da.Array):
@@ -153,17 +177,15 @@ def _partitions(client, X, y, min_width):
 
 
 def _read_file(path):
-    """The rows (CSR, one past the largest index wide) and labels of a LIBSVM file with
-    one-based indices, parsed by cwrs's reader."""
-    from ._svmlight import load_svmlight
-
-    return load_svmlight(path, zero_based=False)
+    """The rows of a LIBSVM file with one-based indices, parsed by cwrs's chunked reader: a
+    list of (X, y) chunks, X CSR as wide as the largest index so far."""
+    return [(X, y) for X, y, _ in _line_chunks(path, 10_000, False, None)]
 
 
-def _scan(part):
-    """The width and the distinct labels of a file's rows."""
-    X, y = part
-    return X.shape[1], np.unique(y)
+def _scan(chunks):
+    """The width (one past the largest index) and the distinct labels of a file's chunks."""
+    width = max([1] + [X.shape[1] for X, _ in chunks])
+    return width, np.unique(np.concatenate([np.zeros(0)] + [y for _, y in chunks]))
 
 
 def _epoch(client, template, model, parts, n_features, classes, method):
@@ -190,17 +212,46 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
     """The shard model of one partition as a payload for `_shard`: a pure function of its
     arguments (`base` is never changed: the worker may share it between tasks)."""
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
-    fit_args = {} if classes is None else {"classes": classes}
+    fit_args = {} if classes is None or base is not None else {"classes": classes}
     if kind == "file":
-        X, y = x
-        X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
-        model.partial_fit(X, y, **fit_args)
+        _learn_file(model, x, n_features, classes)
+    elif kind == "rows":
+        if "_model" not in model.__dict__:  # a file without rows learns nothing
+            _start(model, n_features, classes)
+        for X, labels in x:
+            X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
+            model.partial_fit(X, labels)
     else:
-        if base is not None:
-            fit_args = {}
         model.partial_fit(x, y, **fit_args)
     start = base._model.state() if base is not None else _cwrs.Model(model._model.config).state()
     return fitted_attributes(model), _delta(start, model._model.state())
+
+
+def _learn_file(model, path, n_features, classes):
+    """Learns the rows of the LIBSVM file `path`, `n_features` wide, as they are parsed (on a
+    second thread): in the core, or through the feature map of `kernel_approximation`."""
+    fit_args = {} if classes is None else {"classes": classes}
+    if getattr(model, "kernel_approximation", None) is not None:
+        model.partial_fit_file(path, n_features=n_features, **fit_args)
+        return
+    if "_model" not in model.__dict__:
+        _start(model, n_features, classes)
+    native_classes = None if classes is None else [float(c) for c in model.classes_]
+    _cwrs.learn_svmlight(model._model, os.fspath(path), n_features, native_classes)
+
+
+def _start(model, n_features, classes):
+    """Installs in `model` the native model that its first `partial_fit` of sparse rows
+    `n_features` wide would build, before it learns any row."""
+    check_pass_params(model)
+    if classes is None:
+        native = model._new_model(n_features)
+        model._install(_model=native, n_features_in_=n_features, feature_names_in_=None)
+        return
+    known = _classes(check_labels(classes, None, "classes"))
+    native, feature_map = model._new_model(known.shape[0], n_features, True)
+    model._install(_model=native, _feature_map=feature_map, classes_=known,
+                   n_features_in_=n_features, _sparse_input=True, feature_names_in_=None)
 
 
 def _delta(start, end):

@@ -15,6 +15,7 @@ mod callable_kernel;
 mod convert;
 mod errors;
 mod lean;
+mod learn_file;
 mod model;
 mod svmlight;
 
@@ -36,6 +37,8 @@ mod _cwrs {
 
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
+    #[pymodule_export]
+    use super::learn_file::learn_svmlight;
     #[pymodule_export]
     use super::model::{merge, Model};
     #[pymodule_export]

@@ -35,6 +35,11 @@ pub(super) struct Model {
 }
 
 impl Model {
+    /// The estimator, for the bindings beside this one (`learn_svmlight`).
+    pub(super) fn guarded(&self) -> &Guarded<Estimator, PyErr> {
+        &self.estimator
+    }
+
     fn wrap(estimator: Estimator) -> Self {
         Model {
             cost: CallCost::of(&estimator),

@@ -18,7 +18,7 @@ use crate::data::libsvm::{
 };
 
 /// The result of `pending`, waited for with the GIL released (see `Pending::wait`).
-fn result<T: Send>(
+pub(super) fn result<T: Send>(
     py: Python<'_>,
     pending: std::io::Result<Pending<T>>,
     names: (&str, &str),
