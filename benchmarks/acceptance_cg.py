@@ -2,6 +2,7 @@
 
     python acceptance_cg.py fit RULE     one fit of 20,000 sparse rows (2^20 features, 100 Zipf
                                          non-zeros per row): count the native partial_fit
+    python acceptance_cg.py fit-full D   one fit of AROW full over 3,000 dense rows of D features
     python acceptance_cg.py one-row N    N one-row partial_fit calls (AROW diag, d = 100): the
                                          cost of one call is the difference of two N, per call
 
@@ -31,6 +32,16 @@ def fit(rule):
     return model.n_updates_
 
 
+def fit_full(d):
+    n = 3000
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(n, d))
+    y = np.where(X @ rng.normal(size=d) + rng.normal(size=n) > 0, 1, -1)
+    model = cwrs.AROW(covariance="full", shuffle=False)
+    model.fit(X, y)
+    return model.n_updates_
+
+
 def one_row(n):
     rng = np.random.default_rng(0)
     X = rng.normal(size=(n + 10, 100))
@@ -44,4 +55,7 @@ def one_row(n):
 
 if __name__ == "__main__":
     mode, arg = sys.argv[1], sys.argv[2]
-    print(fit(arg) if mode == "fit" else one_row(int(arg)))
+    if mode == "fit":
+        print(fit(arg))
+    else:
+        print((fit_full if mode == "fit-full" else one_row)(int(arg)))
