@@ -3,8 +3,9 @@
 Each repeat measures every build once, in turn, in a fresh process: the median wall time per
 call (after a warm-up) of an AROW (diag, d = 100) fitted on 2,000 dense rows for one-row
 `partial_fit`, `partial_fit` of two rows, one-row `decision_function`, `predict` and
-`predict_proba`, and NumPy's `x @ w` on the same row as a yardstick; the table gives the median
-over the repeats. The old build is a directory holding another cwrs package (e.g. a wheel of
+`predict_proba`, NumPy's `x @ w` on the same row as a yardstick and scikit-learn's
+SGDClassifier (hinge loss) as a peer (a tenth of the calls: it is slow); the table gives the
+median over the repeats. The old build is a directory holding another cwrs package (e.g. a wheel of
 the old commit, unzipped), put first on PYTHONPATH; the new one is the installed cwrs.
 
     python benchmarks/call_overhead.py --old /tmp/old-cwrs [--repeat 5] [--calls 20000]
@@ -18,10 +19,12 @@ import sys
 
 import numpy as np
 
-MEASURE = r"""
-import json, sys, time
+# The data, models and calls measured (also by benchmarks/call_instructions.py).
+SETUP = r"""
+import sys
 import numpy as np
 import cwrs
+from sklearn.linear_model import SGDClassifier
 
 calls, warmup, d = int(sys.argv[1]), 2000, 100
 total = calls + warmup + 2
@@ -36,6 +39,8 @@ w = rng.standard_normal(d)
 fitted = cwrs.AROW(r=1.0).fit(X[:2000], y[:2000])
 learner = cwrs.AROW(r=1.0).partial_fit(rows[0], labels[0], classes=[-1, 1])
 pair_learner = cwrs.AROW(r=1.0).partial_fit(rows[0], labels[0], classes=[-1, 1])
+sk_fitted = SGDClassifier(loss="hinge", random_state=0).fit(X[:2000], y[:2000])
+sk_learner = SGDClassifier(loss="hinge").partial_fit(rows[0], labels[0], classes=[-1, 1])
 measures = {
     "NumPy x @ w": lambda i: rows[i] @ w,
     "decision_function, 1 row": lambda i: fitted.decision_function(rows[i]),
@@ -43,14 +48,20 @@ measures = {
     "predict_proba, 1 row": lambda i: fitted.predict_proba(rows[i]),
     "partial_fit, 1 row": lambda i: learner.partial_fit(rows[i], labels[i]),
     "partial_fit, 2 rows": lambda i: pair_learner.partial_fit(pairs[i], pair_labels[i]),
+    "scikit-learn decision_function, 1 row": lambda i: sk_fitted.decision_function(rows[i]),
+    "scikit-learn partial_fit, 1 row": lambda i: sk_learner.partial_fit(rows[i], labels[i]),
 }
+"""
+MEASURE = SETUP + r"""
+import json, time
 result = {}
 clock = time.perf_counter
 for name, call in measures.items():
-    for i in range(warmup):
+    n = calls // 10 if name.startswith("scikit-learn") else calls
+    for i in range(warmup // 10):
         call(i)
-    times = np.empty(calls)
-    for k in range(calls):
+    times = np.empty(n)
+    for k in range(n):
         start = clock()
         call(warmup + k)
         times[k] = clock() - start
