@@ -39,8 +39,10 @@ from ._validation import (
     check_sample_weight,
     check_targets,
     check_X,
+    classes_of,
     feature_names,
     not_fitted_error,
+    refuse_overflow,
 )
 
 if TYPE_CHECKING:
@@ -289,7 +291,7 @@ class Estimator(HyperParameters):
     def _checked_scores(self, X, method):
         """μ·x of the rows of X on the general path (`method` names it in an overflow error)."""
         model, rows = self._model_and_rows(X)
-        return _refuse_overflow(model.decision_function(rows), method)
+        return refuse_overflow(model.decision_function(rows), method)
 
     def _check_X_for(self, X):
         """X validated against the fitted feature names and number of features, as the model
@@ -527,7 +529,7 @@ class Classifier(Estimator):
         n_features: int, names: Any,
     ) -> None:
         y = check_labels(y, n_rows)
-        classes = _classes(y)
+        classes = classes_of(y)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
         matrix = _mapped(matrix, n_rows, feature_map)
@@ -564,7 +566,7 @@ class Classifier(Estimator):
             if classes is None:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             check_pass_params(self)
-            known = _classes(check_labels(classes, None, "classes"))
+            known = classes_of(check_labels(classes, None, "classes"))
             model, feature_map = self._new_model(
                 known.shape[0], n_features, isinstance(matrix, tuple)
             )
@@ -729,7 +731,7 @@ class ConfidenceWeightedClassifier(Classifier):
         if both is not None:
             return both
         model, rows = self._model_and_rows(X)
-        probabilities = _refuse_overflow(model.probabilities(rows), "predict_proba")
+        probabilities = refuse_overflow(model.probabilities(rows), "predict_proba")
         if probabilities.ndim == 2:
             return probabilities
         both = np.empty((probabilities.shape[0], 2))
@@ -786,33 +788,6 @@ def _l1_config(l1):
     return {"penalty": penalty, "alpha": alpha, "penalize_intercept": penalize_intercept}
 
 
-def _refuse_overflow(values, method):
-    """`values`, unless one is NaN: on finite input that is a score whose terms overflowed
-    float64 with both signs (inf − inf), which has no sign to report."""
-    if values.size == 1:  # one row: a Python comparison costs less than a ufunc call
-        value = values.item()
-        if value == value:
-            return values
-    nan = np.isnan(values)
-    if nan.any():
-        row = int(np.argwhere(nan)[0][0])
-        raise ValueError(
-            f"{method} overflows on row {row}: its terms exceed the float64 range with both "
-            "signs, so the score has no value; rescale X (or use a smaller kernel degree)"
-        )
-    return values
-
-
 def _mapped(matrix, n_rows, feature_map):
     """The rows as the model sees them: through the feature map, if any."""
     return matrix if feature_map is None else feature_map.transform(matrix, n_rows)
-
-
-def _classes(y):
-    classes = np.unique(y)
-    if classes.shape[0] < 2:
-        raise ValueError(
-            f"Classifier can't train when only one class is present (got one class: "
-            f"{classes.tolist()}); it needs two classes."
-        )
-    return classes

@@ -23,7 +23,6 @@ from ._base import (
     Estimator,
     _config,
     _l1_config,
-    _refuse_overflow,
 )
 from ._covariance import dense_covariances, feature_block
 from ._docs import document
@@ -43,6 +42,7 @@ from ._validation import (
     check_targets,
     check_X,
     feature_names,
+    refuse_overflow,
 )
 
 if TYPE_CHECKING:
@@ -188,7 +188,7 @@ class ConfidenceWeightedRegressor(Regressor):
         N(0, a·I) and noise variance r)."""
         model = self._fitted_model()
         matrix = self._check_X_for(X)
-        mean = _refuse_overflow(model.decision_function(matrix), "predict")
+        mean = refuse_overflow(model.decision_function(matrix), "predict")
         if not return_std:
             return mean
         noise = model.config["params"]["r"]  # the fitted r, whatever `set_params` said since

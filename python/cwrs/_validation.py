@@ -365,3 +365,31 @@ def check_feature_names(estimator_name, fitted_names, X) -> None:
     if not unseen and not missing:
         message += "Feature names must be in the same order as they were in fit.\n"
     raise ValueError(message)
+
+
+def refuse_overflow(values, method):
+    """`values`, unless one is NaN: on finite input that is a score whose terms overflowed
+    float64 with both signs (inf − inf), which has no sign to report."""
+    if values.size == 1:  # one row: a Python comparison costs less than a ufunc call
+        value = values.item()
+        if value == value:
+            return values
+    nan = np.isnan(values)
+    if nan.any():
+        row = int(np.argwhere(nan)[0][0])
+        raise ValueError(
+            f"{method} overflows on row {row}: its terms exceed the float64 range with both "
+            "signs, so the score has no value; rescale X (or use a smaller kernel degree)"
+        )
+    return values
+
+
+def classes_of(y):
+    """The sorted distinct labels of y, at least two of them."""
+    classes = np.unique(y)
+    if classes.shape[0] < 2:
+        raise ValueError(
+            f"Classifier can't train when only one class is present (got one class: "
+            f"{classes.tolist()}); it needs two classes."
+        )
+    return classes

@@ -23,11 +23,11 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, Estimator, _classes
+from ._base import Classifier, Estimator
 from ._merge import METHODS, fitted_attributes, merge as merge_models, with_model
 from ._params import InvalidParameterError, check_pass_params
 from ._svmlight import _line_chunks
-from ._validation import check_labels
+from ._validation import check_labels, classes_of
 
 __all__ = ["fit", "predict", "decision_function", "predict_proba"]
 
@@ -248,7 +248,7 @@ def _start(model, n_features, classes):
         native = model._new_model(n_features)
         model._install(_model=native, n_features_in_=n_features, feature_names_in_=None)
         return
-    known = _classes(check_labels(classes, None, "classes"))
+    known = classes_of(check_labels(classes, None, "classes"))
     native, feature_map = model._new_model(known.shape[0], n_features, True)
     model._install(_model=native, _feature_map=feature_map, classes_=known,
                    n_features_in_=n_features, _sparse_input=True, feature_names_in_=None)
