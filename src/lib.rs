@@ -15,6 +15,7 @@ pub mod data;
 pub mod drift;
 pub mod error;
 pub mod estimator;
+pub(crate) mod huge_pages;
 pub mod interrupt;
 pub mod kernel;
 pub mod learner;
