@@ -16,6 +16,7 @@ pub mod drift;
 pub mod error;
 pub mod estimator;
 pub mod file_learning;
+pub(crate) mod huge_pages;
 pub mod interrupt;
 pub mod kernel;
 pub mod learner;

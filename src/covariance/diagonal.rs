@@ -9,6 +9,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
+use crate::huge_pages::vec_on_huge_pages;
 use crate::sparse_l1::{Penalty, L1};
 
 /// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
@@ -23,7 +24,7 @@ pub struct Coordinate {
 
 /// Diagonal covariance: the diagonal of the precision update (CW-Stdev eq. 15; docs/design.md
 /// §2.5), Σ_j ← Σ_j / (1 + c·Σ_j·x_j²). Work per example is O(nnz).
-#[derive(Clone, Debug)]
+#[derive(Debug)]
 pub struct Diagonal {
     shape: Shape,
     /// The stored moments; with an L1 penalty some coordinates of the mean still owe their
@@ -43,6 +44,23 @@ pub struct Diagonal {
     observed_variance: f64,
     /// Mean steps the overflow gate skipped, not yet taken (see [`Covariance::take_skipped`]).
     skipped: u64,
+}
+
+/// A copy's coordinates on huge pages too (a sharded fit learns on copies).
+impl Clone for Diagonal {
+    fn clone(&self) -> Self {
+        let len = self.coordinates.len();
+        Diagonal {
+            shape: self.shape,
+            coordinates: vec_on_huge_pages(len, |c| c.extend_from_slice(&self.coordinates)),
+            l1: self.l1.clone(),
+            noise: self.noise.clone(),
+            marginal: self.marginal,
+            variance_bound: self.variance_bound,
+            observed_variance: self.observed_variance,
+            skipped: self.skipped,
+        }
+    }
 }
 
 impl PartialEq for Diagonal {
@@ -231,7 +249,7 @@ impl PrimalForm for Diagonal {
         };
         Diagonal {
             shape,
-            coordinates: vec![coordinate; shape.dim()],
+            coordinates: vec_on_huge_pages(shape.dim(), |c| c.resize(shape.dim(), coordinate)),
             l1: None,
             noise: None,
             marginal: false,
@@ -252,11 +270,10 @@ impl PrimalForm for Diagonal {
             let expected = format!("{dim} values");
             return Err(wrong_length(Self::KIND, dim, &expected, variances.len()));
         }
-        let coordinates = mean
-            .iter()
-            .zip(variances)
-            .map(|(&mean, &variance)| Coordinate { mean, variance })
-            .collect();
+        let pairs = mean.iter().zip(variances);
+        let coordinates = vec_on_huge_pages(dim, |c| {
+            c.extend(pairs.map(|(&mean, &variance)| Coordinate { mean, variance }))
+        });
         let mut model = Diagonal {
             shape,
             coordinates,
