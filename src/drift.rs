@@ -172,6 +172,9 @@ pub struct ChangeDetector {
     slow_square: f64,
     /// The regressor's process noise estimate (unused by the classifiers).
     pub matching: NoiseMatching,
+    /// The process noise added since the last (re)start, Σ q_t: a never-seen coordinate's
+    /// variance is a plus this (what the river adapter gives a new column, docs/design.md §10.4).
+    pub noise_since_reset: f64,
 }
 
 impl ChangeDetector {
@@ -183,25 +186,35 @@ impl ChangeDetector {
             slow: 0.0,
             slow_square: 0.0,
             matching: NoiseMatching::default(),
+            noise_since_reset: 0.0,
         }
     }
 
     /// Its statistics (rows since the last change, fast mean, slow mean, slow second moment,
-    /// then the noise estimate's), as a state stores them.
+    /// then the noise estimate's, then the noise added since the last reset), as a state
+    /// stores them.
     pub fn statistics(&self) -> Vec<f64> {
         let own = [self.rows, self.fast, self.slow, self.slow_square];
-        own.into_iter().chain(self.matching.statistics()).collect()
+        let grown = [self.noise_since_reset];
+        own.into_iter()
+            .chain(self.matching.statistics())
+            .chain(grown)
+            .collect()
     }
 
     /// A detector with saved [`ChangeDetector::statistics`] (4 values, from a state saved
-    /// before the noise estimate existed, leave it fresh).
+    /// before the noise estimate existed, leave it fresh; 4 or 9, from a state saved before
+    /// the added noise was kept, imply none was added, as the river adapter then assumed).
     pub fn with_statistics(mut self, values: &[f64]) -> Result<Self, CwError> {
         // Counts, the scale and mean squares are never negative; only the fast mean d may be.
         let signs_valid = |matching: &[f64]| match *matching {
             [] => true,
-            [scale_rows, scale, rows, _, excess_square] => [scale_rows, scale, rows, excess_square]
-                .iter()
-                .all(|&v| v >= 0.0),
+            [scale_rows, scale, rows, _, excess_square, ref grown @ ..] if grown.len() <= 1 => {
+                [scale_rows, scale, rows, excess_square]
+                    .iter()
+                    .chain(grown)
+                    .all(|&v| v >= 0.0)
+            }
             _ => false,
         };
         match *values {
@@ -210,7 +223,7 @@ impl ChangeDetector {
             {
                 (self.rows, self.fast, self.slow, self.slow_square) =
                     (rows, fast, slow, slow_square);
-                if let [scale_rows, scale, rows, excess, excess_square] = *matching {
+                if let [scale_rows, scale, rows, excess, excess_square, ..] = *matching {
                     self.matching = NoiseMatching {
                         scale_rows,
                         scale,
@@ -219,10 +232,13 @@ impl ChangeDetector {
                         excess_square,
                     };
                 }
+                if let [_, _, _, _, _, noise_since_reset] = *matching {
+                    self.noise_since_reset = noise_since_reset;
+                }
                 Ok(self)
             }
             _ => Err(CwError::InvalidState(
-                "entry \"drift_statistics\" must hold 4 or 9 finite values".into(),
+                "entry \"drift_statistics\" must hold 4, 9 or 10 finite values".into(),
             )),
         }
     }
@@ -310,14 +326,20 @@ mod tests {
         for loss in [0.0, 1.0, 0.5] {
             detector.observe(loss);
         }
+        detector.noise_since_reset = 0.25;
         let copy = ChangeDetector::new(2.0).with_statistics(&detector.statistics());
         assert_eq!(copy, Ok(detector.clone()));
+        // A state saved before the added noise was kept: 9 values, which imply none was added.
+        let nine = ChangeDetector::new(2.0).with_statistics(&detector.statistics()[..9]);
+        assert_eq!(nine.unwrap().noise_since_reset, 0.0);
         // A state saved before the noise estimate existed: the detector's 4, the estimate fresh.
         let old = ChangeDetector::new(2.0).with_statistics(&detector.statistics()[..4]);
         assert_eq!(old.unwrap().matching, NoiseMatching::default());
-        let mut negative = detector.statistics();
-        negative[4] = -1.0;
-        assert!(ChangeDetector::new(2.0).with_statistics(&negative).is_err());
+        for entry in [4, 9] {
+            let mut negative = detector.statistics();
+            negative[entry] = -1.0;
+            assert!(ChangeDetector::new(2.0).with_statistics(&negative).is_err());
+        }
         assert!(ChangeDetector::new(2.0)
             .with_statistics(&[1.0, f64::NAN, 0.0, 0.0])
             .is_err());
@@ -379,8 +401,11 @@ mod tests {
             assert_eq!(detector.matching.process_noise(steady(residual), 1.0), 0.0);
         }
         let scale = detector.matching.scale;
+        detector.noise_since_reset = 0.5;
         assert!(detector.observe(50.0));
         assert_eq!(detector.matching.scale, scale);
+        // The reset puts every variance back to a: no noise added since.
+        assert_eq!(detector.noise_since_reset, 0.0);
         assert_eq!(detector.matching.process_noise(steady(100.0), 0.5), 0.5);
     }
 

@@ -306,6 +306,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                 // the row is learned (docs/design.md §10.5).
                 let q = detector.matching.process_noise(innovation, detector.a);
                 if q > 0.0 {
+                    detector.noise_since_reset += q;
                     for model in &mut self.models {
                         // Cannot fail, as the reset.
                         let _ = model.grow_covariance(q);

@@ -175,7 +175,7 @@ def test_a_state_saved_before_the_noise_estimate_loads_with_a_fresh_one():
     state = model.__getstate__()
     kind, entries = state["_model"]
     statistics = entries["drift_statistics"]
-    assert len(statistics) == 9
+    assert len(statistics) == 10
 
     def with_statistics(values):
         copy = cwrs.AROWRegressor.__new__(cwrs.AROWRegressor)
@@ -185,5 +185,10 @@ def test_a_state_saved_before_the_noise_estimate_loads_with_a_fresh_one():
     old = with_statistics(statistics[:4])
     assert np.array_equal(old.coef_, model.coef_)
     old.partial_fit(X[:50], y[:50])  # learns, with a fresh estimate
+    # A state saved before the added noise was kept: 9 values, which imply none was added.
+    before = with_statistics(statistics[:9])
+    assert before.__getstate__()["_model"][1]["drift_statistics"][9] == 0.0
+    kept = with_statistics(statistics).__getstate__()["_model"][1]["drift_statistics"]
+    assert kept[9] == statistics[9]
     with pytest.raises(Exception, match="drift_statistics"):
         with_statistics(statistics[:6])

@@ -16,6 +16,8 @@ LEARNERS = [
     cwrs.AROW(r=0.5, covariance="full"),
     cwrs.AROW(r=0.5, process_noise=0.01),
     cwrs.AROW(r=0.5, covariance="full", process_noise=0.01),
+    cwrs.AROW(r=0.5, process_noise="auto"),
+    cwrs.AROW(r=0.5, covariance="full", process_noise="auto"),
     cwrs.SCW2(covariance="full", fit_intercept=False),
     cwrs.NAROW(b=0.5, a=2.0),
     cwrs.CW(a=0.5, penalty="l1", alpha=0.01),
@@ -32,6 +34,8 @@ REGRESSORS = [
     cwrs.AROWRegressor(r=0.3, a=2.0),
     cwrs.AROWRegressor(covariance="full", a=0.5),
     cwrs.AROWRegressor(r=0.3, a=2.0, process_noise=0.02),
+    cwrs.AROWRegressor(r=0.3, a=2.0, process_noise="auto"),
+    cwrs.AROWRegressor(r=0.3, covariance="full", process_noise="auto"),
     cwrs.AROWRegressor(penalty="l1", alpha=0.01),
     cwrs.PA1Regressor(C=0.5),
 ]
@@ -83,12 +87,24 @@ def _same_model(grown, wide, grown_rows):
             # a grown by the process noise of every round so far (docs/design.md §10.4).
             width = cov_a.shape[-1]
             np.testing.assert_allclose(cov_a[..., n:], cov_b[..., n:width], rtol=1e-11)
-            q = a.process_noise if isinstance(a.process_noise, float) else 0.0
-            np.testing.assert_allclose(cov_a[..., n:], a.a + q * grown_rows, rtol=1e-11)
+            np.testing.assert_allclose(cov_a[..., n:], _unseen(a, grown_rows), rtol=1e-11)
         else:
+            # Every column of the grown Σ, the unreached ones at the unseen variance.
+            width = cov_a.shape[-1]
             np.testing.assert_allclose(
-                cov_a[..., :n, :n], cov_b[..., :n, :n], rtol=1e-11, atol=1e-12
+                cov_a, cov_b[..., :width, :width], rtol=1e-11, atol=1e-12
             )
+
+
+def _unseen(estimator, rows):
+    """A never-seen column's variance, from the learner's rule (docs/design.md §10.4): a + q·t
+    for a constant q; with "auto", a plus the noise the regressor added since the last reset,
+    summed here from the covariance's own record (0 for the classifiers, which add none)."""
+    q = estimator.process_noise
+    if q != "auto":
+        return estimator.a + q * rows
+    _, entries = estimator.__getstate__()["_model"]
+    return estimator.a + entries["drift_statistics"][9]
 
 
 @pytest.mark.parametrize("learner", LEARNERS, ids=repr)

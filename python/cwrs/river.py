@@ -201,11 +201,17 @@ class _Adapter:
             raise
 
     def _unseen_variance(self, estimator: Estimator) -> float:
-        """The variance of a feature never seen so far: a + q·t after t rows with a constant
-        process noise q (docs/design.md §10.4), a otherwise ("auto" keeps q = 0)."""
+        """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
+        rows with a constant process noise q; with "auto", a plus the noise the model added
+        since its last reset (the classifiers add none; a state saved before the model kept
+        that total holds 9 statistics, and implies none)."""
         a = float(getattr(estimator, "a", 1.0))
         q = getattr(estimator, "process_noise", 0.0)
-        if isinstance(q, str) or not q:
+        if q == "auto":
+            state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+            statistics = state.get("drift_statistics", ())
+            return a + (float(statistics[9]) if len(statistics) == 10 else 0.0)
+        if not q:
             return a
         return a + float(q) * getattr(self, "_rounds", 0)
 
@@ -216,9 +222,9 @@ class _Adapter:
         model)."""
         estimator = self.estimator_
         assert estimator is not None
-        a = self._unseen_variance(estimator)
         old = estimator.n_features_in_
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+        a = self._unseen_variance(estimator)
         kind, dim = state["covariance"], old + int(state["fit_intercept"])
         if state["kind"] == "multiclass":
             n_classes = state["n_classes"]
