@@ -200,15 +200,19 @@ class _Adapter:
             self.estimator_ = estimator
             raise
 
-    def _unseen_variance(self, estimator: Estimator) -> float:
+    def _unseen_variance(self, estimator: Estimator, state: Optional[dict] = None) -> float:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
         rows with a constant process noise q; with "auto", a plus the noise the model added
-        since its last reset (the classifiers add none; a state saved before the model kept
-        that total holds 9 statistics, and implies none)."""
+        since its last reset, read from its `state` (the classifiers add none, so theirs is not
+        read; a state saved before the model kept that total holds 9 statistics, and implies
+        none)."""
         a = float(getattr(estimator, "a", 1.0))
         q = getattr(estimator, "process_noise", 0.0)
         if q == "auto":
-            state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+            if isinstance(estimator, Classifier):
+                return a
+            if state is None:
+                state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
             statistics = state.get("drift_statistics", ())
             return a + (float(statistics[9]) if len(statistics) == 10 else 0.0)
         if not q:
@@ -224,7 +228,7 @@ class _Adapter:
         assert estimator is not None
         old = estimator.n_features_in_
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
-        a = self._unseen_variance(estimator)
+        a = self._unseen_variance(estimator, state)
         kind, dim = state["covariance"], old + int(state["fit_intercept"])
         if state["kind"] == "multiclass":
             n_classes = state["n_classes"]
