@@ -66,13 +66,7 @@ fn learner(name: &str, kind: CovarianceKind, fit_intercept: bool, d: usize) -> L
 
 /// A deterministic pseudo-random stream (xorshift) so the tests need no dependency.
 fn stream(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut s = seed;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut next = crate::test_rng::uniform(seed);
     let x: Vec<f64> = (0..n * d).map(|_| next()).collect();
     let y = (0..n)
         .map(|i| {

@@ -35,6 +35,8 @@ pub mod sparse_l1;
 pub mod state;
 #[cfg(test)]
 mod state_props;
+#[cfg(test)]
+mod test_rng;
 
 #[cfg(feature = "python")]
 mod python;

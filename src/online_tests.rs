@@ -9,16 +9,7 @@ use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::regression::Regressor;
 use crate::rules::{RegressionRule, Rule};
 
-/// Uniform numbers in [-1, 1) from a xorshift generator, so the tests need no dependency.
-fn uniform(seed: u64) -> impl FnMut() -> f64 {
-    let mut s = seed;
-    move || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    }
-}
+use crate::test_rng::uniform;
 
 /// `n` rows of `d` features (row-major) and a linear score per row.
 fn stream(n: usize, d: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {

@@ -5,15 +5,8 @@ use super::*;
 
 /// Values in (−1, 1) from xorshift64.
 fn values(n: usize, seed: u64) -> Vec<f64> {
-    let mut s = seed;
-    (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-        })
-        .collect()
+    let mut next = crate::test_rng::uniform(seed);
+    (0..n).map(|_| next()).collect()
 }
 
 #[test]

@@ -10,13 +10,7 @@ use crate::rules::Rule;
 /// n rows of d values in (−1, 1) and labels; every `zero_every`-th value zeroed (0: none), so
 /// that some support rows store every feature and others do not.
 fn data(n: usize, d: usize, zero_every: usize, seed: u64) -> (Vec<f64>, Vec<f64>) {
-    let mut s = seed;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut next = crate::test_rng::uniform(seed);
     let mut x: Vec<f64> = (0..n * d).map(|_| next()).collect();
     if zero_every > 0 {
         for (e, v) in x.iter_mut().enumerate() {

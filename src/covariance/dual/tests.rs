@@ -5,13 +5,7 @@ use crate::learner::{DualLearner, Learner};
 use crate::rules::Rule;
 
 fn stream(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {
-    let mut s = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = || {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        (s >> 11) as f64 / (1u64 << 53) as f64 * 2.0 - 1.0
-    };
+    let mut next = crate::test_rng::uniform(0x2545_F491_4F6C_DD1D);
     let x: Vec<f64> = (0..n * d).map(|_| next()).collect();
     let y = (0..n)
         .map(|i| {
