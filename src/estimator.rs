@@ -16,10 +16,10 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
 use crate::learner::{DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
-use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel, StepRule};
+use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::online::Online;
 use crate::regression::Regressor;
-use crate::rules::{RegressionRule, Rule};
+use crate::rules::{RegressionRule, Rule, StepRule};
 use crate::sparse_l1::{Penalty, L1};
 use crate::state::{State, Value};
 

@@ -11,62 +11,9 @@ use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
 use crate::data::Row;
 use crate::drift::{Innovation, Watched};
 use crate::error::CwError;
-use crate::rules::{is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step};
-
-/// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale; a rule
-/// outside the (α, c) template (docs/design.md §2.9) also reads a [`Context`].
-pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
-    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
-    fn l1_rate(&self, step: &Step, v: f64) -> f64;
-
-    /// Whether the rule reads a [`Context`]: the loop then runs it row by row through
-    /// [`StepRule::step_in`].
-    fn needs_context(&self) -> bool {
-        false
-    }
-
-    /// Whether the rule reads ‖μ‖² (computed only then).
-    fn needs_mean_norm(&self) -> bool {
-        false
-    }
-
-    /// The step with its scales in `context`.
-    fn step_in(&self, m: f64, v: f64, norm2: f64, _context: &Context) -> Option<ScaledStep> {
-        self.step(m, v, norm2).map(ScaledStep::plain)
-    }
-}
-
-impl StepRule for Rule {
-    #[inline]
-    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
-        Rule::step(self, m, v, norm2)
-    }
-    #[inline]
-    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
-        Rule::l1_rate(self, step, v)
-    }
-    fn needs_context(&self) -> bool {
-        Rule::needs_context(self)
-    }
-    fn needs_mean_norm(&self) -> bool {
-        Rule::needs_mean_norm(self)
-    }
-    #[inline]
-    fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
-        Rule::step_in(self, m, v, norm2, context)
-    }
-}
-
-impl StepRule for RegressionRule {
-    #[inline]
-    fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
-        RegressionRule::step(self, e, v, norm2)
-    }
-    #[inline]
-    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
-        RegressionRule::l1_rate(self, step, v)
-    }
-}
+use crate::rules::{
+    is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step, StepRule,
+};
 
 /// The form a rule keeps its own per-coordinate state in (AdaGrad's, FTRL's; docs/design.md
 /// §2.9), with the rule's hyper-parameters.

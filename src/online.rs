@@ -10,7 +10,8 @@ use crate::covariance::Covariance;
 use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
 use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
-use crate::objective::{Objective, StepRule, Tally};
+use crate::objective::{Objective, Tally};
+use crate::rules::StepRule;
 
 /// An online learner: `objective` drives `models` (one, or one per class).
 #[derive(Clone, Debug, PartialEq)]

@@ -14,7 +14,7 @@ use crate::learner::DualLearner;
 use crate::learner::Learner;
 use crate::multiclass::{Multiclass, MulticlassLearner, Strategy as MulticlassStrategy};
 use crate::regression::Regressor;
-use crate::rules::{RegressionRule, Rule, REGRESSION_RULE_NAMES, RULE_NAMES};
+use crate::rules::{RegressionRule, Rule, StepRule, REGRESSION_RULE_NAMES, RULE_NAMES};
 use crate::sparse_l1::{Penalty, L1};
 
 /// Rows of `d` features (n × d, row-major) with small exact values, some of them zero.

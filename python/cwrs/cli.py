@@ -63,7 +63,25 @@ from ._params import SECOND_ORDER_PARAMETERS
 from ._persist import load
 from ._regressors import REGRESSORS
 
-COMMANDS = ("compare", "train", "test")
+COMMANDS = {  # name: (summary, description)
+    "compare": (
+        "progressive validation of the learners (the default)",
+        "Each learner sees the rows once, predicting each before learning it; the online "
+        "mistake rate is the fraction it got wrong. Classifiers only: the data needs class "
+        "labels.",
+    ),
+    "train": (
+        "train one learner on a file and save it",
+        "Trains a learner on a data file, streamed in chunks, and saves it in the .cwrs format; "
+        "then reports the online mistakes and the final model's accuracy (MSE, R² for "
+        "regressors) on the training data.",
+    ),
+    "test": (
+        "evaluate a saved model on a file",
+        "Prints the accuracy (classifiers) or MSE, MAE and R² (regressors) of a saved model on "
+        "a data file, streamed in chunks.",
+    ),
+}
 LEARNERS = {cls.__name__: cls for cls in (*CLASSIFIERS, *REGRESSORS)}
 # Points of each cumulative-mistakes curve of `compare --plot`.
 CURVE_POINTS = 200
@@ -542,26 +560,25 @@ def parser():
                          help="with --covariance lowrank: the sketch keeps 2K rows, O(K·d) per "
                          f"update (default {SECOND_ORDER_PARAMETERS['rank']})")
 
+    def data_option(sub):
+        sub.add_argument("-d", "--data", required=True,
+                         help="LIBSVM file (- for stdin) or .npz with X and y")
+
     def learning(sub):
         sub.add_argument("--param", action="append", metavar="NAME=VALUE",
                          help="a hyper-parameter, e.g. r=0.5 or C=0.1 (repeatable)")
         sub.add_argument("--no-bias", action="store_true", help="fit_intercept=False")
 
-    def command(name, summary, description, learns):
+    def command(name, learns):
         """A command; its help lists its own options first, then the groups it shares."""
+        summary, description = COMMANDS[name]
         sub = commands.add_parser(name, help=summary, description=description, epilog=EXIT_STATUS)
         if learns:
             learning(sub.add_argument_group("learning"))
         shared(sub.add_argument_group("input and output"))
         return sub
 
-    compare = command(
-        "compare", "progressive validation of the learners (the default)",
-        "Each learner sees the rows once, predicting each before learning it; the online "
-        "mistake rate is the fraction it got wrong. Classifiers only: the data needs class "
-        "labels.",
-        learns=True,
-    )
+    compare = command("compare", learns=True)
     compare.add_argument("-d", "--data", default="svmguide3",
                          help="LIBSVM file (- for stdin), .npz with X and y, or bundled name "
                          "(svmguide3)")
@@ -579,17 +596,10 @@ def parser():
                          help="cumulative mistakes against examples, one line per learner "
                          "(needs matplotlib; the timings do not include drawing it)")
 
-    train = command(
-        "train", "train one learner on a file and save it",
-        "Trains a learner on a data file, streamed in chunks, and saves it in the .cwrs format; "
-        "then reports the online mistakes and the final model's accuracy (MSE, R² for "
-        "regressors) on the training data.",
-        learns=True,
-    )
+    train = command("train", learns=True)
     train.add_argument("-a", "--algorithm", required=True, metavar="NAME",
                        help=f"one of {', '.join(LEARNERS)}")
-    train.add_argument("-d", "--data", required=True,
-                       help="LIBSVM file (- for stdin) or .npz with X and y")
+    data_option(train)
     train.add_argument("-o", "--output", required=True, metavar="MODEL",
                        help="where to write the model (.cwrs format)")
     train.add_argument("--covariance", choices=["diag", "full", "lowrank"],
@@ -618,15 +628,9 @@ def parser():
                          help="train on the Dask cluster of this scheduler, one part per "
                          "worker; the parts are written beside -o, which the workers must see")
 
-    test = command(
-        "test", "evaluate a saved model on a file",
-        "Prints the accuracy (classifiers) or MSE, MAE and R² (regressors) of a saved model on "
-        "a data file, streamed in chunks.",
-        learns=False,
-    )
+    test = command("test", learns=False)
     test.add_argument("-i", "--input", required=True, metavar="MODEL", help="a .cwrs model")
-    test.add_argument("-d", "--data", required=True,
-                      help="LIBSVM file (- for stdin) or .npz with X and y")
+    data_option(test)
     test.add_argument("-p", "--predictions", metavar="FILE",
                       help="write one prediction per line (written once complete; a FIFO or "
                       "/dev/stdout is written through)")

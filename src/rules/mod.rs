@@ -20,8 +20,8 @@
 //! the extreme ones; `normalisation_changes_no_bits_on_ordinary_values` checks that the rescaling
 //! of item 3 changes no bit.
 //!
-//! 1. **One gate for every step** ([`Step::checked`], used by [`Rule::step`] and
-//!    [`RegressionRule::step`], hence by the primal, multiclass and kernel learners). A row is not
+//! 1. **One gate for every step** ([`Step::checked`], used by [`StepRule::step`] of [`Rule`] and
+//!    of [`RegressionRule`], hence by the primal, multiclass and kernel learners). A row is not
 //!    learned when m (or the residual), v or ‖x‖² is not finite (‖x‖² overflows past |x| ≈ 1e154)
 //!    or when v or ‖x‖² is below the smallest normal float64, 2.2e-308 (there 1/v overflows and
 //!    v has lost its relative precision). A step whose α is not finite, or whose c is NaN or
@@ -489,56 +489,9 @@ impl Rule {
         }
     }
 
-    /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
-    /// variance `v`: the rule's gradient step per unit of loss gradient. AROW and NHERD take
-    /// the squared hinge, so η_t = β_t/2 = 1/(2(v + r)) (the note's derivation; 1/C plays r for
-    /// NHERD); the hinge-loss rules move α_t per unit gradient, so η_t = α_t.
-    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
-        match *self {
-            Rule::AROW { r } => arow::l1_rate(v, r),
-            Rule::NHERD { c } => nherd::l1_rate(v, c),
-            _ => step.alpha,
-        }
-    }
-
     /// First-order rules keep Σ = I fixed; all others learn a covariance.
     pub fn is_second_order(&self) -> bool {
         self.entry().second_order
-    }
-
-    /// The step for one example, or `None` when the rule leaves the model unchanged.
-    ///
-    /// `m = y·μ·x`, `v = xᵀΣx` (equal to `norm2` for first-order rules), `norm2 = ‖x‖²`.
-    /// An all-zero row (`norm2 == 0`) never updates.
-    pub fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
-        gated(m, v, norm2, || self.raw_step(m, v, norm2))
-    }
-
-    /// The rule's formulas; [`Rule::step`] guards their domain and checks the step they give.
-    #[inline]
-    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
-        match *self {
-            Rule::Perceptron => perceptron::step(m),
-            Rule::PA => pa::pa_step(m, norm2),
-            Rule::PA1 { c } => pa::pa1_step(m, norm2, c),
-            Rule::PA2 { c } => pa::pa2_step(m, norm2, c),
-            Rule::SOP => sop::step(m, v),
-            Rule::CW { phi } => cw::variance_step(m, v, phi),
-            Rule::ExactCW { phi } => cw::exact_step(m, v, phi),
-            Rule::AROW { r } => arow::step(m, v, r),
-            Rule::NAROW { b } => narow::step(m, v, b),
-            Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
-            Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
-            Rule::NHERD { c } => nherd::step(m, v, c),
-            Rule::AdaGrad { .. } => adagrad::step(m),
-            Rule::FTRL { loss, .. } => ftrl::step(m, loss),
-            // These step through `step_in`, with their context; the loop never calls `step`.
-            Rule::ALMA { .. }
-            | Rule::ROMMA
-            | Rule::AggressiveROMMA
-            | Rule::OGD { .. }
-            | Rule::IELLIP { .. } => None,
-        }
     }
 
     /// The rule with OGD's or FTRL's `loss` (a configuration entry of its own); other rules
@@ -578,19 +531,6 @@ impl Rule {
         }
     }
 
-    /// Whether the rule reads a [`Context`] (docs/design.md §2.9): the learning loop then
-    /// runs it through [`Rule::step_in`].
-    pub fn needs_context(&self) -> bool {
-        matches!(
-            self,
-            Rule::ALMA { .. }
-                | Rule::ROMMA
-                | Rule::AggressiveROMMA
-                | Rule::OGD { .. }
-                | Rule::IELLIP { .. }
-        )
-    }
-
     /// Whether the rule keeps its own per-coordinate state, a form of its own beside the
     /// covariance forms (AdaGrad, FTRL: docs/design.md §2.9).
     pub fn has_own_state(&self) -> bool {
@@ -604,9 +544,100 @@ impl Rule {
     pub fn has_kernel_form(&self) -> bool {
         !self.needs_mean_norm() && !self.has_own_state()
     }
+}
+
+/// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale; a rule
+/// outside the (α, c) template (docs/design.md §2.9) also reads a [`Context`].
+pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
+    /// The rule's formulas for (m, v, ‖x‖²): m the margin y·μ·x (or the residual e = y − μ·x
+    /// of a regression rule), v = xᵀΣx (equal to ‖x‖² for first-order rules). Callers take
+    /// [`StepRule::step`], which guards their domain and checks the step they give.
+    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
+
+    /// The step for one example, or `None` when the rule leaves the model unchanged: the
+    /// formulas behind the one gate of every step (see the module's notes); an all-zero row
+    /// (‖x‖² = 0) never updates.
+    #[inline]
+    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+        gated(m, v, norm2, || self.raw_step(m, v, norm2))
+    }
+
+    /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
+    /// variance `v`.
+    fn l1_rate(&self, step: &Step, v: f64) -> f64;
+
+    /// Whether the rule reads a [`Context`]: the loop then runs it row by row through
+    /// [`StepRule::step_in`].
+    fn needs_context(&self) -> bool {
+        false
+    }
+
+    /// Whether the rule reads ‖μ‖² (computed only then).
+    fn needs_mean_norm(&self) -> bool {
+        false
+    }
+
+    /// The step with its scales in `context`.
+    fn step_in(&self, m: f64, v: f64, norm2: f64, _context: &Context) -> Option<ScaledStep> {
+        self.step(m, v, norm2).map(ScaledStep::plain)
+    }
+}
+
+impl StepRule for Rule {
+    #[inline]
+    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+        match *self {
+            Rule::Perceptron => perceptron::step(m),
+            Rule::PA => pa::pa_step(m, norm2),
+            Rule::PA1 { c } => pa::pa1_step(m, norm2, c),
+            Rule::PA2 { c } => pa::pa2_step(m, norm2, c),
+            Rule::SOP => sop::step(m, v),
+            Rule::CW { phi } => cw::variance_step(m, v, phi),
+            Rule::ExactCW { phi } => cw::exact_step(m, v, phi),
+            Rule::AROW { r } => arow::step(m, v, r),
+            Rule::NAROW { b } => narow::step(m, v, b),
+            Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
+            Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
+            Rule::NHERD { c } => nherd::step(m, v, c),
+            Rule::AdaGrad { .. } => adagrad::step(m),
+            Rule::FTRL { loss, .. } => ftrl::step(m, loss),
+            // These step through `step_in`, with their context; the loop never calls `step`.
+            Rule::ALMA { .. }
+            | Rule::ROMMA
+            | Rule::AggressiveROMMA
+            | Rule::OGD { .. }
+            | Rule::IELLIP { .. } => None,
+        }
+    }
+
+    /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
+    /// variance `v`: the rule's gradient step per unit of loss gradient. AROW and NHERD take
+    /// the squared hinge, so η_t = β_t/2 = 1/(2(v + r)) (the note's derivation; 1/C plays r for
+    /// NHERD); the hinge-loss rules move α_t per unit gradient, so η_t = α_t.
+    #[inline]
+    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+        match *self {
+            Rule::AROW { r } => arow::l1_rate(v, r),
+            Rule::NHERD { c } => nherd::l1_rate(v, c),
+            _ => step.alpha,
+        }
+    }
+
+    /// Whether the rule reads a [`Context`] (docs/design.md §2.9): the learning loop then
+    /// runs it through [`StepRule::step_in`].
+    fn needs_context(&self) -> bool {
+        matches!(
+            self,
+            Rule::ALMA { .. }
+                | Rule::ROMMA
+                | Rule::AggressiveROMMA
+                | Rule::OGD { .. }
+                | Rule::IELLIP { .. }
+        )
+    }
 
     /// Whether the rule reads ‖μ‖² (the loop computes it only then).
-    pub fn needs_mean_norm(&self) -> bool {
+    fn needs_mean_norm(&self) -> bool {
         matches!(
             self,
             Rule::ALMA { .. } | Rule::ROMMA | Rule::AggressiveROMMA
@@ -615,7 +646,8 @@ impl Rule {
 
     /// The step with its scales in `context`, behind the one gate of every step; the rules
     /// of the plain template ignore the context.
-    pub fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
+    #[inline]
+    fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
         if !learnable(m, v, norm2) {
             return None;
         }
@@ -659,12 +691,22 @@ impl RegressionRule {
         }
     }
 
-    /// The signed step for residual `e = y − μ·x`, or `None` when the model stays unchanged.
-    /// An all-zero row never updates.
-    pub fn step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
-        gated(e, v, norm2, || self.raw_step(e, v, norm2))
+    pub fn is_second_order(&self) -> bool {
+        self.entry().second_order
     }
 
+    /// The rule's table entry.
+    pub fn entry(&self) -> &'static Entry {
+        match self {
+            RegressionRule::AROW { .. } => &regression::AROW,
+            RegressionRule::PA { .. } => &regression::PA,
+            RegressionRule::PA1 { .. } => &regression::PA1,
+            RegressionRule::PA2 { .. } => &regression::PA2,
+        }
+    }
+}
+
+impl StepRule for RegressionRule {
     #[inline]
     fn raw_step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
         match *self {
@@ -677,24 +719,11 @@ impl RegressionRule {
 
     /// The step scale η_t of the L1 threshold: AROW regression takes the squared loss, so
     /// η_t = 1/(2(v + r)); the PA rules move |α_t| per unit gradient.
-    pub fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+    #[inline]
+    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
         match *self {
             RegressionRule::AROW { r } => arow::l1_rate(v, r),
             _ => step.alpha.abs(),
-        }
-    }
-
-    pub fn is_second_order(&self) -> bool {
-        self.entry().second_order
-    }
-
-    /// The rule's table entry.
-    pub fn entry(&self) -> &'static Entry {
-        match self {
-            RegressionRule::AROW { .. } => &regression::AROW,
-            RegressionRule::PA { .. } => &regression::PA,
-            RegressionRule::PA1 { .. } => &regression::PA1,
-            RegressionRule::PA2 { .. } => &regression::PA2,
         }
     }
 }
