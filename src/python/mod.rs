@@ -14,10 +14,17 @@ use crate::error::CwError;
 mod callable_kernel;
 mod convert;
 mod errors;
-mod lean;
-mod learn_file;
 mod model;
 mod svmlight;
+
+/// A Python object, and a dict.
+type Object<'py> = Bound<'py, PyAny>;
+type Dict<'py> = Bound<'py, pyo3::types::PyDict>;
+
+/// Python's signal handlers, run between and during long calls (Ctrl-C: KeyboardInterrupt).
+fn check_signals() -> PyResult<()> {
+    Python::attach(|py| py.check_signals())
+}
 
 /// `f`, a call into the core that holds no model, as `_cwrs.operation` (see
 /// [`crate::shared::guarded`]).
@@ -27,22 +34,20 @@ fn core<T>(operation: &str, f: impl FnOnce() -> Result<T, CwError>) -> PyResult<
 
 #[pymodule]
 mod _cwrs {
-    use numpy::{PyArray1, PyReadonlyArray1};
+    use numpy::PyArray1;
     use pyo3::prelude::*;
     use pyo3::types::{PyBytes, PyDict, PyTuple};
 
-    use super::convert::{slice, state_to_dict};
+    use super::convert::{state_to_dict, vector};
     use super::core;
     use crate::rules::margin_probabilities as probabilities;
 
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
     #[pymodule_export]
-    use super::learn_file::learn_svmlight;
-    #[pymodule_export]
     use super::model::{merge, Model};
     #[pymodule_export]
-    use super::svmlight::{read_svmlight, svmlight_zero_based, SvmlightChunks};
+    use super::svmlight::{learn_svmlight, read_svmlight, svmlight_zero_based, SvmlightChunks};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -63,10 +68,10 @@ mod _cwrs {
     #[pyfunction]
     fn margin_probabilities<'py>(
         py: Python<'py>,
-        scores: PyReadonlyArray1<'py, f64>,
-        variances: PyReadonlyArray1<'py, f64>,
+        scores: &Bound<'py, PyAny>,
+        variances: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let (scores, variances) = (slice(&scores)?, slice(&variances)?);
+        let (scores, variances) = (vector(scores)?, vector(variances)?);
         let p = core("margin_probabilities", || probabilities(scores, variances))?;
         Ok(PyArray1::from_vec(py, p))
     }
