@@ -2,7 +2,8 @@
 //! ([`Guarded`]), with everything but the conversion of its values: the model built from the
 //! entries the host holds, learning that the host can interrupt ([`crate::interrupt`]: its
 //! `check` runs its signal handlers), `fit`'s sharded passes, a LIBSVM file learned as it is
-//! parsed, and the merge of models. Waits and long work run detached ([`Detach`]); `E` is the host's error.
+//! parsed, and the merge of models. Waits and long work run detached ([`Detach`]); `E` is the
+//! host's error.
 
 use std::path::Path;
 
@@ -41,16 +42,20 @@ impl Estimator {
     }
 }
 
-/// `partial_fit`: the rows of `x` learned as `presentation` says, attached or detached as
-/// `cost` says. A long batch stops when `check` fails, the model left as it was, and the error
-/// is returned (see [`crate::interrupt`]).
+/// `partial_fit`: the rows of `x` learned (row `i` `repeats[i]` times, in `order` if given),
+/// attached or detached as `cost` says. A long batch stops when `check` fails, the model left
+/// as it was, and the error is returned (see [`crate::interrupt`]).
 pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
     (model, detach): (&Guarded<Estimator, E>, D),
-    (cost, x): (CallCost, &Matrix),
-    targets: Targets,
-    presentation: Presentation,
+    (cost, x, targets): (CallCost, &Matrix, Targets),
+    (repeats, order): (Option<&[u32]>, Option<&[usize]>),
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
+    let presentation = Presentation {
+        repeats,
+        order,
+        stop: None,
+    };
     let work = cost.work(x, presentation.len(x.n_rows()) as usize);
     let interrupt = Interrupt::new(check);
     model.write(detach, "partial_fit", work, |e| {

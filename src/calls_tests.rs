@@ -118,14 +118,25 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
     let cost = CallCost::of(&estimator("binary"));
     let targets = Targets::Values(&y);
-    partial_fit((&model, Here), (cost, &dense(&x)), targets, all, never).unwrap();
+    partial_fit(
+        (&model, Here),
+        (cost, &dense(&x), targets),
+        (None, None),
+        never,
+    )
+    .unwrap();
     let learned = model
         .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
         .unwrap();
     assert_eq!(learned, moments(&by_hand));
     let classes = vec![0; 30];
     let wrong = Targets::Classes(&classes);
-    let refused = partial_fit((&model, Here), (cost, &dense(&x)), wrong, all, never);
+    let refused = partial_fit(
+        (&model, Here),
+        (cost, &dense(&x), wrong),
+        (None, None),
+        never,
+    );
     assert!(matches!(
         refused,
         Err(HostError::Core(CwError::InvalidInput(_)))

@@ -6,7 +6,7 @@ use std::ptr::null_mut;
 
 use numpy::npyffi::{self, npy_intp, NpyTypes, PY_ARRAY_API};
 use numpy::npyffi::{NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS};
-use numpy::{Element, PyArray1, PyArrayDescr, PyArrayDescrMethods, PyReadonlyArray1};
+use numpy::{Element, PyArray1, PyArrayDescr, PyArrayDescrMethods};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -39,8 +39,8 @@ fn buffer<'a, T: Element>(
     let array = type_ == ndarray || !exact && unsafe { ffi::PyType_IsSubtype(type_, ndarray) } != 0;
     // SAFETY: an ndarray, whose object starts with these fields; its descr is a dtype.
     let fields = array.then(|| unsafe { &(*ptr.cast::<npyffi::PyArrayObject>()).fields })?;
-    let dtype =
-        unsafe { Borrowed::from_ptr(py, fields.descr.cast()).cast_unchecked::<PyArrayDescr>() };
+    let dtype = unsafe { Borrowed::from_ptr(py, fields.descr.cast()) };
+    let dtype = unsafe { dtype.cast_unchecked::<PyArrayDescr>() };
     let flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED;
     let fits = fields.nd as usize == nd && fields.flags & flags == flags;
     if !fits || !dtype.is_equiv_to(&T::get_dtype(py)) {
@@ -62,8 +62,8 @@ fn array_type(py: Python) -> *mut ffi::PyTypeObject {
 /// A contiguous 1-D array of `T` (see [`buffer`]).
 pub(super) fn vector<'a, T: Element>(x: &'a Object) -> PyResult<&'a [T]> {
     let values = buffer(x.as_borrowed(), 1, false).map(|(values, _)| values);
-    let name = std::any::type_name::<T>();
-    values.ok_or_else(|| PyTypeError::new_err(format!("expected a C-contiguous 1-D {name} array")))
+    let dtype = T::get_dtype(x.py());
+    values.ok_or_else(|| PyTypeError::new_err(format!("expected a C-contiguous 1-D {dtype} array")))
 }
 
 /// Float64 rows (see [`buffer`]; `exact`: not in a subclass of ndarray).
@@ -108,10 +108,8 @@ pub(super) fn targets<'a>(y: &'a Object, classes: &'a mut Vec<usize>) -> PyResul
 
 /// Non-negative integers (row indices or class indices) from an int64 array, as `usize`.
 pub(super) fn indices(array: &Object, what: &str) -> PyResult<Vec<usize>> {
-    Ok(crate::data::indices(
-        vector::<i64>(array)?.iter().copied(),
-        what,
-    )?)
+    let values = vector::<i64>(array)?.iter().copied();
+    Ok(crate::data::indices(values, what)?)
 }
 
 /// The native targets of the labels `y` of `n_rows` rows on the lean path: each label a key of
@@ -126,18 +124,12 @@ pub(super) fn lean_targets(y: &Object, n_rows: usize, targets: Option<&Dict>) ->
     // Labels in a contiguous int64 or float64 array, the usual cases, read from its buffer.
     let (py, array) = (y.py(), y.as_borrowed());
     if let Some((labels, _)) = buffer::<i64>(array, 1, false) {
-        return all(
-            labels.iter().map(|&l| PyInt::new(py, l).into_any()),
-            n_rows,
-            target,
-        );
+        let labels = labels.iter().map(|&l| PyInt::new(py, l).into_any());
+        return all(labels, n_rows, target);
     }
     if let Some((labels, _)) = buffer::<f64>(array, 1, false) {
-        return all(
-            labels.iter().map(|&l| PyFloat::new(py, l).into_any()),
-            n_rows,
-            target,
-        );
+        let labels = labels.iter().map(|&l| PyFloat::new(py, l).into_any());
+        return all(labels, n_rows, target);
     }
     let labels = match y.cast::<PyUntypedArray>() {
         Ok(array) if array.ndim() == 1 => &y.call_method0(intern!(py, "tolist")).ok()?,
@@ -189,30 +181,26 @@ pub(super) unsafe fn values<'a>(array: &'a Object) -> &'a mut [f64] {
 /// The entries of a state or configuration dict.
 type Entries<'py> = Vec<(String, Held<Array<'py>>)>;
 
-/// A NumPy array of a state dict, borrowed while a [`State`] built from it is used.
-#[derive(FromPyObject)]
-pub(super) enum Array<'py> {
-    Floats(PyReadonlyArray1<'py, f64>),
-    U32s(PyReadonlyArray1<'py, u32>),
-    U64s(PyReadonlyArray1<'py, u64>),
-    I64s(PyReadonlyArray1<'py, i64>),
+/// A NumPy array of a state dict: 1-D float64, uint32, uint64 or int64 (see [`buffer`]),
+/// borrowed while a [`State`] built from it is used.
+pub(super) struct Array<'py>(Object<'py>);
+
+impl Array<'_> {
+    fn readable(&self) -> bool {
+        !matches!(self.value(), Value::None)
+    }
 }
 
 impl HeldArray for Array<'_> {
     fn value(&self) -> Value<'_> {
-        match self {
-            Array::Floats(a) => borrowed(a).into(),
-            Array::U32s(a) => borrowed(a).into(),
-            Array::U64s(a) => borrowed(a).into(),
-            Array::I64s(a) => borrowed(a).into(),
-        }
+        let x = self.0.as_borrowed();
+        let floats = buffer::<f64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let u32s = || buffer::<u32>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let u64s = || buffer::<u64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let i64s = || buffer::<i64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let values = floats.or_else(u32s).or_else(u64s);
+        values.or_else(i64s).unwrap_or(Value::None)
     }
-}
-
-/// The values: borrowed when contiguous, else copied.
-fn borrowed<'a, T: Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
-    let slice = array.as_slice().map(Cow::Borrowed);
-    slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
 }
 
 /// The entries of a dict (a `state`, else a configuration) for [`State::from_held`], its
@@ -241,8 +229,12 @@ fn held<'py>(
     bad: impl Fn(&str) -> CwError,
 ) -> Result<Held<Array<'py>>, CwError> {
     if value.is_instance_of::<PyUntypedArray>() {
-        let array = value.extract().map(Held::Array);
-        return array.map_err(|_| bad("must be a 1-D float64, uint32, uint64 or int64 array"));
+        // Borrowed, or else copied (C order, aligned) if that is what it lacks.
+        let copy = || value.call_method0(intern!(value.py(), "copy")).ok();
+        let array = Some(Array(value.clone())).filter(Array::readable);
+        let array = array.or_else(|| copy().map(Array)).filter(Array::readable);
+        let array = array.map(Held::Array);
+        return array.ok_or_else(|| bad("must be a 1-D float64, uint32, uint64 or int64 array"));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let dicts = value.extract::<Vec<Bound<'py, PyDict>>>();
@@ -257,11 +249,11 @@ fn held<'py>(
         return Ok(Held::Value(Value::Params(params)));
     }
     scalar(value).map(Held::Value).ok_or_else(|| {
-        let type_name = value
-            .get_type()
-            .name()
-            .map_or("?".into(), |n| n.to_string());
-        bad(&format!("has an unsupported type {type_name}"))
+        let name = value.get_type().name();
+        bad(&format!(
+            "has an unsupported type {}",
+            name.map_or("?".into(), |n| n.to_string())
+        ))
     })
 }
 

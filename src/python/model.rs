@@ -16,7 +16,7 @@ use super::convert::{targets, value_to_py, values, vector};
 use super::{check_signals, Dict, Object};
 use crate::call_cost::{best_class, CallCost, LEAN_ROWS};
 use crate::calls;
-use crate::data::{Matrix, Presentation};
+use crate::data::Matrix;
 use crate::error::CwError;
 use crate::estimator::Estimator;
 use crate::shared::{guarded, Guarded, Work};
@@ -79,14 +79,14 @@ impl Model {
         match self.estimator.read(py, name, Work::Quick, read)? {
             (Some(Value::Floats(values)), Some(n)) => {
                 let shape = [n, values.len() / n];
-                Ok(PyArray1::from_vec(py, values.into_owned())
-                    .reshape(shape)?
-                    .into_any())
+                let array = PyArray1::from_vec(py, values.into_owned());
+                Ok(array.reshape(shape)?.into_any())
             }
             (Some(value), _) => value_to_py(py, value),
-            (None, _) => Err(PyAttributeError::new_err(format!(
-                "this model has no {name}"
-            ))),
+            (None, _) => {
+                let message = format!("this model has no {name}");
+                Err(PyAttributeError::new_err(message))
+            }
         }
     }
 }
@@ -140,7 +140,8 @@ methods_and_attributes! {
     #[pyo3(signature = (config, kernel=None))]
     fn new(config: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
         let (held, custom) = (held_entries(config, false)?, CallableKernel::wrap(kernel));
-        guarded(NAME, "__new__", || Ok(Self::wrap(Estimator::configured(&held, custom)?)))
+        let build = || Ok::<_, PyErr>(Estimator::configured(&held, custom)?);
+        Ok(Self::wrap(guarded(NAME, "__new__", build)?))
     }
 
     /// Rebuilds a model from the dict returned by `state()` (with the custom kernel it was
@@ -149,19 +150,21 @@ methods_and_attributes! {
     #[pyo3(signature = (state, kernel=None))]
     fn from_state(state: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
         let (held, custom) = (held_entries(state, true)?, CallableKernel::wrap(kernel));
-        guarded(NAME, "from_state", || Ok(Self::wrap(Estimator::restored(&held, custom)?)))
+        let build = || Ok::<_, PyErr>(Estimator::restored(&held, custom)?);
+        Ok(Self::wrap(guarded(NAME, "from_state", build)?))
     }
 
     /// An independent copy: a restore point that, unlike `state()`, leaves the model as it is.
     fn copy(&self, py: Python) -> PyResult<Self> {
-        let copy = self.estimator.read(py, "copy", Work::Batch, |e| Ok(e.clone()));
-        Ok(Self::wrap(copy?))
+        let copy = |e: &Estimator| Ok(e.clone());
+        let copy = self.estimator.read(py, "copy", Work::Batch, copy)?;
+        Ok(Self::wrap(copy))
     }
 
     /// Everything needed to rebuild the model exactly, by name (a full covariance folded).
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Dict<'py>> {
-        let state = self.estimator.write(py, "state", Work::Quick, |e| Ok(e.state()));
-        state_to_dict(py, state?)
+        let state = |e: &mut Estimator| Ok(e.state());
+        state_to_dict(py, self.estimator.write(py, "state", Work::Quick, state)?)
     }
 
     /// The lean path of the estimators' `partial_fit`: learns `x` and `y` when `x` is lean rows
@@ -188,7 +191,8 @@ methods_and_attributes! {
         }
         let work = self.cost.work(&rows, rows.n_rows());
         let learn = |e: &mut Estimator| Ok(e.learn_few(&rows, &targets)?);
-        self.estimator.write(x.py(), "partial_fit", work, learn).map(|()| true)
+        self.estimator.write(x.py(), "partial_fit", work, learn)?;
+        Ok(true)
     }
 
     /// The lean path of the classifiers' `predict`: each row's best class taken from
@@ -203,7 +207,8 @@ methods_and_attributes! {
     ) -> PyResult<Option<Object<'py>>> {
         let (py, width) = (x.py(), self.cost.columns().unwrap_or(1));
         let mut scores = [0.0; LEAN_ROWS]; // no allocation: more scores take the general path
-        let Some(rows) = self.lean_rows(x).filter(|r| r.n_rows() * width <= LEAN_ROWS) else {
+        let fits = |rows: &Matrix| rows.n_rows() * width <= LEAN_ROWS;
+        let Some(rows) = self.lean_rows(x).filter(fits) else {
             return Ok(None);
         };
         let scores = &mut scores[..rows.n_rows() * width];
@@ -214,7 +219,8 @@ methods_and_attributes! {
         let mut best = scores.chunks(width).map(best_class);
         if rows.n_rows() > 1 {
             let best = PyArray1::from_iter(py, best.map(|k| k as isize));
-            return classes.call_method1(pyo3::intern!(py, "take"), (best,)).map(Some);
+            let take = pyo3::intern!(py, "take");
+            return classes.call_method1(take, (best,)).map(Some);
         }
         let row = class_rows.get_item(best.next().unwrap_or(0))?;
         let Ok(row) = row.cast::<PyUntypedArray>() else {
@@ -242,10 +248,9 @@ methods_and_attributes! {
         let (x, mut classes) = (matrix(x)?, Vec::new());
         let targets = targets(y, &mut classes)?;
         let order = order.map(|o| indices(o, "row order")).transpose()?;
-        let (repeats, order) = (repeats.map(vector).transpose()?, order.as_deref());
-        let presentation = Presentation { repeats, order, stop: None };
-        let (model, batch) = ((&self.estimator, py), (self.cost, &x));
-        calls::partial_fit(model, batch, targets, presentation, check_signals)
+        let presentation = (repeats.map(vector).transpose()?, order.as_deref());
+        let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
+        calls::partial_fit(model, batch, presentation, check_signals)
     }
 
     /// `fit`'s passes on `n_jobs` threads (see `crate::calls::fit_sharded`): one pass per row
@@ -261,7 +266,8 @@ methods_and_attributes! {
         repeats: Option<&Object>,
     ) -> PyResult<()> {
         let (x, mut classes) = (matrix(x)?, Vec::new());
-        let batch = (&x, targets(y, &mut classes)?, repeats.map(vector).transpose()?);
+        let targets = targets(y, &mut classes)?;
+        let batch = (&x, targets, repeats.map(vector).transpose()?);
         let order = |o: Object| (!o.is_none()).then(|| indices(&o, "row order")).transpose();
         let orders = orders.try_iter()?.map(|o| order(o?));
         calls::fit_sharded((&self.estimator, py), n_jobs, batch, orders, check_signals)
