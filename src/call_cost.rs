@@ -6,12 +6,15 @@
 //! detached so that other threads go on ([`Work::Batch`]).
 
 use crate::data::{Matrix, Presentation};
-use crate::error::{zeros, CwError};
+use crate::error::CwError;
 use crate::estimator::{class_index, Estimator, Model, Targets};
 use crate::shared::Work;
 
 /// Multiply-adds below which a call is [`Work::Quick`]: a few microseconds.
 const QUICK_WORK: f64 = 8192.0;
+
+/// Rows per call on the lean paths: "a few", as a stream sends them.
+pub const LEAN_ROWS: usize = 64;
 
 /// The work of a row of a model, fixed over its life (its kind and size never change).
 #[derive(Clone, Copy, Debug)]
@@ -20,7 +23,9 @@ pub struct CallCost {
     /// against every support row, so its calls are always batches.
     per_row_and_entry: Option<(f64, f64)>,
     /// Values per row of a prediction: one per class of a multiclass model (`None`: one).
-    pub columns: Option<usize>,
+    columns: Option<usize>,
+    /// The width of the rows the model takes.
+    n_features: usize,
 }
 
 impl CallCost {
@@ -33,7 +38,24 @@ impl CallCost {
         CallCost {
             per_row_and_entry: (!kernel).then_some((per_row, per_one_entry - per_row)),
             columns: estimator.n_classes(),
+            n_features: estimator.config().count("n_features").unwrap_or(0),
         }
+    }
+
+    /// Whether the lean paths take `x`: 1 to [`LEAN_ROWS`] rows of the model's width.
+    pub fn lean(self, x: &Matrix) -> bool {
+        x.n_cols() == self.n_features && (1..=LEAN_ROWS).contains(&x.n_rows())
+    }
+
+    /// Values per row of a prediction: one per class of a multiclass model (`None`: one).
+    pub fn columns(self) -> Option<usize> {
+        self.columns
+    }
+
+    /// Values per row of [`Estimator::class_probabilities`]: one per class, both classes of a
+    /// binary model.
+    pub fn proba_columns(self) -> Option<usize> {
+        Some(self.columns.unwrap_or(2))
     }
 
     /// The work of learning (or predicting) the rows of `x`, as `rows` presentations of them.
@@ -50,18 +72,6 @@ impl CallCost {
     }
 }
 
-/// Rows of two class probabilities `[1 − p, p]` from the probabilities p of the positive class
-/// in the first half of `values` (as the estimators' `predict_proba` gives them, 1 − p computed
-/// as NumPy does).
-pub fn with_complements(values: &mut [f64]) {
-    let n_rows = values.len() / 2;
-    for i in (0..n_rows).rev() {
-        let p = values[i];
-        values[2 * i + 1] = p;
-        values[2 * i] = 1.0 - p;
-    }
-}
-
 /// The class `predict` gives a row of scores: with one score (two classes), 1 where it is
 /// positive; else the first of the highest, as NumPy's `argmax` (no score NaN).
 pub fn best_class(scores: &[f64]) -> usize {
@@ -72,25 +82,7 @@ pub fn best_class(scores: &[f64]) -> usize {
     }
 }
 
-/// Values per row, and the shape they form for a multiclass model (rows × classes).
-pub type Outputs = (Vec<f64>, Option<[usize; 2]>);
-
 impl Estimator {
-    /// The values `predict` writes for the rows of `x`: one per row, or one per row and class
-    /// for a multiclass model (`operation` names them in an out-of-memory error).
-    pub fn outputs(
-        &self,
-        x: &Matrix,
-        operation: &str,
-        predict: impl FnOnce(&Estimator, &Matrix, &mut [f64]) -> Result<(), CwError>,
-    ) -> Result<Outputs, CwError> {
-        let (n_rows, width) = (x.n_rows(), self.n_classes());
-        let n_values = n_rows.checked_mul(width.unwrap_or(1));
-        let mut out = zeros(n_values, || format!("the output of {operation}"))?;
-        predict(self, x, &mut out)?;
-        Ok((out, width.map(|width| [n_rows, width])))
-    }
-
     /// Learns a few rows, `targets[i]` for row `i` (a label ±1, a target, or a class index as
     /// a float): one row through [`Estimator::learn`], more as a batch (validated before the
     /// first update).
@@ -106,23 +98,31 @@ impl Estimator {
             }
         }
     }
+
+    /// What `predict_proba` gives: per row, both classes' probabilities `[1 − p, p]` of a
+    /// binary model (1 − p computed as NumPy does), else one per class.
+    pub fn class_probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        if self.n_classes().is_some() {
+            return self.probabilities(x, out);
+        }
+        let n_rows = x.n_rows();
+        self.probabilities(x, &mut out[..n_rows])?;
+        for i in (0..n_rows).rev() {
+            let p = out[i];
+            (out[2 * i], out[2 * i + 1]) = (1.0 - p, p);
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{best_class, with_complements};
+    use super::best_class;
 
     #[test]
     fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
         assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
         assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
         assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
-    }
-
-    #[test]
-    fn complements_pair_each_probability_with_one_minus_it_in_row_order() {
-        let mut values = [0.25, 0.9, 0.0, -1.0, -1.0, -1.0];
-        with_complements(&mut values);
-        assert_eq!(values, [0.75, 0.25, 1.0 - 0.9, 0.9, 1.0, 0.0]);
     }
 }

@@ -10,6 +10,9 @@ pub mod average;
 // Used by the Python bindings only; its tests run with `cargo test`.
 #[cfg_attr(not(feature = "python"), allow(dead_code))]
 pub(crate) mod call_cost;
+// Used by the Python bindings only; its tests run with `cargo test`.
+#[cfg_attr(not(feature = "python"), allow(dead_code))]
+pub(crate) mod calls;
 pub mod covariance;
 pub mod data;
 pub mod drift;

@@ -46,8 +46,6 @@ pub enum Failure<E> {
     Poisoned,
     /// Called from inside a call on the same model on this thread, which holds it.
     Reentrant,
-    /// [`Work::Attached`] found the model held by an update: nothing ran.
-    Busy,
 }
 
 impl<E: From<Internal>> Failure<E> {
@@ -62,7 +60,6 @@ impl<E: From<Internal>> Failure<E> {
                  handler); that call would wait for itself forever. Use a copy of the estimator \
                  inside the callback"
             ),
-            Failure::Busy => format!("cwrs: this {class} was busy with an update"),
             Failure::Poisoned => format!(
                 "cwrs: this {class} was left in an unknown state by an internal error in an \
                  earlier call and can no longer be used; refit it or load a saved copy"
@@ -161,10 +158,6 @@ pub enum Work {
     /// releasing and retaking the thread state would cost more than the work; otherwise wait
     /// and run detached.
     Quick,
-    /// Little work on input that may only be read attached (borrowed without the host's
-    /// tracking, see `python::lean`): run attached when the model is free at once; otherwise
-    /// [`Failure::Busy`], nothing run (the caller takes a path that may wait).
-    Attached,
 }
 
 /// A model that threads share: see the module documentation.
@@ -238,19 +231,6 @@ impl<T: Send + Sync, E: Send + From<Internal>> Guarded<T, E> {
         result.map_err(|failure| failure.into_error(self.class, operation))
     }
 
-    /// `call` (a [`Shared::read`] or [`Shared::write`] of the model) for [`Work::Attached`]
-    /// work: `None`, nothing run, when another call holds the model.
-    pub fn attached<R>(
-        &self,
-        operation: &str,
-        call: impl FnOnce(&Shared<T>, Work) -> Result<R, Failure<E>>,
-    ) -> Option<Result<R, E>> {
-        match call(&self.shared, Work::Attached) {
-            Err(Failure::Busy) => None,
-            result => Some(result.map_err(|failure| failure.into_error(self.class, operation))),
-        }
-    }
-
     /// Runs `f` on the model alone (see [`Shared::write`]).
     pub fn write<R: Send>(
         &self,
@@ -287,9 +267,6 @@ fn access<G, R: Send, E: Send>(
             match try_lock() {
                 Ok(guard) => return run(Ok(guard)),
                 Err(TryLockError::Poisoned(_)) => return Err(Failure::Poisoned),
-                Err(TryLockError::WouldBlock) if work == Work::Attached => {
-                    return Err(Failure::Busy)
-                }
                 Err(TryLockError::WouldBlock) => {}
             }
         }
@@ -384,34 +361,6 @@ mod tests {
             });
             assert_eq!(seen, Ok(5));
         });
-    }
-
-    #[test]
-    fn attached_work_never_detaches_and_is_refused_while_the_model_is_busy() {
-        let shared = Shared::new(1);
-        let written = detached(|p| shared.write(p, Work::Attached, |m| Ok::<_, String>(*m + 1)));
-        assert_eq!(written, (Ok(2), false)); // and not detached
-        let (started, release) = (Barrier::new(2), Barrier::new(2));
-        std::thread::scope(|scope| {
-            scope.spawn(|| {
-                let flag = AtomicBool::new(false);
-                let hold = |_: &mut i32| {
-                    started.wait();
-                    release.wait();
-                    Ok::<_, String>(())
-                };
-                shared.write(Probe(&flag), Work::Batch, hold).unwrap();
-            });
-            started.wait();
-            let (read, was_detached) =
-                detached(|p| shared.read(p, Work::Attached, |m| Ok::<_, String>(*m)));
-            assert_eq!((read, was_detached), (Err(Failure::Busy), false));
-            release.wait();
-        });
-        let guarded = Guarded::<i32, Internal>::new("Model", 3);
-        let flag = AtomicBool::new(false);
-        let read = guarded.attached("read", |s, work| s.read(Probe(&flag), work, |m| Ok(*m)));
-        assert_eq!(read, Some(Ok(3)));
     }
 
     #[test]

@@ -132,9 +132,9 @@ class Model:
         /,
     ) -> bool: ...
     # The lean paths of prediction: None (the general path) unless x is rows as learn_lean takes
-    # them, a call of quick work on a free model, and no value is NaN. decision_lean: scores
-    # (n,) or (n, n_classes); proba_lean: (n, 2) or (n, n_classes); predict_lean: classes
-    # taken at each row's best class (class_rows[k] is classes[k:k+1], copied for one row).
+    # them and no value is NaN. decision_lean: scores (n,) or (n, n_classes); proba_lean: (n, 2)
+    # or (n, n_classes); predict_lean: classes taken at each row's best class (class_rows[k] is
+    # classes[k:k+1], copied for one row).
     def decision_lean(self, x: object, /) -> _F64 | None: ...
     def proba_lean(self, x: object, /) -> _F64 | None: ...
     def predict_lean(

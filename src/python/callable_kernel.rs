@@ -6,9 +6,10 @@
 
 use std::sync::Arc;
 
-use numpy::{PyArray1, PyArrayMethods, PyReadonlyArray1};
+use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
+use super::convert::vector;
 use crate::data::Matrix;
 use crate::error::{CwError, Raised};
 use crate::kernel::KernelFunction;
@@ -25,16 +26,14 @@ impl CallableKernel {
 
     /// `out` = the values (flat, row-major) of the kernel's method `method` for `matrices`.
     fn call(&self, method: &str, matrices: &[&Matrix], out: &mut [f64]) -> Result<(), CwError> {
-        let values = Python::attach(|py| {
+        let copied = Python::attach(|py| {
             let args = matrices.iter().map(|x| rows_for_python(py, x));
             let args = pyo3::types::PyTuple::new(py, args.collect::<PyResult<Vec<_>>>()?)?;
             let values = self.0.bind(py).call_method1(method, args)?;
-            let values = values.extract::<PyReadonlyArray1<f64>>()?.to_vec()?;
-            Ok(values)
+            out.copy_from_slice(vector(&values)?);
+            Ok(())
         });
-        let values = values.map_err(|error: PyErr| CwError::Raised(Raised(Arc::new(error))))?;
-        out.copy_from_slice(&values);
-        Ok(())
+        copied.map_err(|error: PyErr| CwError::Raised(Raised(Arc::new(error))))
     }
 }
 

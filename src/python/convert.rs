@@ -1,165 +1,259 @@
-//! Python values to core values and back: batches of rows (dense or CSR NumPy buffers, borrowed
-//! without a copy), targets, and named states (`State` ⇄ dict).
+//! Python values to core values and back: rows, targets and indices read straight from NumPy
+//! buffers (no copy), fresh output arrays, and named states (`State` ⇄ dict).
 
 use std::borrow::Cow;
+use std::ptr::null_mut;
 
-use numpy::{PyArray1, PyReadonlyArray1, PyReadonlyArray2, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::exceptions::PyValueError;
+use numpy::npyffi::{self, npy_intp, NpyTypes, PY_ARRAY_API};
+use numpy::npyffi::{NPY_ARRAY_ALIGNED, NPY_ARRAY_C_CONTIGUOUS};
+use numpy::{Element, PyArray1, PyArrayDescr, PyArrayDescrMethods};
+use numpy::{PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyList, PyString, PyTuple};
+use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::{ffi, intern, Borrowed};
 
 use crate::data::{CsrIndex, Matrix};
 use crate::error::CwError;
 use crate::estimator::Targets;
 use crate::state::{Held, HeldArray, State, Value};
 
-/// A batch of rows as passed from Python: a C-contiguous float64 matrix, or the arrays of a CSR
+use super::{Dict, Object};
+
+/// The values and shape of `x` when it is an ndarray (`exact`: not a subclass) of native `T`
+/// with `nd` dimensions, aligned and C-contiguous; else None.
+///
+/// The one place where the bindings borrow NumPy buffers, without NumPy's borrow tracking (which
+/// only keeps other Rust borrowers off). It is sound because every caller holds `x` (and the
+/// tuple of a CSR matrix, which holds its arrays) until it no longer uses the values, with the
+/// GIL released or not: NumPy frees or moves a buffer only with its array, or on `resize`, which
+/// refuses an array referenced elsewhere. A Python thread writing to the array meanwhile races
+/// with any reader, tracked or not, as with NumPy's own functions that release the GIL.
+fn buffer<'a, T: Element>(
+    x: Borrowed<'a, '_, PyAny>,
+    nd: usize,
+    exact: bool,
+) -> Option<(&'a [T], &'a [usize])> {
+    let (py, ptr, ndarray) = (x.py(), x.as_ptr(), array_type(x.py()));
+    let type_ = unsafe { ffi::Py_TYPE(ptr) };
+    let array = type_ == ndarray || !exact && unsafe { ffi::PyType_IsSubtype(type_, ndarray) } != 0;
+    // SAFETY: an ndarray, whose object starts with these fields; its descr is a dtype.
+    let fields = array.then(|| unsafe { &(*ptr.cast::<npyffi::PyArrayObject>()).fields })?;
+    let dtype = unsafe { Borrowed::from_ptr(py, fields.descr.cast()) };
+    let dtype = unsafe { dtype.cast_unchecked::<PyArrayDescr>() };
+    let flags = NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED;
+    let fits = fields.nd as usize == nd && fields.flags & flags == flags;
+    if !fits || !dtype.is_equiv_to(&T::get_dtype(py)) {
+        return None;
+    }
+    // SAFETY: `nd` dimensions, then their product of aligned values of T in C order (see above).
+    let shape = unsafe { std::slice::from_raw_parts(fields.dimensions.cast::<usize>(), nd) };
+    let values = match shape.iter().product() {
+        0 => &[],
+        length => unsafe { std::slice::from_raw_parts(fields.data.cast::<T>(), length) },
+    };
+    Some((values, shape))
+}
+
+fn array_type(py: Python) -> *mut ffi::PyTypeObject {
+    unsafe { npyffi::get_type_object(py, NpyTypes::PyArray_Type) }
+}
+
+/// A contiguous 1-D array of `T` (see [`buffer`]).
+pub(super) fn vector<'a, T: Element>(x: &'a Object) -> PyResult<&'a [T]> {
+    let values = buffer(x.as_borrowed(), 1, false).map(|(values, _)| values);
+    let dtype = T::get_dtype(x.py());
+    values.ok_or_else(|| PyTypeError::new_err(format!("expected a C-contiguous 1-D {dtype} array")))
+}
+
+/// Float64 rows (see [`buffer`]; `exact`: not in a subclass of ndarray).
+pub(super) fn dense<'a>(x: &'a Object, exact: bool) -> Option<Matrix<'a>> {
+    let (values, shape) = buffer(x.as_borrowed(), 2, exact)?;
+    let (n_rows, n_cols) = (shape[0], shape[1]);
+    Some(Matrix::Dense {
+        values,
+        n_rows,
+        n_cols,
+    })
+}
+
+/// A batch of rows as the general path takes it: float64 rows ([`dense`]), or the arrays of a CSR
 /// matrix `(data, indices, indptr, n_cols)` with one integer type for indices and indptr.
-#[derive(FromPyObject)]
-pub(super) enum MatrixArg<'py> {
-    Dense(PyReadonlyArray2<'py, f64>),
-    Csr32(CsrArg<'py, i32>),
-    Csr64(CsrArg<'py, i64>),
+pub(super) fn matrix<'a>(x: &'a Object) -> PyResult<Matrix<'a>> {
+    fn csr<'a, I: CsrIndex + Element + 'a>(csr: &'a Bound<PyTuple>) -> Option<Matrix<'a>> {
+        let item = |i| csr.get_borrowed_item(i).ok();
+        let [indices, indptr] = [1, 2].map(|i| Some(buffer(item(i)?, 1, false)?.0));
+        let (values, n_cols) = (buffer(item(0)?, 1, false)?.0, item(3)?.extract().ok()?);
+        Some(I::matrix(values, indices?, indptr?, n_cols))
+    }
+    let tuple = x.cast::<PyTuple>().ok().filter(|t| t.len() == 4);
+    let sparse = || tuple.and_then(|t| csr::<i32>(t).or_else(|| csr::<i64>(t)));
+    dense(x, false).or_else(sparse).ok_or_else(|| {
+        PyTypeError::new_err(
+            "x must be a C-contiguous float64 matrix or the CSR arrays (data, indices, indptr, \
+             n_cols) with one integer type, int32 or int64, for indices and indptr",
+        )
+    })
 }
 
-#[derive(FromPyObject)]
-pub(super) struct CsrArg<'py, I: numpy::Element>(
-    PyReadonlyArray1<'py, f64>,
-    PyReadonlyArray1<'py, I>,
-    PyReadonlyArray1<'py, I>,
-    usize,
-);
+/// What the general `partial_fit` learns from: float64 labels ±1 or targets, or int64 class
+/// indices (checked and converted into `classes`).
+pub(super) fn targets<'a>(y: &'a Object, classes: &'a mut Vec<usize>) -> PyResult<Targets<'a>> {
+    if let Ok(values) = vector(y) {
+        return Ok(Targets::Values(values));
+    }
+    *classes = indices(y, "labels")?;
+    Ok(Targets::Classes(classes))
+}
 
-impl MatrixArg<'_> {
-    /// A zero-copy view of the buffers.
-    pub(super) fn view(&self) -> PyResult<Matrix<'_>> {
-        match self {
-            MatrixArg::Dense(x) => Ok(Matrix::Dense {
-                values: contiguous(x.as_slice())?,
-                n_rows: x.shape()[0],
-                n_cols: x.shape()[1],
-            }),
-            MatrixArg::Csr32(csr) => csr.view(),
-            MatrixArg::Csr64(csr) => csr.view(),
-        }
+/// Non-negative integers (row indices or class indices) from an int64 array, as `usize`.
+pub(super) fn indices(array: &Object, what: &str) -> PyResult<Vec<usize>> {
+    let values = vector::<i64>(array)?.iter().copied();
+    Ok(crate::data::indices(values, what)?)
+}
+
+/// The native targets of the labels `y` of `n_rows` rows on the lean path: each label a key of
+/// `targets` (label → target), or, without `targets`, a finite number (not a bool). `y` is a
+/// 1-D array, a list or a tuple; None for anything else.
+pub(super) fn lean_targets(y: &Object, n_rows: usize, targets: Option<&Dict>) -> Option<Vec<f64>> {
+    let target = |label: Object| match targets {
+        Some(targets) => targets.get_item(label).ok()??.extract::<f64>().ok(),
+        None if label.is_instance_of::<PyBool>() => None,
+        None => label.extract::<f64>().ok().filter(|t| t.is_finite()),
+    };
+    // Labels in a contiguous int64 or float64 array, the usual cases, read from its buffer.
+    let (py, array) = (y.py(), y.as_borrowed());
+    if let Some((labels, _)) = buffer::<i64>(array, 1, false) {
+        let labels = labels.iter().map(|&l| PyInt::new(py, l).into_any());
+        return all(labels, n_rows, target);
+    }
+    if let Some((labels, _)) = buffer::<f64>(array, 1, false) {
+        let labels = labels.iter().map(|&l| PyFloat::new(py, l).into_any());
+        return all(labels, n_rows, target);
+    }
+    let labels = match y.cast::<PyUntypedArray>() {
+        Ok(array) if array.ndim() == 1 => &y.call_method0(intern!(py, "tolist")).ok()?,
+        Ok(_) => return None,
+        Err(_) => y,
+    };
+    match labels.cast_exact::<PyList>() {
+        Ok(list) => all(list.iter(), n_rows, target),
+        Err(_) => all(labels.cast_exact::<PyTuple>().ok()?.iter(), n_rows, target),
     }
 }
 
-impl<I: CsrIndex + numpy::Element> CsrArg<'_, I> {
-    fn view(&self) -> PyResult<Matrix<'_>> {
-        let CsrArg(values, indices, indptr, n_cols) = self;
-        Ok(I::matrix(
-            slice(values)?,
-            slice(indices)?,
-            slice(indptr)?,
-            *n_cols,
-        ))
+/// The targets of `labels` when there are `n_rows` of them and `target` takes each.
+fn all<'py>(
+    labels: impl ExactSizeIterator<Item = Object<'py>>,
+    n_rows: usize,
+    target: impl Fn(Object<'py>) -> Option<f64>,
+) -> Option<Vec<f64>> {
+    (labels.len() == n_rows).then(|| labels.map(target).collect())?
+}
+
+/// A fresh float64 array of `n_rows` values, or `n_rows` × `columns` (Some), uninitialised:
+/// see [`values`].
+pub(super) fn output(py: Python, n_rows: usize, columns: Option<usize>) -> PyResult<Object> {
+    let mut shape = [n_rows as npy_intp, columns.unwrap_or(1) as npy_intp];
+    let nd = 1 + i32::from(columns.is_some());
+    let (ndarray, dtype) = (array_type(py), f64::get_dtype(py).into_dtype_ptr());
+    // SAFETY: takes the reference to `dtype`; a new reference, or NULL with an exception set.
+    let array = unsafe {
+        let shape = shape.as_mut_ptr();
+        let (strides, data, base) = (null_mut(), null_mut(), null_mut());
+        PY_ARRAY_API.PyArray_NewFromDescr(py, ndarray, dtype, nd, shape, strides, data, 0, base)
+    };
+    unsafe { Bound::from_owned_ptr_or_err(py, array) }
+}
+
+/// The values of `array`, a fresh [`output`], to fill.
+///
+/// # Safety
+/// No one else holds `array` yet, and its values are all written before Python sees it.
+#[allow(clippy::mut_from_ref)]
+pub(super) unsafe fn values<'a>(array: &'a Object) -> &'a mut [f64] {
+    let fields = unsafe { &(*array.as_ptr().cast::<npyffi::PyArrayObject>()).fields };
+    let shape = unsafe { std::slice::from_raw_parts(fields.dimensions, fields.nd as usize) };
+    let length = shape.iter().product::<npy_intp>() as usize;
+    unsafe { std::slice::from_raw_parts_mut(fields.data.cast::<f64>(), length) }
+}
+
+/// The entries of a state or configuration dict.
+type Entries<'py> = Vec<(String, Held<Array<'py>>)>;
+
+/// A NumPy array of a state dict: 1-D float64, uint32, uint64 or int64 (see [`buffer`]),
+/// borrowed while a [`State`] built from it is used.
+pub(super) struct Array<'py>(Object<'py>);
+
+impl Array<'_> {
+    fn readable(&self) -> bool {
+        !matches!(self.value(), Value::None)
     }
-}
-
-fn contiguous<T>(result: Result<T, numpy::AsSliceError>) -> PyResult<T> {
-    result.map_err(|e| PyValueError::new_err(e.to_string()))
-}
-
-pub(super) fn slice<'a, T: numpy::Element>(array: &'a PyReadonlyArray1<T>) -> PyResult<&'a [T]> {
-    contiguous(array.as_slice())
-}
-
-/// Non-negative integers (row indices or class indices) as `usize`.
-pub(super) fn indices(array: &PyReadonlyArray1<i64>, what: &str) -> PyResult<Vec<usize>> {
-    Ok(crate::data::indices(
-        array.as_array().iter().copied(),
-        what,
-    )?)
-}
-
-/// What `partial_fit` learns from: float64 labels ±1 or targets, or int64 class indices.
-#[derive(FromPyObject)]
-pub(super) enum TargetsArg<'py> {
-    Values(PyReadonlyArray1<'py, f64>),
-    Classes(PyReadonlyArray1<'py, i64>),
-}
-
-impl TargetsArg<'_> {
-    /// The core's targets, class indices checked and converted into `classes`.
-    pub(super) fn targets<'a>(&'a self, classes: &'a mut Vec<usize>) -> PyResult<Targets<'a>> {
-        Ok(match self {
-            TargetsArg::Values(values) => Targets::Values(slice(values)?),
-            TargetsArg::Classes(labels) => {
-                *classes = indices(labels, "labels")?;
-                Targets::Classes(classes)
-            }
-        })
-    }
-}
-
-/// A NumPy array of a state dict, borrowed while a [`State`] built from it is used.
-#[derive(FromPyObject)]
-pub(super) enum Array<'py> {
-    Floats(PyReadonlyArray1<'py, f64>),
-    U32s(PyReadonlyArray1<'py, u32>),
-    U64s(PyReadonlyArray1<'py, u64>),
-    I64s(PyReadonlyArray1<'py, i64>),
 }
 
 impl HeldArray for Array<'_> {
     fn value(&self) -> Value<'_> {
-        match self {
-            Array::Floats(a) => values(a).into(),
-            Array::U32s(a) => values(a).into(),
-            Array::U64s(a) => values(a).into(),
-            Array::I64s(a) => values(a).into(),
-        }
+        let x = self.0.as_borrowed();
+        let floats = buffer::<f64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let u32s = || buffer::<u32>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let u64s = || buffer::<u64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let i64s = || buffer::<i64>(x, 1, false).map(|v| Cow::Borrowed(v.0).into());
+        let values = floats.or_else(u32s).or_else(u64s);
+        values.or_else(i64s).unwrap_or(Value::None)
     }
 }
 
-/// The values: borrowed when contiguous, else copied.
-fn values<'a, T: numpy::Element + Clone>(array: &'a PyReadonlyArray1<T>) -> Cow<'a, [T]> {
-    let slice = array.as_slice().map(Cow::Borrowed);
-    slice.unwrap_or_else(|_| Cow::Owned(array.as_array().to_vec()))
-}
-
-/// The entries of a dict (a state or a configuration) for [`State::from_held`], its arrays
-/// borrowed. A malformed entry is an invalid state.
+/// The entries of a dict (a `state`, else a configuration) for [`State::from_held`], its
+/// arrays borrowed. A malformed entry is an invalid state, or an invalid parameter.
 pub(super) fn held_entries<'py>(
     dict: &Bound<'py, PyDict>,
-) -> Result<Vec<(String, Held<Array<'py>>)>, CwError> {
-    let entry = |(key, value): (Bound<'py, PyAny>, Bound<'py, PyAny>)| {
-        let key = key
-            .extract::<String>()
-            .map_err(|_| CwError::InvalidState(format!("key {key} is not a string")))?;
-        let held = held(&key, &value)?;
+    state: bool,
+) -> Result<Entries<'py>, CwError> {
+    let entry = |(key, value): (Object<'py>, Object<'py>)| {
+        let bad = |what: String| match state {
+            true => CwError::InvalidState(what),
+            false => CwError::InvalidParameter(what),
+        };
+        let Ok(key) = key.extract::<String>() else {
+            return Err(bad(format!("key {key} is not a string")));
+        };
+        let held = held(&value, state, |what| bad(format!("entry {key:?} {what}")))?;
         Ok((key, held))
     };
     dict.iter().map(entry).collect()
 }
 
-fn held<'py>(key: &str, value: &Bound<'py, PyAny>) -> Result<Held<Array<'py>>, CwError> {
-    let bad = |what: &str| CwError::InvalidState(format!("entry {key:?} {what}"));
+fn held<'py>(
+    value: &Object<'py>,
+    state: bool,
+    bad: impl Fn(&str) -> CwError,
+) -> Result<Held<Array<'py>>, CwError> {
     if value.is_instance_of::<PyUntypedArray>() {
-        let array = value.extract().map(Held::Array);
-        return array.map_err(|_| bad("must be a 1-D float64, uint32, uint64 or int64 array"));
+        // Borrowed, or else copied (C order, aligned) if that is what it lacks.
+        let copy = || value.call_method0(intern!(value.py(), "copy")).ok();
+        let array = Some(Array(value.clone())).filter(Array::readable);
+        let array = array.or_else(|| copy().map(Array)).filter(Array::readable);
+        let array = array.map(Held::Array);
+        return array.ok_or_else(|| bad("must be a 1-D float64, uint32, uint64 or int64 array"));
     }
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let dicts = value.extract::<Vec<Bound<'py, PyDict>>>();
         let dicts = dicts.map_err(|_| bad("must be a list of dicts"))?;
-        return dicts
-            .iter()
-            .map(held_entries)
-            .collect::<Result<_, _>>()
-            .map(Held::States);
+        let states = dicts.iter().map(|d| held_entries(d, state));
+        return states.collect::<Result<_, _>>().map(Held::States);
     }
     if let Ok(params) = value.cast::<PyDict>() {
-        let entry = |(k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>)| Ok((k.extract()?, v.extract()?));
+        let entry = |(k, v): (Object, Object)| Ok((k.extract()?, v.extract()?));
         let params = params.iter().map(entry).collect::<PyResult<Vec<_>>>();
-        return params
-            .map(|params| Held::Value(Value::Params(params)))
-            .map_err(|_| bad("must map names to numbers"));
+        let params = params.map_err(|_| bad("must map names to numbers"))?;
+        return Ok(Held::Value(Value::Params(params)));
     }
     scalar(value).map(Held::Value).ok_or_else(|| {
-        let type_name = value.get_type().name();
-        let type_name = type_name.map_or("?".into(), |n| n.to_string());
-        bad(&format!("has an unsupported type {type_name}"))
+        let name = value.get_type().name();
+        bad(&format!(
+            "has an unsupported type {}",
+            name.map_or("?".into(), |n| n.to_string())
+        ))
     })
 }
 

@@ -1,48 +1,42 @@
-//! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core.
-//! No math lives here. One model type, [`model::Model`], wraps the core facade
-//! [`crate::estimator::Estimator`]; `convert` turns Python values into core values and back,
-//! `errors` core errors into Python exceptions.
-//!
-//! Every model holds its learner in a [`crate::shared::Guarded`] lock, and every entry point
-//! runs the core through it or through [`core`]: threads sharing a model wait for each
-//! other, and a panic raises `RuntimeError` instead of `PanicException` (see `errors.rs`).
+//! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core; no
+//! math lives here. One model type, [`model::Model`], wraps the core facade
+//! [`crate::estimator::Estimator`] in a [`crate::shared::Guarded`] lock: threads sharing a model
+//! wait for each other, and a panic raises `RuntimeError`, not `PanicException` (`errors.rs`).
+//! `convert` turns Python values into core values and back.
 
 use pyo3::prelude::*;
-
-use crate::error::CwError;
 
 mod callable_kernel;
 mod convert;
 mod errors;
-mod lean;
-mod learn_file;
 mod model;
 mod svmlight;
 
-/// `f`, a call into the core that holds no model, as `_cwrs.operation` (see
-/// [`crate::shared::guarded`]).
-fn core<T>(operation: &str, f: impl FnOnce() -> Result<T, CwError>) -> PyResult<T> {
-    crate::shared::guarded("_cwrs", operation, || Ok(f()?))
+/// A Python object, and a dict.
+type Object<'py> = Bound<'py, PyAny>;
+type Dict<'py> = Bound<'py, pyo3::types::PyDict>;
+
+/// Python's signal handlers, run between and during long calls (Ctrl-C: KeyboardInterrupt).
+fn check_signals() -> PyResult<()> {
+    Python::attach(|py| py.check_signals())
 }
 
 #[pymodule]
 mod _cwrs {
-    use numpy::{PyArray1, PyReadonlyArray1};
+    use numpy::PyArray1;
     use pyo3::prelude::*;
-    use pyo3::types::{PyBytes, PyDict, PyTuple};
+    use pyo3::types::PyBytes;
 
-    use super::convert::{slice, state_to_dict};
-    use super::core;
-    use crate::rules::margin_probabilities as probabilities;
+    use super::convert::{state_to_dict, vector};
+    use super::{Dict, Object};
+    use crate::shared::guarded;
 
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
     #[pymodule_export]
-    use super::learn_file::learn_svmlight;
-    #[pymodule_export]
     use super::model::{merge, Model};
     #[pymodule_export]
-    use super::svmlight::{read_svmlight, svmlight_zero_based, SvmlightChunks};
+    use super::svmlight::{learn_svmlight, read_svmlight, svmlight_zero_based, SvmlightChunks};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -54,7 +48,7 @@ mod _cwrs {
     /// requirement, doc), title, reference and summary (the update in words), and the
     /// `version` of this layout.
     #[pyfunction]
-    fn rule_table(py: Python<'_>) -> PyResult<Vec<Bound<'_, PyDict>>> {
+    fn rule_table(py: Python) -> PyResult<Vec<Dict>> {
         let entries = crate::rules::table_states().into_iter();
         entries.map(|e| state_to_dict(py, e)).collect()
     }
@@ -62,13 +56,12 @@ mod _cwrs {
     /// Φ(score / √v) per row (1/2 where v = 0): the Gaussian-margin probability.
     #[pyfunction]
     fn margin_probabilities<'py>(
-        py: Python<'py>,
-        scores: PyReadonlyArray1<'py, f64>,
-        variances: PyReadonlyArray1<'py, f64>,
-    ) -> PyResult<Bound<'py, PyArray1<f64>>> {
-        let (scores, variances) = (slice(&scores)?, slice(&variances)?);
-        let p = core("margin_probabilities", || probabilities(scores, variances))?;
-        Ok(PyArray1::from_vec(py, p))
+        scores: &Object<'py>,
+        variances: &Object,
+    ) -> PyResult<Object<'py>> {
+        let (py, scores, variances) = (scores.py(), vector(scores)?, vector(variances)?);
+        let p = || Ok::<_, PyErr>(crate::rules::margin_probabilities(scores, variances)?);
+        Ok(PyArray1::from_vec(py, guarded("_cwrs", "margin_probabilities", p)?).into_any())
     }
 
     /// Columns (as int64) and signs (±1.0) of `tokens` (bytes: str names UTF-8 encoded) hashed
@@ -76,16 +69,16 @@ mod _cwrs {
     #[pyfunction]
     fn hash_tokens<'py>(
         py: Python<'py>,
-        tokens: Vec<Bound<'py, PyBytes>>,
+        tokens: Vec<Bound<PyBytes>>,
         n_features: u32,
-    ) -> PyResult<Bound<'py, PyTuple>> {
+    ) -> PyResult<Object<'py>> {
         let tokens = tokens.iter().map(|t| t.as_bytes());
-        let hashed = || crate::data::hashing::hashed_columns(tokens, n_features);
-        let (columns, signs) = core("hash_tokens", hashed)?;
+        let hashed = || Ok::<_, PyErr>(crate::data::hashing::hashed_columns(tokens, n_features)?);
+        let (columns, signs) = guarded("_cwrs", "hash_tokens", hashed)?;
         let arrays = (
             PyArray1::from_vec(py, columns),
             PyArray1::from_vec(py, signs),
         );
-        arrays.into_pyobject(py)
+        Ok(arrays.into_pyobject(py)?.into_any())
     }
 }
