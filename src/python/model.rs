@@ -42,6 +42,18 @@ impl Model {
         Model { estimator, cost }
     }
 
+    /// `__new__` from a configuration dict, or `from_state` (`restoring`) from a state dict.
+    fn built(dict: &Dict, kernel: Option<Py<PyAny>>, restoring: bool) -> PyResult<Self> {
+        let (held, custom) = (held_entries(dict, restoring)?, CallableKernel::wrap(kernel));
+        let build = || match restoring {
+            true => Estimator::restored(&held, custom),
+            false => Estimator::configured(&held, custom),
+        };
+        let operation = if restoring { "from_state" } else { "__new__" };
+        let estimator = guarded(NAME, operation, || Ok::<_, PyErr>(build()?))?;
+        Ok(Self::wrap(estimator))
+    }
+
     /// `x` as the lean paths take it (see [`CallCost::lean`]), in an ndarray that is not a
     /// subclass (see [`dense`]).
     fn lean_rows<'a>(&self, x: &'a Object) -> Option<Matrix<'a>> {
@@ -139,9 +151,7 @@ methods_and_attributes! {
     #[new]
     #[pyo3(signature = (config, kernel=None))]
     fn new(config: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
-        let (held, custom) = (held_entries(config, false)?, CallableKernel::wrap(kernel));
-        let build = || Ok::<_, PyErr>(Estimator::configured(&held, custom)?);
-        Ok(Self::wrap(guarded(NAME, "__new__", build)?))
+        Self::built(config, kernel, false)
     }
 
     /// Rebuilds a model from the dict returned by `state()` (with the custom kernel it was
@@ -149,9 +159,7 @@ methods_and_attributes! {
     #[staticmethod]
     #[pyo3(signature = (state, kernel=None))]
     fn from_state(state: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
-        let (held, custom) = (held_entries(state, true)?, CallableKernel::wrap(kernel));
-        let build = || Ok::<_, PyErr>(Estimator::restored(&held, custom)?);
-        Ok(Self::wrap(guarded(NAME, "from_state", build)?))
+        Self::built(state, kernel, true)
     }
 
     /// An independent copy: a restore point that, unlike `state()`, leaves the model as it is.
