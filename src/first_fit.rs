@@ -1,4 +1,4 @@
-//! The first call that learns into a fresh linear model (docs/design.md §3.3.1): Python's `fit`
+//! The first call that learns into a fresh linear model (docs/design.md §3.5.1): Python's `fit`
 //! learns into a new model, and so does a first `partial_fit`. Such a model is undone by
 //! building it again from its configuration, so its first batch keeps no copy of the model
 //! (16 MiB for a diagonal one of 2^20 features) to restore on an interruption, or on a row that

@@ -71,7 +71,7 @@ impl Estimator {
         if rows < MIN_INTERRUPTIBLE_ROWS || (rows as f64) * row < copy {
             return self.partial_fit(x, targets, presentation);
         }
-        // A fresh model is undone by building it again: no copy (docs/design.md §3.3.1).
+        // A fresh model is undone by building it again: no copy (docs/design.md §3.5.1).
         let before = (!self.is_fresh()).then(|| self.clone());
         let stop = || interrupt.stop();
         let stoppable = Presentation {

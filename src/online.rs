@@ -333,7 +333,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     }
 
     /// [`Online::partial_fit`]; without `undoable`, for a caller that discards the learner on
-    /// an error (docs/design.md §3.3.1), no copy is kept to undo a late one, which then leaves
+    /// an error (docs/design.md §3.5.1), no copy is kept to undo a late one, which then leaves
     /// the learner partly trained.
     pub(crate) fn learn_batch(
         &mut self,
