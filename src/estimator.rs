@@ -51,6 +51,8 @@ impl Model {
 pub struct Estimator {
     config: State<'static>,
     model: Model,
+    /// Whether a call is undone by building the model again (see [`first_fit`]).
+    fresh: bool,
 }
 
 /// What `partial_fit` learns from: labels ±1 or targets (binary, kernel, regression), or class
@@ -406,6 +408,7 @@ impl Estimator {
             err => err,
         })?;
         Ok(Estimator {
+            fresh: first_fit::rebuildable(&model),
             config: config_of(&config),
             model,
         })
@@ -537,6 +540,7 @@ impl Estimator {
         Ok(Estimator {
             config: config_of(state),
             model: model.averaged(state, true)?,
+            fresh: false,
         })
     }
 
@@ -621,6 +625,7 @@ impl Estimator {
     }
 
     pub fn model_mut(&mut self) -> &mut Model {
+        self.fresh = false;
         &mut self.model
     }
 
@@ -693,6 +698,7 @@ impl Estimator {
     /// Learns one row with label ±1, target, or class index (as a float); returns whether the
     /// model changed.
     pub fn learn(&mut self, row: Row, target: f64) -> Result<bool, CwError> {
+        self.fresh = false;
         match &mut self.model {
             Model::Binary(l) => l.learn(row, target),
             Model::Regressor(l) => l.learn(row, target),
@@ -703,13 +709,17 @@ impl Estimator {
         }
     }
 
-    /// Learns the rows of `x` as `presentation` says; everything is validated first.
+    /// Learns the rows of `x` as `presentation` says; everything is validated first (by a
+    /// fresh model, as it learns: [`first_fit`]). An error leaves the model as it was.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,
         targets: Targets,
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        if let Some(learned) = self.first_fit(x, targets, presentation) {
+            return learned;
+        }
         match (&mut self.model, targets) {
             (Model::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
             (Model::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
@@ -755,30 +765,6 @@ impl Estimator {
             )),
         }
     }
-
-    /// The work (multiply-adds) of copying the model, and of learning one row of `entries`
-    /// entries, roughly: whether a long batch is worth a copy to restore on interruption.
-    pub fn costs(&self, entries: f64) -> (f64, f64) {
-        let (shape, kind, n) = match &self.model {
-            Model::Binary(l) => (l.shape(), l.covariance_kind(), 1),
-            Model::Regressor(l) => (l.shape(), l.covariance_kind(), 1),
-            Model::Multiclass(l) => (l.shape(), l.covariance_kind(), l.n_classes()),
-            // A kernel model's row is scored against every support row: learning a row costs
-            // about as much as copying the model.
-            Model::Kernel(_) | Model::MulticlassKernel(_) => return (1.0, 1.0),
-        };
-        let (dim, n) = (shape.dim() as f64, n as f64);
-        match kind {
-            // A full covariance is dim² numbers, and an update touches dim of them per entry.
-            CovarianceKind::Full => (n * dim * dim, n * (entries + 1.0) * dim),
-            // 2k sketch rows; an update makes a few passes over them.
-            CovarianceKind::LowRank { rank } => {
-                let rows = 2.0 * rank as f64;
-                (n * rows * dim, n * (entries + 3.0 * dim) * rows)
-            }
-            _ => (n * 2.0 * dim, n * (entries + 1.0)),
-        }
-    }
 }
 
 /// A class index given as a float (the one-row path passes every target as one).
@@ -791,6 +777,9 @@ pub(crate) fn class_index(target: f64) -> Result<usize, CwError> {
         )))
     }
 }
+
+#[path = "first_fit.rs"]
+pub(crate) mod first_fit;
 
 #[cfg(test)]
 #[path = "estimator_tests.rs"]

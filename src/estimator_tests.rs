@@ -214,25 +214,30 @@ fn an_interrupted_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns()
         n_rows: N_ROWS,
         n_cols: N_FEATURES,
     };
-    let mut estimator = Estimator::new(configs()[0].clone(), None).unwrap();
-    let before = estimator.state();
-    let repeats = vec![100u32; N_ROWS];
-    let long = Presentation {
-        repeats: Some(&repeats),
-        ..Presentation::default()
-    };
-    let interrupt = Interrupt::new(|| Err("stop"));
-    std::thread::sleep(SIGNAL_POLL);
-    let learned = estimator.partial_fit_interruptible(&x, Targets::Values(&y), long, &interrupt);
-    assert_eq!((learned, interrupt.into_error()), (Ok(()), Some("stop")));
-    assert_eq!(estimator.state(), before);
-    // Too short to be worth a copy: learned to its end, the check never asked.
-    let interrupt = Interrupt::new(|| Err("stop"));
-    std::thread::sleep(SIGNAL_POLL);
-    let short = Presentation::default();
-    let learned = estimator.partial_fit_interruptible(&x, Targets::Values(&y), short, &interrupt);
-    assert_eq!((learned, interrupt.into_error()), (Ok(()), None));
-    assert!(estimator.n_updates() > 0);
+    // A fresh model (undone by building it again) and a restored one (undone from a copy).
+    let mut fresh = Estimator::new(configs()[0].clone(), None).unwrap();
+    let restored = Estimator::from_state(&fresh.state(), None).unwrap();
+    for mut estimator in [fresh, restored] {
+        let before = estimator.state();
+        let repeats = vec![100u32; N_ROWS];
+        let long = Presentation {
+            repeats: Some(&repeats),
+            ..Presentation::default()
+        };
+        let interrupt = Interrupt::new(|| Err("stop"));
+        std::thread::sleep(SIGNAL_POLL);
+        let targets = Targets::Values(&y);
+        let learned = estimator.partial_fit_interruptible(&x, targets, long, &interrupt);
+        assert_eq!((learned, interrupt.into_error()), (Ok(()), Some("stop")));
+        assert_eq!(estimator.state(), before);
+        // Too short to be worth a copy: learned to its end, the check never asked.
+        let interrupt = Interrupt::new(|| Err("stop"));
+        std::thread::sleep(SIGNAL_POLL);
+        let short = Presentation::default();
+        let learned = estimator.partial_fit_interruptible(&x, targets, short, &interrupt);
+        assert_eq!((learned, interrupt.into_error()), (Ok(()), None));
+        assert!(estimator.n_updates() > 0);
+    }
 }
 
 #[test]

@@ -9,9 +9,10 @@
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
+use crate::covariance::CovarianceKind;
 use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
-use crate::estimator::{Estimator, Targets};
+use crate::estimator::{Estimator, Model, Targets};
 
 /// How often a long call asks the caller's check.
 pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
@@ -70,7 +71,8 @@ impl Estimator {
         if rows < MIN_INTERRUPTIBLE_ROWS || (rows as f64) * row < copy {
             return self.partial_fit(x, targets, presentation);
         }
-        let before = self.clone();
+        // A fresh model is undone by building it again: no copy (docs/design.md §3.5.1).
+        let before = (!self.is_fresh()).then(|| self.clone());
         let stop = || interrupt.stop();
         let stoppable = Presentation {
             stop: Some(Stop(&stop)),
@@ -78,9 +80,36 @@ impl Estimator {
         };
         let learned = self.partial_fit(x, targets, stoppable);
         if interrupt.lock().1.is_some() {
-            *self = before;
+            match before {
+                Some(before) => *self = before,
+                None => self.rebuild()?,
+            }
             return Ok(());
         }
         learned
+    }
+
+    /// The work (multiply-adds) of copying the model, and of learning one row of `entries`
+    /// entries, roughly: whether a long batch is worth a copy to restore on interruption.
+    pub fn costs(&self, entries: f64) -> (f64, f64) {
+        let (shape, kind, n) = match self.model() {
+            Model::Binary(l) => (l.shape(), l.covariance_kind(), 1),
+            Model::Regressor(l) => (l.shape(), l.covariance_kind(), 1),
+            Model::Multiclass(l) => (l.shape(), l.covariance_kind(), l.n_classes()),
+            // A kernel model's row is scored against every support row: learning a row costs
+            // about as much as copying the model.
+            Model::Kernel(_) | Model::MulticlassKernel(_) => return (1.0, 1.0),
+        };
+        let (dim, n) = (shape.dim() as f64, n as f64);
+        match kind {
+            // A full covariance is dim² numbers, and an update touches dim of them per entry.
+            CovarianceKind::Full => (n * dim * dim, n * (entries + 1.0) * dim),
+            // 2k sketch rows; an update makes a few passes over them.
+            CovarianceKind::LowRank { rank } => {
+                let rows = 2.0 * rank as f64;
+                (n * rows * dim, n * (entries + 3.0 * dim) * rows)
+            }
+            _ => (n * 2.0 * dim, n * (entries + 1.0)),
+        }
     }
 }

@@ -330,12 +330,25 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         targets: &[O::Target],
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        self.learn_batch(x, targets, presentation, true)
+    }
+
+    /// [`Online::partial_fit`]; without `undoable`, for a caller that discards the learner on
+    /// an error (docs/design.md §3.5.1), no copy is kept to undo a late one, which then leaves
+    /// the learner partly trained.
+    pub(crate) fn learn_batch(
+        &mut self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: Presentation,
+        undoable: bool,
+    ) -> Result<(), CwError> {
         let n_features = self.n_features();
         if validate_ahead(x, &presentation, self.n_values()) {
             presentation.check_shapes(x, n_features, targets.len())?;
             self.check_targets(targets)?;
             // A late error must leave the model as it was: keep a copy to restore.
-            let before = self.clone();
+            let before = undoable.then(|| self.clone());
             let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
@@ -346,7 +359,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                     None => Ok(()),
                 },
             );
-            if learned.is_err() {
+            if let (Err(_), Some(before)) = (&learned, before) {
                 *self = before;
             }
             return learned;

@@ -163,6 +163,7 @@ fn check_len(len: usize, n_features: usize) -> Result<(), CwError> {
     }
 }
 
+#[inline(always)]
 fn check_finite(values: &[f64]) -> Result<(), CwError> {
     // An `or` without early exit over independent lanes, so the check vectorizes (a sum of
     // 0·x, tried before, is a chain of dependent additions: one per 4 cycles).
@@ -193,6 +194,7 @@ fn check_sparse<I: SparseIndex>(
 
 /// The column indices of one row: each in `0..n_features`, strictly increasing (a repeated
 /// index would be learned as two features and give a wrong variance).
+#[inline(always)]
 fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(), CwError> {
     // The common case, checked without branches: in range and strictly increasing. Comparing
     // in the index's own type over a zip of two slices (no bounds checks) vectorizes; with the
@@ -206,8 +208,15 @@ fn check_indices<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(),
         _ => true,
     };
     if increasing && in_range {
-        return Ok(());
+        Ok(())
+    } else {
+        index_error(indices, n_features)
     }
+}
+
+/// The error of [`check_indices`] on a row it refused.
+#[cold]
+fn index_error<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(), CwError> {
     let mut next_allowed = 0;
     for &index in indices {
         match index.checked() {
@@ -333,6 +342,17 @@ impl<'a> Matrix<'a> {
     /// The rest of [`Matrix::validate`] for rows `rows` of a matrix whose structure is valid:
     /// indices in range and strictly increasing, values finite.
     pub fn validate_rows(&self, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
+        #[cfg(target_arch = "x86_64")]
+        if crate::simd::has_avx2() {
+            // SAFETY: the CPU has AVX2, checked just above.
+            return unsafe { validate_rows_avx2(self, rows, n_features) };
+        }
+        self.validate_rows_portable(rows, n_features)
+    }
+
+    /// [`Matrix::validate_rows`] in the instructions of any CPU.
+    #[inline(always)]
+    fn validate_rows_portable(&self, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
         match *self {
             Matrix::Dense { values, n_cols, .. } => {
                 check_finite(&values[rows.start * n_cols..rows.end * n_cols])
@@ -375,6 +395,14 @@ impl<'a> Matrix<'a> {
     }
 }
 
+/// [`Matrix::validate_rows`] compiled for AVX2: twice the vector width for its comparisons
+/// (a tenth of a sparse fit's instructions went to them).
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn validate_rows_avx2(x: &Matrix, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
+    x.validate_rows_portable(rows, n_features)
+}
+
 /// Row `i` of a CSR matrix, as the [`Row`] variant `row` of its index type (the matrix must
 /// have been validated).
 #[inline(always)]
@@ -413,6 +441,7 @@ fn check_indptr<I: SparseIndex>(
 }
 
 /// Checks the rows whose pointers are `indptr` (a window of a valid indptr).
+#[inline(always)]
 fn check_csr_rows<I: SparseIndex>(
     values: &[f64],
     indices: &[I],
