@@ -11,7 +11,9 @@ Sections (each prints a Markdown table):
    a worker (`n_features` and `classes` given) and merges. The time includes the parse (the
    files were just written, so in the page cache) but not the start of the cluster. Then
    where the Dask fit's time goes (task stream), and the two files learned by the two workers
-   alone, without returning or merging anything: the most an epoch could gain.
+   alone, without returning or merging anything: the most an epoch could gain. Then one file
+   step by step in CPU seconds: cwrs's parse alone (scikit-learn's `load_svmlight_file`
+   beside it) and the learning alone, and the bound they set (docs/design.md §9.5).
 3. Accuracy: sequential vs sharded (`cwrs.merge` of 2 and 4 contiguous shards per epoch from
    the model of the epoch start, as `cwrs.dask.fit` and `n_jobs` do), AROW, SCW1 and PA1, 1 to 3
    epochs in stored order: test error on a1a.t (trained on a1a, ../shared/datasets) and on the
@@ -93,6 +95,44 @@ def learn_file_alone(path, n_features):
     return model.n_updates_
 
 
+P = "one process: parse (P, reading thread)"
+L_ONE = "one process: learn (L₁, chunks to Python + `partial_fit`)"
+L_WORKER = "worker's task: learn (L₂, chunks learned by the core)"
+
+
+def parse_and_learn(path, n_features, repeat):
+    """One file's CPU seconds (medians): its parse and its learning as the one process
+    (`partial_fit_file`) and a worker's task (`cwrs.dask._learn_file`) split them between the
+    reading thread and the calling thread, and the whole file loaded by cwrs and by
+    scikit-learn. Returns (rows, {step: seconds})."""
+    from sklearn.datasets import load_svmlight_file
+
+    def cpu(f):
+        """(CPU seconds of the calling thread, of the other threads) of f()."""
+        process, thread = time.process_time(), time.thread_time()
+        f()
+        thread = time.thread_time() - thread
+        return thread, time.process_time() - process - thread
+
+    def one_process():
+        cwrs.AROW().partial_fit_file(path, classes=[-1, 1], n_features=n_features)
+
+    times = {}
+    for _ in range(repeat):
+        learn, parse = cpu(one_process)
+        times.setdefault(P, []).append(parse)
+        times.setdefault(L_ONE, []).append(learn)
+        learn, parse = cpu(lambda: learn_file_alone(path, n_features))
+        times.setdefault("worker's task: parse (reading thread)", []).append(parse)
+        times.setdefault(L_WORKER, []).append(learn)
+        times.setdefault("whole file: cwrs `load_svmlight`", []).append(sum(cpu(
+            lambda: cwrs.load_svmlight(path, n_features=n_features, zero_based=False))))
+        times.setdefault("whole file: scikit-learn `load_svmlight_file`", []).append(sum(cpu(
+            lambda: load_svmlight_file(path, n_features=n_features, zero_based=False))))
+    rows = sum(1 for _ in open(path, "rb"))
+    return rows, {name: statistics.median(values) for name, values in times.items()}
+
+
 def section_dask(data, repeat, workdir):
     import distributed
 
@@ -158,7 +198,16 @@ def section_dask(data, repeat, workdir):
     for name, values in stages.items():
         s = statistics.median(values)
         print(f"| {name} | {s:.2f} | {base / s:.2f}× |")
-    print()
+    rows, split = parse_and_learn(paths[0], n_features, repeat)
+    print(f"\nOne file ({rows:,} rows) step by step, CPU seconds (medians):\n")
+    print("| step | CPU s | rows/s |")
+    print("|---|--:|--:|")
+    for name, cpu in split.items():
+        print(f"| {name} | {cpu:.2f} | {rows / cpu / 1e3:,.1f}k |")
+    bound = 2 * max(split[P], split[L_ONE]) / (split[P] + split[L_WORKER])
+    print(f"\nTwo workers on two cores against one process that parses on a second thread: at "
+          f"most 2·max(P, L₁)/(P + L₂) = {bound:.2f}× before the model's transfer and merge "
+          "(docs/design.md §9.5).\n")
 
 
 def sharded_fit(estimator, X, y, n_parts, epochs, method="auto"):

@@ -31,6 +31,13 @@ const POWERS_OF_TEN: [f64; 23] = [
 /// full parser then takes.
 #[inline(always)]
 pub(super) fn plain_decimal(bytes: &[u8]) -> Option<(f64, usize)> {
+    short_decimal(bytes).or_else(|| scalar_decimal(bytes))
+}
+
+/// [`plain_decimal`] a byte at a time: the general case, and the reference of the word-wise
+/// [`short_decimal`].
+#[inline(always)]
+pub(super) fn scalar_decimal(bytes: &[u8]) -> Option<(f64, usize)> {
     let negative = bytes.first() == Some(&b'-');
     let mut at = usize::from(matches!(bytes.first(), Some(b'-' | b'+')));
     let (mut mantissa, mut n_digits, mut decimals) = (0u64, 0u32, 0usize);
@@ -56,6 +63,76 @@ pub(super) fn plain_decimal(bytes: &[u8]) -> Option<(f64, usize)> {
     }
     let value = mantissa as f64 / *POWERS_OF_TEN.get(decimals)?;
     Some((if negative { -value } else { value }, at))
+}
+
+/// `[+-]d{1,7}[.d{1,7}]` not followed by an exponent, read eight bytes at a time (a third of
+/// the instructions of [`scalar_decimal`] on values like `0.033690`): the same (value, bytes
+/// used) as [`scalar_decimal`], whose fast path it is (at most 14 digits, so the mantissa is
+/// below 2^53 and one division rounds correctly). `None` for anything else, including fewer
+/// than eight bytes left to read at either group of digits.
+#[inline(always)]
+fn short_decimal(bytes: &[u8]) -> Option<(f64, usize)> {
+    let negative = bytes.first() == Some(&b'-');
+    let sign = usize::from(matches!(bytes.first(), Some(b'-' | b'+')));
+    // Values in [0, 1) (most values of normalised rows) skip the whole part's word.
+    let (n_whole, whole) = if bytes.get(sign..sign + 2) == Some(b"0.") {
+        (1, 0)
+    } else {
+        leading_digits(word_at(bytes, sign)?)
+    };
+    if !(1..8).contains(&n_whole) {
+        return None;
+    }
+    let mut at = sign + n_whole;
+    let (mut mantissa, mut decimals) = (whole, 0);
+    if bytes.get(at) == Some(&b'.') {
+        let (n_fraction, fraction) = leading_digits(word_at(bytes, at + 1)?);
+        if !(1..8).contains(&n_fraction) {
+            return None;
+        }
+        mantissa = mantissa * POWERS_OF_TEN_U64[n_fraction] + fraction;
+        decimals = n_fraction;
+        at += 1 + n_fraction;
+    }
+    if matches!(bytes.get(at), Some(b'e' | b'E')) {
+        return None;
+    }
+    let value = mantissa as f64 / POWERS_OF_TEN[decimals];
+    Some((if negative { -value } else { value }, at))
+}
+
+/// 10^0 ..= 10^7.
+const POWERS_OF_TEN_U64: [u64; 8] = [1, 10, 100, 1_000, 10_000, 100_000, 1_000_000, 10_000_000];
+
+/// The eight bytes at `at` as a little-endian word (the first byte lowest), if there are eight.
+#[inline(always)]
+fn word_at(bytes: &[u8], at: usize) -> Option<u64> {
+    let eight: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
+    Some(u64::from_le_bytes(eight))
+}
+
+/// How many of the bytes of `word` (in text order, as [`word_at`] reads them) are decimal
+/// digits before the first one that is not (0 ..= 8), and, below 8, their value: SWAR, with no
+/// branch per digit. The bytes after the first non-digit play no part.
+#[inline(always)]
+pub(super) fn leading_digits(word: u64) -> (usize, u64) {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH_NIBBLES: u64 = 0xF0 * ONES;
+    // A byte is a digit (0x30 ..= 0x39) when its high nibble is 3 and stays 3 after adding 6.
+    // Adding 6 carries into the next byte only from a byte ≥ 0xFA, a non-digit, so every byte
+    // up to the first non-digit is classified right.
+    let off = ((word & HIGH_NIBBLES) ^ (0x30 * ONES))
+        | ((word.wrapping_add(0x06 * ONES) & HIGH_NIBBLES) ^ (0x30 * ONES));
+    let n = (off.trailing_zeros() / 8) as usize;
+    if n == 0 || n == 8 {
+        return (n, 0);
+    }
+    // The n digits moved to the top, zero bytes (read as leading zeros) below them, then
+    // combined in pairs, fours and eights.
+    let digits = (word << (8 * (8 - n))) & (0x0F * ONES);
+    let pairs = (digits.wrapping_mul(10 << 8 | 1) >> 8) & 0x00FF_00FF_00FF_00FF;
+    let fours = (pairs.wrapping_mul(100 << 16 | 1) >> 16) & 0x0000_FFFF_0000_FFFF;
+    (n, fours.wrapping_mul(10_000 << 32 | 1) >> 32)
 }
 
 /// A cursor over one line; `bytes` starts at the line and may run on past its newline. The
@@ -115,6 +192,16 @@ impl Line<'_> {
     /// Decimal digits as u64: `None` when there are none, `Some(None)` on overflow.
     #[inline(always)]
     fn digits(&mut self) -> Option<Option<u64>> {
+        if let Some(word) = word_at(self.bytes, self.at) {
+            match leading_digits(word) {
+                (0, _) => return None,
+                (8, _) => {}
+                (n, value) => {
+                    self.at += n;
+                    return Some(Some(value));
+                }
+            }
+        }
         let start = self.at;
         let mut n = Some(0u64);
         while let Some(b @ b'0'..=b'9') = self.peek() {

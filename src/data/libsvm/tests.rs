@@ -4,7 +4,7 @@
 use std::io::{ErrorKind, Read};
 use std::thread;
 
-use super::parse::{plain_decimal, MAX_QUOTED};
+use super::parse::{leading_digits, plain_decimal, scalar_decimal, MAX_QUOTED};
 use super::*;
 
 /// Everything in one chunk.
@@ -399,6 +399,48 @@ fn plain_decimals_parse_to_the_correctly_rounded_value() {
             String::from_utf8_lossy(other)
         );
     }
+}
+
+/// The word-wise paths agree with the byte-wise ones whatever follows the number: decimals of
+/// up to 16 digits and the word's leading digits, then bytes that stop, continue or corrupt
+/// it (a second point, an exponent, bytes ≥ 0xFA whose + 6 carries).
+#[test]
+fn word_wise_digits_and_decimals_match_the_byte_wise_ones() {
+    let mut uniform = crate::test_rng::uniform(0x1234_5678_9ABC_DEF1);
+    let mut next = |n: u64| ((uniform() + 1.0) / 2.0 * n as f64) as u64;
+    let tail_bytes = b"0123456789 .:eE-+#\n\t\xfa\xff\x2f\x3a";
+    for _ in 0..300_000 {
+        let mut text = match next(4) {
+            0 => b"-".to_vec(),
+            1 => b"+".to_vec(),
+            _ => Vec::new(),
+        };
+        text.extend((0..next(9)).map(|_| b'0' + next(10) as u8));
+        if next(3) > 0 {
+            text.push(b'.');
+            text.extend((0..next(9)).map(|_| b'0' + next(10) as u8));
+        }
+        text.extend((0..next(12)).map(|_| tail_bytes[next(tail_bytes.len() as u64) as usize]));
+        assert_eq!(
+            plain_decimal(&text),
+            scalar_decimal(&text),
+            "{}",
+            String::from_utf8_lossy(&text)
+        );
+        if let Some(eight) = text.get(..8) {
+            let word = u64::from_le_bytes(eight.try_into().unwrap());
+            let n = eight.iter().take_while(|b| b.is_ascii_digit()).count();
+            let value = eight[..n]
+                .iter()
+                .fold(0u64, |v, &b| 10 * v + u64::from(b - b'0'));
+            let want = (n, if n < 8 { value } else { 0 });
+            assert_eq!(leading_digits(word), want, "{eight:?}");
+        }
+    }
+    assert_eq!(plain_decimal(b"0.033690 12:0.5"), Some((0.03369, 8)));
+    assert_eq!(plain_decimal(b"-12.5.3 xxxxxx"), Some((-12.5, 5)));
+    assert_eq!(plain_decimal(b"+1 7:0.25\n-1 8:1"), Some((1.0, 2)));
+    assert_eq!(plain_decimal(b"1.5e3 xxxxxxxxx"), None);
 }
 
 #[test]
