@@ -27,6 +27,8 @@ pub struct ShardedFit {
     /// Whether each shard holds the model as it is (after an in-place merge, all but the
     /// first, which then holds the model of the start of the pass).
     current: Vec<bool>,
+    /// Whether the last pass merged in place, leaving the model of its start in the first shard.
+    swapped: bool,
 }
 
 /// Stored entries a shard in stored order validates at a time, just before it learns those
@@ -64,6 +66,7 @@ impl ShardedFit {
         Ok(ShardedFit {
             shards: copies.into_iter().flatten().collect(),
             current: vec![true; n_jobs],
+            swapped: false,
         })
     }
 
@@ -140,6 +143,7 @@ impl ShardedFit {
             // Every shard holds the merged model, except the first, swapped with `model`
             // (cheaper than a copy, which only a next pass needs).
             self.current[1..parts.len()].fill(true);
+            self.swapped = true;
         } else {
             let refs = shards.iter().collect::<Vec<_>>();
             *model = merge::merge(&refs, Method::Auto, Some(model), None)?;
@@ -149,12 +153,72 @@ impl ShardedFit {
 
     /// Makes every shard a copy of `model` again, unless it already is.
     fn refresh(&mut self, model: &Estimator) {
+        // After an in-place merge the first shard differs from the model in its tables and
+        // counters only: copied in place, a range of coordinates per thread.
+        if std::mem::take(&mut self.swapped) && !self.current[0] {
+            copy_tables(model, &mut self.shards[0], self.current.len());
+            self.current[0] = true;
+        }
         let stale = (self.shards.iter_mut().zip(&self.current))
             .filter(|(_, &current)| !current)
             .map(|(shard, _)| shard);
         let mut stale = stale.collect::<Vec<_>>();
         copy_in_parallel(&mut stale, |shard| shard.clone_from(model));
         self.current.fill(true);
+    }
+}
+
+/// The tables and counters of `model` (a diagonal or identity form) copied into `shard`, the
+/// coordinates in `threads` ranges on as many threads.
+fn copy_tables(model: &Estimator, shard: &mut Estimator, threads: usize) {
+    let [updates, mistakes, rounds] = counters(model);
+    set_counters(shard, updates, mistakes, rounds);
+    let (Some(from), Some(to)) = (classes(model), gaussians(shard)) else {
+        return;
+    };
+    let n_coordinates = from.first().map_or(0, |g| g.shape().dim());
+    let ranges = split(n_coordinates, pieces(n_coordinates, threads));
+    let mut work = (0..ranges.len()).map(|_| Vec::new()).collect::<Vec<_>>();
+    for (from, to) in from.iter().zip(to) {
+        let copies: Vec<Copy> = match (from, to) {
+            (Gaussian::Diagonal(from), Gaussian::Diagonal(to)) => {
+                let from = ranges.iter().map(|r| &from.coordinates()[r.clone()]);
+                let to = cut(to.coordinates_mut(), &ranges);
+                from.zip(to).map(|(f, t)| Copy::Diagonal(f, t)).collect()
+            }
+            (Gaussian::Identity(from), Gaussian::Identity(to)) => {
+                let from = ranges.iter().map(|r| &from.mean_values()[r.clone()]);
+                let to = cut(to.mean_mut(), &ranges);
+                from.zip(to).map(|(f, t)| Copy::Identity(f, t)).collect()
+            }
+            _ => unreachable!("only the forms merged in place are copied in place"),
+        };
+        work.iter_mut().zip(copies).for_each(|(w, c)| w.push(c));
+    }
+    // Cannot fail: a copy never does.
+    let _ = in_parallel(&mut work, &ranges, |copies, _| {
+        for copy in copies.iter_mut() {
+            match copy {
+                Copy::Diagonal(from, to) => to.copy_from_slice(from),
+                Copy::Identity(from, to) => to.copy_from_slice(from),
+            }
+        }
+        Ok(())
+    });
+}
+
+/// One range of one class's table, to copy.
+enum Copy<'a> {
+    Diagonal(&'a [Coordinate], &'a mut [Coordinate]),
+    Identity(&'a [f64], &'a mut [f64]),
+}
+
+/// Threads for a pass over `n_coordinates` of every class (one below a size a thread pays for).
+fn pieces(n_coordinates: usize, threads: usize) -> usize {
+    if n_coordinates < PARALLEL_MERGE_COORDINATES {
+        1
+    } else {
+        threads
     }
 }
 
@@ -213,7 +277,17 @@ fn in_parallel<T: Send>(
     })
 }
 
-/// The per-class models of a linear learner and a setter of its counters.
+/// The per-class models of a linear learner.
+fn classes(estimator: &Estimator) -> Option<&[Gaussian]> {
+    match estimator.model() {
+        Model::Binary(l) => Some(l.models()),
+        Model::Regressor(l) => Some(l.models()),
+        Model::Multiclass(l) => Some(l.models()),
+        Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+    }
+}
+
+/// The per-class models of a linear learner, to be changed, and a setter of its counters.
 fn gaussians(estimator: &mut Estimator) -> Option<&mut [Gaussian]> {
     match estimator.model_mut() {
         Model::Binary(l) => Some(l.models_mut()),
@@ -283,12 +357,7 @@ fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<boo
     let merged = [added(0), added(1), added(2)];
     let inputs = gaussians(model).ok_or_else(merge::not_definite)?;
     let n_coordinates = inputs.first().map_or(0, |g| g.shape().dim());
-    let pieces = if n_coordinates < PARALLEL_MERGE_COORDINATES {
-        1
-    } else {
-        shards.len()
-    };
-    let ranges = split(n_coordinates, pieces);
+    let ranges = split(n_coordinates, pieces(n_coordinates, shards.len()));
     // Per range, every class's tables in that range, and the first failure met there.
     let mut work = (0..ranges.len())
         .map(|_| (Vec::new(), None))
