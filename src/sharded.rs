@@ -4,12 +4,14 @@
 //! order with that model as the base ([`crate::merge`], method "auto"). The result depends
 //! only on the data, the row orders and the number of shards, never on thread timing.
 //!
-//! What makes it cheap: the copies are made once per fit; the rows are validated once per pass,
-//! each thread its share; a shard in stored order is a range of rows (no index array); and for
-//! the diagonal and identity forms without an L1 penalty or process noise, the merge runs in
-//! place, one pass over the coordinates that writes the merged model into every copy (ready
-//! for the next pass) and then into the model. It computes exactly what [`merge::merge`] does.
-//! Other mergeable forms go through [`merge::merge`].
+//! What makes it cheap: the copies are made once per fit, each by its own thread; the rows are
+//! validated once per pass, each thread its share; a shard in stored order is a range of rows
+//! (no index array), validated and learned a chunk at a time, so that its rows come from memory
+//! once; and for the diagonal and identity forms without an L1 penalty or process noise, the
+//! merge runs in place, the coordinates in one range per thread, writing the merged model into
+//! every copy (ready for the next pass), and the model then swaps with the first copy. It
+//! computes exactly what [`merge::merge`] does. Other mergeable forms go through
+//! [`merge::merge`].
 
 use std::ops::Range;
 
@@ -22,9 +24,20 @@ use crate::merge::{self, Method};
 /// The copies of a model that a sharded fit trains, made once and refreshed each pass.
 pub struct ShardedFit {
     shards: Vec<Estimator>,
-    /// Whether every shard holds the model as it is (after an in-place merge).
-    current: bool,
+    /// Whether each shard holds the model as it is (after an in-place merge, all but the
+    /// first, which then holds the model of the start of the pass).
+    current: Vec<bool>,
+    /// Whether the last pass merged in place, leaving the model of its start in the first shard.
+    swapped: bool,
 }
+
+/// Stored entries a shard in stored order validates at a time, just before it learns those
+/// rows: 192 KiB of CSR arrays with 32-bit indices, so the learning reads them from the core's
+/// own cache (an L2 of 1 MiB on the benchmark machine) instead of from memory a second time.
+const CHUNK_ENTRIES: usize = 1 << 14;
+
+/// Coordinates below which the in-place merge runs on one thread (a thread costs more).
+const PARALLEL_MERGE_COORDINATES: usize = 1 << 15;
 
 /// Runs `$body` with `$l` bound to the linear learner of `$model` and `$t` to its targets
 /// (`$otherwise` for a kernel model or targets of the wrong kind).
@@ -48,9 +61,12 @@ impl ShardedFit {
                 "n_jobs must be at least 1".into(),
             ));
         }
+        let mut copies = (0..n_jobs).map(|_| None).collect::<Vec<_>>();
+        copy_in_parallel(&mut copies, |copy| *copy = Some(model.clone()));
         Ok(ShardedFit {
-            shards: vec![model.clone(); n_jobs],
-            current: true,
+            shards: copies.into_iter().flatten().collect(),
+            current: vec![true; n_jobs],
+            swapped: false,
         })
     }
 
@@ -80,24 +96,37 @@ impl ShardedFit {
         let (n, n_features) = (x.n_rows(), model.config().count::<usize>("n_features")?);
         let parts = split(order.map_or(n, <[usize]>::len), self.shards.len());
         let shards = &mut self.shards[..parts.len()];
-        self.current = false;
-        let learn = |shard: &mut Estimator, part: Range<usize>| {
-            let (presentation, rows) = match order {
-                Some(order) => (
+        self.current.fill(false);
+        let stopped = || stop.is_some_and(|stop| (stop.0)());
+        let learn_rows = |shard: &mut Estimator, presentation, rows| {
+            linear!(shard.model_mut(), targets, (l, t) => l.learn_checked(x, t, presentation, rows),
+                Err(refuse()))
+        };
+        let chunk_rows = (CHUNK_ENTRIES * n.max(1) / x.n_entries().max(1)).max(1);
+        let learn = |shard: &mut Estimator, part: Range<usize>| match order {
+            Some(order) => {
+                let order = Some(&order[part]);
+                learn_rows(
+                    shard,
                     Presentation {
-                        order: Some(&order[part]),
+                        order,
                         ..presentation
                     },
                     0..0,
-                ),
-                // In stored order a shard validates its own rows, then learns them.
-                None => {
-                    x.validate_rows(part.clone(), n_features)?;
-                    (presentation, part)
+                )
+            }
+            // In stored order a shard validates its rows a chunk at a time, then learns them.
+            None => {
+                for start in part.clone().step_by(chunk_rows) {
+                    let rows = start..part.end.min(start + chunk_rows);
+                    x.validate_rows(rows.clone(), n_features)?;
+                    learn_rows(shard, presentation, rows)?;
+                    if stopped() {
+                        break;
+                    }
                 }
-            };
-            linear!(shard.model_mut(), targets, (l, t) => l.learn_checked(x, t, presentation, rows),
-                Err(refuse()))
+                Ok(())
+            }
         };
         if order.is_some() {
             // The shards' rows are scattered: validate all of them first, a range per thread.
@@ -107,28 +136,101 @@ impl ShardedFit {
             })?;
         }
         in_parallel(shards, &parts, learn)?;
-        if stop.is_some_and(|stop| (stop.0)()) {
+        if stopped() {
             return Ok(false);
         }
-        let in_place = merge_in_place(model, shards)?;
-        if !in_place {
+        if merge_in_place(model, shards)? {
+            // Every shard holds the merged model, except the first, swapped with `model`
+            // (cheaper than a copy, which only a next pass needs).
+            self.current[1..parts.len()].fill(true);
+            self.swapped = true;
+        } else {
             let refs = shards.iter().collect::<Vec<_>>();
             *model = merge::merge(&refs, Method::Auto, Some(model), None)?;
         }
-        // Shards left idle (fewer rows than shards) did not receive the merge.
-        self.current = in_place && parts.len() == self.shards.len();
         Ok(true)
     }
 
-    /// Makes every shard a copy of `model` again, unless they already are.
+    /// Makes every shard a copy of `model` again, unless it already is.
     fn refresh(&mut self, model: &Estimator) {
-        if !self.current {
-            self.shards
-                .iter_mut()
-                .for_each(|shard| shard.clone_from(model));
-            self.current = true;
+        // After an in-place merge the first shard differs from the model in its tables and
+        // counters only: copied in place, a range of coordinates per thread.
+        if std::mem::take(&mut self.swapped) && !self.current[0] {
+            copy_tables(model, &mut self.shards[0], self.current.len());
+            self.current[0] = true;
         }
+        let stale = (self.shards.iter_mut().zip(&self.current))
+            .filter(|(_, &current)| !current)
+            .map(|(shard, _)| shard);
+        let mut stale = stale.collect::<Vec<_>>();
+        copy_in_parallel(&mut stale, |shard| shard.clone_from(model));
+        self.current.fill(true);
     }
+}
+
+/// The tables and counters of `model` (a diagonal or identity form) copied into `shard`, the
+/// coordinates in `threads` ranges on as many threads.
+fn copy_tables(model: &Estimator, shard: &mut Estimator, threads: usize) {
+    let [updates, mistakes, rounds] = counters(model);
+    set_counters(shard, updates, mistakes, rounds);
+    let (Some(from), Some(to)) = (classes(model), gaussians(shard)) else {
+        return;
+    };
+    let n_coordinates = from.first().map_or(0, |g| g.shape().dim());
+    let ranges = split(n_coordinates, pieces(n_coordinates, threads));
+    let mut work = (0..ranges.len()).map(|_| Vec::new()).collect::<Vec<_>>();
+    for (from, to) in from.iter().zip(to) {
+        let copies: Vec<Copy> = match (from, to) {
+            (Gaussian::Diagonal(from), Gaussian::Diagonal(to)) => {
+                let from = ranges.iter().map(|r| &from.coordinates()[r.clone()]);
+                let to = cut(to.coordinates_mut(), &ranges);
+                from.zip(to).map(|(f, t)| Copy::Diagonal(f, t)).collect()
+            }
+            (Gaussian::Identity(from), Gaussian::Identity(to)) => {
+                let from = ranges.iter().map(|r| &from.mean_values()[r.clone()]);
+                let to = cut(to.mean_mut(), &ranges);
+                from.zip(to).map(|(f, t)| Copy::Identity(f, t)).collect()
+            }
+            _ => unreachable!("only the forms merged in place are copied in place"),
+        };
+        work.iter_mut().zip(copies).for_each(|(w, c)| w.push(c));
+    }
+    // Cannot fail: a copy never does.
+    let _ = in_parallel(&mut work, &ranges, |copies, _| {
+        for copy in copies.iter_mut() {
+            match copy {
+                Copy::Diagonal(from, to) => to.copy_from_slice(from),
+                Copy::Identity(from, to) => to.copy_from_slice(from),
+            }
+        }
+        Ok(())
+    });
+}
+
+/// One range of one class's table, to copy.
+enum Copy<'a> {
+    Diagonal(&'a [Coordinate], &'a mut [Coordinate]),
+    Identity(&'a [f64], &'a mut [f64]),
+}
+
+/// Threads for a pass over `n_coordinates` of every class (one below a size a thread pays for).
+fn pieces(n_coordinates: usize, threads: usize) -> usize {
+    if n_coordinates < PARALLEL_MERGE_COORDINATES {
+        1
+    } else {
+        threads
+    }
+}
+
+/// `copy(slot)` for every slot, each on its own thread (copies of a large model take
+/// milliseconds each, and every thread then learns on memory it wrote).
+fn copy_in_parallel<T: Send>(slots: &mut [T], copy: impl Fn(&mut T) + Sync) {
+    let parts = vec![0..0; slots.len()];
+    // Cannot fail: a copy never does.
+    let _ = in_parallel(slots, &parts, |slot, _| {
+        copy(slot);
+        Ok(())
+    });
 }
 
 /// `0..n` in `k` contiguous parts as `numpy.array_split` makes them (the first `n % k` one
@@ -175,7 +277,17 @@ fn in_parallel<T: Send>(
     })
 }
 
-/// The per-class models of a linear learner and a setter of its counters.
+/// The per-class models of a linear learner.
+fn classes(estimator: &Estimator) -> Option<&[Gaussian]> {
+    match estimator.model() {
+        Model::Binary(l) => Some(l.models()),
+        Model::Regressor(l) => Some(l.models()),
+        Model::Multiclass(l) => Some(l.models()),
+        Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+    }
+}
+
+/// The per-class models of a linear learner, to be changed, and a setter of its counters.
 fn gaussians(estimator: &mut Estimator) -> Option<&mut [Gaussian]> {
     match estimator.model_mut() {
         Model::Binary(l) => Some(l.models_mut()),
@@ -204,9 +316,11 @@ fn counters(estimator: &Estimator) -> [u64; 3] {
     ]
 }
 
-/// The merge of `shards` (trained from `model`) written into every shard and then into `model`,
-/// when the form allows it in place: returns false (nothing changed) otherwise. Computes what
-/// [`merge::merge`] with method "auto" computes, bit for bit.
+/// The merge of `shards` (trained from `model`) written into every shard, then swapped with
+/// `model` (so the first shard holds the model as it was), when the form allows it in place:
+/// returns false (nothing changed) otherwise. Computes what [`merge::merge`] with method
+/// "auto" computes, bit for bit, with the coordinates in as many ranges as there are shards,
+/// each on its own thread.
 fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<bool, CwError> {
     let kind = merge::check_mergeable(model)?;
     let method = merge::resolve(Method::Auto, kind, model)?;
@@ -222,6 +336,9 @@ fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<boo
     if !(plain && in_place) {
         return Ok(false);
     }
+    if shards.is_empty() {
+        return Err(merge::not_definite());
+    }
     let base = counters(model);
     let gains = shards
         .iter()
@@ -232,108 +349,163 @@ fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<boo
         })
         .collect::<Result<Vec<_>, _>>()?;
     let weights = merge::normalised(None, &gains)?;
-    let mut outputs = shards.iter_mut().filter_map(gaussians).collect::<Vec<_>>();
-    let inputs = gaussians(model).ok_or_else(merge::not_definite)?;
-    for (class, base) in inputs.iter().enumerate() {
-        let mut shard_class = outputs
-            .iter_mut()
-            .map(|g| &mut g[class])
-            .collect::<Vec<_>>();
-        merge_class(base, &mut shard_class, method, &weights)?;
-    }
-    // The merged model is in every shard: copy it into the model, counters summed as the state
-    // merge sums them.
     let added = |i: usize| {
         shards.iter().fold(base[i], |total, shard| {
             total.saturating_add(counters(shard)[i].saturating_sub(base[i]))
         })
     };
     let merged = [added(0), added(1), added(2)];
-    let (first, others) = shards.split_first_mut().ok_or_else(merge::not_definite)?;
-    for shard in others.iter_mut() {
-        set_counters(shard, merged[0], merged[1], merged[2]);
-    }
-    set_counters(first, merged[0], merged[1], merged[2]);
-    let source = gaussians(first).ok_or_else(merge::not_definite)?;
-    let target = gaussians(model).ok_or_else(merge::not_definite)?;
-    for (to, from) in target.iter_mut().zip(source.iter_mut()) {
-        match (to, from) {
-            (Gaussian::Diagonal(to), Gaussian::Diagonal(from)) => {
-                to.coordinates_mut().copy_from_slice(from.coordinates_mut())
-            }
-            (Gaussian::Identity(to), Gaussian::Identity(from)) => {
-                to.mean_mut().copy_from_slice(from.mean_mut())
-            }
-            _ => unreachable!("every shard has the model's form"),
+    let inputs = gaussians(model).ok_or_else(merge::not_definite)?;
+    let n_coordinates = inputs.first().map_or(0, |g| g.shape().dim());
+    let ranges = split(n_coordinates, pieces(n_coordinates, shards.len()));
+    // Per range, every class's tables in that range, and the first failure met there.
+    let mut work = (0..ranges.len())
+        .map(|_| (Vec::new(), None))
+        .collect::<Vec<_>>();
+    let mut outputs = (shards.iter_mut().filter_map(gaussians))
+        .map(|classes| classes.iter_mut())
+        .collect::<Vec<_>>();
+    for base in inputs.iter() {
+        let shard_class = outputs.iter_mut().filter_map(Iterator::next).collect();
+        for ((tables, _), piece) in work
+            .iter_mut()
+            .zip(Tables::of(base, shard_class).cut(&ranges))
+        {
+            tables.push(piece);
         }
     }
-    set_counters(model, merged[0], merged[1], merged[2]);
+    in_parallel(&mut work, &ranges, |(tables, failure), range| {
+        *failure = tables.iter_mut().enumerate().find_map(|(class, tables)| {
+            let failed = tables.merge(method, &weights).err();
+            failed.map(|(j, error)| ((class, range.start + j), error))
+        });
+        Ok(())
+    })?;
+    // The first failure in the order of a merge class by class, coordinate by coordinate.
+    let failures = work.into_iter().filter_map(|(_, failure)| failure);
+    if let Some((_, error)) = failures.min_by_key(|(at, _)| *at) {
+        return Err(error);
+    }
+    for shard in shards.iter_mut() {
+        set_counters(shard, merged[0], merged[1], merged[2]);
+    }
+    std::mem::swap(model, &mut shards[0]);
     Ok(true)
 }
 
-/// One class: the merge of the shards' models `shards` trained from `base`, written into
-/// each of `shards`.
-fn merge_class(
-    base: &Gaussian,
-    shards: &mut [&mut Gaussian],
-    method: Method,
-    weights: &[f64],
-) -> Result<(), CwError> {
-    match base {
-        Gaussian::Diagonal(base) => {
-            let mut shards = values_of(shards, |g| match g {
-                Gaussian::Diagonal(d) => Some(d.coordinates_mut()),
-                _ => None,
-            });
-            for (j, start) in base.coordinates().iter().enumerate() {
-                let merged = match method {
-                    Method::Information => information(start, &shards, j)?,
-                    _ => Coordinate {
-                        mean: average(&shards, weights, |s| s[j].mean),
-                        variance: average(&shards, weights, |s| s[j].variance),
-                    },
-                };
-                if !(merged.mean.is_finite()
-                    && merged.variance.is_finite()
-                    && merged.variance > 0.0)
-                {
-                    return Err(CwError::InvalidInput(
-                        "the merged model is not valid: a merged mean or variance is not finite"
-                            .into(),
-                    ));
-                }
-                shards.iter_mut().for_each(|s| s[j] = merged);
-            }
-        }
-        // Averaging does not read the base.
-        Gaussian::Identity(_) => {
-            let mut shards = values_of(shards, |g| match g {
-                Gaussian::Identity(i) => Some(i.mean_mut()),
-                _ => None,
-            });
-            for j in 0..shards.first().map_or(0, |s| s.len()) {
-                let merged = average(&shards, weights, |s| s[j]);
-                if !merged.is_finite() {
-                    return Err(CwError::InvalidInput(
-                        "the merged model is not valid: a merged mean is not finite".into(),
-                    ));
-                }
-                shards.iter_mut().for_each(|s| s[j] = merged);
-            }
-        }
-        _ => unreachable!("merge_in_place takes the diagonal and identity forms only"),
-    }
-    Ok(())
+/// The per-coordinate tables of one class (or of a range of its coordinates): the base's,
+/// read, and every shard's, written.
+enum Tables<'a> {
+    Diagonal(&'a [Coordinate], Vec<&'a mut [Coordinate]>),
+    /// Averaging does not read the base.
+    Identity(Vec<&'a mut [f64]>),
 }
 
-/// The values `values` gives of each of `shards` (which all have the model's form).
-fn values_of<'a, T>(
-    shards: &'a mut [&mut Gaussian],
-    values: fn(&'a mut Gaussian) -> Option<&'a mut [T]>,
-) -> Vec<&'a mut [T]> {
-    let each = shards.iter_mut().map(|g| values(g));
-    each.map(|v| v.expect("every shard has the model's form"))
-        .collect()
+impl<'a> Tables<'a> {
+    /// The tables of the class `base` of the base model and `shards` of the shards.
+    fn of(base: &'a Gaussian, shards: Vec<&'a mut Gaussian>) -> Tables<'a> {
+        let each = shards.into_iter();
+        match base {
+            Gaussian::Diagonal(base) => Tables::Diagonal(
+                base.coordinates(),
+                each.map(|g| match g {
+                    Gaussian::Diagonal(d) => d.coordinates_mut(),
+                    _ => unreachable!("every shard has the model's form"),
+                })
+                .collect(),
+            ),
+            Gaussian::Identity(_) => Tables::Identity(
+                each.map(|g| match g {
+                    Gaussian::Identity(i) => i.mean_mut(),
+                    _ => unreachable!("every shard has the model's form"),
+                })
+                .collect(),
+            ),
+            _ => unreachable!("merge_in_place takes the diagonal and identity forms only"),
+        }
+    }
+
+    /// These tables cut into the consecutive `ranges` of their coordinates.
+    fn cut(self, ranges: &[Range<usize>]) -> Vec<Tables<'a>> {
+        match self {
+            Tables::Diagonal(base, shards) => {
+                let bases = ranges.iter().map(|range| &base[range.clone()]);
+                let pieces = transpose(shards.into_iter().map(|s| cut(s, ranges)), ranges.len());
+                bases
+                    .zip(pieces)
+                    .map(|(base, shards)| Tables::Diagonal(base, shards))
+                    .collect()
+            }
+            Tables::Identity(shards) => {
+                let pieces = transpose(shards.into_iter().map(|s| cut(s, ranges)), ranges.len());
+                pieces.into_iter().map(Tables::Identity).collect()
+            }
+        }
+    }
+
+    /// The merge of these tables written into every shard's; on failure, the first coordinate
+    /// that failed and why.
+    fn merge(&mut self, method: Method, weights: &[f64]) -> Result<(), (usize, CwError)> {
+        match self {
+            Tables::Diagonal(base, shards) => {
+                for (j, start) in base.iter().enumerate() {
+                    let merged = match method {
+                        Method::Information => information(start, shards, j).map_err(|e| (j, e))?,
+                        _ => Coordinate {
+                            mean: average(shards, weights, |s| s[j].mean),
+                            variance: average(shards, weights, |s| s[j].variance),
+                        },
+                    };
+                    if !(merged.mean.is_finite()
+                        && merged.variance.is_finite()
+                        && merged.variance > 0.0)
+                    {
+                        return Err((j, not_finite("a merged mean or variance")));
+                    }
+                    shards.iter_mut().for_each(|s| s[j] = merged);
+                }
+            }
+            Tables::Identity(shards) => {
+                for j in 0..shards.first().map_or(0, |s| s.len()) {
+                    let merged = average(shards, weights, |s| s[j]);
+                    if !merged.is_finite() {
+                        return Err((j, not_finite("a merged mean")));
+                    }
+                    shards.iter_mut().for_each(|s| s[j] = merged);
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+fn not_finite(what: &str) -> CwError {
+    CwError::InvalidInput(format!(
+        "the merged model is not valid: {what} is not finite"
+    ))
+}
+
+/// `values` cut into the consecutive `ranges` (which cover it from its start).
+fn cut<'a, T>(mut values: &'a mut [T], ranges: &[Range<usize>]) -> Vec<&'a mut [T]> {
+    let mut pieces = Vec::with_capacity(ranges.len());
+    for range in ranges {
+        let (piece, rest) = std::mem::take(&mut values).split_at_mut(range.len());
+        pieces.push(piece);
+        values = rest;
+    }
+    pieces
+}
+
+/// The `n` pieces of every item, regrouped by piece.
+fn transpose<T>(items: impl Iterator<Item = Vec<T>>, n: usize) -> Vec<Vec<T>> {
+    let mut by_piece = (0..n).map(|_| Vec::new()).collect::<Vec<_>>();
+    for pieces in items {
+        by_piece
+            .iter_mut()
+            .zip(pieces)
+            .for_each(|(all, piece)| all.push(piece));
+    }
+    by_piece
 }
 
 /// λ = λ₀ + Σₖ(λₖ − λ₀), η = η₀ + Σₖ(ηₖ − η₀) of coordinate `j`, as μ = η/λ and σ² = 1/λ

@@ -4,12 +4,16 @@ use crate::state::State;
 const N_FEATURES: usize = 3;
 
 fn binary(rule: &str, covariance: &str) -> Estimator {
+    binary_of_width(rule, covariance, N_FEATURES)
+}
+
+fn binary_of_width(rule: &str, covariance: &str, n_features: usize) -> Estimator {
     let params = vec![("r".to_string(), 0.5)];
     let config = State::default()
         .with("kind", "binary")
         .with("rule", rule)
         .with("params", if rule == "AROW" { params } else { Vec::new() })
-        .with("n_features", N_FEATURES)
+        .with("n_features", n_features)
         .with("fit_intercept", true)
         .with("a", 1.0)
         .with("covariance", covariance)
@@ -168,5 +172,45 @@ fn shards_left_idle_by_a_short_batch_are_refreshed_before_the_next() {
         let targets = Targets::Values(&y[..n_rows]);
         assert!(fit.pass(&mut model, &x, targets, None, None, None).unwrap());
         assert_eq!(model.clone().state(), expected.clone().state());
+    }
+}
+
+/// A model wide enough for the merge to run on several threads, and shards long enough to be
+/// validated and learned in several chunks: still the state merge's result, bit for bit.
+#[test]
+fn wide_models_merged_by_ranges_equal_the_state_merge_bit_for_bit() {
+    let (n_rows, per_row, n_features) = (600, 100, PARALLEL_MERGE_COORDINATES + 7);
+    let mut uniform = crate::test_rng::uniform(7);
+    let (mut values, mut indices, mut indptr, mut y) = (vec![], vec![], vec![0i64], vec![]);
+    for _ in 0..n_rows {
+        let mut row = (0..per_row)
+            .map(|_| ((uniform() + 1.0) / 2.0 * n_features as f64) as i64)
+            .collect::<Vec<_>>();
+        row.sort_unstable();
+        row.dedup();
+        values.extend(row.iter().map(|_| uniform()));
+        indices.extend(row);
+        indptr.push(indices.len() as i64);
+        y.push(if uniform() > 0.0 { 1.0 } else { -1.0 });
+    }
+    let x = Matrix::Csr64 {
+        values: &values,
+        indices: &indices,
+        indptr: &indptr,
+        n_cols: n_features,
+    };
+    let shuffled: Vec<usize> = (0..n_rows).map(|i| (i * 37) % n_rows).collect();
+    for (rule, covariance) in [("AROW", "diag"), ("PA", "identity")] {
+        let mut model = binary_of_width(rule, covariance, n_features);
+        let mut expected = model.clone();
+        let mut fit = ShardedFit::new(&model, 2).unwrap();
+        for order in [None, Some(&shuffled[..]), None] {
+            let stored: Vec<usize> = (0..n_rows).collect();
+            expected = by_definition(&expected, &x, &y, order.unwrap_or(&stored), 2);
+            assert!(fit
+                .pass(&mut model, &x, Targets::Values(&y), None, order, None)
+                .unwrap());
+            assert_eq!(model.clone().state(), expected.clone().state(), "{rule}");
+        }
     }
 }

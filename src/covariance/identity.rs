@@ -22,6 +22,11 @@ impl Identity {
     pub(crate) fn mean_mut(&mut self) -> &mut [f64] {
         &mut self.mean
     }
+
+    /// The mean, as stored (a sharded fit's copies, docs/design.md §9.4).
+    pub(crate) fn mean_values(&self) -> &[f64] {
+        &self.mean
+    }
 }
 
 impl PrimalForm for Identity {
