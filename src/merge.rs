@@ -79,23 +79,51 @@ impl Moments {
         // The full form's Σ with its pending terms folded into a copy of Σ₀ alone (the same bits
         // as the folded state), so that the caller's model stays as it is.
         let covariances = estimator.covariance().ok_or_else(kernel)?;
-        let l1_totals = match estimator.model() {
-            Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
-            Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
-            Model::Multiclass(l) => l
-                .l1_states()
-                .map(|states| states.iter().map(|(total, _)| *total).collect()),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => return Err(kernel()),
-        };
         Ok(Moments {
             updates: estimator.n_updates(),
             mistakes: estimator.n_mistakes(),
             rounds: estimator.n_rounds(),
             means,
             covariances,
-            l1_totals: l1_totals.unwrap_or_default(),
+            l1_totals: l1_totals(estimator).ok_or_else(kernel)?,
         })
     }
+
+    /// What [`Moments::of`] reads of a fresh model of `first`'s configuration (μ = 0, Σ = a·I,
+    /// nothing learned), without building one for the forms whose prior is one value per
+    /// coordinate (a model as wide as the inputs, built only to be read once).
+    fn prior(first: &Estimator, layout: Layout) -> Result<Moments, CwError> {
+        let a = match layout.kind {
+            CovarianceKind::Identity | CovarianceKind::Diagonal => first.config().float("a")?,
+            _ => return Moments::of(&Estimator::new(first.config().clone(), None)?),
+        };
+        let len = layout.n_classes * layout.dim;
+        let l1_totals = l1_totals(first).unwrap_or_default();
+        Ok(Moments {
+            updates: 0,
+            mistakes: first.n_mistakes().map(|_| 0),
+            rounds: first.n_rounds().map(|_| 0),
+            means: zeros(Some(len), || "the prior's means".into())?,
+            covariances: match layout.kind {
+                CovarianceKind::Diagonal => vec![a; len],
+                _ => Vec::new(),
+            },
+            l1_totals: vec![0.0; l1_totals.len()],
+        })
+    }
+}
+
+/// H of the lazy L1 state, per class (empty without a penalty); `None` for a kernel model.
+fn l1_totals(estimator: &Estimator) -> Option<Vec<f64>> {
+    let totals = match estimator.model() {
+        Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
+        Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
+        Model::Multiclass(l) => l
+            .l1_states()
+            .map(|states| states.iter().map(|(total, _)| *total).collect()),
+        Model::Kernel(_) | Model::MulticlassKernel(_) => return None,
+    };
+    Some(totals.unwrap_or_default())
 }
 
 /// The layout shared by the models being merged.
@@ -143,15 +171,6 @@ pub fn merge(
         check_same(first.config(), base.config(), "base")?;
     }
     let method = resolve(method, kind, first)?;
-    let prior;
-    let base = match base {
-        Some(base) => base,
-        None => {
-            prior = Estimator::new(first.config().clone(), None)?;
-            &prior
-        }
-    };
-    let base = Moments::of(base)?;
     let inputs = models
         .iter()
         .map(|m| Moments::of(m))
@@ -160,7 +179,11 @@ pub fn merge(
     let layout = Layout {
         kind,
         n_classes,
-        dim: base.means.len() / n_classes,
+        dim: inputs[0].means.len() / n_classes,
+    };
+    let base = match base {
+        Some(base) => Moments::of(base)?,
+        None => Moments::prior(first, layout)?,
     };
     let gains = inputs
         .iter()
@@ -180,18 +203,16 @@ pub fn merge(
     let mut covariances = zeros(Some(base.covariances.len()), || {
         "the merged covariances".into()
     })?;
+    let len = layout.covariance_len();
     for class in 0..n_classes {
-        let cov = merge_class(
+        merge_class(
             layout,
             method,
-            &base,
-            &inputs,
-            &weights,
+            (&base, &inputs, &weights),
             class,
             &mut means[class * layout.dim..(class + 1) * layout.dim],
+            &mut covariances[class * len..(class + 1) * len],
         )?;
-        let len = layout.covariance_len();
-        covariances[class * len..(class + 1) * len].copy_from_slice(&cov);
     }
     let learned = learned_state(first, &base, &inputs, layout, means, covariances);
     Estimator::from_state(&first.config().clone().merged(learned), None).map_err(|err| match err {
@@ -343,45 +364,44 @@ pub(crate) fn normalised(weights: Option<&[f64]>, gains: &[u64]) -> Result<Vec<f
     }
 }
 
-/// Merges class `class`: writes its mean into `mean`, returns its covariance values.
+/// Merges class `class` of `base`, the inputs and their weights: writes its mean into `mean`
+/// and its covariance values into `covariance`.
 fn merge_class(
     layout: Layout,
     method: Method,
-    base: &Moments,
-    inputs: &[Moments],
-    weights: &[f64],
+    (base, inputs, weights): (&Moments, &[Moments], &[f64]),
     class: usize,
     mean: &mut [f64],
-) -> Result<Vec<f64>, CwError> {
+    covariance: &mut [f64],
+) -> Result<(), CwError> {
     let dim = layout.dim;
     let len = layout.covariance_len();
-    let mu = |m: &Moments| part(&m.means, class, dim).to_vec();
-    let cov = |m: &Moments| part(&m.covariances, class, len).to_vec();
     if let CovarianceKind::LowRank { rank } = layout.kind {
         let inputs: Vec<_> = inputs.iter().map(Moments::values).collect();
         let base = base.values();
-        return lowrank::merge_class(method, rank, dim, class, base, &inputs, weights, mean);
+        let sigma = lowrank::merge_class(method, rank, dim, class, base, &inputs, weights, mean)?;
+        covariance.copy_from_slice(&sigma);
+        return Ok(());
     }
     if layout.kind == CovarianceKind::Diagonal && method != Method::Average {
-        return merge_diagonal(
-            method,
-            base,
-            inputs,
-            weights,
-            class * dim..(class + 1) * dim,
-            mean,
-        );
+        let range = class * dim..(class + 1) * dim;
+        return merge_diagonal(method, base, inputs, weights, range, mean, covariance);
     }
     if method == Method::Average {
-        let mut sigma = vec![0.0; len];
         for (m, &b) in inputs.iter().zip(weights) {
-            axpy(b, &mu(m), mean);
-            axpy(b, &cov(m), &mut sigma);
+            axpy(b, part(&m.means, class, dim), mean);
+            axpy(b, part(&m.covariances, class, len), covariance);
         }
-        return Ok(sigma);
+        return Ok(());
     }
     // (Λ, η) of each model, dense.
-    let natural = |m: &Moments| natural(dim, &mu(m), &cov(m));
+    let natural = |m: &Moments| {
+        natural(
+            dim,
+            part(&m.means, class, dim),
+            part(&m.covariances, class, len),
+        )
+    };
     let (mut lambda, mut eta) = match method {
         Method::Information => natural(base)?,
         _ => (vec![0.0; len], vec![0.0; dim]),
@@ -403,11 +423,13 @@ fn merge_class(
             }
         }
     }
-    moments(dim, &lambda, &eta, mean)
+    covariance.copy_from_slice(&moments(dim, &lambda, &eta, mean)?);
+    Ok(())
 }
 
 /// The information or precision merge of one class of diagonal models (coordinates `range`
-/// of each), coordinate by coordinate in one pass: λ_j = 1/σ²_j, η_j = λ_jμ_j.
+/// of each) into `mean` and `sigma`, coordinate by coordinate in one pass: λ_j = 1/σ²_j,
+/// η_j = λ_jμ_j.
 fn merge_diagonal(
     method: Method,
     base: &Moments,
@@ -415,8 +437,8 @@ fn merge_diagonal(
     weights: &[f64],
     range: std::ops::Range<usize>,
     mean: &mut [f64],
-) -> Result<Vec<f64>, CwError> {
-    let mut sigma = vec![0.0; range.len()];
+    sigma: &mut [f64],
+) -> Result<(), CwError> {
     for (k, j) in range.enumerate() {
         let (mut lambda, mut eta) = (0.0, 0.0);
         let start = match method {
@@ -447,7 +469,7 @@ fn merge_diagonal(
         mean[k] = eta / lambda;
         sigma[k] = 1.0 / lambda;
     }
-    Ok(sigma)
+    Ok(())
 }
 
 pub(crate) fn not_definite() -> CwError {

@@ -49,8 +49,10 @@ fn learned(mut model: Estimator, x: &[f64], y: &[f64], rows: std::ops::Range<usi
         .iter()
         .map(|v| if *v > 0.0 { 1.0 } else { -1.0 })
         .collect();
+    let classes: Vec<usize> = y.iter().map(|v| (v.abs() * 2.0) as usize % 3).collect();
     let targets = match model.kind() {
         "binary" => Targets::Values(&signs),
+        "multiclass" => Targets::Classes(&classes),
         _ => Targets::Values(y),
     };
     model
@@ -206,4 +208,43 @@ fn the_merged_l1_model_has_no_pending_threshold() {
         state.floats("mean").unwrap(),
         merged.mean().unwrap().as_slice()
     );
+}
+
+/// The prior of base=None, read without building a model for the identity and diagonal forms,
+/// is what a fresh model of the configuration holds: the merge gives the same bits as with the
+/// fresh model passed as base, for every kind, form and method (with an L1 penalty and with
+/// process noise too).
+#[test]
+fn the_prior_base_is_a_fresh_model() {
+    let (x, y) = data(60);
+    let l1 = config("binary", "AROW", &[("r", 1.0)], "diag")
+        .with("penalty", "l1")
+        .with("alpha", 0.05)
+        .with("penalize_intercept", false);
+    let configs = [
+        config("binary", "AROW", &[("r", 1.0)], "diag"),
+        config("binary", "AROW", &[("r", 1.0)], "full"),
+        config("binary", "AROW", &[("r", 1.0)], "lowrank").with("rank", 2usize),
+        config("binary", "PA", &[], "identity"),
+        config("regressor", "AROW", &[("r", 1.0)], "diag").with("a", 0.3),
+        config("multiclass", "AROW", &[("r", 1.0)], "diag"),
+        config("binary", "SCW1", &[("eta", 0.9), ("C", 1.0)], "diag").with("process_noise", 0.01),
+        l1,
+    ];
+    for config in configs {
+        let fresh = Estimator::new(config, None).unwrap();
+        let (a, b) = (
+            learned(fresh.clone(), &x, &y, 0..25),
+            learned(fresh.clone(), &x, &y, 25..60),
+        );
+        let methods: &[Method] = match fresh.covariance_kind() {
+            Some(CovarianceKind::Identity) => &[Method::Average, Method::Auto],
+            _ => &[Method::Auto, Method::Precision, Method::Average],
+        };
+        for &method in methods {
+            let mut prior = merge(&[&a, &b], method, None, None).unwrap();
+            let mut given = merge(&[&a, &b], method, Some(&fresh), None).unwrap();
+            assert_eq!(prior.state(), given.state(), "{method:?}");
+        }
+    }
 }

@@ -203,7 +203,9 @@ def _epoch(client, template, model, parts, n_features, classes, method):
             )
         )
     payloads = client.gather(futures)
-    base_state = None if model is None else model._model.state()
+    # The start's state only when a shard came back as the coordinates it changed.
+    touched = model is not None and any(delta[0] == "touched" for _, delta in payloads)
+    base_state = model._model.state() if touched else None
     shards = [_shard(template, base_state, payload) for payload in payloads]
     return merge_models(shards, method=method, base=model)
 
