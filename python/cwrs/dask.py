@@ -215,17 +215,22 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
     arguments (`base` is never changed: the worker may share it between tasks)."""
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
     fit_args = {} if classes is None or base is not None else {"classes": classes}
+    start = None if base is None else base._model.state()
+    mapped = getattr(model, "kernel_approximation", None) is not None
+    if base is None and (kind == "rows" or (kind == "file" and not mapped)):
+        # The fresh model this task starts from, read before it learns: the start of the delta.
+        _start(model, n_features, classes)
+        start = model._model.state()
     if kind == "file":
         _learn_file(model, x, n_features, classes)
     elif kind == "rows":
-        if "_model" not in model.__dict__:  # a file without rows learns nothing
-            _start(model, n_features, classes)
         for X, labels in x:
             X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
             model.partial_fit(X, labels)
     else:
         model.partial_fit(x, y, **fit_args)
-    start = base._model.state() if base is not None else _cwrs.Model(model._model.config).state()
+    if start is None:  # the native model was built by the first partial_fit
+        start = _cwrs.Model(model._model.config).state()
     return fitted_attributes(model), _delta(start, model._model.state())
 
 
@@ -236,7 +241,7 @@ def _learn_file(model, path, n_features, classes):
     if getattr(model, "kernel_approximation", None) is not None:
         model.partial_fit_file(path, n_features=n_features, **fit_args)
         return
-    if "_model" not in model.__dict__:
+    if "_model" not in model.__dict__:  # not started by the caller
         _start(model, n_features, classes)
     native_classes = None if classes is None else [float(c) for c in model.classes_]
     _cwrs.learn_svmlight(model._model, os.fspath(path), n_features, native_classes)
