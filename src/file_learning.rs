@@ -5,9 +5,9 @@
 //! cost it about a third of its time (docs/design.md §9.5).
 
 use crate::data::libsvm::Chunk;
-use crate::data::Presentation;
+use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
-use crate::estimator::{Estimator, Targets};
+use crate::estimator::{Estimator, Model, Targets};
 
 /// How the labels of a file become the model's targets.
 #[derive(Clone, Debug, PartialEq)]
@@ -111,21 +111,38 @@ pub fn learn_chunk(
             Targets::Classes(&scratch.classes)
         }
     };
-    let presentation = Presentation {
-        repeats: None,
-        order: None,
-        stop: None,
-    };
-    estimator
-        .partial_fit(&chunk.matrix(n_features), targets, presentation)
-        .map_err(|err| match err {
-            CwError::InvalidInput(message) => CwError::InvalidInput(format!(
-                "lines {}-{}: {message}",
-                lines.first().copied().unwrap_or(0),
-                lines.last().copied().unwrap_or(0)
-            )),
-            err => err,
-        })
+    learn_parsed(estimator, &chunk.matrix(n_features), targets).map_err(|err| match err {
+        CwError::InvalidInput(message) => CwError::InvalidInput(format!(
+            "lines {}-{}: {message}",
+            lines.first().copied().unwrap_or(0),
+            lines.last().copied().unwrap_or(0)
+        )),
+        err => err,
+    })
+}
+
+/// `Estimator::partial_fit` of the rows of a chunk, `n_features` wide, in order, without the
+/// checks of each row's contents ([`crate::data::Matrix::validate_rows`]: finite values,
+/// strictly increasing indices below `n_features`; 17% of a worker's learning, docs/design.md
+/// §9.5) that the reader already made: it refuses a line with a value or label that is not
+/// finite or an index written twice, and sorts the others; [`learn_chunk`] refuses a chunk
+/// wider than `n_features`. The shapes, the row pointers and the targets are checked as
+/// `partial_fit` checks them; a kernel model learns through `partial_fit`.
+fn learn_parsed(estimator: &mut Estimator, x: &Matrix, targets: Targets) -> Result<(), CwError> {
+    let presentation = Presentation::default();
+    let rows = 0..x.n_rows();
+    match (estimator.model(), targets) {
+        (Model::Binary(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
+        (Model::Regressor(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
+        (Model::Multiclass(l), Targets::Classes(k)) => l.check_batch(x, k, &presentation)?,
+        _ => return estimator.partial_fit(x, targets, presentation),
+    }
+    match (estimator.model_mut(), targets) {
+        (Model::Binary(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
+        (Model::Regressor(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
+        (Model::Multiclass(l), Targets::Classes(k)) => l.learn_checked(x, k, presentation, rows),
+        _ => unreachable!("the kinds learned through partial_fit returned above"),
+    }
 }
 
 #[cfg(test)]

@@ -111,3 +111,82 @@ fn refusals_name_the_line() {
     assert!(FileLabels::new(&model("binary", 2), None).is_err());
     assert!(FileLabels::new(&estimator, Some(vec![1.0, 2.0])).is_err());
 }
+
+/// The row checks `learn_chunk` skips are the reader's: a line with a value or label that is
+/// not finite, or an index written twice, never becomes a chunk; an unsorted line is learned
+/// sorted, as `partial_fit` learns the sorted row; a chunk wider than n_features is refused
+/// before any of its rows is learned.
+#[test]
+fn rows_the_reader_refuses_never_reach_the_learner() {
+    for bad in [
+        "1 1:nan\n",
+        "1 1:-inf\n",
+        "1 2:1e999\n",
+        "1 2:1 2:3\n",
+        "inf 1:1\n",
+        "1 3:1 1:2 3:4\n",
+    ] {
+        let mut chunk = Chunk::default();
+        let read = Reader::new(bad.as_bytes(), IndexBase::One, usize::MAX).next_chunk(&mut chunk);
+        assert!(read.is_err(), "{bad:?} was read");
+    }
+    let values = FileLabels::new(&model("regressor", 3), None).unwrap();
+    let unsorted = chunk("1 3:1 1:2\n2 2:0.5 1:1 4:3\n");
+    let mut a = model("regressor", 3);
+    learn_chunk(&mut a, &unsorted, 4, &values, &mut Scratch::default()).unwrap();
+    let x = Matrix::Csr64 {
+        values: &[2.0, 1.0, 1.0, 0.5, 3.0],
+        indices: &[0, 2, 0, 1, 3],
+        indptr: &[0, 2, 5],
+        n_cols: 4,
+    };
+    let mut b = model("regressor", 3);
+    b.partial_fit(&x, Targets::Values(&[1.0, 2.0]), Presentation::default())
+        .unwrap();
+    assert_eq!(a.state(), b.state());
+    let mut c = model("regressor", 3);
+    let before = c.state();
+    assert!(learn_chunk(&mut c, &unsorted, 3, &values, &mut Scratch::default()).is_err());
+    assert_eq!(c.state(), before);
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            12 => (-400i32..400).prop_map(|k| (f64::from(k) / 8.0).to_string()),
+            1 => Just("nan".to_string()),
+            1 => Just("inf".to_string()),
+            1 => Just("-1e999".to_string()),
+            1 => Just("1e-400".to_string()),
+        ]
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+        /// Whatever the text, a chunk the reader returns passes every check of a row's
+        /// contents that `learn_chunk` skips (at the chunk's own width).
+        #[test]
+        fn a_chunk_read_holds_only_valid_rows(
+            lines in prop::collection::vec(
+                (value(), prop::collection::vec((1u64..12, value()), 0..6)), 1..8)
+        ) {
+            let text: String = lines
+                .iter()
+                .map(|(label, entries)| {
+                    let entries = entries.iter().map(|(j, x)| format!(" {j}:{x}"));
+                    format!("{label}{}\n", entries.collect::<String>())
+                })
+                .collect();
+            let mut chunk = Chunk::default();
+            let mut reader = Reader::new(text.as_bytes(), IndexBase::One, usize::MAX);
+            if reader.next_chunk(&mut chunk).is_ok() {
+                let width = chunk.n_features();
+                prop_assert!(chunk.matrix(width).validate(width).is_ok(), "{text:?}");
+                prop_assert!(chunk.labels().iter().all(|y| y.is_finite()));
+            }
+        }
+    }
+}
