@@ -428,8 +428,10 @@ fn merge_class(
 }
 
 /// The information or precision merge of one class of diagonal models (coordinates `range`
-/// of each) into `mean` and `sigma`, coordinate by coordinate in one pass: λ_j = 1/σ²_j,
-/// η_j = λ_jμ_j.
+/// of each) into `mean` and `sigma`: λ_j = 1/σ²_j, η_j = λ_jμ_j. λ gathers in `sigma` and η in
+/// `mean`, one input after the other: for each coordinate the operations and their order are
+/// those of a merge coordinate by coordinate (and of sharded.rs's in-place merge), in loops
+/// over the coordinates that the compiler vectorises.
 fn merge_diagonal(
     method: Method,
     base: &Moments,
@@ -439,35 +441,53 @@ fn merge_diagonal(
     mean: &mut [f64],
     sigma: &mut [f64],
 ) -> Result<(), CwError> {
-    for (k, j) in range.enumerate() {
-        let (mut lambda, mut eta) = (0.0, 0.0);
-        let start = match method {
-            Method::Information => {
-                let l0 = 1.0 / base.covariances[j];
-                (lambda, eta) = (l0, l0 * base.means[j]);
-                Some((l0, eta))
-            }
-            _ => None,
-        };
-        for (m, &b) in inputs.iter().zip(weights) {
-            let l = 1.0 / m.covariances[j];
-            let e = l * m.means[j];
-            match start {
-                Some((l0, e0)) => {
-                    lambda += l - l0;
-                    eta += e - e0;
-                }
-                None => {
-                    lambda += b * l;
-                    eta += b * e;
-                }
+    let (base_mean, base_sigma) = (&base.means[range.clone()], &base.covariances[range.clone()]);
+    match method {
+        Method::Information => {
+            for (((l, e), &s0), &m0) in sigma
+                .iter_mut()
+                .zip(&mut *mean)
+                .zip(base_sigma)
+                .zip(base_mean)
+            {
+                *l = 1.0 / s0;
+                *e = *l * m0;
             }
         }
-        if !(lambda.is_finite() && lambda > 0.0) {
-            return Err(not_definite());
+        _ => {
+            sigma.fill(0.0);
+            mean.fill(0.0);
         }
-        mean[k] = eta / lambda;
-        sigma[k] = 1.0 / lambda;
+    }
+    for (m, &b) in inputs.iter().zip(weights) {
+        let (mu, var) = (&m.means[range.clone()], &m.covariances[range.clone()]);
+        let coordinates = sigma.iter_mut().zip(&mut *mean).zip(var.iter().zip(mu));
+        if method == Method::Information {
+            for (((lambda, eta), (&v, &x)), (&s0, &m0)) in
+                coordinates.zip(base_sigma.iter().zip(base_mean))
+            {
+                let l0 = 1.0 / s0;
+                let l = 1.0 / v;
+                *lambda += l - l0;
+                *eta += l * x - l0 * m0;
+            }
+        } else {
+            for ((lambda, eta), (&v, &x)) in coordinates {
+                let l = 1.0 / v;
+                *lambda += b * l;
+                *eta += b * (l * x);
+            }
+        }
+    }
+    if !sigma
+        .iter()
+        .all(|&lambda| lambda.is_finite() && lambda > 0.0)
+    {
+        return Err(not_definite());
+    }
+    for (eta, lambda) in mean.iter_mut().zip(sigma) {
+        *eta /= *lambda;
+        *lambda = 1.0 / *lambda;
     }
     Ok(())
 }
