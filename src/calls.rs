@@ -130,8 +130,9 @@ pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
 }
 
 /// The merge of `models` trained from `base` by the method named `method`, with `weights` (see
-/// [`merge::merge`]), of copies taken one model at a time: a model that another thread
-/// updates is waited for, never held with the others.
+/// [`merge::merge`]), of snapshots (the mean and covariance, [`merge::Snapshot`]) taken one
+/// model at a time: a model that another thread updates is waited for, never held with the
+/// others.
 pub fn merge<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     models: &[&Guarded<Estimator, E>],
     base: Option<&Guarded<Estimator, E>>,
@@ -139,17 +140,23 @@ pub fn merge<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     method: &str,
     weights: Option<&[f64]>,
 ) -> Result<Estimator, E> {
-    let copy = |m: &Guarded<Estimator, E>| m.read(detach, "merge", Work::Batch, |e| Ok(e.clone()));
-    let copies = models
+    let snapshot = |m: &Guarded<Estimator, E>| {
+        m.read(detach, "merge", Work::Batch, |e| Ok(merge::Snapshot::of(e)))
+    };
+    let snapshots = models
         .iter()
-        .map(|m| copy(m))
+        .map(|m| snapshot(m))
         .collect::<Result<Vec<_>, _>>()?;
-    let base = base.map(copy).transpose()?;
+    let base = base.map(snapshot).transpose()?;
     let method = merge::Method::from_name(method)?;
     detach.run_detached(|| {
         guarded("Model", "merge", || {
-            let refs = copies.iter().collect::<Vec<_>>();
-            Ok(merge::merge(&refs, method, base.as_ref(), weights)?)
+            Ok(merge::merge_snapshots(
+                &snapshots,
+                method,
+                base.as_ref(),
+                weights,
+            )?)
         })
     })
 }

@@ -92,24 +92,44 @@ impl Moments {
     /// What [`Moments::of`] reads of a fresh model of `first`'s configuration (μ = 0, Σ = a·I,
     /// nothing learned), without building one for the forms whose prior is one value per
     /// coordinate (a model as wide as the inputs, built only to be read once).
-    fn prior(first: &Estimator, layout: Layout) -> Result<Moments, CwError> {
+    fn prior(config: &State, first: &Moments, layout: Layout) -> Result<Moments, CwError> {
         let a = match layout.kind {
-            CovarianceKind::Identity | CovarianceKind::Diagonal => first.config().float("a")?,
-            _ => return Moments::of(&Estimator::new(first.config().clone(), None)?),
+            CovarianceKind::Identity | CovarianceKind::Diagonal => config.float("a")?,
+            _ => return Moments::of(&Estimator::new(config.clone(), None)?),
         };
         let len = layout.n_classes * layout.dim;
-        let l1_totals = l1_totals(first).unwrap_or_default();
         Ok(Moments {
             updates: 0,
-            mistakes: first.n_mistakes().map(|_| 0),
-            rounds: first.n_rounds().map(|_| 0),
+            mistakes: first.mistakes.map(|_| 0),
+            rounds: first.rounds.map(|_| 0),
             means: zeros(Some(len), || "the prior's means".into())?,
             covariances: match layout.kind {
                 CovarianceKind::Diagonal => vec![a; len],
                 _ => Vec::new(),
             },
-            l1_totals: vec![0.0; l1_totals.len()],
+            l1_totals: vec![0.0; first.l1_totals.len()],
         })
+    }
+}
+
+/// What a merge reads of one model: its configuration, covariance form (`None`: the dual
+/// form), classes and [`Moments`] (`None` for a kernel model). Taken from each model in turn
+/// (under its lock, by `calls::merge`), it copies the mean and covariance once, not the model.
+pub struct Snapshot {
+    config: State<'static>,
+    kind: Option<CovarianceKind>,
+    n_classes: Option<usize>,
+    moments: Option<Moments>,
+}
+
+impl Snapshot {
+    pub fn of(model: &Estimator) -> Snapshot {
+        Snapshot {
+            config: model.config().clone(),
+            kind: model.covariance_kind(),
+            n_classes: model.n_classes(),
+            moments: Moments::of(model).ok(),
+        }
     }
 }
 
@@ -160,30 +180,46 @@ pub fn merge(
     base: Option<&Estimator>,
     weights: Option<&[f64]>,
 ) -> Result<Estimator, CwError> {
-    let first = *models
+    let models: Vec<_> = models.iter().map(|m| Snapshot::of(m)).collect();
+    merge_snapshots(&models, method, base.map(Snapshot::of).as_ref(), weights)
+}
+
+/// [`merge`] of the models' snapshots.
+pub fn merge_snapshots(
+    models: &[Snapshot],
+    method: Method,
+    base: Option<&Snapshot>,
+    weights: Option<&[f64]>,
+) -> Result<Estimator, CwError> {
+    let first = models
         .first()
         .ok_or_else(|| CwError::InvalidParameter("merge needs at least one model".into()))?;
-    let kind = check_mergeable(first)?;
+    let kind = mergeable(first.kind, &first.config)?;
     for (k, model) in models.iter().enumerate().skip(1) {
-        check_same(first.config(), model.config(), &format!("model {k}"))?;
+        check_same(&first.config, &model.config, &format!("model {k}"))?;
     }
     if let Some(base) = base {
-        check_same(first.config(), base.config(), "base")?;
+        check_same(&first.config, &base.config, "base")?;
     }
-    let method = resolve(method, kind, first)?;
-    let inputs = models
-        .iter()
-        .map(|m| Moments::of(m))
-        .collect::<Result<Vec<_>, _>>()?;
-    let n_classes = first.n_classes().unwrap_or(1);
+    let method = resolve(method, kind, &first.config)?;
+    fn moments(s: &Snapshot) -> Result<&Moments, CwError> {
+        let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
+        s.moments.as_ref().ok_or_else(kernel)
+    }
+    let inputs = models.iter().map(moments).collect::<Result<Vec<_>, _>>()?;
+    let n_classes = first.n_classes.unwrap_or(1);
     let layout = Layout {
         kind,
         n_classes,
         dim: inputs[0].means.len() / n_classes,
     };
+    let prior;
     let base = match base {
-        Some(base) => Moments::of(base)?,
-        None => Moments::prior(first, layout)?,
+        Some(base) => moments(base)?,
+        None => {
+            prior = Moments::prior(&first.config, inputs[0], layout)?;
+            &prior
+        }
     };
     let gains = inputs
         .iter()
@@ -208,14 +244,14 @@ pub fn merge(
         merge_class(
             layout,
             method,
-            (&base, &inputs, &weights),
+            (base, &inputs, &weights),
             class,
             &mut means[class * layout.dim..(class + 1) * layout.dim],
             &mut covariances[class * len..(class + 1) * len],
         )?;
     }
-    let learned = learned_state(first, &base, &inputs, layout, means, covariances);
-    Estimator::from_state(&first.config().clone().merged(learned), None).map_err(|err| match err {
+    let learned = learned_state(first, base, &inputs, layout, means, covariances);
+    Estimator::from_state(&first.config.clone().merged(learned), None).map_err(|err| match err {
         CwError::InvalidState(message) => {
             CwError::InvalidInput(format!("the merged model is not valid: {message}"))
         }
@@ -226,7 +262,12 @@ pub fn merge(
 /// The covariance form of `model`, or the refusal of a model that cannot be merged (kernel
 /// models, the forms and options without a merge yet).
 pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwError> {
-    let kind = model.covariance_kind().ok_or_else(|| {
+    mergeable(model.covariance_kind(), model.config())
+}
+
+/// [`check_mergeable`] of a model of covariance form `kind` built from `config`.
+fn mergeable(kind: Option<CovarianceKind>, config: &State) -> Result<CovarianceKind, CwError> {
+    let kind = kind.ok_or_else(|| {
         CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
     })?;
     if kind.is_rule_state() {
@@ -236,7 +277,6 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
         )));
     }
     // An averaged model's running sums and a change detector's statistics have no merge yet.
-    let config = model.config();
     if config.optional_count::<u64>("average")?.is_some() {
         return Err(CwError::InvalidParameter(
             "averaged models (average=True or an int) cannot be merged yet".into(),
@@ -259,13 +299,11 @@ pub(crate) fn has_process_noise(config: &State) -> Result<bool, CwError> {
 pub(crate) fn resolve(
     method: Method,
     kind: CovarianceKind,
-    first: &Estimator,
+    config: &State,
 ) -> Result<Method, CwError> {
     match (method, kind) {
         (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
-        (Method::Auto, _)
-            if first.config().string("rule")? == "AROW" && !has_process_noise(first.config())? =>
-        {
+        (Method::Auto, _) if config.string("rule")? == "AROW" && !has_process_noise(config)? => {
             Ok(Method::Information)
         }
         // The other second-order rules' evidence depends on the state that learned it
@@ -278,17 +316,15 @@ pub(crate) fn resolve(
                 "method={:?} combines covariances, but the first-order rule {} keeps none \
                  (Σ = I); use method=\"average\" (or \"auto\")",
                 method.name(),
-                first.config().string("rule").unwrap_or("?"),
+                config.string("rule").unwrap_or("?"),
             )))
         }
-        (Method::Information, _) if has_process_noise(first.config())? => {
-            Err(CwError::InvalidParameter(
-                "method=\"information\" sums the shards' evidence, which a model with process \
+        (Method::Information, _) if has_process_noise(config)? => Err(CwError::InvalidParameter(
+            "method=\"information\" sums the shards' evidence, which a model with process \
                  noise does not keep (its covariance also grows each round); use method=\"auto\", \
                  \"average\" or \"precision\""
-                    .into(),
-            ))
-        }
+                .into(),
+        )),
         (method, _) => Ok(method),
     }
 }
@@ -369,7 +405,7 @@ pub(crate) fn normalised(weights: Option<&[f64]>, gains: &[u64]) -> Result<Vec<f
 fn merge_class(
     layout: Layout,
     method: Method,
-    (base, inputs, weights): (&Moments, &[Moments], &[f64]),
+    (base, inputs, weights): (&Moments, &[&Moments], &[f64]),
     class: usize,
     mean: &mut [f64],
     covariance: &mut [f64],
@@ -377,7 +413,7 @@ fn merge_class(
     let dim = layout.dim;
     let len = layout.covariance_len();
     if let CovarianceKind::LowRank { rank } = layout.kind {
-        let inputs: Vec<_> = inputs.iter().map(Moments::values).collect();
+        let inputs: Vec<_> = inputs.iter().map(|m| m.values()).collect();
         let base = base.values();
         let sigma = lowrank::merge_class(method, rank, dim, class, base, &inputs, weights, mean)?;
         covariance.copy_from_slice(&sigma);
@@ -435,7 +471,7 @@ fn merge_class(
 fn merge_diagonal(
     method: Method,
     base: &Moments,
-    inputs: &[Moments],
+    inputs: &[&Moments],
     weights: &[f64],
     range: std::ops::Range<usize>,
     mean: &mut [f64],
@@ -587,9 +623,9 @@ fn symmetric_times(a: &[f64], x: &[f64]) -> Vec<f64> {
 /// The learned entries of the merge: counters summed over what each model added to `base`,
 /// the merged means and covariances, and an L1 state with every threshold applied.
 fn learned_state(
-    first: &Estimator,
+    first: &Snapshot,
     base: &Moments,
-    inputs: &[Moments],
+    inputs: &[&Moments],
     layout: Layout,
     means: Vec<f64>,
     covariances: Vec<f64>,
@@ -601,13 +637,13 @@ fn learned_state(
         })
     };
     let mut state = State::default().with("n_updates", added(|m| m.updates));
-    if first.n_mistakes().is_some() {
+    if inputs[0].mistakes.is_some() {
         state.set("n_mistakes", added(|m| m.mistakes.unwrap_or(0)));
     }
-    if first.n_rounds().is_some() {
+    if inputs[0].rounds.is_some() {
         state.set("n_rounds", added(|m| m.rounds.unwrap_or(0)));
     }
-    let key = if first.n_classes().is_some() {
+    let key = if first.n_classes.is_some() {
         "means"
     } else {
         "mean"
@@ -628,7 +664,7 @@ fn learned_state(
             .iter()
             .flat_map(|&total| std::iter::repeat_n(total, layout.dim))
             .collect();
-        if first.n_classes().is_some() {
+        if first.n_classes.is_some() {
             state.set("l1_totals", totals);
         } else {
             state.set("l1_total", totals[0]);

@@ -323,7 +323,7 @@ fn counters(estimator: &Estimator) -> [u64; 3] {
 /// each on its own thread.
 fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<bool, CwError> {
     let kind = merge::check_mergeable(model)?;
-    let method = merge::resolve(Method::Auto, kind, model)?;
+    let method = merge::resolve(Method::Auto, kind, model.config())?;
     let config = model.config();
     let plain = !merge::has_process_noise(config)? && config.optional_string("penalty")?.is_none();
     let in_place = matches!(
