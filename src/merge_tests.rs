@@ -187,13 +187,18 @@ fn refusals_name_the_problem_and_change_nothing() {
     assert!(Method::from_name("sum").is_err());
 }
 
+/// Binary diagonal AROW with an L1 penalty (alpha 0.05).
+fn l1_config() -> State<'static> {
+    config("binary", "AROW", &[("r", 1.0)], "diag")
+        .with("penalty", "l1")
+        .with("alpha", 0.05)
+        .with("penalize_intercept", false)
+}
+
 #[test]
 fn the_merged_l1_model_has_no_pending_threshold() {
     let (x, y) = data(50);
-    let l1 = config("binary", "AROW", &[("r", 1.0)], "diag")
-        .with("penalty", "l1")
-        .with("alpha", 0.05)
-        .with("penalize_intercept", false);
+    let l1 = l1_config();
     let fresh = Estimator::new(l1, None).unwrap();
     let (a, b) = (
         learned(fresh.clone(), &x, &y, 0..25),
@@ -217,10 +222,7 @@ fn the_merged_l1_model_has_no_pending_threshold() {
 #[test]
 fn the_prior_base_is_a_fresh_model() {
     let (x, y) = data(60);
-    let l1 = config("binary", "AROW", &[("r", 1.0)], "diag")
-        .with("penalty", "l1")
-        .with("alpha", 0.05)
-        .with("penalize_intercept", false);
+    let l1 = l1_config();
     let configs = [
         config("binary", "AROW", &[("r", 1.0)], "diag"),
         config("binary", "AROW", &[("r", 1.0)], "full"),
