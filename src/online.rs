@@ -7,7 +7,7 @@ use std::ops::Range;
 
 use crate::average::Average;
 use crate::covariance::Covariance;
-use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
+use crate::data::{learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row};
 use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
 use crate::objective::{Objective, Tally};
@@ -33,6 +33,11 @@ pub struct Online<O: Objective, M: Covariance> {
 
 /// Rows validated per step when a second core validates ahead of learning.
 pub(crate) const VALIDATION_CHUNK: usize = 4096;
+
+/// Stored entries per chunk when a fresh model's batch is validated chunk by chunk, each chunk
+/// just before it is learned (docs/design.md §3.5.1): about 1 MiB of CSR arrays, which the core's L2 still
+/// holds when the learner reads them.
+const CACHED_ENTRIES: usize = 1 << 16;
 
 /// Whether a batch is learned while a second core validates its rows ahead: when there is a
 /// second core, the rows come in order, and the batch is large next to the model, whose copy
@@ -335,7 +340,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 
     /// [`Online::partial_fit`]; without `undoable`, for a caller that discards the learner on
     /// an error (docs/design.md §3.5.1), no copy is kept to undo a late one, which then leaves
-    /// the learner partly trained.
+    /// the learner partly trained; and rows in stored order that no second core validates ahead
+    /// are validated chunk by chunk, each just before it is learned.
     pub(crate) fn learn_batch(
         &mut self,
         x: &Matrix,
@@ -353,16 +359,24 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
             })
-            .and_then(
-                |()| match self.models.iter_mut().find_map(M::take_failure) {
-                    Some(error) => Err(error),
-                    None => Ok(()),
-                },
-            );
+            .and_then(|()| self.take_failure());
             if let (Err(_), Some(before)) = (&learned, before) {
                 *self = before;
             }
             return learned;
+        }
+        if !undoable && presentation.order.is_none() {
+            presentation.check_shapes(x, n_features, targets.len())?;
+            // Bad rows are reported before bad targets, as when the rows are validated first.
+            self.check_targets(targets)
+                .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))?;
+            let chunk_rows = CACHED_ENTRIES / (x.n_entries() / x.n_rows().max(1)).max(1);
+            let stop = presentation.stop;
+            learn_validated_in_turn(x, n_features, chunk_rows, stop, |rows| {
+                let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
+                self.learn_valid(rows, targets);
+            })?;
+            return self.take_failure();
         }
         presentation.check(x, n_features, targets.len())?;
         self.check_targets(targets)?;
@@ -371,6 +385,14 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             online.learn_valid(rows, targets)
         })?;
         Ok(())
+    }
+
+    /// The error that stopped a model's learning, if any (cleared).
+    fn take_failure(&mut self) -> Result<(), CwError> {
+        match self.models.iter_mut().find_map(M::take_failure) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
     /// Checks a batch as [`Online::partial_fit`] does, except the contents of the rows, which
