@@ -4,6 +4,8 @@ it: a refused or interrupted one builds the model again (src/first_fit.rs, docs/
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -81,3 +83,22 @@ def test_a_batch_validated_ahead_refused_late_leaves_the_model():
         est.fit(_spoiled(X, 8999), y % 2)
     assert repr(est.__getstate__()) == before
     assert np.array_equal(est.coef_, cwrs.AROW(shuffle=False).fit(X, y % 2).coef_)
+
+
+def test_a_fresh_batch_validated_chunk_by_chunk_learns_the_same_and_refuses_late_rows():
+    """Wide rows (about 100 stored entries): a fresh model's batch is validated a chunk of
+    ~650 rows at a time, each just before it is learned (fewer rows than a second core would
+    validate ahead). The same bits as a model that validates first, and a bad row in the last
+    chunk leaves the estimator as it was."""
+    rng = np.random.RandomState(1)
+    X = sp.random(3000, 2000, density=0.05, format="csr", random_state=rng)
+    y = (X @ rng.standard_normal(2000) > 0).astype(int)
+    est = cwrs.AROW(covariance="diag", shuffle=False).fit(X, y)
+    # Row 0, then the model restored (not fresh: it validates a batch before learning it).
+    validating = cwrs.AROW(covariance="diag").partial_fit(X[:1], y[:1], classes=[0, 1])
+    validating = pickle.loads(pickle.dumps(validating)).partial_fit(X[1:], y[1:])
+    assert np.array_equal(est.coef_, validating.coef_)
+    before = repr(est.__getstate__())
+    with pytest.raises(ValueError, match="Input X contains NaN or infinity"):
+        est.fit(_spoiled(X, 2990), y)
+    assert repr(est.__getstate__()) == before

@@ -386,10 +386,26 @@ def refuse_overflow(values, method):
 
 def classes_of(y):
     """The sorted distinct labels of y, at least two of them."""
-    classes = np.unique(y)
+    classes = _two_numbers(y)
+    if classes is None:
+        classes = np.unique(y)
     if classes.shape[0] < 2:
         raise ValueError(
             f"Classifier can't train when only one class is present (got one class: "
             f"{classes.tolist()}); it needs two classes."
         )
     return classes
+
+
+def _two_numbers(y):
+    """`np.unique(y)` when y holds exactly two distinct numbers (the binary case), found in a
+    few linear passes instead of a sort (a sort of 200,000 labels costs 3% of a sparse `fit`);
+    None otherwise. Not with ±0 among float labels, where the sort decides which zero is kept."""
+    if y.dtype.kind not in "biuf" or y.size == 0:
+        return None
+    low, high = y.min(), y.max()
+    if low == high or (y.dtype.kind == "f" and (low == 0 or high == 0)):
+        return None
+    if not ((y == low) | (y == high)).all():
+        return None
+    return np.array([low, high], dtype=y.dtype)
