@@ -7,7 +7,9 @@ use std::ops::Range;
 
 use crate::average::Average;
 use crate::covariance::Covariance;
-use crate::data::{learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row};
+use crate::data::{
+    chunk_rows, learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row,
+};
 use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
 use crate::objective::{Objective, Tally};
@@ -33,11 +35,6 @@ pub struct Online<O: Objective, M: Covariance> {
 
 /// Rows validated per step when a second core validates ahead of learning.
 pub(crate) const VALIDATION_CHUNK: usize = 4096;
-
-/// Stored entries per chunk when a fresh model's batch is validated chunk by chunk, each chunk
-/// just before it is learned (docs/design.md §3.5.1): about 1 MiB of CSR arrays, which the core's L2 still
-/// holds when the learner reads them.
-const CACHED_ENTRIES: usize = 1 << 16;
 
 /// Whether a batch is learned while a second core validates its rows ahead: when there is a
 /// second core, the rows come in order, and the batch is large next to the model, whose copy
@@ -370,11 +367,11 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             // Bad rows are reported before bad targets, as when the rows are validated first.
             self.check_targets(targets)
                 .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))?;
-            let chunk_rows = CACHED_ENTRIES / (x.n_entries() / x.n_rows().max(1)).max(1);
-            let stop = presentation.stop;
-            learn_validated_in_turn(x, n_features, chunk_rows, stop, |rows| {
+            let (all, stop) = (0..x.n_rows(), presentation.stop);
+            learn_validated_in_turn(x, all, n_features, chunk_rows(x), stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
+                Ok(())
             })?;
             return self.take_failure();
         }

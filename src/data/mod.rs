@@ -485,25 +485,36 @@ pub fn learn_validated_ahead(
     })
 }
 
-/// [`learn_validated_ahead`] on the calling thread: each chunk of rows is validated just before
-/// `learn` gets it, so the learner reads the chunk's arrays from cache, not from memory a second
-/// time. `stop` is asked between chunks (a chunk may be shorter than [`STOP_INTERVAL`]); once it
-/// says to stop, the rows left are not learned.
+/// Stored entries validated at a time when rows are validated chunk by chunk, each chunk just
+/// before it is learned: 192 KiB of CSR arrays with 32-bit indices, which the core's own cache
+/// still holds when the learner reads them (instead of reading them from memory a second time).
+const CHUNK_ENTRIES: usize = 1 << 14;
+
+/// Rows of `x` per chunk of about [`CHUNK_ENTRIES`] stored entries.
+pub(crate) fn chunk_rows(x: &Matrix) -> usize {
+    (CHUNK_ENTRIES * x.n_rows().max(1) / x.n_entries().max(1)).max(1)
+}
+
+/// [`learn_validated_ahead`] on the calling thread, over rows `rows` of `x`: each chunk of
+/// `chunk_rows` rows is validated just before `learn` gets it, so the learner reads the chunk's
+/// arrays from cache. `stop` is asked between chunks (a chunk may present fewer rows than
+/// [`STOP_INTERVAL`]); once it says to stop, the rows left are not learned. A refused chunk
+/// gives the error of the whole batch's validation.
 pub fn learn_validated_in_turn(
     x: &Matrix,
+    rows: Range<usize>,
     n_features: usize,
     chunk_rows: usize,
     stop: Option<Stop>,
-    mut learn: impl FnMut(Range<usize>),
+    mut learn: impl FnMut(Range<usize>) -> Result<(), CwError>,
 ) -> Result<(), CwError> {
-    let n = x.n_rows();
-    for start in (0..n).step_by(chunk_rows.max(1)) {
+    for start in rows.clone().step_by(chunk_rows.max(1)) {
         if stop.is_some_and(|stop| (stop.0)()) {
             break;
         }
-        let rows = start..n.min(start + chunk_rows);
-        validate_chunk(x, rows.clone(), n_features)?;
-        learn(rows);
+        let chunk = start..rows.end.min(start + chunk_rows);
+        validate_chunk(x, chunk.clone(), n_features)?;
+        learn(chunk)?;
     }
     Ok(())
 }
@@ -802,7 +813,10 @@ mod tests {
                 n_cols: 4,
             };
             let mut chunks = vec![];
-            let result = learn_validated_in_turn(&x, 4, 7, stop, |rows| chunks.push(rows));
+            let result = learn_validated_in_turn(&x, 0..20, 4, 7, stop, |rows| {
+                chunks.push(rows);
+                Ok(())
+            });
             let whole = x.validate(4);
             (chunks, result, whole)
         };
