@@ -109,7 +109,7 @@ pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     let labels = model.read(detach, OPERATION, Work::Quick, |e| {
         Ok(FileLabels::new(e, classes)?)
     })?;
-    let pending = stream_file(path.into(), Some(zero_based), chunk_rows.max(1));
+    let pending = stream_file(path.into(), Some(zero_based), Some(chunk_rows.max(1)));
     let chunks = pending
         .map_err(CwError::from)?
         .wait(detach, ("_cwrs", OPERATION), &mut check)?;
