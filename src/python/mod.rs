@@ -12,9 +12,10 @@ mod errors;
 mod model;
 mod svmlight;
 
-/// A Python object, and a dict.
+/// A Python object, a dict, and a 1-D NumPy array.
 type Object<'py> = Bound<'py, PyAny>;
 type Dict<'py> = Bound<'py, pyo3::types::PyDict>;
+type Array1<'py, T> = Bound<'py, numpy::PyArray1<T>>;
 
 /// Python's signal handlers, run between and during long calls (Ctrl-C: KeyboardInterrupt).
 fn check_signals() -> PyResult<()> {
@@ -28,7 +29,7 @@ mod _cwrs {
     use pyo3::types::PyBytes;
 
     use super::convert::{state_to_dict, vector};
-    use super::{Dict, Object};
+    use super::{Array1, Dict, Object};
     use crate::shared::guarded;
 
     #[pymodule_export]
@@ -58,10 +59,11 @@ mod _cwrs {
     fn margin_probabilities<'py>(
         scores: &Object<'py>,
         variances: &Object,
-    ) -> PyResult<Object<'py>> {
+    ) -> PyResult<Array1<'py, f64>> {
         let (py, scores, variances) = (scores.py(), vector(scores)?, vector(variances)?);
         let p = || Ok::<_, PyErr>(crate::rules::margin_probabilities(scores, variances)?);
-        Ok(PyArray1::from_vec(py, guarded("_cwrs", "margin_probabilities", p)?).into_any())
+        let p = guarded("_cwrs", "margin_probabilities", p)?;
+        Ok(PyArray1::from_vec(py, p))
     }
 
     /// Columns (as int64) and signs (±1.0) of `tokens` (bytes: str names UTF-8 encoded) hashed
@@ -71,14 +73,11 @@ mod _cwrs {
         py: Python<'py>,
         tokens: Vec<Bound<PyBytes>>,
         n_features: u32,
-    ) -> PyResult<Object<'py>> {
+    ) -> PyResult<(Array1<'py, i64>, Array1<'py, f64>)> {
         let tokens = tokens.iter().map(|t| t.as_bytes());
         let hashed = || Ok::<_, PyErr>(crate::data::hashing::hashed_columns(tokens, n_features)?);
         let (columns, signs) = guarded("_cwrs", "hash_tokens", hashed)?;
-        let arrays = (
-            PyArray1::from_vec(py, columns),
-            PyArray1::from_vec(py, signs),
-        );
-        Ok(arrays.into_pyobject(py)?.into_any())
+        let columns = PyArray1::from_vec(py, columns);
+        Ok((columns, PyArray1::from_vec(py, signs)))
     }
 }
