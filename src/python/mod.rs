@@ -1,8 +1,6 @@
 //! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core; no
-//! math lives here. One model type, [`model::Model`], wraps the core facade
-//! [`crate::estimator::Estimator`] in a [`crate::shared::Guarded`] lock: threads sharing a model
-//! wait for each other, and a panic raises `RuntimeError`, not `PanicException` (`errors.rs`).
-//! `convert` turns Python values into core values and back.
+//! math lives here. `model`: the one model type; `convert`: Python values to core values and
+//! back; `errors`: the core's errors as exceptions.
 
 use pyo3::prelude::*;
 
@@ -44,9 +42,7 @@ mod _cwrs {
         m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())
     }
 
-    /// Every rule as a dict (see `crate::rules::table_states`): name, kind ("classification"
-    /// or "regression"), second_order, params (name, default, low, high, low_open, high_open,
-    /// requirement, doc), title, reference and summary (the update in words), and the
+    /// Every rule as a dict, its entries as `crate::rules::table_states` lists them, and the
     /// `version` of this layout.
     #[pyfunction]
     fn rule_table(py: Python) -> PyResult<Vec<Dict>> {

@@ -91,10 +91,9 @@ impl Model {
                 Ok(array.reshape(shape)?.into_any())
             }
             (Some(value), _) => value_to_py(py, value),
-            (None, _) => {
-                let message = format!("this model has no {name}");
-                Err(PyAttributeError::new_err(message))
-            }
+            (None, _) => Err(PyAttributeError::new_err(format!(
+                "this model has no {name}"
+            ))),
         }
     }
 }

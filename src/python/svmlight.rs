@@ -14,10 +14,8 @@ use super::convert::state_to_dict;
 use super::model::Model;
 use crate::data::libsvm::{stream_file, FileChunks, IndexBase};
 
-/// Learns the rows of the LIBSVM file `path` into `model`, in order, as `n_features` wide rows,
-/// for `cwrs.dask`'s streamed partitions (see `crate::calls::learn_file`); `classes` are a
-/// classifier's sorted labels (None for a regressor). Not all or nothing: on an error (naming
-/// the file and line) the model keeps the chunks learned before it, so learn into a copy.
+/// Learns the LIBSVM file `path` into `model` for `cwrs.dask`'s streamed partitions, as
+/// `crate::calls::learn_file` says: not all or nothing, so learn into a copy.
 #[pyfunction]
 #[pyo3(signature = (model, path, n_features, classes=None, zero_based=false, chunk_rows=10_000))]
 pub(super) fn learn_svmlight(
@@ -29,21 +27,16 @@ pub(super) fn learn_svmlight(
     zero_based: bool,
     chunk_rows: usize,
 ) -> PyResult<()> {
-    let file = (path.as_path(), zero_based, chunk_rows);
-    crate::calls::learn_file(
+    let (model, file) = (
         (&model.estimator, py),
-        file,
-        n_features,
-        classes,
-        check_signals,
-    )
+        (path.as_path(), zero_based, chunk_rows),
+    );
+    crate::calls::learn_file(model, file, n_features, classes, check_signals)
 }
 
 /// Iterates over a file in chunks of up to `chunk_rows` rows (None: the whole file as one
-/// chunk), each a dict (see `Chunk::state`: labels, values, indices, indptr, qids or None,
-/// n_features one past the chunk's largest index, and lines, the 1-based line number of each
-/// row); the next chunks are parsed on a background thread meanwhile. `zero_based=None` is
-/// scikit-learn's "auto": zero-based exactly when some index is 0 (see `stream_file`).
+/// chunk), each a dict (`Chunk::state` lists its entries), the next chunks parsed ahead on a
+/// background thread; `zero_based=None` is scikit-learn's "auto" (see `stream_file`).
 #[pyclass(module = "cwrs._cwrs")]
 pub(super) struct SvmlightChunks {
     chunks: FileChunks,
