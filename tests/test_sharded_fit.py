@@ -110,3 +110,30 @@ def test_more_jobs_than_rows_and_bad_rows(monkeypatch):
         cwrs.AROW(n_jobs=2).fit(
             sp.csr_matrix((csr.data, csr.indices, csr.indptr), shape=X.shape), y
         )
+
+
+def test_a_thread_the_system_refuses_runs_its_shard_on_the_calling_thread():
+    """With every new thread refused (RUST_MIN_STACK beyond the address space makes each spawn
+    fail, as a limit on threads or memory would), `fit(n_jobs=k)` learns the same bits on the
+    calling thread; it was an internal error ("failed to spawn thread"), and n_jobs above the
+    system's limit on threads (n_jobs=40000 on 40 rows) was one on any machine."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, cwrs, pickle, sys\n"
+        "X = np.random.RandomState(0).randn(60, 4)\n"
+        "y = np.sign(X[:, 0] - X[:, 1] + 0.1)\n"
+        "for n_jobs in (2, 3):\n"
+        "    model = cwrs.AROW(n_jobs=n_jobs, n_iter=2, random_state=1).fit(X, y)\n"
+        "    sys.stdout.buffer.write(pickle.dumps(model._model.state()))\n"
+    )
+    run = lambda env: subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, **env}, capture_output=True
+    )
+    normal = run({})
+    refused = run({"RUST_MIN_STACK": str(1 << 60), "RUST_BACKTRACE": "0"})
+    assert normal.returncode == 0, normal.stderr.decode()
+    assert refused.returncode == 0, refused.stderr.decode()[-2000:]
+    assert refused.stdout == normal.stdout
