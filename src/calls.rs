@@ -81,8 +81,13 @@ pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     for order in orders {
         let order = order?;
         let learned = model.write(detach, "fit", Work::Batch, |e| {
-            let stop = Some(Stop(&stop));
-            Ok(fit.pass(e, x, targets, repeats, order.as_deref(), stop)?)
+            let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(Stop(&stop)));
+            // An interruption wins over an error of the same pass, as in `partial_fit` (another
+            // shard may have met a bad row while the interrupted ones stopped): it stopped.
+            match passed {
+                Err(_) if stop() => Ok(false),
+                passed => Ok(passed?),
+            }
         })?;
         if !learned {
             break;

@@ -179,6 +179,29 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
     assert_eq!(learned, moments(&one_pass));
 }
 
+/// Ctrl-C during a pass whose other shard meets a bad row: the interrupt is the error, as for
+/// `partial_fit` (the row that is reported, if any, depends on when each shard stopped), and
+/// the model is as it was. Shard 0 presents each row a million times: it is still learning
+/// when the check is first asked.
+#[test]
+fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
+    let (mut x, y) = rows(40, 5);
+    x[30 * N_FEATURES] = f64::NAN;
+    let repeats = [1_000_000u32; 40];
+    let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
+    let batch = (&dense(&x), Targets::Values(&y), Some(&repeats[..]));
+    let interrupted = || Err(HostError::Raised("interrupted"));
+    let fitted = fit_sharded((&model, Here), 2, batch, [Ok(None)], interrupted);
+    assert!(
+        matches!(fitted, Err(HostError::Raised("interrupted"))),
+        "{fitted:?}"
+    );
+    let learned = model
+        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
+        .unwrap();
+    assert_eq!(learned, moments(&estimator("binary")));
+}
+
 #[test]
 fn a_file_is_learned_as_its_rows_are_and_errors_name_the_file_and_line() {
     let dir = std::env::temp_dir().join(format!("cwrs-calls-{}", std::process::id()));

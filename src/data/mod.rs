@@ -458,6 +458,8 @@ fn check_csr_rows<I: SparseIndex>(
 /// Learns the rows of a matrix whose structure is valid while a second thread validates their
 /// contents ahead: `learn` gets consecutive ranges of validated rows, in order, until a range
 /// fails; then the error is returned, and `learn` has seen only the rows before that range.
+/// When the system refuses the thread (at its limit on threads or memory), each range is
+/// validated on this thread just before it is learned: the same ranges, only slower.
 pub fn learn_validated_ahead(
     x: &Matrix,
     n_features: usize,
@@ -465,12 +467,16 @@ pub fn learn_validated_ahead(
     mut learn: impl FnMut(Range<usize>),
 ) -> Result<(), CwError> {
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
+    let ranges = (0..n)
+        .step_by(chunk_rows)
+        .map(move |start| start..n.min(start + chunk_rows));
+    let validated = |rows: Range<usize>| x.validate_rows(rows.clone(), n_features).map(|()| rows);
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        scope.spawn(move || {
-            for start in (0..n).step_by(chunk_rows) {
-                let rows = start..n.min(start + chunk_rows);
-                let checked = x.validate_rows(rows.clone(), n_features).map(|()| rows);
+        let all = ranges.clone();
+        let ahead = std::thread::Builder::new().spawn_scoped(scope, move || {
+            for rows in all {
+                let checked = validated(rows);
                 let failed = checked.is_err();
                 // After an error the learner stops listening: nothing is left to report.
                 if sender.send(checked).is_err() || failed {
@@ -478,6 +484,12 @@ pub fn learn_validated_ahead(
                 }
             }
         });
+        if ahead.is_err() {
+            for rows in ranges {
+                learn(validated(rows)?);
+            }
+            return Ok(());
+        }
         for checked in receiver {
             learn(checked?);
         }
