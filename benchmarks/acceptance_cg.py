@@ -2,6 +2,9 @@
 
     python acceptance_cg.py fit RULE     one fit of 20,000 sparse rows (2^20 features, 100 Zipf
                                          non-zeros per row): count the native partial_fit
+    python acceptance_cg.py again RULE   the same fit, then the same rows learned 3 more times by
+                                         `partial_fit` into the model, which is no longer fresh
+                                         (criterion's diag_sparse path): count minus `fit`'s
     python acceptance_cg.py fit-full D   one fit of AROW full over 3,000 dense rows of D features
     python acceptance_cg.py one-row N    N one-row partial_fit calls (AROW diag, d = 100): the
                                          cost of one call is the difference of two N, per call
@@ -16,7 +19,7 @@ import numpy as np
 import cwrs
 
 
-def fit(rule):
+def fit(rule, again=0):
     n, d, nnz = 20_000, 1 << 20, 100
     rng = np.random.default_rng(7)
     indices = (rng.zipf(1.3, size=n * nnz) % d).astype(np.int64)
@@ -29,6 +32,8 @@ def fit(rule):
     y = np.where(rng.random(n) < 0.5, -1, 1)
     model = getattr(cwrs, rule)(shuffle=False)
     model.fit(X, y)
+    for _ in range(again):
+        model.partial_fit(X, y)
     return model.n_updates_
 
 
@@ -55,7 +60,7 @@ def one_row(n):
 
 if __name__ == "__main__":
     mode, arg = sys.argv[1], sys.argv[2]
-    if mode == "fit":
-        print(fit(arg))
+    if mode in ("fit", "again"):
+        print(fit(arg, again=3 if mode == "again" else 0))
     else:
         print((fit_full if mode == "fit-full" else one_row)(int(arg)))

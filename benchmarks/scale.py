@@ -7,7 +7,8 @@ Sections (each prints a Markdown table):
    last 100k rows held out for the test error). Median rows/s of --repeat interleaved runs.
 2. `cwrs.dask.fit` on a `LocalCluster` of 2 worker processes (1 thread each) vs one process, on
    the same training rows as 2 LIBSVM files: the one process learns them with
-   `partial_fit_file` (parsing on a second thread), one after the other; Dask streams each on
+   `partial_fit_file` (parsing on a second thread), one after the other, on both cores and
+   held to one core (the scale-out reference: one core against two); Dask streams each on
    a worker (`n_features` and `classes` given) and merges. The time includes the parse (the
    files were just written, so in the page cache) but not the start of the cluster. Then
    where the Dask fit's time goes (task stream), and the two files learned by the two workers
@@ -133,6 +134,21 @@ def parse_and_learn(path, n_features, repeat):
     return rows, {name: statistics.median(values) for name, values in times.items()}
 
 
+def one_core(paths, n_features):
+    """Seconds of the one-process fit with the process held to one core (its reading thread
+    inherits the affinity): the scale-out reference, one core against the workers' two."""
+    cores = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {min(cores)})
+    try:
+        model, began = cwrs.AROW(), time.perf_counter()
+        for path in paths:
+            model.partial_fit_file(path, classes=[-1, 1], n_features=n_features,
+                                   zero_based=False)
+        return time.perf_counter() - began
+    finally:
+        os.sched_setaffinity(0, cores)
+
+
 def section_dask(data, repeat, workdir):
     import distributed
 
@@ -142,7 +158,7 @@ def section_dask(data, repeat, workdir):
     for path, rows in zip(paths, halves):
         write_text_file(path, X[rows], y[rows], LIBSVM_LABELS)
     n_features = X.shape[1]
-    seconds = {"one process": [], "dask, 2 workers": []}
+    seconds = {"one process": [], "one process on one core": [], "dask, 2 workers": []}
     stages = {"before the first task starts (submit, schedule)": [],
               "learning (slowest task)": [], "after the last task (gather, merge, install)": [],
               "learning alone, 2 workers (no transfer, no merge)": []}
@@ -158,6 +174,8 @@ def section_dask(data, repeat, workdir):
                                        zero_based=False)
             seconds["one process"].append(time.perf_counter() - began)
             errors["one process"] = test_error(model, X_test, y_test)
+            seconds["one process on one core"].append(one_core(paths, n_features))
+            errors["one process on one core"] = errors["one process"]
             with distributed.get_task_stream(client) as stream:
                 began, began_epoch = time.perf_counter(), time.time()
                 model = cwrs.dask.fit(cwrs.AROW(), paths, client=client, classes=[-1, 1],
@@ -183,14 +201,15 @@ def section_dask(data, repeat, workdir):
             log(f"  repeat {r}: " + ", ".join(f"{k} {v[-1]:.2f} s" for k, v in seconds.items())
                 + f", started {began_epoch:.0f}")
     base = statistics.median(seconds["one process"])
+    base_one_core = statistics.median(seconds["one process on one core"])
     print(f"### 2. `cwrs.dask.fit` vs one process: AROW diag, {X.shape[0]:,} rows as 2 LIBSVM "
           "files\n")
-    print("| run | seconds (median) | rows/s | speed-up | test error |")
-    print("|---|--:|--:|--:|--:|")
+    print("| run | seconds (median) | rows/s | speed-up | vs one core | test error |")
+    print("|---|--:|--:|--:|--:|--:|")
     for name, values in seconds.items():
         s = statistics.median(values)
         print(f"| {name} | {s:.2f} | {X.shape[0] / s / 1e3:,.1f}k | {base / s:.2f}× | "
-              f"{errors[name]:.2%} |")
+              f"{base_one_core / s:.2f}× | {errors[name]:.2%} |")
     print("\nWhere the Dask fit's time goes (medians; the shards returned: "
           f"{returned / 2**20:,.1f} MiB):\n")
     print("| stage | seconds | speed-up over one process if it were all |")

@@ -20,25 +20,24 @@ use crate::shared::{guarded, Detach, Guarded, Internal, Work};
 use crate::state::{Held, HeldArray, State};
 
 impl Estimator {
-    /// A fresh model from the configuration entries a host holds ([`State::from_held`]); any
-    /// problem with them is an invalid parameter.
-    pub fn configured<A: HeldArray>(
-        held: &[(String, Held<A>)],
+    /// The model of the entries a host holds (or of the error it met reading them,
+    /// [`State::from_held`]): a fresh model from configuration entries, any problem with them
+    /// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]).
+    pub fn built<A: HeldArray>(
+        held: Result<Vec<(String, Held<A>)>, CwError>,
         custom: CustomKernel,
+        restoring: bool,
     ) -> Result<Estimator, CwError> {
-        let config = State::from_held(held, false).map_err(|err| match err {
+        if restoring {
+            return Estimator::from_state(&State::from_held(&held?, true)?, custom);
+        }
+        let invalid_parameter = |err| match err {
             CwError::InvalidState(message) => CwError::InvalidParameter(message),
             err => err,
-        })?;
+        };
+        let held = held.map_err(invalid_parameter)?;
+        let config = State::from_held(&held, false).map_err(invalid_parameter)?;
         Estimator::new(config, custom)
-    }
-
-    /// The model of a state whose entries a host holds (see [`Estimator::from_state`]).
-    pub fn restored<A: HeldArray>(
-        held: &[(String, Held<A>)],
-        custom: CustomKernel,
-    ) -> Result<Estimator, CwError> {
-        Estimator::from_state(&State::from_held(held, true)?, custom)
     }
 }
 
@@ -82,8 +81,13 @@ pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     for order in orders {
         let order = order?;
         let learned = model.write(detach, "fit", Work::Batch, |e| {
-            let stop = Some(Stop(&stop));
-            Ok(fit.pass(e, x, targets, repeats, order.as_deref(), stop)?)
+            let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(Stop(&stop)));
+            // An interruption wins over an error of the same pass, as in `partial_fit` (another
+            // shard may have met a bad row while the interrupted ones stopped): it stopped.
+            match passed {
+                Err(_) if stop() => Ok(false),
+                passed => Ok(passed?),
+            }
         })?;
         if !learned {
             break;
@@ -109,7 +113,7 @@ pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     let labels = model.read(detach, OPERATION, Work::Quick, |e| {
         Ok(FileLabels::new(e, classes)?)
     })?;
-    let pending = stream_file(path.into(), Some(zero_based), chunk_rows.max(1));
+    let pending = stream_file(path.into(), Some(zero_based), Some(chunk_rows.max(1)));
     let chunks = pending
         .map_err(CwError::from)?
         .wait(detach, ("_cwrs", OPERATION), &mut check)?;

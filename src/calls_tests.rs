@@ -96,14 +96,18 @@ fn models_are_built_from_held_entries_and_a_bad_configuration_is_an_invalid_para
         let entries = entries.map(|(k, v)| (k.to_string(), Held::<NoArray>::Value(v)));
         entries.collect::<Vec<_>>()
     };
-    let built = Estimator::configured(&held(config("binary")), None).unwrap();
+    let built = Estimator::built(Ok(held(config("binary"))), None, false).unwrap();
     assert_eq!(moments(&built), moments(&estimator("binary")));
     let bad = held(config("binary").with("rule", "nope"));
-    let err = Estimator::configured(&bad, None).unwrap_err();
+    let err = Estimator::built(Ok(bad), None, false).unwrap_err();
     assert!(matches!(err, CwError::InvalidParameter(_)), "{err:?}");
+    // A malformed entry the host met is an invalid parameter in a configuration too.
+    let unread = Err::<Vec<(String, Held<NoArray>)>, _>(CwError::InvalidState("entry".into()));
+    let err = Estimator::built(unread, None, false).unwrap_err();
+    assert_eq!(err, CwError::InvalidParameter("entry".into()));
     let mut state = held(config("binary"));
     state.push(("version".into(), Held::Value(Value::Int(1))));
-    let err = Estimator::restored(&state, None).unwrap_err();
+    let err = Estimator::built(Ok(state), None, true).unwrap_err();
     assert!(matches!(err, CwError::InvalidState(_)), "{err:?}");
 }
 
@@ -173,6 +177,29 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
         .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
         .unwrap();
     assert_eq!(learned, moments(&one_pass));
+}
+
+/// Ctrl-C during a pass whose other shard meets a bad row: the interrupt is the error, as for
+/// `partial_fit` (the row that is reported, if any, depends on when each shard stopped), and
+/// the model is as it was. Shard 0 presents each row a million times: it is still learning
+/// when the check is first asked.
+#[test]
+fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
+    let (mut x, y) = rows(40, 5);
+    x[30 * N_FEATURES] = f64::NAN;
+    let repeats = [1_000_000u32; 40];
+    let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
+    let batch = (&dense(&x), Targets::Values(&y), Some(&repeats[..]));
+    let interrupted = || Err(HostError::Raised("interrupted"));
+    let fitted = fit_sharded((&model, Here), 2, batch, [Ok(None)], interrupted);
+    assert!(
+        matches!(fitted, Err(HostError::Raised("interrupted"))),
+        "{fitted:?}"
+    );
+    let learned = model
+        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
+        .unwrap();
+    assert_eq!(learned, moments(&estimator("binary")));
 }
 
 #[test]

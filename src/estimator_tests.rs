@@ -240,6 +240,25 @@ fn an_interrupted_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns()
     }
 }
 
+/// The check is asked only on the thread that made the interrupt (where Python's signal
+/// handlers run); another thread (a sharded fit's) sees its error once it has given one.
+#[test]
+fn an_interrupt_asks_its_check_on_the_calling_thread_only() {
+    use crate::interrupt::{Interrupt, SIGNAL_POLL};
+    let caller = std::thread::current().id();
+    let asked_on = std::sync::Mutex::new(Vec::new());
+    let interrupt = Interrupt::new(|| {
+        asked_on.lock().unwrap().push(std::thread::current().id());
+        Err("stop")
+    });
+    std::thread::sleep(SIGNAL_POLL);
+    let elsewhere = || std::thread::scope(|scope| scope.spawn(|| interrupt.stop()).join().unwrap());
+    assert!(!elsewhere());
+    assert!(interrupt.stop());
+    assert!(elsewhere());
+    assert_eq!(*asked_on.lock().unwrap(), vec![caller]);
+}
+
 #[test]
 fn attributes_by_name_follow_the_methods_and_the_kind() {
     use crate::state::Value;

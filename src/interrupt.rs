@@ -7,6 +7,7 @@
 //! would), and the caller handles the signal as soon as it returns.
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::thread::ThreadId;
 use std::time::{Duration, Instant};
 
 use crate::covariance::CovarianceKind;
@@ -20,11 +21,14 @@ pub const SIGNAL_POLL: Duration = Duration::from_millis(50);
 /// Batches that present fewer rows are never worth a copy.
 const MIN_INTERRUPTIBLE_ROWS: u64 = 4096;
 
-/// The caller's check for an interruption, asked at most every [`SIGNAL_POLL`]; it keeps the
-/// first error the check gives.
+/// The caller's check for an interruption, asked at most every [`SIGNAL_POLL`] and only on the
+/// thread that made it: a host's signal handlers run there (Python runs them on its main thread
+/// only, so the check on a sharded fit's other threads never saw a signal, yet took the turn
+/// of the one that could). It keeps the first error the check gives, which stops every thread.
 pub struct Interrupt<E, F> {
     check: F,
     state: Mutex<(Instant, Option<E>)>,
+    caller: ThreadId,
 }
 
 impl<E: Send, F: Fn() -> Result<(), E> + Sync> Interrupt<E, F> {
@@ -32,6 +36,7 @@ impl<E: Send, F: Fn() -> Result<(), E> + Sync> Interrupt<E, F> {
         Interrupt {
             check,
             state: Mutex::new((Instant::now(), None)),
+            caller: std::thread::current().id(),
         }
     }
 
@@ -39,10 +44,12 @@ impl<E: Send, F: Fn() -> Result<(), E> + Sync> Interrupt<E, F> {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Whether to stop: asks the check when [`SIGNAL_POLL`] has passed since the last time.
+    /// Whether to stop: asks the check when [`SIGNAL_POLL`] has passed since the last time, on
+    /// the thread that made the interrupt.
     pub fn stop(&self) -> bool {
         let mut state = self.lock();
-        if state.1.is_none() && state.0.elapsed() >= SIGNAL_POLL {
+        let caller = std::thread::current().id() == self.caller;
+        if caller && state.1.is_none() && state.0.elapsed() >= SIGNAL_POLL {
             state.0 = Instant::now();
             state.1 = (self.check)().err();
         }

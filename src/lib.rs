@@ -51,6 +51,37 @@ pub(crate) fn available_cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
+/// `here()` on this thread while `there()` runs on a second one; `there()` on this thread after
+/// `here()` when the system refuses the thread (at its limit on threads or memory), which only
+/// takes longer. A panic of either is resumed here.
+pub(crate) fn on_two_threads(here: impl FnOnce(), there: impl FnOnce() + Send) {
+    // `there` waits in a slot that the second thread empties, or this one if it never started.
+    let slot = std::sync::Mutex::new(Some(there));
+    let run = || {
+        let there = slot
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take();
+        if let Some(there) = there {
+            there();
+        }
+    };
+    std::thread::scope(|scope| {
+        let second = std::thread::Builder::new().spawn_scoped(scope, run);
+        here();
+        match second {
+            Ok(second) => {
+                if let Err(panic) = second.join() {
+                    std::panic::resume_unwind(panic);
+                }
+            }
+            Err(_) => {
+                run();
+            }
+        }
+    });
+}
+
 pub use covariance::CovarianceKind;
 pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;

@@ -221,7 +221,8 @@ def test_a_worker_killed_while_streaming_a_file_changes_nothing(client, tmp_path
     try:
         faulted = cwrs.dask.fit(cwrs.AROW(), paths["b"], **args)
     finally:
-        client.wait_for_workers(2, timeout=60)  # the killed one restarted, for the next tests
+        # The killed worker restarted, for the next tests (slow on a loaded machine).
+        client.wait_for_workers(2, timeout=180)
         client.run(_restore_learn_file)
     assert os.path.exists(tmp_path / "killed")
     a, b = unfaulted._model.state(), faulted._model.state()

@@ -179,7 +179,7 @@ def first_array(edit_descriptor):
 CRAFTED = {
     "unknown estimator": (lambda h: h.update(estimator="os.system"), "unknown estimator"),
     "callable model kind": (set_model_kind("CallableKernelModel"), "unknown kind"),
-    "module attribute as model": (set_model_kind("read_svmlight"), "unknown kind"),
+    "module attribute as model": (set_model_kind("learn_svmlight"), "unknown kind"),
     "unknown tag": (
         lambda h: h["state"].update(r={"$pickle": "cos\nsystem\n"}),
         "unknown entry",

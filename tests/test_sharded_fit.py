@@ -110,3 +110,41 @@ def test_more_jobs_than_rows_and_bad_rows(monkeypatch):
         cwrs.AROW(n_jobs=2).fit(
             sp.csr_matrix((csr.data, csr.indices, csr.indptr), shape=X.shape), y
         )
+
+
+def test_work_whose_second_thread_the_system_refuses_runs_on_the_calling_thread():
+    """With every new thread refused (RUST_MIN_STACK beyond the address space makes each spawn
+    fail, as a limit on threads or memory would), the calls that use more threads learn and
+    predict the same bits on the calling thread: `fit(n_jobs=k)`, a large `partial_fit` (its
+    rows validated ahead), a wide full covariance and a kernel model's scores. They were
+    internal errors ("failed to spawn thread"); n_jobs above the system's limit on threads
+    (n_jobs=40000 on 40 rows) was one on any machine."""
+    import os
+    import subprocess
+    import sys
+
+    script = (
+        "import numpy as np, cwrs, pickle, sys\n"
+        "rng = np.random.RandomState(0)\n"
+        "X = rng.randn(20000, 4)\n"
+        "y = np.sign(X[:, 0] - X[:, 1] + 0.1)\n"
+        "out = []\n"
+        "for n_jobs in (2, 3):\n"
+        "    model = cwrs.AROW(n_jobs=n_jobs, n_iter=2, random_state=1).fit(X[:60], y[:60])\n"
+        "    out.append(model._model.state())\n"
+        "out.append(cwrs.AROW().partial_fit(X, y, classes=[-1, 1])._model.state())\n"
+        "wide = rng.randn(40, 300)\n"
+        "full = cwrs.AROW(covariance='full').partial_fit(wide, np.sign(wide[:, 0]), classes=[-1, 1])\n"
+        "out.append(full._model.state())\n"
+        "kernel = cwrs.AROW(kernel='rbf', budget=300).partial_fit(X[:400], y[:400], classes=[-1, 1])\n"
+        "out.append(kernel.decision_function(X))\n"
+        "sys.stdout.buffer.write(pickle.dumps(out))\n"
+    )
+    run = lambda env: subprocess.run(
+        [sys.executable, "-c", script], env={**os.environ, **env}, capture_output=True
+    )
+    normal = run({})
+    refused = run({"RUST_MIN_STACK": str(1 << 60), "RUST_BACKTRACE": "0"})
+    assert normal.returncode == 0, normal.stderr.decode()
+    assert refused.returncode == 0, refused.stderr.decode()[-2000:]
+    assert refused.stdout == normal.stdout

@@ -23,8 +23,6 @@ __all__ = [
     "merge",
     "learn_svmlight",
     "SvmlightChunks",
-    "read_svmlight",
-    "svmlight_zero_based",
     "RULE_NAMES",
     "rule_table",
 ]
@@ -81,10 +79,6 @@ class _Chunk(TypedDict):
     n_features: int
     lines: _U64
 
-def read_svmlight(
-    path: str | os.PathLike[str], zero_based: bool | None, n_features: int | None = None
-) -> _Chunk: ...
-def svmlight_zero_based(path: str | os.PathLike[str], zero_based: bool | None) -> bool: ...
 def learn_svmlight(
     model: Model,
     path: str | os.PathLike[str],
@@ -96,7 +90,7 @@ def learn_svmlight(
 @final
 class SvmlightChunks:
     def __new__(
-        cls, path: str | os.PathLike[str], zero_based: bool | None, chunk_rows: int
+        cls, path: str | os.PathLike[str], zero_based: bool | None, chunk_rows: int | None
     ) -> Self: ...
     zero_based: Final[bool]
     def __iter__(self) -> Self: ...

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._cwrs import SvmlightChunks, read_svmlight, svmlight_zero_based
+from ._cwrs import SvmlightChunks
 
 if TYPE_CHECKING:
     from ._cwrs import _Chunk
@@ -92,9 +92,15 @@ def load_svmlight(
     base = _index_base(zero_based)
     if n_features is not None:
         n_features = _positive_int("n_features", n_features, _MAX_FEATURES)
-    read = read_svmlight(os.fspath(path), base, n_features)
-    y, n_features, qid = read["labels"], read["n_features"], read["qids"]
-    _check_width(path, n_features)
+    read = next(SvmlightChunks(os.fspath(path), base, None))  # the whole file: one chunk
+    y, found, qid = read["labels"], read["n_features"], read["qids"]
+    if n_features is None:
+        n_features = max(found, 1)  # as scikit-learn gives a file with no entries
+        _check_width(path, n_features)
+    elif n_features < found:
+        raise ValueError(
+            f"n_features was set to {n_features}, but input file contains {found} features"
+        )
     X = sparse.csr_matrix(_csr(read), shape=(y.shape[0], n_features))
     if not query_id:
         return X, y
@@ -141,7 +147,11 @@ def iter_svmlight(
 def zero_based_file(path: Union[str, os.PathLike[str]], zero_based: Any) -> bool:
     """Whether the indices of the LIBSVM file `path` are read as zero-based under `zero_based`
     (True, False, or "auto": whether an index 0 occurs, found by a scan that parses nothing)."""
-    return svmlight_zero_based(os.fspath(path), _index_base(zero_based))
+    base = _index_base(zero_based)
+    if base is not None:
+        return base
+    # "auto": the scan that opening the file in chunks makes first (their first rows unused).
+    return SvmlightChunks(os.fspath(path), None, 1).zero_based
 
 
 def _line_chunks(

@@ -307,10 +307,10 @@ fn product<const W: usize>(sigma: &[f64], dim: usize, x: &[[f64; W]], y: &mut [[
         let m = dim / 2 / TILE * TILE;
         let (mut first, mut second): (Vec<_>, Vec<_>) =
             y.chunks_exact_mut(dim).map(|yg| yg.split_at_mut(m)).unzip();
-        std::thread::scope(|scope| {
-            scope.spawn(|| product_rows(sigma, dim, m..dim, x, &mut second));
-            product_rows(sigma, dim, 0..m, x, &mut first);
-        });
+        crate::on_two_threads(
+            || product_rows(sigma, dim, 0..m, x, &mut first),
+            || product_rows(sigma, dim, m..dim, x, &mut second),
+        );
     } else {
         let mut whole: Vec<_> = y.chunks_exact_mut(dim).collect();
         product_rows(sigma, dim, 0..dim, x, &mut whole);
@@ -329,10 +329,10 @@ fn fold(sigma: &mut [f64], dim: usize, pending: &[f64]) {
         // The upper triangle's rows shorten downwards: the first 29% hold half its work.
         let m = (dim as f64 * (1.0 - std::f64::consts::FRAC_1_SQRT_2)) as usize / TILE * TILE;
         let (first, second) = sigma.split_at_mut(m * dim);
-        std::thread::scope(|scope| {
-            scope.spawn(|| fold_rows(second, dim, m..dim, pending));
-            fold_rows(first, dim, 0..m, pending);
-        });
+        crate::on_two_threads(
+            || fold_rows(first, dim, 0..m, pending),
+            || fold_rows(second, dim, m..dim, pending),
+        );
     } else {
         fold_rows(sigma, dim, 0..dim, pending);
     }

@@ -458,6 +458,9 @@ fn check_csr_rows<I: SparseIndex>(
 /// Learns the rows of a matrix whose structure is valid while a second thread validates their
 /// contents ahead: `learn` gets consecutive ranges of validated rows, in order, until a range
 /// fails; then the error is returned, and `learn` has seen only the rows before that range.
+/// When the system refuses the thread (at its limit on threads or memory), each range is
+/// validated on this thread just before it is learned ([`learn_validated_in_turn`]): the same
+/// ranges, only slower.
 pub fn learn_validated_ahead(
     x: &Matrix,
     n_features: usize,
@@ -467,7 +470,7 @@ pub fn learn_validated_ahead(
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        scope.spawn(move || {
+        let ahead = std::thread::Builder::new().spawn_scoped(scope, move || {
             for start in (0..n).step_by(chunk_rows) {
                 let rows = start..n.min(start + chunk_rows);
                 let checked = validate_chunk(x, rows.clone(), n_features).map(|()| rows);
@@ -478,6 +481,12 @@ pub fn learn_validated_ahead(
                 }
             }
         });
+        if ahead.is_err() {
+            return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, None, |rows| {
+                learn(rows);
+                Ok(())
+            });
+        }
         for checked in receiver {
             learn(checked?);
         }

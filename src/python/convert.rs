@@ -203,21 +203,15 @@ impl HeldArray for Array<'_> {
     }
 }
 
-/// The entries of a dict (a `state`, else a configuration) for [`State::from_held`], its
-/// arrays borrowed. A malformed entry is an invalid state, or an invalid parameter.
-pub(super) fn held_entries<'py>(
-    dict: &Bound<'py, PyDict>,
-    state: bool,
-) -> Result<Entries<'py>, CwError> {
+/// The entries of a state or configuration dict for [`State::from_held`], its arrays borrowed;
+/// a malformed entry is an invalid state (see `Estimator::built`).
+pub(super) fn held_entries<'py>(dict: &Bound<'py, PyDict>) -> Result<Entries<'py>, CwError> {
     let entry = |(key, value): (Object<'py>, Object<'py>)| {
-        let bad = |what: String| match state {
-            true => CwError::InvalidState(what),
-            false => CwError::InvalidParameter(what),
-        };
         let Ok(key) = key.extract::<String>() else {
-            return Err(bad(format!("key {key} is not a string")));
+            return Err(CwError::InvalidState(format!("key {key} is not a string")));
         };
-        let held = held(&value, state, |what| bad(format!("entry {key:?} {what}")))?;
+        let bad = |what: &str| CwError::InvalidState(format!("entry {key:?} {what}"));
+        let held = held(&value, bad)?;
         Ok((key, held))
     };
     dict.iter().map(entry).collect()
@@ -225,7 +219,6 @@ pub(super) fn held_entries<'py>(
 
 fn held<'py>(
     value: &Object<'py>,
-    state: bool,
     bad: impl Fn(&str) -> CwError,
 ) -> Result<Held<Array<'py>>, CwError> {
     if value.is_instance_of::<PyUntypedArray>() {
@@ -239,7 +232,7 @@ fn held<'py>(
     if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
         let dicts = value.extract::<Vec<Bound<'py, PyDict>>>();
         let dicts = dicts.map_err(|_| bad("must be a list of dicts"))?;
-        let states = dicts.iter().map(|d| held_entries(d, state));
+        let states = dicts.iter().map(held_entries);
         return states.collect::<Result<_, _>>().map(Held::States);
     }
     if let Ok(params) = value.cast::<PyDict>() {
@@ -249,11 +242,11 @@ fn held<'py>(
         return Ok(Held::Value(Value::Params(params)));
     }
     scalar(value).map(Held::Value).ok_or_else(|| {
-        let name = value.get_type().name();
-        bad(&format!(
-            "has an unsupported type {}",
-            name.map_or("?".into(), |n| n.to_string())
-        ))
+        let name = value
+            .get_type()
+            .name()
+            .map_or("?".into(), |n| n.to_string());
+        bad(&format!("has an unsupported type {name}"))
     })
 }
 

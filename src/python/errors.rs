@@ -1,9 +1,7 @@
-//! The core's errors as Python exceptions: invalid parameters and invalid model states get their
-//! own subclasses of `ValueError` (defined here once, exported from `cwrs`), other invalid input
-//! is a `ValueError`, I/O errors an `OSError`, a model too large for memory a `MemoryError`, and
-//! an internal failure (a panic, a call from inside a call on the same model, a poisoned model:
-//! see `crate::shared`) a `RuntimeError`, not PyO3's `PanicException`, which derives from
-//! `BaseException` and escapes `except Exception`.
+//! The core's errors as Python exceptions (`From<CwError>` below), invalid parameters and model
+//! states with their own subclasses of `ValueError`, defined here once. An internal failure (a
+//! panic, a call from inside a call on the same model, a poisoned model: see `crate::shared`) is
+//! a `RuntimeError`, not PyO3's `PanicException`, which escapes `except Exception`.
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};

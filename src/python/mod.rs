@@ -1,8 +1,6 @@
 //! PyO3 bindings: thin wrappers that borrow NumPy buffers, release the GIL and call the core; no
-//! math lives here. One model type, [`model::Model`], wraps the core facade
-//! [`crate::estimator::Estimator`] in a [`crate::shared::Guarded`] lock: threads sharing a model
-//! wait for each other, and a panic raises `RuntimeError`, not `PanicException` (`errors.rs`).
-//! `convert` turns Python values into core values and back.
+//! math lives here. `model`: the one model type; `convert`: Python values to core values and
+//! back; `errors`: the core's errors as exceptions.
 
 use pyo3::prelude::*;
 
@@ -12,9 +10,10 @@ mod errors;
 mod model;
 mod svmlight;
 
-/// A Python object, and a dict.
+/// A Python object, a dict, and a 1-D NumPy array.
 type Object<'py> = Bound<'py, PyAny>;
 type Dict<'py> = Bound<'py, pyo3::types::PyDict>;
+type Array1<'py, T> = Bound<'py, numpy::PyArray1<T>>;
 
 /// Python's signal handlers, run between and during long calls (Ctrl-C: KeyboardInterrupt).
 fn check_signals() -> PyResult<()> {
@@ -28,7 +27,7 @@ mod _cwrs {
     use pyo3::types::PyBytes;
 
     use super::convert::{state_to_dict, vector};
-    use super::{Dict, Object};
+    use super::{Array1, Dict, Object};
     use crate::shared::guarded;
 
     #[pymodule_export]
@@ -36,16 +35,14 @@ mod _cwrs {
     #[pymodule_export]
     use super::model::{merge, Model};
     #[pymodule_export]
-    use super::svmlight::{learn_svmlight, read_svmlight, svmlight_zero_based, SvmlightChunks};
+    use super::svmlight::{learn_svmlight, SvmlightChunks};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())
     }
 
-    /// Every rule as a dict (see `crate::rules::table_states`): name, kind ("classification"
-    /// or "regression"), second_order, params (name, default, low, high, low_open, high_open,
-    /// requirement, doc), title, reference and summary (the update in words), and the
+    /// Every rule as a dict, its entries as `crate::rules::table_states` lists them, and the
     /// `version` of this layout.
     #[pyfunction]
     fn rule_table(py: Python) -> PyResult<Vec<Dict>> {
@@ -58,10 +55,11 @@ mod _cwrs {
     fn margin_probabilities<'py>(
         scores: &Object<'py>,
         variances: &Object,
-    ) -> PyResult<Object<'py>> {
+    ) -> PyResult<Array1<'py, f64>> {
         let (py, scores, variances) = (scores.py(), vector(scores)?, vector(variances)?);
         let p = || Ok::<_, PyErr>(crate::rules::margin_probabilities(scores, variances)?);
-        Ok(PyArray1::from_vec(py, guarded("_cwrs", "margin_probabilities", p)?).into_any())
+        let p = guarded("_cwrs", "margin_probabilities", p)?;
+        Ok(PyArray1::from_vec(py, p))
     }
 
     /// Columns (as int64) and signs (±1.0) of `tokens` (bytes: str names UTF-8 encoded) hashed
@@ -71,14 +69,11 @@ mod _cwrs {
         py: Python<'py>,
         tokens: Vec<Bound<PyBytes>>,
         n_features: u32,
-    ) -> PyResult<Object<'py>> {
+    ) -> PyResult<(Array1<'py, i64>, Array1<'py, f64>)> {
         let tokens = tokens.iter().map(|t| t.as_bytes());
         let hashed = || Ok::<_, PyErr>(crate::data::hashing::hashed_columns(tokens, n_features)?);
         let (columns, signs) = guarded("_cwrs", "hash_tokens", hashed)?;
-        let arrays = (
-            PyArray1::from_vec(py, columns),
-            PyArray1::from_vec(py, signs),
-        );
-        Ok(arrays.into_pyobject(py)?.into_any())
+        let columns = PyArray1::from_vec(py, columns);
+        Ok((columns, PyArray1::from_vec(py, signs)))
     }
 }

@@ -44,14 +44,10 @@ impl Model {
 
     /// `__new__` from a configuration dict, or `from_state` (`restoring`) from a state dict.
     fn built(dict: &Dict, kernel: Option<Py<PyAny>>, restoring: bool) -> PyResult<Self> {
-        let (held, custom) = (held_entries(dict, restoring)?, CallableKernel::wrap(kernel));
-        let build = || match restoring {
-            true => Estimator::restored(&held, custom),
-            false => Estimator::configured(&held, custom),
-        };
+        let (held, custom) = (held_entries(dict), CallableKernel::wrap(kernel));
         let operation = if restoring { "from_state" } else { "__new__" };
-        let estimator = guarded(NAME, operation, || Ok::<_, PyErr>(build()?))?;
-        Ok(Self::wrap(estimator))
+        let build = || Ok::<_, PyErr>(Estimator::built(held, custom, restoring)?);
+        Ok(Self::wrap(guarded(NAME, operation, build)?))
     }
 
     /// `x` as the lean paths take it (see [`CallCost::lean`]), in an ndarray that is not a
@@ -95,10 +91,9 @@ impl Model {
                 Ok(array.reshape(shape)?.into_any())
             }
             (Some(value), _) => value_to_py(py, value),
-            (None, _) => {
-                let message = format!("this model has no {name}");
-                Err(PyAttributeError::new_err(message))
-            }
+            (None, _) => Err(PyAttributeError::new_err(format!(
+                "this model has no {name}"
+            ))),
         }
     }
 }

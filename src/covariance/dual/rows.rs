@@ -201,10 +201,7 @@ impl DualGaussian {
         if parallel {
             let half = n.div_ceil(2 * BLOCK_ROWS) * BLOCK_ROWS;
             let (first, second) = moments.split_at_mut(half);
-            std::thread::scope(|scope| {
-                scope.spawn(|| run(half..n, second));
-                run(0..half, first);
-            });
+            crate::on_two_threads(|| run(0..half, first), || run(half..n, second));
         } else {
             run(0..n, &mut moments);
         }

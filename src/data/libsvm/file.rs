@@ -17,14 +17,6 @@ use crate::error::CwError;
 use crate::interrupt::SIGNAL_POLL;
 use crate::shared::{catch_panic, internal_error, wait, Detach, Internal};
 
-/// The whole file at `path` as one chunk (see [`read_all`]), read on a background thread.
-pub fn read_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pending<Chunk>> {
-    spawn(move |report| {
-        let chunk = open(&path, &report.cancel).and_then(|source| read_all(source, zero_based));
-        report.send(chunk.map_err(|e| in_file(&path, e)));
-    })
-}
-
 /// The chunks of a file, parsed ahead on a background thread ([`ChunkStream`]), with errors
 /// that name the file. The threads of a host (Python's) may share them.
 pub struct FileChunks {
@@ -79,29 +71,36 @@ impl FileChunks {
     }
 }
 
-/// The file at `path` opened on a background thread, which reports its [`FileChunks`] of up to
-/// `chunk_rows` rows (`zero_based` resolved as in [`zero_based_file`]), or the error, and then
-/// parses ahead until they are dropped.
+/// The file at `path` opened on a background thread, which reports its [`FileChunks`], or the
+/// error: chunks of up to `chunk_rows` rows (`zero_based` resolved first, see [`resolve_base`]),
+/// parsed ahead until they are dropped; or, without `chunk_rows`, the whole file as one chunk,
+/// read in one pass as [`read_all`] reads it (so "auto" takes a pipe too).
 pub fn stream_file(
     path: PathBuf,
     zero_based: Option<bool>,
-    chunk_rows: usize,
+    chunk_rows: Option<usize>,
 ) -> std::io::Result<Pending<FileChunks>> {
     spawn(move |report| {
         let cancel = &report.cancel;
-        let started = resolve_base(&path, zero_based, cancel).and_then(|base| {
-            let source = open(&path, cancel)?;
-            Ok((ChunkStream::new(source, base, chunk_rows), base))
-        });
+        let started = match chunk_rows {
+            Some(rows) => resolve_base(&path, zero_based, cancel).and_then(|base| {
+                let (stream, job) = ChunkStream::new(open(&path, cancel)?, base, rows);
+                Ok((stream, Some(job), base))
+            }),
+            None => open(&path, cancel).and_then(|source| {
+                let (chunk, base) = read_all(source, zero_based)?;
+                Ok((ChunkStream::of(chunk), None, base))
+            }),
+        };
         match started {
-            Ok(((stream, job), base)) => {
+            Ok((stream, job, base)) => {
                 let chunks = FileChunks {
                     stream: Mutex::new(stream),
                     path: path.clone(),
                     base,
                     pid: std::process::id(),
                 };
-                if report.send(Ok(chunks)) {
+                if let (true, Some(job)) = (report.send(Ok(chunks)), job) {
                     job();
                 }
             }
@@ -109,18 +108,6 @@ pub fn stream_file(
                 report.send(Err(in_file(&path, error)));
             }
         }
-    })
-}
-
-/// Whether the file at `path` is read as zero-based under `zero_based` (`None`: "auto", which
-/// scans the file for an index 0), decided on a background thread.
-pub fn zero_based_file(path: PathBuf, zero_based: Option<bool>) -> std::io::Result<Pending<bool>> {
-    spawn(move |report| {
-        let base = resolve_base(&path, zero_based, &report.cancel);
-        report.send(
-            base.map(|base| base == IndexBase::Zero)
-                .map_err(|e| in_file(&path, e)),
-        );
     })
 }
 

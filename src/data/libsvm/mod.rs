@@ -23,7 +23,7 @@ mod stream;
 use std::io::Read;
 
 pub use compressed::decompressed;
-pub use file::{read_file, stream_file, zero_based_file, FileChunks, Outcome, Pending};
+pub use file::{stream_file, FileChunks, Outcome, Pending};
 pub use index_base::has_index_zero;
 pub use reader::Reader;
 pub use stream::{for_each_chunk, ChunkStream};
@@ -196,21 +196,25 @@ impl Chunk {
     }
 }
 
-/// The whole of `source` as one chunk. `zero_based` is `Some(true)` or `Some(false)` for
-/// zero- or one-based indices, `None` for scikit-learn's "auto": one-based unless some index
-/// is 0.
-pub fn read_all<R: Read>(source: R, zero_based: Option<bool>) -> Result<Chunk, CwError> {
-    let base = match zero_based {
+/// The whole of `source` as one chunk, and the index base it was read with. `zero_based` is
+/// `Some(true)` or `Some(false)` for zero- or one-based indices, `None` for scikit-learn's
+/// "auto": one-based unless some index is 0 (decided after parsing, so in one pass).
+pub fn read_all<R: Read>(
+    source: R,
+    zero_based: Option<bool>,
+) -> Result<(Chunk, IndexBase), CwError> {
+    let mut base = match zero_based {
         Some(false) => IndexBase::One,
         _ => IndexBase::Zero,
     };
     let mut chunk = Chunk::default();
     Reader::new(source, base, usize::MAX).next_chunk(&mut chunk)?;
-    if zero_based.is_none() && chunk.indices.iter().min().is_some_and(|&j| j > 0) {
+    if zero_based.is_none() && chunk.indices.iter().min().is_none_or(|&j| j > 0) {
         chunk.indices.iter_mut().for_each(|j| *j -= 1);
-        chunk.n_features -= 1;
+        chunk.n_features = chunk.n_features.saturating_sub(1);
+        base = IndexBase::One;
     }
-    Ok(chunk)
+    Ok((chunk, base))
 }
 
 #[cfg(test)]

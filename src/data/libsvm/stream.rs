@@ -54,6 +54,19 @@ impl ChunkStream {
         (stream, job)
     }
 
+    /// A stream of one chunk, already parsed.
+    pub fn of(chunk: Chunk) -> ChunkStream {
+        let (parsed_tx, parsed) = mpsc::channel();
+        // Cannot fail: the receiver is alive.
+        let _ = parsed_tx.send(Ok(Some(chunk)));
+        let _ = parsed_tx.send(Ok(None));
+        ChunkStream {
+            parsed,
+            spare: mpsc::channel().0,
+            finished: false,
+        }
+    }
+
     /// The next chunk, waiting for it; `None` once the input is exhausted or an error was
     /// returned.
     pub fn next_chunk(&mut self) -> Result<Option<Chunk>, CwError> {

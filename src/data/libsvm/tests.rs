@@ -2,6 +2,7 @@
 //! chunks, the pipeline, and property tests of random and mutated files.
 
 use std::io::{ErrorKind, Read};
+use std::path::PathBuf;
 use std::thread;
 
 use super::parse::{leading_digits, plain_decimal, scalar_decimal, MAX_QUOTED};
@@ -689,7 +690,7 @@ mod props {
             prop_assert_eq!(chunk.n_features(), widest.unwrap_or(0));
             // "auto" reads a one-based file (no index 0 written) as one-based.
             if base == IndexBase::One {
-                prop_assert_eq!(super::super::read_all(text.as_bytes(), None).unwrap(), chunk);
+                prop_assert_eq!(super::super::read_all(text.as_bytes(), None).unwrap(), (chunk, base));
             }
         }
 
@@ -753,25 +754,26 @@ fn files_read_on_a_background_thread() {
     std::fs::write(&zero, "1 0:1 2:2\n-1 1:3\n").unwrap();
     std::fs::write(&bad, "1 1:1\n1 2:x\n").unwrap();
 
+    // The whole file as one chunk, and what "auto" chose (in one pass: no index 0 in `one`).
+    let whole_file = |path: &PathBuf, zero_based| {
+        let chunks = result(stream_file(path.clone(), zero_based, None).unwrap())?;
+        let chunk = chunks
+            .poll(std::time::Duration::from_secs(60))
+            .unwrap()?
+            .unwrap();
+        assert_eq!(chunks.poll(std::time::Duration::ZERO).unwrap(), Ok(None));
+        Ok::<_, CwError>((chunk, chunks.base()))
+    };
     let whole = read_all(SAMPLE, IndexBase::One).unwrap();
-    assert_eq!(
-        result(read_file(one.clone(), None).unwrap()),
-        Ok(whole.clone())
-    );
-    assert_eq!(
-        result(zero_based_file(one.clone(), None).unwrap()),
-        Ok(false)
-    );
-    assert_eq!(
-        result(zero_based_file(zero.clone(), None).unwrap()),
-        Ok(true)
-    );
-    assert_eq!(
-        result(zero_based_file(zero.clone(), Some(false)).unwrap()),
-        Ok(false)
-    );
+    assert_eq!(whole_file(&one, None), Ok((whole.clone(), IndexBase::One)));
+    assert_eq!(whole_file(&zero, None).unwrap().1, IndexBase::Zero);
+    assert_eq!(whole_file(&zero, Some(true)).unwrap().1, IndexBase::Zero);
+    assert_eq!(whole_file(&one, Some(false)).unwrap().1, IndexBase::One);
+    // Chunks: "auto" decided first, by a scan.
+    let zero_chunks = result(stream_file(zero.clone(), None, Some(1)).unwrap());
+    assert_eq!(zero_chunks.unwrap().base(), IndexBase::Zero);
 
-    let chunks = result(stream_file(one.clone(), None, 2).unwrap()).unwrap();
+    let chunks = result(stream_file(one.clone(), None, Some(2)).unwrap()).unwrap();
     assert_eq!(chunks.base(), IndexBase::One);
     let mut all = Chunk::default();
     while let Some(chunk) = loop {
@@ -784,18 +786,19 @@ fn files_read_on_a_background_thread() {
     }
     assert_eq!(all, whole);
 
-    let error = result(read_file(bad.clone(), Some(false)).unwrap()).unwrap_err();
+    let error = whole_file(&bad, Some(false)).unwrap_err();
     let message = format!(
         "{}: line 2: expected index:value, got \"2:x\"",
         bad.display()
     );
     assert_eq!(error, CwError::InvalidInput(message));
-    let missing = result(read_file(dir.join("missing"), None).unwrap()).unwrap_err();
+    let missing = whole_file(&dir.join("missing"), None).unwrap_err();
     assert!(
         matches!(missing, CwError::Io(ErrorKind::NotFound, _)),
         "{missing:?}"
     );
-    let pipe = result(zero_based_file("/dev/null".into(), None).unwrap()).unwrap_err();
+    let pipe = result(stream_file("/dev/null".into(), None, Some(1)).unwrap());
+    let pipe = pipe.map(|_| ()).unwrap_err();
     assert!(
         pipe.to_string().contains("pass zero_based=True or False"),
         "{pipe}"
