@@ -13,12 +13,20 @@ pinned to one core, and once per build to compare builds (each with its own PYTH
 copied and imported as `cwrs_baseline`; the package imports itself relatively), and checks that
 both builds learn the same coefficients: a comparison of two builds that the load of the machine
 moves less than separate processes do.
+
+`--processes N` runs the measurement in N fresh processes in turn (each with `--rounds` rounds)
+and reports each process's medians, then the median over processes: scikit-learn's time moves
+by up to ±30% from one process to the next (whether its 8 MiB weight vector lands on huge pages
+depends on where the allocator places it), so one process says little about the ratio. The
+process where scikit-learn ran fastest is named too, and its ratio.
 """
 
 import argparse
 import importlib
+import json
 import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,7 +45,11 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--baseline", type=Path, help="a directory holding another build's cwrs")
+    parser.add_argument("--processes", type=int, default=1, help="fresh processes, in turn")
+    parser.add_argument("--json", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.processes > 1:
+        return over_processes(args)
     X, y, _, _ = compare.Stream(220_000, ".").data()
     builds = {"cwrs AROW diag": cwrs}
     if args.baseline is not None:
@@ -62,6 +74,9 @@ def main():
             fit()
             seconds[name].append(time.process_time() - start)
     n = X.shape[0]
+    if args.json:
+        print(json.dumps({name: statistics.median(times) for name, times in seconds.items()}))
+        return
     for name, times in seconds.items():
         median = statistics.median(times)
         print(f"{name}: {n / median / 1e6:.2f}M rows/s (median of {args.rounds}; "
@@ -72,6 +87,32 @@ def main():
         baseline = medians["baseline AROW diag"]
         print(f"baseline / sklearn: {medians['sklearn PA-I'] / baseline:.2f}x")
         print(f"cwrs / baseline: {baseline / medians['cwrs AROW diag']:.2f}x")
+
+
+def over_processes(args):
+    """Runs the measurement in `args.processes` fresh processes in turn; prints each one's
+    medians (ms) and ratios, the median over processes, and where scikit-learn was fastest."""
+    command = [sys.executable, __file__, "--rounds", str(args.rounds), "--json"]
+    if args.baseline is not None:
+        command += ["--baseline", str(args.baseline)]
+    runs = []
+    for p in range(args.processes):
+        output = subprocess.run(command, check=True, capture_output=True, text=True).stdout
+        runs.append(json.loads(output.splitlines()[-1]))
+        print(f"process {p + 1}: " + ", ".join(f"{name} {t * 1e3:.0f} ms" for name, t in
+              runs[-1].items()) + "; " + ratios(runs[-1]), flush=True)
+    median = {name: statistics.median(run[name] for run in runs) for name in runs[0]}
+    print("median over processes: " + ", ".join(f"{name} {t * 1e3:.0f} ms" for name, t in
+          median.items()) + "; " + ratios(median))
+    fastest = min(range(len(runs)), key=lambda p: runs[p]["sklearn PA-I"])
+    print(f"scikit-learn fastest in process {fastest + 1} "
+          f"({runs[fastest]['sklearn PA-I'] * 1e3:.0f} ms): {ratios(runs[fastest])}")
+
+
+def ratios(medians):
+    """Each build's speed against scikit-learn's (its time over theirs) in one run's medians."""
+    return ", ".join(f"{name.split()[0]} / sklearn {medians['sklearn PA-I'] / t:.2f}x"
+                     for name, t in medians.items() if name != "sklearn PA-I")
 
 
 if __name__ == "__main__":

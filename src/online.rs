@@ -7,7 +7,9 @@ use std::ops::Range;
 
 use crate::average::Average;
 use crate::covariance::Covariance;
-use crate::data::{learn_validated_ahead, Matrix, Presentation, Row};
+use crate::data::{
+    chunk_rows, learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row,
+};
 use crate::drift::{ChangeDetector, ProcessNoise};
 use crate::error::CwError;
 use crate::objective::{Objective, Tally};
@@ -335,7 +337,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 
     /// [`Online::partial_fit`]; without `undoable`, for a caller that discards the learner on
     /// an error (docs/design.md §3.5.1), no copy is kept to undo a late one, which then leaves
-    /// the learner partly trained.
+    /// the learner partly trained; and rows in stored order that no second core validates ahead
+    /// are validated chunk by chunk, each just before it is learned.
     pub(crate) fn learn_batch(
         &mut self,
         x: &Matrix,
@@ -353,16 +356,24 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
             })
-            .and_then(
-                |()| match self.models.iter_mut().find_map(M::take_failure) {
-                    Some(error) => Err(error),
-                    None => Ok(()),
-                },
-            );
+            .and_then(|()| self.take_failure());
             if let (Err(_), Some(before)) = (&learned, before) {
                 *self = before;
             }
             return learned;
+        }
+        if !undoable && presentation.order.is_none() {
+            presentation.check_shapes(x, n_features, targets.len())?;
+            // Bad rows are reported before bad targets, as when the rows are validated first.
+            self.check_targets(targets)
+                .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))?;
+            let (all, stop) = (0..x.n_rows(), presentation.stop);
+            learn_validated_in_turn(x, all, n_features, chunk_rows(x), stop, |rows| {
+                let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
+                self.learn_valid(rows, targets);
+                Ok(())
+            })?;
+            return self.take_failure();
         }
         presentation.check(x, n_features, targets.len())?;
         self.check_targets(targets)?;
@@ -371,6 +382,14 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             online.learn_valid(rows, targets)
         })?;
         Ok(())
+    }
+
+    /// The error that stopped a model's learning, if any (cleared).
+    fn take_failure(&mut self) -> Result<(), CwError> {
+        match self.models.iter_mut().find_map(M::take_failure) {
+            Some(error) => Err(error),
+            None => Ok(()),
+        }
     }
 
     /// Checks a batch as [`Online::partial_fit`] does, except the contents of the rows, which

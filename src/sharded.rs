@@ -18,7 +18,7 @@ use std::sync::{Mutex, PoisonError};
 use std::thread;
 
 use crate::covariance::{Coordinate, CovarianceKind, Gaussian};
-use crate::data::{Matrix, Presentation, Stop};
+use crate::data::{chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{Estimator, Model, Targets};
 use crate::merge::{self, Method};
@@ -32,11 +32,6 @@ pub struct ShardedFit {
     /// Whether the last pass merged in place, leaving the model of its start in the first shard.
     swapped: bool,
 }
-
-/// Stored entries a shard in stored order validates at a time, just before it learns those
-/// rows: 192 KiB of CSR arrays with 32-bit indices, so the learning reads them from the core's
-/// own cache (an L2 of 1 MiB on the benchmark machine) instead of from memory a second time.
-const CHUNK_ENTRIES: usize = 1 << 14;
 
 /// Coordinates below which the in-place merge runs on one thread (a thread costs more).
 const PARALLEL_MERGE_COORDINATES: usize = 1 << 15;
@@ -104,7 +99,6 @@ impl ShardedFit {
             linear!(shard.model_mut(), targets, (l, t) => l.learn_checked(x, t, presentation, rows),
                 Err(refuse()))
         };
-        let chunk_rows = (CHUNK_ENTRIES * n.max(1) / x.n_entries().max(1)).max(1);
         let learn = |shard: &mut Estimator, part: Range<usize>| match order {
             Some(order) => {
                 let order = Some(&order[part]);
@@ -118,17 +112,9 @@ impl ShardedFit {
                 )
             }
             // In stored order a shard validates its rows a chunk at a time, then learns them.
-            None => {
-                for start in part.clone().step_by(chunk_rows) {
-                    let rows = start..part.end.min(start + chunk_rows);
-                    x.validate_rows(rows.clone(), n_features)?;
-                    learn_rows(shard, presentation, rows)?;
-                    if stopped() {
-                        break;
-                    }
-                }
-                Ok(())
-            }
+            None => learn_validated_in_turn(x, part, n_features, chunk_rows(x), stop, |rows| {
+                learn_rows(shard, presentation, rows)
+            }),
         };
         if order.is_some() {
             // The shards' rows are scattered: validate all of them first, a range per thread.

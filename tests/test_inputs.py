@@ -670,3 +670,29 @@ def test_in_range_hyper_parameters_are_accepted(name):
                     model = cls(a=a, covariance=covariance, **params).fit(X, y)
                     assert np.isfinite(model.coef_).all()
                     assert np.isfinite(model.covariance_).all()
+
+
+@pytest.mark.parametrize(
+    "y",
+    [
+        np.array([1, -1, 1, 1]),
+        np.array([1.0, -1.0, -1.0]),
+        np.array([True, False]),
+        np.array([3, 1, 3], dtype=np.uint8),
+        np.array([7, 2, 7], dtype=">i4"),
+        np.array([-0.0, 0.0, 1.0]),
+        np.array([0.0, 1.0, 1.0]),
+        np.array([1, 2, 3, 2]),
+        np.array(["b", "a", "b"]),
+    ],
+)
+def test_the_classes_of_labels_are_their_sorted_distinct_values(y):
+    """`classes_of` skips the sort for two numbers: the same values and dtype as np.unique."""
+    from cwrs._validation import classes_of
+
+    classes, expected = classes_of(y), np.unique(y)
+    assert classes.dtype == expected.dtype
+    assert np.array_equal(classes, expected)
+    assert [np.signbit(c) for c in classes.tolist() if c == 0] == [
+        np.signbit(c) for c in expected.tolist() if c == 0
+    ]

@@ -34,6 +34,7 @@ from ._params import (
 )
 from ._svmlight import _line_chunks
 from ._validation import (
+    canonical_csr,
     check_feature_names,
     check_labels,
     check_sample_weight,
@@ -132,7 +133,8 @@ class Estimator(HyperParameters):
         fresh random order (`shuffle=True`, the default; seeded by `random_state`) or in the
         stored order (`shuffle=False`)."""
         names = feature_names(X)
-        matrix, n_rows, n_features = check_X(X)
+        # SciPy's scan for the canonical form is left to the core's own index check (`_fit_passes`).
+        matrix, n_rows, n_features = check_X(X, scan_format=False)
         self._fit(y, sample_weight, matrix, n_rows, n_features, names)
         return self
 
@@ -312,11 +314,15 @@ class Estimator(HyperParameters):
         n_jobs = check_n_jobs(self)
         orders = self._pass_orders(n_rows)
         if n_jobs != 1:
-            # Each pass in n_jobs shards merged in place, in the core (docs/design.md §9.4).
+            # Each pass in n_jobs shards merged in place, in the core (docs/design.md §9.4); the
+            # form is settled first, as a refused sharded pass is not retried.
+            matrix = canonical_csr(matrix, n_rows) or matrix
             model.fit_sharded(matrix, targets, orders, n_jobs, repeats)
             return model
         for order in orders:
-            model.partial_fit(matrix, targets, repeats, order)
+            # The first pass tells whether a CSR matrix `fit` did not scan is canonical.
+            learn = lambda rows, order=order: model.partial_fit(rows, targets, repeats, order)
+            matrix = _learned_in_canonical_form(learn, matrix, n_rows)
         return model
 
     def _pass_orders(self, n_rows):
@@ -789,5 +795,24 @@ def _l1_config(l1):
 
 
 def _mapped(matrix, n_rows, feature_map):
-    """The rows as the model sees them: through the feature map, if any."""
-    return matrix if feature_map is None else feature_map.transform(matrix, n_rows)
+    """The rows as the model sees them: through the feature map, if any (from the canonical form
+    of a CSR matrix that `fit` passed unscanned)."""
+    if feature_map is None:
+        return matrix
+    return feature_map.transform(canonical_csr(matrix, n_rows) or matrix, n_rows)
+
+
+def _learned_in_canonical_form(learn, matrix, n_rows):
+    """`learn(matrix)`; if the core refuses a CSR matrix that is not in canonical form (unsorted
+    or repeated indices, which `fit` left to the core to find), `learn` again on its canonical
+    form: a refused call leaves the model as it was, and the retry draws no new row order.
+    Returns the matrix learned."""
+    try:
+        learn(matrix)
+        return matrix
+    except ValueError:
+        canonical = canonical_csr(matrix, n_rows)
+        if canonical is None:
+            raise
+    learn(canonical)
+    return canonical

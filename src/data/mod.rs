@@ -459,7 +459,8 @@ fn check_csr_rows<I: SparseIndex>(
 /// contents ahead: `learn` gets consecutive ranges of validated rows, in order, until a range
 /// fails; then the error is returned, and `learn` has seen only the rows before that range.
 /// When the system refuses the thread (at its limit on threads or memory), each range is
-/// validated on this thread just before it is learned: the same ranges, only slower.
+/// validated on this thread just before it is learned ([`learn_validated_in_turn`]): the same
+/// ranges, only slower.
 pub fn learn_validated_ahead(
     x: &Matrix,
     n_features: usize,
@@ -467,16 +468,12 @@ pub fn learn_validated_ahead(
     mut learn: impl FnMut(Range<usize>),
 ) -> Result<(), CwError> {
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
-    let ranges = (0..n)
-        .step_by(chunk_rows)
-        .map(move |start| start..n.min(start + chunk_rows));
-    let validated = |rows: Range<usize>| x.validate_rows(rows.clone(), n_features).map(|()| rows);
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        let all = ranges.clone();
         let ahead = std::thread::Builder::new().spawn_scoped(scope, move || {
-            for rows in all {
-                let checked = validated(rows);
+            for start in (0..n).step_by(chunk_rows) {
+                let rows = start..n.min(start + chunk_rows);
+                let checked = validate_chunk(x, rows.clone(), n_features).map(|()| rows);
                 let failed = checked.is_err();
                 // After an error the learner stops listening: nothing is left to report.
                 if sender.send(checked).is_err() || failed {
@@ -485,16 +482,58 @@ pub fn learn_validated_ahead(
             }
         });
         if ahead.is_err() {
-            for rows in ranges {
-                learn(validated(rows)?);
-            }
-            return Ok(());
+            return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, None, |rows| {
+                learn(rows);
+                Ok(())
+            });
         }
         for checked in receiver {
             learn(checked?);
         }
         Ok(())
     })
+}
+
+/// Stored entries validated at a time when rows are validated chunk by chunk, each chunk just
+/// before it is learned: 192 KiB of CSR arrays with 32-bit indices, which the core's own cache
+/// still holds when the learner reads them (instead of reading them from memory a second time).
+const CHUNK_ENTRIES: usize = 1 << 14;
+
+/// Rows of `x` per chunk of about [`CHUNK_ENTRIES`] stored entries.
+pub(crate) fn chunk_rows(x: &Matrix) -> usize {
+    (CHUNK_ENTRIES * x.n_rows().max(1) / x.n_entries().max(1)).max(1)
+}
+
+/// [`learn_validated_ahead`] on the calling thread, over rows `rows` of `x`: each chunk of
+/// `chunk_rows` rows is validated just before `learn` gets it, so the learner reads the chunk's
+/// arrays from cache. `stop` is asked between chunks (a chunk may present fewer rows than
+/// [`STOP_INTERVAL`]); once it says to stop, the rows left are not learned. A refused chunk
+/// gives the error of the whole batch's validation.
+pub fn learn_validated_in_turn(
+    x: &Matrix,
+    rows: Range<usize>,
+    n_features: usize,
+    chunk_rows: usize,
+    stop: Option<Stop>,
+    mut learn: impl FnMut(Range<usize>) -> Result<(), CwError>,
+) -> Result<(), CwError> {
+    for start in rows.clone().step_by(chunk_rows.max(1)) {
+        if stop.is_some_and(|stop| (stop.0)()) {
+            break;
+        }
+        let chunk = start..rows.end.min(start + chunk_rows);
+        validate_chunk(x, chunk.clone(), n_features)?;
+        learn(chunk)?;
+    }
+    Ok(())
+}
+
+/// [`Matrix::validate_rows`] on a chunk of the rows; if it refuses them, the error of the whole
+/// batch's validation (which checks every row's indices before the values), so that a batch
+/// is refused with the same error however it is validated.
+fn validate_chunk(x: &Matrix, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
+    x.validate_rows(rows, n_features)
+        .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))
 }
 
 /// The model's coordinates: the user's `n_features` features, then the constant bias feature 1
@@ -762,5 +801,56 @@ mod tests {
         let mut b = vec![0.0; 4];
         Row::Sparse64(&[1, 3], &[1.5, -2.0]).for_each(|j, x| b[j] += x);
         assert_eq!(a, b);
+    }
+
+    /// Rows of two entries over 4 features, row i at features (i % 3, 3), value i + 1.
+    fn csr_of(n_rows: usize) -> (Vec<f64>, Vec<i32>, Vec<i32>) {
+        let values = (0..2 * n_rows).map(|k| (k / 2 + 1) as f64).collect();
+        let indices = (0..n_rows).flat_map(|i| [(i % 3) as i32, 3]).collect();
+        let indptr = (0..=n_rows as i32).map(|i| 2 * i).collect();
+        (values, indices, indptr)
+    }
+
+    #[test]
+    fn learning_in_turn_gives_the_chunks_in_order_and_the_whole_batchs_error() {
+        let (mut values, mut indices, indptr) = csr_of(20);
+        let learned = |values: &[f64], indices: &[i32], stop: Option<Stop>| {
+            let x = Matrix::Csr32 {
+                values,
+                indices,
+                indptr: &indptr,
+                n_cols: 4,
+            };
+            let mut chunks = vec![];
+            let result = learn_validated_in_turn(&x, 0..20, 4, 7, stop, |rows| {
+                chunks.push(rows);
+                Ok(())
+            });
+            let whole = x.validate(4);
+            (chunks, result, whole)
+        };
+        let (chunks, result, _) = learned(&values, &indices, None);
+        assert_eq!(chunks, [0..7, 7..14, 14..20]);
+        assert_eq!(result, Ok(()));
+        // A NaN in row 2 (first chunk), a repeated index in row 15 (third chunk): the whole
+        // batch's validation reports the index, and so does the first chunk refused.
+        values[5] = f64::NAN;
+        indices[30] = 3;
+        let (chunks, result, whole) = learned(&values, &indices, None);
+        assert!(chunks.is_empty());
+        assert!(whole.is_err());
+        assert_eq!(result, whole);
+        // A bad row in the second chunk: the first is learned, nothing after it.
+        let (values, mut indices, _) = csr_of(20);
+        indices[20] = 5;
+        let (chunks, result, whole) = learned(&values, &indices, None);
+        assert_eq!(chunks, vec![Range { start: 0, end: 7 }]);
+        assert_eq!(result, whole);
+        // Stopped after two chunks: the rest is not learned, and not validated either.
+        let asked = std::sync::atomic::AtomicUsize::new(0);
+        let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2;
+        let (chunks, result, _) = learned(&values, &csr_of(20).1, Some(Stop(&stop)));
+        assert_eq!(chunks, [0..7, 7..14]);
+        assert_eq!(result, Ok(()));
     }
 }
