@@ -1,8 +1,8 @@
 //! The one runtime SIMD dispatch: the hot loops of the full and dual covariance forms are
-//! written once, portably, and also compiled for AVX2; each call takes the AVX2 build where the
-//! CPU has it (asked once). Twice the vector width, the same results: Rust never fuses or
-//! reorders floating-point operations by itself. The full form's mirror (copies only) is
-//! written with AVX2 intrinsics.
+//! written once, portably, and also compiled for AVX2 and AVX-512F; each call takes the widest
+//! build the CPU has (asked once). Wider vectors, the same results: Rust never fuses or
+//! reorders floating-point operations by itself, and the 8 lanes of partial sums are the same
+//! lanes at every width. The full form's mirror (copies only) is written with AVX2 intrinsics.
 
 use std::ops::Range;
 
