@@ -1,8 +1,8 @@
 //! The one runtime SIMD dispatch: the hot loops of the full and dual covariance forms are
-//! written once, portably, and also compiled for AVX2; each call takes the AVX2 build where the
-//! CPU has it (asked once). Twice the vector width, the same results: Rust never fuses or
-//! reorders floating-point operations by itself. The full form's mirror (copies only) is
-//! written with AVX2 intrinsics.
+//! written once, portably, and also compiled for AVX2 and AVX-512F; each call takes the widest
+//! build the CPU has (asked once). Wider vectors, the same results: Rust never fuses or
+//! reorders floating-point operations by itself, and the 8 lanes of partial sums are the same
+//! lanes at every width. The full form's mirror (copies only) is written with AVX2 intrinsics.
 
 use std::ops::Range;
 
@@ -18,107 +18,227 @@ pub(crate) fn has_avx2() -> bool {
     *AVX2.get_or_init(|| std::is_x86_feature_detected!("avx2"))
 }
 
-/// The portable loops compiled for AVX2.
+/// Whether the CPU has AVX-512F, detected once.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_avx512f() -> bool {
+    static AVX512F: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX512F.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
+}
+
+/// Returns `$f` of the widest vector build the CPU has (AVX-512F, then AVX2); falls through
+/// to the portable loop that follows on other CPUs.
+macro_rules! widest {
+    ($f:ident($($arg:expr),*)) => {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has_avx512f() {
+                // SAFETY: the CPU has AVX-512F, checked just above.
+                return unsafe { avx512::$f($($arg),*) };
+            }
+            if has_avx2() {
+                // SAFETY: the CPU has AVX2, checked just above.
+                return unsafe { avx2::$f($($arg),*) };
+            }
+        }
+    };
+}
+
+/// The portable loops compiled for one vector width (`$feature`), and [`dot_tile`] written
+/// out in its intrinsics as `$tile`, with the module `lanes` holding 8 partial sums in that
+/// width's registers.
+macro_rules! vector_build {
+    ($feature:tt, $tile:ident) => {
+        use std::ops::Range;
+
+        #[target_feature(enable = $feature)]
+        pub fn product_rows<const W: usize>(
+            sigma: &[f64],
+            dim: usize,
+            rows: Range<usize>,
+            x: &[[f64; W]],
+            y: &mut [&mut [[f64; W]]],
+        ) {
+            super::product_rows_portable(sigma, dim, rows, x, y);
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
+            super::fold_rows_portable(sigma, dim, rows, pending);
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
+            super::dot_axpy_portable(a, x, s, y)
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn dot(a: &[f64], b: &[f64]) -> f64 {
+            super::dot_portable(a, b)
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
+            super::subtract_scaled_portable(row, s, h, second);
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn dot_block(
+            rows: &[f64],
+            support: &[f64],
+            len: usize,
+            out: &mut [f64],
+            stride: usize,
+        ) {
+            super::dot_block_tiled::<$tile>(rows, support, len, out, stride);
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn quadratic_forms(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
+            super::quadratic_forms_tiled::<$tile>(packed, n, k, out);
+        }
+
+        /// [`super::dot_tile`] in intrinsics: written out, the 2 × 3 × 8 partial sums stay
+        /// in registers (the portable loops kept them on the stack). The same products and
+        /// sums per lane (a multiply, then an add: no FMA), so the same values.
+        pub(super) struct $tile;
+
+        impl super::Tile for $tile {
+            #[inline(always)]
+            fn tile<const R: usize, const S: usize>(
+                x: &[&[f64]; R],
+                s: &[&[f64]; S],
+            ) -> [[f64; S]; R] {
+                // SAFETY: only reached from `dot_block` and `quadratic_forms` above, which
+                // run where the CPU has the feature.
+                unsafe { tile(x, s) }
+            }
+        }
+
+        #[target_feature(enable = $feature)]
+        #[inline]
+        fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
+            let n = x[0].len();
+            assert!(x.iter().chain(s).all(|v| v.len() == n));
+            let body = n - n % super::LANES;
+            let mut acc = [[lanes::zero(); S]; R];
+            let load = |v: &[f64], k: usize| {
+                // SAFETY: k + 8 <= body <= n, the length of every row here (asserted above).
+                unsafe { lanes::load(v.as_ptr().add(k)) }
+            };
+            for k in (0..body).step_by(super::LANES) {
+                let mut xk = [lanes::zero(); R];
+                for i in 0..R {
+                    xk[i] = load(x[i], k);
+                }
+                for j in 0..S {
+                    let sk = load(s[j], k);
+                    for i in 0..R {
+                        acc[i][j] = lanes::add_product(acc[i][j], sk, xk[i]);
+                    }
+                }
+            }
+            let mut sums = [[0.0; S]; R];
+            for i in 0..R {
+                for j in 0..S {
+                    sums[i][j] = super::finish_dot(&lanes::spill(acc[i][j]), s[j], x[i], body);
+                }
+            }
+            sums
+        }
+    };
+}
+
+/// The portable loops compiled for AVX2: 8 partial sums in two ymm registers.
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    use std::ops::Range;
+    vector_build!("avx2", Avx2Tile);
 
-    #[target_feature(enable = "avx2")]
-    pub fn product_rows<const W: usize>(
-        sigma: &[f64],
-        dim: usize,
-        rows: Range<usize>,
-        x: &[[f64; W]],
-        y: &mut [&mut [[f64; W]]],
-    ) {
-        super::product_rows_portable(sigma, dim, rows, x, y);
-    }
+    mod lanes {
+        use std::arch::x86_64::*;
 
-    #[target_feature(enable = "avx2")]
-    pub fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
-        super::fold_rows_portable(sigma, dim, rows, pending);
-    }
+        pub type Lanes = [__m256d; 2];
 
-    #[target_feature(enable = "avx2")]
-    pub fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
-        super::dot_axpy_portable(a, x, s, y)
-    }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub fn zero() -> Lanes {
+            [_mm256_setzero_pd(); 2]
+        }
 
-    #[target_feature(enable = "avx2")]
-    pub fn dot(a: &[f64], b: &[f64]) -> f64 {
-        super::dot_portable(a, b)
-    }
+        /// # Safety
+        /// `p` points to 8 readable values.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub unsafe fn load(p: *const f64) -> Lanes {
+            // SAFETY: by the caller's contract.
+            unsafe { [_mm256_loadu_pd(p), _mm256_loadu_pd(p.add(4))] }
+        }
 
-    #[target_feature(enable = "avx2")]
-    pub fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
-        super::subtract_scaled_portable(row, s, h, second);
-    }
+        /// acc + s·x per lane: a multiply, then an add.
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub fn add_product(acc: Lanes, s: Lanes, x: Lanes) -> Lanes {
+            [
+                _mm256_add_pd(acc[0], _mm256_mul_pd(s[0], x[0])),
+                _mm256_add_pd(acc[1], _mm256_mul_pd(s[1], x[1])),
+            ]
+        }
 
-    #[target_feature(enable = "avx2")]
-    pub fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
-        super::dot_block_tiled::<Avx2Tile>(rows, support, len, out, stride);
-    }
-
-    #[target_feature(enable = "avx2")]
-    pub fn quadratic_forms(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
-        super::quadratic_forms_tiled::<Avx2Tile>(packed, n, k, out);
-    }
-
-    /// [`super::dot_tile`] in AVX2 intrinsics: written out, the 2 × 3 × 8 partial sums stay
-    /// in registers (the portable loops kept them on the stack). The same products and sums
-    /// per lane (a multiply, then an add: no FMA), so the same values.
-    struct Avx2Tile;
-
-    impl super::Tile for Avx2Tile {
-        #[inline(always)]
-        fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
-            // SAFETY: only reached from `dot_block` above, which runs where the CPU has AVX2.
-            unsafe { tile(x, s) }
+        #[target_feature(enable = "avx2")]
+        #[inline]
+        pub fn spill(v: Lanes) -> [f64; 8] {
+            let mut out = [0.0; 8];
+            // SAFETY: `out` holds 8 values.
+            unsafe {
+                _mm256_storeu_pd(out.as_mut_ptr(), v[0]);
+                _mm256_storeu_pd(out.as_mut_ptr().add(4), v[1]);
+            }
+            out
         }
     }
+}
 
-    #[target_feature(enable = "avx2")]
-    #[inline]
-    fn tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) -> [[f64; S]; R] {
-        use std::arch::x86_64::{__m256d, _mm256_add_pd, _mm256_loadu_pd, _mm256_mul_pd};
-        use std::arch::x86_64::{_mm256_setzero_pd, _mm256_storeu_pd};
-        let n = x[0].len();
-        assert!(x.iter().chain(s).all(|v| v.len() == n));
-        let body = n - n % super::LANES;
-        let zero = _mm256_setzero_pd();
-        let (mut low, mut high): ([[__m256d; S]; R], [[__m256d; S]; R]) =
-            ([[zero; S]; R], [[zero; S]; R]);
-        let load = |v: &[f64], k: usize| {
-            // SAFETY: k + 4 <= body <= n, the length of every row here (asserted above).
-            unsafe { _mm256_loadu_pd(v.as_ptr().add(k)) }
-        };
-        for k in (0..body).step_by(super::LANES) {
-            let (mut x_low, mut x_high) = ([zero; R], [zero; R]);
-            for i in 0..R {
-                x_low[i] = load(x[i], k);
-                x_high[i] = load(x[i], k + 4);
-            }
-            for j in 0..S {
-                let (s_low, s_high) = (load(s[j], k), load(s[j], k + 4));
-                for i in 0..R {
-                    low[i][j] = _mm256_add_pd(low[i][j], _mm256_mul_pd(s_low, x_low[i]));
-                    high[i][j] = _mm256_add_pd(high[i][j], _mm256_mul_pd(s_high, x_high[i]));
-                }
-            }
+/// The portable loops compiled for AVX-512F: 8 partial sums in one zmm register, the same
+/// lanes as AVX2's two ymm registers, so the same values.
+#[cfg(target_arch = "x86_64")]
+mod avx512 {
+    vector_build!("avx512f", Avx512Tile);
+
+    mod lanes {
+        use std::arch::x86_64::*;
+
+        pub type Lanes = __m512d;
+
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub fn zero() -> Lanes {
+            _mm512_setzero_pd()
         }
-        let mut sums = [[0.0; S]; R];
-        for i in 0..R {
-            for j in 0..S {
-                let mut acc = [0.0; super::LANES];
-                // SAFETY: `acc` holds 8 values.
-                unsafe {
-                    _mm256_storeu_pd(acc.as_mut_ptr(), low[i][j]);
-                    _mm256_storeu_pd(acc.as_mut_ptr().add(4), high[i][j]);
-                }
-                sums[i][j] = super::finish_dot(&acc, s[j], x[i], body);
-            }
+
+        /// # Safety
+        /// `p` points to 8 readable values.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub unsafe fn load(p: *const f64) -> Lanes {
+            // SAFETY: by the caller's contract.
+            unsafe { _mm512_loadu_pd(p) }
         }
-        sums
+
+        /// acc + s·x per lane: a multiply, then an add.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub fn add_product(acc: Lanes, s: Lanes, x: Lanes) -> Lanes {
+            _mm512_add_pd(acc, _mm512_mul_pd(s, x))
+        }
+
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub fn spill(v: Lanes) -> [f64; 8] {
+            let mut out = [0.0; 8];
+            // SAFETY: `out` holds 8 values.
+            unsafe { _mm512_storeu_pd(out.as_mut_ptr(), v) };
+            out
+        }
     }
 }
 
@@ -131,21 +251,13 @@ pub(crate) fn product_rows<const W: usize>(
     x: &[[f64; W]],
     y: &mut [&mut [[f64; W]]],
 ) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::product_rows(sigma, dim, rows, x, y) };
-    }
+    widest!(product_rows(sigma, dim, rows, x, y));
     product_rows_portable(sigma, dim, rows, x, y);
 }
 
 /// Full form: Σ −= H Hᵀ over the rows `rows` (see [`fold_rows_portable`]).
 pub(crate) fn fold_rows(sigma: &mut [f64], dim: usize, rows: Range<usize>, pending: &[f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::fold_rows(sigma, dim, rows, pending) };
-    }
+    widest!(fold_rows(sigma, dim, rows, pending));
     fold_rows_portable(sigma, dim, rows, pending);
 }
 
@@ -225,11 +337,7 @@ const LANES: usize = 8;
 /// the learning loop, it vectorized worse (scalar updates of y).
 #[inline(never)]
 pub(crate) fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::dot_axpy(a, x, s, y) };
-    }
+    widest!(dot_axpy(a, x, s, y));
     dot_axpy_portable(a, x, s, y)
 }
 
@@ -237,21 +345,13 @@ pub(crate) fn dot_axpy(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
 /// update in its sweep). Without a sum, every vector width gives the same values; AVX2 makes it
 /// four wide where the baseline build is two wide.
 pub(crate) fn subtract_scaled(row: &mut [f64], s: f64, h: &[f64], second: Option<(f64, &[f64])>) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::subtract_scaled(row, s, h, second) };
-    }
+    widest!(subtract_scaled(row, s, h, second));
     subtract_scaled_portable(row, s, h, second);
 }
 
 /// Dual form: a·b.
 pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::dot(a, b) };
-    }
+    widest!(dot(a, b));
     dot_portable(a, b)
 }
 
@@ -260,11 +360,7 @@ pub(crate) fn dot(a: &[f64], b: &[f64]) -> f64 {
 /// same lanes summed in the same order. Many rows against many support rows at once: each
 /// value loaded feeds several products, where `dot` loads two values per product.
 pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::dot_block(rows, support, len, out, stride) };
-    }
+    widest!(dot_block(rows, support, len, out, stride));
     dot_block_portable(rows, support, len, out, stride);
 }
 
@@ -276,11 +372,7 @@ pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f6
 /// columns added after), so each value of M loaded feeds two products. Each k_iᵀMk_i has the
 /// same bits whatever the number of vectors.
 pub(crate) fn quadratic_forms(packed: &[f64], n: usize, k: &[f64], out: &mut [f64]) {
-    #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the CPU has AVX2, checked just above.
-        return unsafe { avx2::quadratic_forms(packed, n, k, out) };
-    }
+    widest!(quadratic_forms(packed, n, k, out));
     quadratic_forms_tiled::<PortableTile>(packed, n, k, out);
 }
 

@@ -66,3 +66,61 @@ fn the_row_update_matches_the_portable_build() {
         }
     }
 }
+
+/// Every vector build this CPU has gives the portable loops' bits (tolerance 0), on lengths
+/// with and without a vector tail and on tiles cut at every edge.
+macro_rules! width_matches_the_portable_build {
+    ($test:ident, $build:ident, $detect:ident) => {
+        #[cfg(target_arch = "x86_64")]
+        #[test]
+        fn $test() {
+            if !$detect() {
+                return;
+            }
+            let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
+            for len in [1, 3, 7, 8, 9, 16, 17, 100] {
+                for (n_rows, n_support) in [(1, 1), (2, 3), (3, 4), (5, 7), (4, 130)] {
+                    let rows = values(n_rows * len, 0x5EED + len as u64);
+                    let support = values(n_support * len, 0xFACE + n_support as u64);
+                    let stride = n_support + 2;
+                    let (mut vector, mut portable) =
+                        (vec![0.0; n_rows * stride], vec![0.0; n_rows * stride]);
+                    // SAFETY: the CPU has the feature, checked above.
+                    unsafe { $build::dot_block(&rows, &support, len, &mut vector, stride) };
+                    dot_block_portable(&rows, &support, len, &mut portable, stride);
+                    assert_eq!(
+                        bits(&vector),
+                        bits(&portable),
+                        "{len} × {n_rows} × {n_support}"
+                    );
+                }
+                let (a, x, y) = (values(len, 1), values(len, 2), values(len, 3));
+                // SAFETY: as above.
+                let vector = unsafe { $build::dot(&a, &x) };
+                assert_eq!(vector.to_bits(), dot_portable(&a, &x).to_bits());
+                let (mut y_vector, mut y_portable) = (y.clone(), y.clone());
+                // SAFETY: as above.
+                let vector = unsafe { $build::dot_axpy(&a, &x, -0.7, &mut y_vector) };
+                let portable = dot_axpy_portable(&a, &x, -0.7, &mut y_portable);
+                assert_eq!(vector.to_bits(), portable.to_bits());
+                assert_eq!(bits(&y_vector), bits(&y_portable));
+            }
+            for n in [1, 2, 3, 8, 9, 17, 40] {
+                let packed = values(n * (n + 1) / 2, 7 + n as u64);
+                let k = values(n * 5, 11 + n as u64);
+                let (mut vector, mut portable) = ([0.0; 5], [0.0; 5]);
+                // SAFETY: as above.
+                unsafe { $build::quadratic_forms(&packed, n, &k, &mut vector) };
+                quadratic_forms_tiled::<PortableTile>(&packed, n, &k, &mut portable);
+                assert_eq!(bits(&vector), bits(&portable), "n = {n}");
+            }
+        }
+    };
+}
+
+width_matches_the_portable_build!(the_avx2_build_matches_the_portable_one, avx2, has_avx2);
+width_matches_the_portable_build!(
+    the_avx512_build_matches_the_portable_one,
+    avx512,
+    has_avx512f
+);
