@@ -42,6 +42,8 @@ from ._validation import (
     check_X,
     classes_of,
     feature_names,
+    learned_in_canonical_form,
+    mapped_rows,
     not_fitted_error,
     refuse_overflow,
 )
@@ -302,7 +304,7 @@ class Estimator(HyperParameters):
         check_feature_names(type(self).__name__, self.__dict__.get("feature_names_in_"), X)
         matrix, n_rows, n_features = check_X(X)
         self._check_n_features(n_features)
-        return _mapped(matrix, n_rows, self._feature_map)
+        return mapped_rows(matrix, n_rows, self._feature_map)
 
     def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
         """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`); returns
@@ -322,7 +324,7 @@ class Estimator(HyperParameters):
         for order in orders:
             # The first pass tells whether a CSR matrix `fit` did not scan is canonical.
             learn = lambda rows, order=order: model.partial_fit(rows, targets, repeats, order)
-            matrix = _learned_in_canonical_form(learn, matrix, n_rows)
+            matrix = learned_in_canonical_form(learn, matrix, n_rows)
         return model
 
     def _pass_orders(self, n_rows):
@@ -538,7 +540,7 @@ class Classifier(Estimator):
         classes = classes_of(y)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
-        matrix = _mapped(matrix, n_rows, feature_map)
+        matrix = mapped_rows(matrix, n_rows, feature_map)
         model = self._fit_passes(model, matrix, targets, sample_weight, n_rows)
         self._install(
             _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
@@ -589,7 +591,7 @@ class Classifier(Estimator):
                 )
             self._check_n_features(n_features, n_features_in)
         targets = self._targets(model, y, known)
-        matrix = _mapped(matrix, n_rows, feature_map)
+        matrix = mapped_rows(matrix, n_rows, feature_map)
         model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
         if first_call:
             self._install(
@@ -793,26 +795,3 @@ def _l1_config(l1):
     penalty, alpha, penalize_intercept = l1
     return {"penalty": penalty, "alpha": alpha, "penalize_intercept": penalize_intercept}
 
-
-def _mapped(matrix, n_rows, feature_map):
-    """The rows as the model sees them: through the feature map, if any (from the canonical form
-    of a CSR matrix that `fit` passed unscanned)."""
-    if feature_map is None:
-        return matrix
-    return feature_map.transform(canonical_csr(matrix, n_rows) or matrix, n_rows)
-
-
-def _learned_in_canonical_form(learn, matrix, n_rows):
-    """`learn(matrix)`; if the core refuses a CSR matrix that is not in canonical form (unsorted
-    or repeated indices, which `fit` left to the core to find), `learn` again on its canonical
-    form: a refused call leaves the model as it was, and the retry draws no new row order.
-    Returns the matrix learned."""
-    try:
-        learn(matrix)
-        return matrix
-    except ValueError:
-        canonical = canonical_csr(matrix, n_rows)
-        if canonical is None:
-            raise
-    learn(canonical)
-    return canonical

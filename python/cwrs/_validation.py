@@ -200,6 +200,30 @@ def canonical_csr(matrix, n_rows):
     return check_X(X)[0]
 
 
+def mapped_rows(matrix, n_rows, feature_map):
+    """The rows as the model sees them: through the feature map, if any (from the canonical form
+    of a CSR matrix that `fit` passed unscanned)."""
+    if feature_map is None:
+        return matrix
+    return feature_map.transform(canonical_csr(matrix, n_rows) or matrix, n_rows)
+
+
+def learned_in_canonical_form(learn, matrix, n_rows):
+    """`learn(matrix)`; if the core refuses a CSR matrix that is not in canonical form (unsorted
+    or repeated indices, which `fit` left to the core to find), `learn` again on its canonical
+    form: a refused call leaves the model as it was, and the retry draws no new row order.
+    Returns the matrix learned."""
+    try:
+        learn(matrix)
+        return matrix
+    except ValueError:
+        canonical = canonical_csr(matrix, n_rows)
+        if canonical is None:
+            raise
+    learn(canonical)
+    return canonical
+
+
 def column_or_1d(y, name="y") -> np.ndarray:
     """`y` as a 1-D array; a column vector is accepted with a warning, as in scikit-learn."""
     y = np.asarray(y)
