@@ -131,7 +131,12 @@ def _non_canonical(X):
 )
 @pytest.mark.parametrize(
     "options",
-    [{"shuffle": False}, {"n_iter": 2, "shuffle": True}, {"n_jobs": 2, "shuffle": False}],
+    [
+        {"shuffle": False},
+        {"n_iter": 2, "shuffle": True},
+        {"n_jobs": 2, "shuffle": False},
+        {"n_jobs": 2, "n_iter": 2, "shuffle": True},
+    ],
 )
 @pytest.mark.filterwarnings("ignore:random_state")
 def test_fit_of_a_non_canonical_csr_learns_its_canonical_form_and_draws_the_same_orders(

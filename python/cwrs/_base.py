@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import os
+from itertools import chain
 from typing import TYPE_CHECKING, Any, Callable, Literal, Optional, TypeVar, Union, cast
 
 import numpy as np
@@ -34,7 +35,6 @@ from ._params import (
 )
 from ._svmlight import _line_chunks
 from ._validation import (
-    canonical_csr,
     check_feature_names,
     check_labels,
     check_sample_weight,
@@ -316,10 +316,12 @@ class Estimator(HyperParameters):
         n_jobs = check_n_jobs(self)
         orders = self._pass_orders(n_rows)
         if n_jobs != 1:
-            # Each pass in n_jobs shards merged in place, in the core (docs/design.md §9.4); the
-            # form is settled first, as a refused sharded pass is not retried.
-            matrix = canonical_csr(matrix, n_rows) or matrix
-            model.fit_sharded(matrix, targets, orders, n_jobs, repeats)
+            # In n_jobs shards merged in place, in the core (docs/design.md §9.4). A refused first
+            # pass leaves the model as it was: retried in canonical form, with the same order.
+            first = next(orders)
+            learn = lambda rows: model.fit_sharded(rows, targets, chain([first], orders), n_jobs,
+                                                   repeats)
+            learned_in_canonical_form(learn, matrix, n_rows)
             return model
         for order in orders:
             # The first pass tells whether a CSR matrix `fit` did not scan is canonical.
