@@ -28,7 +28,7 @@ fn has_avx2_fma() -> bool {
     *AVX2_FMA.get_or_init(|| has_avx2() && std::is_x86_feature_detected!("fma"))
 }
 
-/// Whether the CPU has AVX-512F (which implies FMA), detected once.
+/// Whether the CPU has AVX-512F and FMA (every AVX-512F CPU has both), detected once.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_avx512f() -> bool {
