@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use crate::data::Matrix;
 use crate::error::CwError;
+use crate::simd::exp_in_place;
 
 /// A kernel k(x, z) that the crate cannot evaluate itself (a Python callable): it is asked for
 /// the values of whole row sets at once. The row sets are [`Matrix`] views, dense or CSR, each
@@ -108,31 +109,43 @@ impl Kernel {
     pub(crate) fn self_similarity(&self, xx: f64) -> f64 {
         match *self {
             Kernel::Rbf { .. } => 1.0,
-            _ => self.eval(xx, xx, xx),
+            _ => {
+                let mut k = [xx];
+                self.values(xx, [xx], &mut k);
+                k[0]
+            }
         }
     }
 
-    /// k from the inner product and the two squared norms (a built-in kernel: the dual form
-    /// evaluates a custom one by rows).
-    #[inline]
-    pub(crate) fn eval(&self, dot: f64, xx: f64, zz: f64) -> f64 {
+    /// k_p ← k(x, z_p) for a row of values at once, from k_p = x·z_p, ‖x‖² = `xx` and the
+    /// squared norms ‖z_p‖² in `zz` (a built-in kernel: the dual form evaluates a custom one by
+    /// rows). The RBF kernel's exp is the crate's own, over the whole row at once
+    /// ([`exp_in_place`]): learning, one-row and blocked prediction give the same bits.
+    pub(crate) fn values(&self, xx: f64, zz: impl IntoIterator<Item = f64>, k: &mut [f64]) {
         match *self {
-            Kernel::Linear => dot,
+            Kernel::Linear => {}
             Kernel::Rbf { gamma } => {
-                let distance = xx + zz - 2.0 * dot;
-                // ∞ − ∞: one norm overflowed (the other, a support row's, cannot), so x and z
-                // are infinitely far apart.
-                if distance.is_nan() {
-                    0.0
-                } else {
-                    (-gamma * distance.max(0.0)).exp()
+                for (k, zz) in k.iter_mut().zip(zz) {
+                    let distance = xx + zz - 2.0 * *k;
+                    // ∞ − ∞: one norm overflowed (the other, a support row's, cannot), so x
+                    // and z are infinitely far apart.
+                    *k = if distance.is_nan() {
+                        f64::NEG_INFINITY
+                    } else {
+                        -gamma * distance.max(0.0)
+                    };
                 }
+                exp_in_place(k);
             }
             Kernel::Poly {
                 gamma,
                 degree,
                 coef0,
-            } => (gamma * dot + coef0).powi(degree as i32),
+            } => {
+                for k in k.iter_mut() {
+                    *k = (gamma * *k + coef0).powi(degree as i32);
+                }
+            }
             Kernel::Custom(_) => unreachable!("a custom kernel is evaluated by rows"),
         }
     }

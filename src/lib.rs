@@ -18,6 +18,7 @@ pub mod data;
 pub mod drift;
 pub mod error;
 pub mod estimator;
+pub(crate) mod exp;
 pub mod file_learning;
 pub(crate) mod huge_pages;
 pub mod interrupt;

@@ -1,8 +1,10 @@
-//! The one runtime SIMD dispatch: the hot loops of the full and dual covariance forms are
-//! written once, portably, and also compiled for AVX2 and AVX-512F; each call takes the widest
-//! build the CPU has (asked once). Wider vectors, the same results: Rust never fuses or
-//! reorders floating-point operations by itself, and the 8 lanes of partial sums are the same
-//! lanes at every width. The full form's mirror (copies only) is written with AVX2 intrinsics.
+//! The one runtime SIMD dispatch: the hot loops of the full and dual covariance forms and the
+//! kernel's exp are written once, portably, and also compiled for AVX2 with FMA and for
+//! AVX-512F; each call takes the widest build the CPU has (asked once). Wider vectors, the same
+//! results: Rust never fuses or reorders floating-point operations by itself, the dual form's
+//! fused multiply-adds are written out (`mul_add`, exactly rounded by IEEE 754 at every width),
+//! and the 8 lanes of partial sums are the same lanes at every width. The full form's mirror
+//! (copies only) is written with AVX2 intrinsics.
 
 use std::ops::Range;
 
@@ -18,26 +20,36 @@ pub(crate) fn has_avx2() -> bool {
     *AVX2.get_or_init(|| std::is_x86_feature_detected!("avx2"))
 }
 
-/// Whether the CPU has AVX-512F, detected once.
+/// Whether the CPU has AVX2 and FMA (the AVX2 build's fused multiply-adds), detected once.
+#[cfg(target_arch = "x86_64")]
+#[inline]
+fn has_avx2_fma() -> bool {
+    static AVX2_FMA: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *AVX2_FMA.get_or_init(|| has_avx2() && std::is_x86_feature_detected!("fma"))
+}
+
+/// Whether the CPU has AVX-512F and FMA (every AVX-512F CPU has both), detected once.
 #[cfg(target_arch = "x86_64")]
 #[inline]
 fn has_avx512f() -> bool {
     static AVX512F: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
-    *AVX512F.get_or_init(|| std::is_x86_feature_detected!("avx512f"))
+    *AVX512F.get_or_init(|| {
+        std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("fma")
+    })
 }
 
-/// Returns `$f` of the widest vector build the CPU has (AVX-512F, then AVX2); falls through
-/// to the portable loop that follows on other CPUs.
+/// Returns `$f` of the widest vector build the CPU has (AVX-512F, then AVX2 with FMA); falls
+/// through to the portable loop that follows on other CPUs.
 macro_rules! widest {
     ($f:ident($($arg:expr),*)) => {
         #[cfg(target_arch = "x86_64")]
         {
             if has_avx512f() {
-                // SAFETY: the CPU has AVX-512F, checked just above.
+                // SAFETY: the CPU has AVX-512F and FMA, checked just above.
                 return unsafe { avx512::$f($($arg),*) };
             }
-            if has_avx2() {
-                // SAFETY: the CPU has AVX2, checked just above.
+            if has_avx2_fma() {
+                // SAFETY: the CPU has AVX2 and FMA, checked just above.
                 return unsafe { avx2::$f($($arg),*) };
             }
         }
@@ -46,9 +58,10 @@ macro_rules! widest {
 
 /// The portable loops compiled for one vector width (`$feature`), and [`dot_tile`] written
 /// out in its intrinsics as `$tile`, with the module `lanes` holding 8 partial sums in that
-/// width's registers.
+/// width's registers; `dot_block`'s tiles are 2 rows × `$support` support rows, and `$finish`
+/// ends a tile's dot products.
 macro_rules! vector_build {
-    ($feature:tt, $tile:ident) => {
+    ($feature:tt, $tile:ident, $support:expr, $finish:path) => {
         use std::ops::Range;
 
         #[target_feature(enable = $feature)]
@@ -90,7 +103,12 @@ macro_rules! vector_build {
             out: &mut [f64],
             stride: usize,
         ) {
-            super::dot_block_tiled::<$tile>(rows, support, len, out, stride);
+            super::dot_block_tiled::<$tile, { $support }>(rows, support, len, out, stride);
+        }
+
+        #[target_feature(enable = $feature)]
+        pub fn exp_in_place(values: &mut [f64]) {
+            crate::exp::exp_in_place_portable(values);
         }
 
         #[target_feature(enable = $feature)]
@@ -98,9 +116,9 @@ macro_rules! vector_build {
             super::quadratic_forms_tiled::<$tile>(packed, n, k, out);
         }
 
-        /// [`super::dot_tile`] in intrinsics: written out, the 2 × 3 × 8 partial sums stay
-        /// in registers (the portable loops kept them on the stack). The same products and
-        /// sums per lane (a multiply, then an add: no FMA), so the same values.
+        /// [`super::dot_tile`] in intrinsics: written out, the tile's partial sums stay in
+        /// registers (the portable loops kept them on the stack). The same fused
+        /// multiply-adds per lane, so the same values.
         pub(super) struct $tile;
 
         impl super::Tile for $tile {
@@ -138,6 +156,18 @@ macro_rules! vector_build {
                     }
                 }
             }
+            $finish(&acc, x, s, body)
+        }
+
+        /// The end of a tile's dot products one at a time: [`super::finish_dot`].
+        #[target_feature(enable = $feature)]
+        #[inline]
+        fn finish_each<const R: usize, const S: usize>(
+            acc: &[[lanes::Lanes; S]; R],
+            x: &[&[f64]; R],
+            s: &[&[f64]; S],
+            body: usize,
+        ) -> [[f64; S]; R] {
             let mut sums = [[0.0; S]; R];
             for i in 0..R {
                 for j in 0..S {
@@ -149,10 +179,11 @@ macro_rules! vector_build {
     };
 }
 
-/// The portable loops compiled for AVX2: 8 partial sums in two ymm registers.
+/// The portable loops compiled for AVX2 and FMA: 8 partial sums in two ymm registers, 2 × 3
+/// of them per tile (12 of the 16 registers).
 #[cfg(target_arch = "x86_64")]
 mod avx2 {
-    vector_build!("avx2", Avx2Tile);
+    vector_build!("avx2,fma", Avx2Tile, super::TILE_SUPPORT, finish_each);
 
     mod lanes {
         use std::arch::x86_64::*;
@@ -174,13 +205,13 @@ mod avx2 {
             unsafe { [_mm256_loadu_pd(p), _mm256_loadu_pd(p.add(4))] }
         }
 
-        /// acc + s·x per lane: a multiply, then an add.
-        #[target_feature(enable = "avx2")]
+        /// s·x + acc per lane, fused.
+        #[target_feature(enable = "avx2,fma")]
         #[inline]
         pub fn add_product(acc: Lanes, s: Lanes, x: Lanes) -> Lanes {
             [
-                _mm256_add_pd(acc[0], _mm256_mul_pd(s[0], x[0])),
-                _mm256_add_pd(acc[1], _mm256_mul_pd(s[1], x[1])),
+                _mm256_fmadd_pd(s[0], x[0], acc[0]),
+                _mm256_fmadd_pd(s[1], x[1], acc[1]),
             ]
         }
 
@@ -199,10 +230,11 @@ mod avx2 {
 }
 
 /// The portable loops compiled for AVX-512F: 8 partial sums in one zmm register, the same
-/// lanes as AVX2's two ymm registers, so the same values.
+/// lanes as AVX2's two ymm registers, so the same values; `dot_block`'s tiles are 2 rows × 8
+/// support rows (16 of the 32 registers), ended transposed ([`lanes::finish_tile`]).
 #[cfg(target_arch = "x86_64")]
 mod avx512 {
-    vector_build!("avx512f", Avx512Tile);
+    vector_build!("avx512f", Avx512Tile, 8, lanes::finish_tile);
 
     mod lanes {
         use std::arch::x86_64::*;
@@ -224,11 +256,82 @@ mod avx512 {
             unsafe { _mm512_loadu_pd(p) }
         }
 
-        /// acc + s·x per lane: a multiply, then an add.
+        /// s·x + acc per lane, fused.
         #[target_feature(enable = "avx512f")]
         #[inline]
         pub fn add_product(acc: Lanes, s: Lanes, x: Lanes) -> Lanes {
-            _mm512_add_pd(acc, _mm512_mul_pd(s, x))
+            _mm512_fmadd_pd(s, x, acc)
+        }
+
+        /// A tile's dot products ended as [`super::super::finish_dot`] ends each: with 8
+        /// support rows, a row's 8 dot products at once, in vector operations: their lanes
+        /// transposed (lane l of the 8 in one register), the 8 registers added in lane order,
+        /// then the tail's products fused in, in order, from the support rows' tails
+        /// transposed too. Other tiles one dot product at a time.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        pub fn finish_tile<const R: usize, const S: usize>(
+            acc: &[[Lanes; S]; R],
+            x: &[&[f64]; R],
+            s: &[&[f64]; S],
+            body: usize,
+        ) -> [[f64; S]; R] {
+            if S != 8 {
+                return super::finish_each(acc, x, s, body);
+            }
+            let rest = x[0].len() - body;
+            let mut tails = [zero(); 8];
+            if rest > 0 {
+                for (tail, s) in tails.iter_mut().zip(s) {
+                    // SAFETY: the `rest` < 8 values from `body` on are in `s`; the masked
+                    // load reads no others.
+                    *tail = unsafe { _mm512_maskz_loadu_pd((1 << rest) - 1, s.as_ptr().add(body)) };
+                }
+                tails = transpose(tails);
+            }
+            let mut sums = [[0.0; S]; R];
+            for i in 0..R {
+                let mut rows = [zero(); 8];
+                for (row, &acc) in rows.iter_mut().zip(&acc[i]) {
+                    *row = acc;
+                }
+                let lanes = transpose(rows);
+                let mut sum = lanes[0];
+                for &lane in &lanes[1..] {
+                    sum = _mm512_add_pd(sum, lane);
+                }
+                for (t, &tail) in tails[..rest].iter().enumerate() {
+                    sum = _mm512_fmadd_pd(tail, _mm512_set1_pd(x[i][body + t]), sum);
+                }
+                // SAFETY: `sums[i]` holds S = 8 values.
+                unsafe { _mm512_storeu_pd(sums[i].as_mut_ptr(), sum) };
+            }
+            sums
+        }
+
+        /// The 8 × 8 transpose: lane j of register l ← lane l of register j.
+        #[target_feature(enable = "avx512f")]
+        #[inline]
+        fn transpose(a: [Lanes; 8]) -> [Lanes; 8] {
+            // t[2p + q] holds lanes 2b + q of a[2p] and a[2p + 1] in its 128-bit block b.
+            let mut t = [zero(); 8];
+            for p in 0..4 {
+                t[2 * p] = _mm512_unpacklo_pd(a[2 * p], a[2 * p + 1]);
+                t[2 * p + 1] = _mm512_unpackhi_pd(a[2 * p], a[2 * p + 1]);
+            }
+            // Lane 2b + q of all 8 registers: block b of t[q], t[2 + q], t[4 + q], t[6 + q].
+            let mut out = [zero(); 8];
+            for q in 0..2 {
+                let low = _mm512_shuffle_f64x2::<0x44>(t[q], t[2 + q]);
+                let low_too = _mm512_shuffle_f64x2::<0x44>(t[4 + q], t[6 + q]);
+                let high = _mm512_shuffle_f64x2::<0xEE>(t[q], t[2 + q]);
+                let high_too = _mm512_shuffle_f64x2::<0xEE>(t[4 + q], t[6 + q]);
+                out[q] = _mm512_shuffle_f64x2::<0x88>(low, low_too);
+                out[2 + q] = _mm512_shuffle_f64x2::<0xDD>(low, low_too);
+                out[4 + q] = _mm512_shuffle_f64x2::<0x88>(high, high_too);
+                out[6 + q] = _mm512_shuffle_f64x2::<0xDD>(high, high_too);
+            }
+            out
         }
 
         #[target_feature(enable = "avx512f")]
@@ -364,6 +467,12 @@ pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f6
     dot_block_portable(rows, support, len, out, stride);
 }
 
+/// Every value v ← exp(v), the crate's own ([`crate::exp`]): the same bits at every width.
+pub(crate) fn exp_in_place(values: &mut [f64]) {
+    widest!(exp_in_place(values));
+    crate::exp::exp_in_place_portable(values);
+}
+
 /// Dual form: `out[i]` = k_iᵀMk_i for the vectors k_i in `k` (`n` values each, one per value of
 /// `out`) and the symmetric n × n matrix M stored as its packed lower triangle (row p: columns
 /// 0..=p), summed as Σ_p k_ip·(M_pp·k_ip + 2·Σ_{q<p} M_pq·k_iq) in increasing p: half the
@@ -453,8 +562,8 @@ fn quadratic_tile<T: Tile, const R: usize, const S: usize>(
 /// Support rows per pass of [`dot_block_portable`]: about 100 kB at 100 features, so that
 /// they stay in the L2 cache while every row meets them.
 const SUPPORT_BLOCK: usize = 128;
-/// Rows × support rows per tile: 2 × 3 pairs of 8 partial sums fill 12 of the 16 AVX2
-/// registers.
+/// Rows × support rows per tile of the portable and AVX2 builds: 2 × 3 pairs of 8 partial sums
+/// fill 12 of the 16 AVX2 registers. (AVX-512's `dot_block` takes 2 × 8.)
 const TILE_ROWS: usize = 2;
 const TILE_SUPPORT: usize = 3;
 
@@ -475,11 +584,12 @@ impl Tile for PortableTile {
 
 #[inline(always)]
 fn dot_block_portable(rows: &[f64], support: &[f64], len: usize, out: &mut [f64], stride: usize) {
-    dot_block_tiled::<PortableTile>(rows, support, len, out, stride);
+    dot_block_tiled::<PortableTile, TILE_SUPPORT>(rows, support, len, out, stride);
 }
 
+/// [`dot_block`] in tiles of [`TILE_ROWS`] rows × S support rows.
 #[inline(always)]
-fn dot_block_tiled<T: Tile>(
+fn dot_block_tiled<T: Tile, const S: usize>(
     rows: &[f64],
     support: &[f64],
     len: usize,
@@ -492,10 +602,10 @@ fn dot_block_tiled<T: Tile>(
         let mut r = 0;
         while r < n_rows {
             if r + TILE_ROWS <= n_rows {
-                tiles::<T, TILE_ROWS>(rows, support, len, r, block..block_end, out, stride);
+                tiles::<T, TILE_ROWS, S>(rows, support, len, r, block..block_end, out, stride);
                 r += TILE_ROWS;
             } else {
-                tiles::<T, 1>(rows, support, len, r, block..block_end, out, stride);
+                tiles::<T, 1, S>(rows, support, len, r, block..block_end, out, stride);
                 r += 1;
             }
         }
@@ -505,7 +615,7 @@ fn dot_block_tiled<T: Tile>(
 /// [`Tile::tile`] over rows `r..r + R` and the support rows `block`. (Plain loops: closures
 /// such as `array::from_fn`'s were left out of line in the AVX2 build.)
 #[inline(always)]
-fn tiles<T: Tile, const R: usize>(
+fn tiles<T: Tile, const R: usize, const S: usize>(
     rows: &[f64],
     support: &[f64],
     len: usize,
@@ -520,13 +630,13 @@ fn tiles<T: Tile, const R: usize>(
     }
     let mut t = block.start;
     while t < block.end {
-        if t + TILE_SUPPORT <= block.end {
-            let mut s: [&[f64]; TILE_SUPPORT] = [&[]; TILE_SUPPORT];
+        if t + S <= block.end {
+            let mut s: [&[f64]; S] = [&[]; S];
             for (j, s) in s.iter_mut().enumerate() {
                 *s = &support[(t + j) * len..(t + j + 1) * len];
             }
-            store(T::tile::<R, TILE_SUPPORT>(&x, &s), r, t, out, stride);
-            t += TILE_SUPPORT;
+            store(T::tile::<R, S>(&x, &s), r, t, out, stride);
+            t += S;
         } else {
             let s = [&support[t * len..(t + 1) * len]];
             store(T::tile::<R, 1>(&x, &s), r, t, out, stride);
@@ -560,7 +670,7 @@ fn dot_tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) ->
             for (acc, s) in acc.iter_mut().zip(s) {
                 let s: &[f64; LANES] = s[k..k + LANES].try_into().unwrap();
                 for l in 0..LANES {
-                    acc[l] += s[l] * x[l];
+                    acc[l] = s[l].mul_add(x[l], acc[l]);
                 }
             }
         }
@@ -574,11 +684,21 @@ fn dot_tile<const R: usize, const S: usize>(x: &[&[f64]; R], s: &[&[f64]; S]) ->
     sums
 }
 
-/// The end of [`dot_portable`]: the lanes' partial sums in order, plus a·b over `from..`.
+/// The end of [`dot_portable`]: the lanes' partial sums added in lane order, then the products
+/// a_k·b_k over `from..` fused in, in order.
 #[inline(always)]
 fn finish_dot(acc: &[f64; LANES], a: &[f64], b: &[f64], from: usize) -> f64 {
-    let tail: f64 = a[from..].iter().zip(&b[from..]).map(|(a, b)| a * b).sum();
-    acc.iter().sum::<f64>() + tail
+    let sum = lane_sum(acc);
+    a[from..]
+        .iter()
+        .zip(&b[from..])
+        .fold(sum, |sum, (a, b)| a.mul_add(*b, sum))
+}
+
+/// lane 0 + lane 1 + … + lane 7, in that order.
+#[inline(always)]
+fn lane_sum(acc: &[f64; LANES]) -> f64 {
+    acc[1..].iter().fold(acc[0], |sum, lane| sum + lane)
 }
 
 #[inline(always)]
@@ -594,16 +714,17 @@ fn dot_axpy_portable(a: &[f64], x: &[f64], s: f64, y: &mut [f64]) -> f64 {
         .zip(y.chunks_exact_mut(LANES))
     {
         for i in 0..LANES {
-            acc[i] += a[i] * x[i];
-            y[i] += s * a[i];
+            acc[i] = a[i].mul_add(x[i], acc[i]);
+            y[i] = s.mul_add(a[i], y[i]);
         }
     }
-    let mut tail = 0.0;
+    // As `finish_dot`, with the tail's updates of y.
+    let mut sum = lane_sum(&acc);
     for ((a, x), y) in a_tail.iter().zip(x_tail).zip(y_tail) {
-        tail += a * x;
-        *y += s * a;
+        sum = a.mul_add(*x, sum);
+        *y = s.mul_add(*a, *y);
     }
-    acc.iter().sum::<f64>() + tail
+    sum
 }
 
 #[inline(always)]
@@ -621,16 +742,17 @@ fn subtract_scaled_portable(row: &mut [f64], s: f64, h: &[f64], second: Option<(
 #[inline(always)]
 fn dot_portable(a: &[f64], b: &[f64]) -> f64 {
     let n = a.len();
-    let (a, a_tail) = a.split_at(n - n % LANES);
-    let (b, b_tail) = b[..n].split_at(n - n % LANES);
+    let body = n - n % LANES;
     let mut acc = [0.0; LANES];
-    for (a, b) in a.chunks_exact(LANES).zip(b.chunks_exact(LANES)) {
+    for (a, b) in a[..body]
+        .chunks_exact(LANES)
+        .zip(b[..body].chunks_exact(LANES))
+    {
         for i in 0..LANES {
-            acc[i] += a[i] * b[i];
+            acc[i] = a[i].mul_add(b[i], acc[i]);
         }
     }
-    let tail: f64 = a_tail.iter().zip(b_tail).map(|(a, b)| a * b).sum();
-    acc.iter().sum::<f64>() + tail
+    finish_dot(&acc, a, &b[..n], body)
 }
 
 #[cfg(test)]

@@ -1,5 +1,5 @@
-//! The dispatched (AVX2 where the CPU has it) and portable builds of the dual form's new loops
-//! give the same bits, on lengths with and without a vector tail.
+//! The dispatched (AVX-512 or AVX2 where the CPU has it) and portable builds of the dual form's
+//! loops and of exp give the same bits, on lengths with and without a vector tail.
 
 use super::*;
 
@@ -79,7 +79,7 @@ macro_rules! width_matches_the_portable_build {
             }
             let bits = |v: &[f64]| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>();
             for len in [1, 3, 7, 8, 9, 16, 17, 100] {
-                for (n_rows, n_support) in [(1, 1), (2, 3), (3, 4), (5, 7), (4, 130)] {
+                for (n_rows, n_support) in [(1, 1), (2, 3), (3, 4), (5, 7), (3, 17), (4, 130)] {
                     let rows = values(n_rows * len, 0x5EED + len as u64);
                     let support = values(n_support * len, 0xFACE + n_support as u64);
                     let stride = n_support + 2;
@@ -93,6 +93,13 @@ macro_rules! width_matches_the_portable_build {
                         bits(&portable),
                         "{len} × {n_rows} × {n_support}"
                     );
+                    // Each value is `dot`'s, bit for bit.
+                    for (r, x) in rows.chunks_exact(len).enumerate() {
+                        for (t, s) in support.chunks_exact(len).enumerate() {
+                            let one = dot_portable(s, x).to_bits();
+                            assert_eq!(vector[r * stride + t].to_bits(), one, "{len}: {r}, {t}");
+                        }
+                    }
                 }
                 let (a, x, y) = (values(len, 1), values(len, 2), values(len, 3));
                 // SAFETY: as above.
@@ -104,6 +111,24 @@ macro_rules! width_matches_the_portable_build {
                 let portable = dot_axpy_portable(&a, &x, -0.7, &mut y_portable);
                 assert_eq!(vector.to_bits(), portable.to_bits());
                 assert_eq!(bits(&y_vector), bits(&y_portable));
+            }
+            let mut next = crate::test_rng::uniform(0xE4B);
+            let mut x: Vec<f64> = (0..1003).map(|_| 750.0 * next() - 720.0).collect();
+            x.extend([
+                0.0,
+                -0.0,
+                -745.2,
+                f64::NEG_INFINITY,
+                f64::NAN,
+                800.0,
+                f64::INFINITY,
+            ]);
+            for len in [0, 1, 7, 8, 9, x.len()] {
+                let (mut vector, mut portable) = (x[..len].to_vec(), x[..len].to_vec());
+                // SAFETY: as above.
+                unsafe { $build::exp_in_place(&mut vector) };
+                crate::exp::exp_in_place_portable(&mut portable);
+                assert_eq!(bits(&vector), bits(&portable));
             }
             for n in [1, 2, 3, 8, 9, 17, 40] {
                 let packed = values(n * (n + 1) / 2, 7 + n as u64);
@@ -118,7 +143,7 @@ macro_rules! width_matches_the_portable_build {
     };
 }
 
-width_matches_the_portable_build!(the_avx2_build_matches_the_portable_one, avx2, has_avx2);
+width_matches_the_portable_build!(the_avx2_build_matches_the_portable_one, avx2, has_avx2_fma);
 width_matches_the_portable_build!(
     the_avx512_build_matches_the_portable_one,
     avx512,

@@ -269,12 +269,17 @@ impl DualGaussian {
     fn kernel_row(&self, kernel: &Kernel, row: &Row, k: &mut Vec<f64>) -> (f64, f64) {
         let xx = row.squared_norm();
         k.clear();
-        k.extend(
-            self.support
-                .iter()
-                .map(|s| kernel.eval(s.dot(row), xx, s.norm2) + self.bias()),
-        );
+        k.extend(self.support.iter().map(|s| s.dot(row)));
+        self.kernel_values(kernel, xx, k);
         (kernel.self_similarity(xx) + self.bias(), xx)
+    }
+
+    /// k_p ← k(x, s_p) + bias from k_p = x·s_p and ‖x‖² = `xx` (a built-in kernel), for every
+    /// support row s_p: learning and both ways of predicting.
+    fn kernel_values(&self, kernel: &Kernel, xx: f64, k: &mut [f64]) {
+        kernel.values(xx, self.support.iter().map(|s| s.norm2), k);
+        let bias = self.bias();
+        k.iter_mut().for_each(|k| *k += bias);
     }
 
     /// The support rows as CSR arrays with i64 indices, as a custom kernel reads them.

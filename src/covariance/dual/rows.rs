@@ -10,7 +10,6 @@ use std::ops::Range;
 use super::symmetric::Support;
 use super::DualGaussian;
 use crate::data::Matrix;
-use crate::kernel::Kernel;
 use crate::simd::{dot, dot_block};
 
 /// Rows per block: their kernel rows and Πk (2 × 16 × |S| values) stay in the L2 cache while
@@ -217,13 +216,12 @@ impl DualGaussian {
         work.k.clear();
         work.k.resize(rows.len() * m, 0.0);
         layout.dots(x, rows.clone(), &mut work.k, &mut work.scratch);
-        let bias = self.bias();
         work.kappas.clear();
         for (offset, i) in rows.enumerate() {
             let xx = x.row(i).squared_norm();
-            let k = &mut work.k[offset * m..(offset + 1) * m];
-            transform(&self.kernel, xx, &self.support, bias, k);
-            work.kappas.push(self.kernel.self_similarity(xx) + bias);
+            self.kernel_values(&self.kernel, xx, &mut work.k[offset * m..(offset + 1) * m]);
+            work.kappas
+                .push(self.kernel.self_similarity(xx) + self.bias());
         }
     }
 
@@ -274,13 +272,6 @@ struct Work {
     kappas: Vec<f64>,
     pk: Vec<f64>,
     scratch: Vec<f64>,
-}
-
-/// k_p ← k(x, s_p) + bias from k_p = x·s_p, as [`Kernel::eval`] computes it.
-fn transform(kernel: &Kernel, xx: f64, support: &[Support], bias: f64, k: &mut [f64]) {
-    for (k, s) in k.iter_mut().zip(support) {
-        *k = kernel.eval(*k, xx, s.norm2) + bias;
-    }
 }
 
 #[cfg(test)]

@@ -4,6 +4,7 @@
 use super::*;
 use crate::covariance::Covariance;
 use crate::data::Presentation;
+use crate::kernel::Kernel;
 use crate::learner::DualLearner;
 use crate::rules::Rule;
 

@@ -523,11 +523,13 @@ impl KernelFunction for RowsRbf {
             };
             for p in 0..m {
                 let z = support.row(p);
-                let mut terms = Vec::new();
-                z.for_each(|j, v| terms.push(v * x[j]));
-                let dot: f64 = terms.iter().sum();
+                // `simd::dot`'s sum of fewer than 8 terms: fused in order onto 0.
+                let mut dot = 0.0;
+                z.for_each(|j, v| dot = v.mul_add(x[j], dot));
                 let (xx, zz) = (rows.row(i).squared_norm(), z.squared_norm());
-                out[i * m + p] = kernel.eval(dot, xx, zz);
+                let mut k = [dot];
+                kernel.values(xx, [zz], &mut k);
+                out[i * m + p] = k[0];
             }
         }
         Ok(())
