@@ -14,14 +14,13 @@
 //! [`merge::merge`].
 
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
-use std::thread;
 
 use crate::covariance::{Coordinate, CovarianceKind, Gaussian};
 use crate::data::{chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{Estimator, Model, Targets};
 use crate::merge::{self, Method};
+use crate::threads::{spawn_or_keep, Spawned};
 
 /// The copies of a model that a sharded fit trains, made once and refreshed each pass.
 pub struct ShardedFit {
@@ -238,39 +237,24 @@ fn split(n: usize, k: usize) -> Vec<Range<usize>> {
 }
 
 /// `f(item k, part k)` for every k, the first on this thread and the rest on their own; the
-/// first error in part order. An item whose thread the system refuses (at its limit on threads
-/// or memory) runs on this thread, after the first: the items are independent, so the results
-/// are the same.
+/// first error in part order. An item whose thread the system refuses runs on this thread, in
+/// its turn ([`spawn_or_keep`]): the items are independent, so the results are the same.
 fn in_parallel<T: Send>(
     items: &mut [T],
     parts: &[Range<usize>],
     f: impl Fn(&mut T, Range<usize>) -> Result<(), CwError> + Sync,
 ) -> Result<(), CwError> {
-    // Each item in a slot that its thread empties, or this one where that thread never started.
-    let slots = (items.iter_mut().zip(parts.iter().cloned()))
-        .map(|work| Mutex::new(Some(work)))
-        .collect::<Vec<_>>();
-    let run = |slot: &Mutex<Option<(&mut T, Range<usize>)>>| {
-        let work = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-        work.map_or(Ok(()), |(item, part)| f(item, part))
-    };
-    let Some((first, others)) = slots.split_first() else {
+    let mut work = items.iter_mut().zip(parts.iter().cloned());
+    let Some((first, first_part)) = work.next() else {
         return Ok(());
     };
+    let f = &f;
     std::thread::scope(|scope| {
-        let threads = others
-            .iter()
-            .map(|slot| thread::Builder::new().spawn_scoped(scope, || run(slot)))
+        let others = work
+            .map(|(item, part)| spawn_or_keep(scope, move || f(item, part)))
             .collect::<Vec<_>>();
-        let mut results = vec![run(first)];
-        for (slot, thread) in others.iter().zip(threads) {
-            results.push(match thread {
-                Ok(handle) => handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => run(slot),
-            });
-        }
+        let mut results = vec![f(first, first_part)];
+        results.extend(others.into_iter().map(Spawned::join));
         results.into_iter().collect()
     })
 }

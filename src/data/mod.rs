@@ -8,6 +8,7 @@ pub mod libsvm;
 use std::ops::Range;
 
 use crate::error::CwError;
+use crate::threads::{spawn_or_keep, Spawned};
 
 /// A sparse index type as found in SciPy CSR matrices.
 pub trait SparseIndex: Copy + PartialOrd + Send + Sync + std::fmt::Display {
@@ -470,7 +471,7 @@ pub fn learn_validated_ahead(
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        let ahead = std::thread::Builder::new().spawn_scoped(scope, move || {
+        let ahead = spawn_or_keep(scope, move || {
             for start in (0..n).step_by(chunk_rows) {
                 let rows = start..n.min(start + chunk_rows);
                 let checked = validate_chunk(x, rows.clone(), n_features).map(|()| rows);
@@ -481,7 +482,7 @@ pub fn learn_validated_ahead(
                 }
             }
         });
-        if ahead.is_err() {
+        if let Spawned::Refused(_) = ahead {
             return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, None, |rows| {
                 learn(rows);
                 Ok(())
