@@ -187,9 +187,14 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
 fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
     let (mut x, y) = rows(40, 5);
     x[30 * N_FEATURES] = f64::NAN;
-    let repeats = [1_000_000u32; 40];
+    assert_interrupted_in_two_shards(&x, &y, &[1_000_000u32; 40]);
+}
+
+/// A fit of `x` in two shards (row `i` `repeats[i]` times) whose check always fails: the fit
+/// ends with the interrupt, the model as it was.
+fn assert_interrupted_in_two_shards(x: &[f64], y: &[f64], repeats: &[u32]) {
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
-    let batch = (&dense(&x), Targets::Values(&y), Some(&repeats[..]));
+    let batch = (&dense(x), Targets::Values(y), Some(repeats));
     let interrupted = || Err(HostError::Raised("interrupted"));
     let fitted = fit_sharded((&model, Here), 2, batch, [Ok(None)], interrupted);
     assert!(
@@ -200,6 +205,18 @@ fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
         .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
         .unwrap();
     assert_eq!(learned, moments(&estimator("binary")));
+}
+
+/// Ctrl-C while the calling thread, its own shard learned at once, waits for another that
+/// presents a row 2³² − 1 times: it keeps asking the check while it waits, so the fit ends with
+/// the interrupt and the model as it was (it asked no more after its shard: the fit ran for
+/// hours).
+#[test]
+fn the_calling_thread_asks_the_check_while_it_waits_for_a_slower_shard() {
+    let (x, y) = rows(40, 5);
+    let mut repeats = [1u32; 40];
+    repeats[39] = u32::MAX;
+    assert_interrupted_in_two_shards(&x, &y, &repeats);
 }
 
 #[test]
