@@ -373,6 +373,15 @@ impl<'a> Matrix<'a> {
         }
     }
 
+    /// The error that refuses this batch when a part of its checks (a chunk of its rows, or its
+    /// targets) gave `error`: the error of the whole batch's validation (which checks every
+    /// row's indices before the values) if it has one, else `error`. So a batch is refused with
+    /// the same error however it is validated, and bad rows before bad targets.
+    pub fn refusal(&self, n_features: usize, error: CwError) -> CwError {
+        let whole = self.validate_rows(0..self.n_rows(), n_features);
+        whole.err().unwrap_or(error)
+    }
+
     /// Stored entries: all of them for a dense matrix.
     pub fn n_entries(&self) -> usize {
         match *self {
@@ -529,12 +538,10 @@ pub fn learn_validated_in_turn(
     Ok(())
 }
 
-/// [`Matrix::validate_rows`] on a chunk of the rows; if it refuses them, the error of the whole
-/// batch's validation (which checks every row's indices before the values), so that a batch
-/// is refused with the same error however it is validated.
+/// [`Matrix::validate_rows`] on a chunk of the rows, refused as a batch ([`Matrix::refusal`]).
 fn validate_chunk(x: &Matrix, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
     x.validate_rows(rows, n_features)
-        .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))
+        .map_err(|error| x.refusal(n_features, error))
 }
 
 /// The model's coordinates: the user's `n_features` features, then the constant bias feature 1
