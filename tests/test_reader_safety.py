@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 import cwrs
+from cwrs._svmlight import zero_based_file
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="FIFOs, signals and fork are POSIX")
 
@@ -371,6 +372,10 @@ def test_auto_in_the_streaming_functions_means_what_scikit_learn_means(tmp_path)
     zero.write_text("1 qid:0 1:1 # 0:1\n" * 30 + "-1 0:2 00:3\n".replace(" 00:3", " 3:3"))
     one = tmp_path / "one.libsvm"
     one.write_text("0 1:1 # 0:1\n-1 2:2 10:1\n")
+    # The CLI's answer for "auto" (the scan alone, nothing parsed).
+    assert [zero_based_file(path, "auto") for path in (zero, one)] == [True, False]
+    with pytest.raises(FileNotFoundError, match="missing.libsvm"):
+        zero_based_file(tmp_path / "missing.libsvm", "auto")
     for path in (zero, one):
         X, y = load_svmlight_file(str(path))
         chunks = list(cwrs.iter_svmlight(path, chunk_rows=7, zero_based="auto",
