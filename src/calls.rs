@@ -66,33 +66,36 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
 /// `fit`'s passes on `n_jobs` threads (docs/design.md §9.4, [`crate::sharded`]): one pass of
 /// the rows of `x` (row `i` `repeats[i]` times) per row order of `orders` (None: the stored
 /// order), each learned in `n_jobs` shards and merged into `model`. When `check` fails, the fit
-/// ends between or during passes, the model as the last complete pass left it.
+/// ends between or during passes, the model as the last complete pass left it. The whole fit
+/// holds the model (detached): its copies are made from the model each pass merges into, which
+/// no other call can change in between; so the orders are drawn in it (a host that draws them
+/// attached takes its thread state back for that, on this thread, as its `check` does).
 pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     (model, detach): (&Guarded<Estimator, E>, D),
     n_jobs: usize,
     (x, targets, repeats): (&Matrix, Targets, Option<&[u32]>),
-    orders: impl IntoIterator<Item = Result<Option<Vec<usize>>, E>>,
+    orders: impl IntoIterator<Item = Result<Option<Vec<usize>>, E>> + Send,
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
-    let new = |e: &Estimator| Ok(ShardedFit::new(e, n_jobs)?);
-    let mut fit = model.read(detach, "fit", Work::Batch, new)?;
     let interrupt = Interrupt::new(check);
     let stop = || interrupt.stop();
-    for order in orders {
-        let order = order?;
-        let learned = model.write(detach, "fit", Work::Batch, |e| {
+    model.write(detach, "fit", Work::Batch, |e| {
+        let mut fit = ShardedFit::new(e, n_jobs)?;
+        for order in orders {
+            let order = order?;
             let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(Stop(&stop)));
             // An interruption wins over an error of the same pass, as in `partial_fit` (another
             // shard may have met a bad row while the interrupted ones stopped): it stopped.
-            match passed {
-                Err(_) if stop() => Ok(false),
-                passed => Ok(passed?),
+            let learned = match passed {
+                Err(_) if stop() => false,
+                passed => passed?,
+            };
+            if !learned {
+                break;
             }
-        })?;
-        if !learned {
-            break;
         }
-    }
+        Ok(())
+    })?;
     interrupt.into_error().map_or(Ok(()), Err)
 }
 

@@ -79,6 +79,12 @@ fn moments(e: &Estimator) -> (Vec<f64>, Vec<f64>) {
     (e.mean().unwrap(), e.covariance().unwrap())
 }
 
+/// The moments of a shared model.
+fn moments_of(model: &Guarded<Estimator, HostError>) -> (Vec<f64>, Vec<f64>) {
+    let read = model.read(Here, "read", Work::Quick, |e| Ok(moments(e)));
+    read.unwrap()
+}
+
 fn never() -> Result<(), HostError> {
     Ok(())
 }
@@ -129,9 +135,7 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
         never,
     )
     .unwrap();
-    let learned = model
-        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
-        .unwrap();
+    let learned = moments_of(&model);
     assert_eq!(learned, moments(&by_hand));
     let classes = vec![0; 30];
     let wrong = Targets::Classes(&classes);
@@ -160,23 +164,51 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
     let passes = orders.iter().cloned().map(Ok);
     fit_sharded((&model, Here), 2, batch, passes, never).unwrap();
-    let learned = model
-        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
-        .unwrap();
+    let learned = moments_of(&model);
     assert_eq!(learned, moments(&by_hand));
     // An order the host cannot give ends the fit with its error, after the passes before it.
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
     let passes = [Ok(None), Err(HostError::Raised("bad order")), Ok(None)];
     let failed = fit_sharded((&model, Here), 2, batch, passes, never);
     assert!(matches!(failed, Err(HostError::Raised("bad order"))));
-    let mut one_pass = estimator("binary");
-    let mut fit = ShardedFit::new(&one_pass, 2).unwrap();
-    fit.pass(&mut one_pass, batch.0, batch.1, None, None, None)
+    assert_eq!(moments_of(&model), one_pass_in_two_shards(batch.0, batch.1));
+}
+
+/// The moments of a fresh binary model after one pass over `x` in two shards, in stored order.
+fn one_pass_in_two_shards(x: &Matrix, targets: Targets) -> (Vec<f64>, Vec<f64>) {
+    let mut by_hand = estimator("binary");
+    let mut fit = ShardedFit::new(&by_hand, 2).unwrap();
+    fit.pass(&mut by_hand, x, targets, None, None, None)
         .unwrap();
-    let learned = model
-        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
-        .unwrap();
-    assert_eq!(learned, moments(&one_pass));
+    moments(&by_hand)
+}
+
+/// Nothing changes the model between a sharded fit's copies and its passes: the fit holds it
+/// throughout. A change from where the orders are drawn (before, between the copies and the
+/// first pass, so that the pass merged copies of a model that was no longer the model) is
+/// refused as a call from inside a call on the same model, and the fit is that of the model as
+/// it was.
+#[test]
+fn nothing_changes_the_model_between_the_copies_of_a_sharded_fit_and_its_passes() {
+    let ((x, y), (other_x, other_y)) = (rows(40, 5), rows(10, 6));
+    let batch = (&dense(&x), Targets::Values(&y), None);
+    let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
+    let change = std::sync::Mutex::new(None);
+    let orders = std::iter::once_with(|| {
+        let changed = model.write(Here, "partial_fit", Work::Batch, |e| {
+            let other = (&dense(&other_x), Targets::Values(&other_y));
+            Ok(e.partial_fit(other.0, other.1, Presentation::default())?)
+        });
+        *change.lock().unwrap() = Some(changed);
+        Ok(None)
+    });
+    fit_sharded((&model, Here), 2, batch, orders, never).unwrap();
+    let change = change.into_inner().unwrap();
+    assert!(
+        matches!(&change, Some(Err(HostError::Internal(m))) if m.contains("from inside")),
+        "{change:?}"
+    );
+    assert_eq!(moments_of(&model), one_pass_in_two_shards(batch.0, batch.1));
 }
 
 /// Ctrl-C during a pass whose other shard meets a bad row: the interrupt is the error, as for
@@ -187,19 +219,34 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
 fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
     let (mut x, y) = rows(40, 5);
     x[30 * N_FEATURES] = f64::NAN;
-    let repeats = [1_000_000u32; 40];
+    assert_interrupted_in_two_shards(&x, &y, &[1_000_000u32; 40]);
+}
+
+/// A fit of `x` in two shards (row `i` `repeats[i]` times) whose check always fails: the fit
+/// ends with the interrupt, the model as it was.
+fn assert_interrupted_in_two_shards(x: &[f64], y: &[f64], repeats: &[u32]) {
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
-    let batch = (&dense(&x), Targets::Values(&y), Some(&repeats[..]));
+    let batch = (&dense(x), Targets::Values(y), Some(repeats));
     let interrupted = || Err(HostError::Raised("interrupted"));
     let fitted = fit_sharded((&model, Here), 2, batch, [Ok(None)], interrupted);
     assert!(
         matches!(fitted, Err(HostError::Raised("interrupted"))),
         "{fitted:?}"
     );
-    let learned = model
-        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
-        .unwrap();
+    let learned = moments_of(&model);
     assert_eq!(learned, moments(&estimator("binary")));
+}
+
+/// Ctrl-C while the calling thread, its own shard learned at once, waits for another that
+/// presents a row 2³² − 1 times: it keeps asking the check while it waits, so the fit ends with
+/// the interrupt and the model as it was (it asked no more after its shard: the fit ran for
+/// hours).
+#[test]
+fn the_calling_thread_asks_the_check_while_it_waits_for_a_slower_shard() {
+    let (x, y) = rows(40, 5);
+    let mut repeats = [1u32; 40];
+    repeats[39] = u32::MAX;
+    assert_interrupted_in_two_shards(&x, &y, &repeats);
 }
 
 #[test]
@@ -225,9 +272,7 @@ fn a_file_is_learned_as_its_rows_are_and_errors_name_the_file_and_line() {
     by_hand
         .partial_fit(&dense(&x), Targets::Classes(&classes_of_rows), all)
         .unwrap();
-    let learned = model
-        .read(Here, "read", Work::Quick, |e| Ok(moments(e)))
-        .unwrap();
+    let learned = moments_of(&model);
     assert_eq!(learned, moments(&by_hand));
     std::fs::write(&path, "2 1:0.5\n7 2:1\n").unwrap();
     let failed = learn_file((&model, Here), file, N_FEATURES, classes, never);

@@ -41,6 +41,7 @@ pub mod state;
 mod state_props;
 #[cfg(test)]
 mod test_rng;
+pub(crate) mod threads;
 
 #[cfg(feature = "python")]
 mod python;
@@ -52,34 +53,14 @@ pub(crate) fn available_cores() -> usize {
     *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
-/// `here()` on this thread while `there()` runs on a second one; `there()` on this thread after
-/// `here()` when the system refuses the thread (at its limit on threads or memory), which only
-/// takes longer. A panic of either is resumed here.
+/// `here()` on this thread while `there()` runs on a second one (on this one after `here()`
+/// when the system refuses the thread, [`threads::spawn_or_keep`]). A panic of either is
+/// resumed here.
 pub(crate) fn on_two_threads(here: impl FnOnce(), there: impl FnOnce() + Send) {
-    // `there` waits in a slot that the second thread empties, or this one if it never started.
-    let slot = std::sync::Mutex::new(Some(there));
-    let run = || {
-        let there = slot
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .take();
-        if let Some(there) = there {
-            there();
-        }
-    };
     std::thread::scope(|scope| {
-        let second = std::thread::Builder::new().spawn_scoped(scope, run);
+        let second = threads::spawn_or_keep(scope, there);
         here();
-        match second {
-            Ok(second) => {
-                if let Err(panic) = second.join() {
-                    std::panic::resume_unwind(panic);
-                }
-            }
-            Err(_) => {
-                run();
-            }
-        }
+        second.join();
     });
 }
 

@@ -366,7 +366,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             presentation.check_shapes(x, n_features, targets.len())?;
             // Bad rows are reported before bad targets, as when the rows are validated first.
             self.check_targets(targets)
-                .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))?;
+                .map_err(|error| x.refusal(n_features, error))?;
             let (all, stop) = (0..x.n_rows(), presentation.stop);
             learn_validated_in_turn(x, all, n_features, chunk_rows(x), stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));

@@ -14,14 +14,14 @@
 //! [`merge::merge`].
 
 use std::ops::Range;
-use std::sync::{Mutex, PoisonError};
-use std::thread;
 
 use crate::covariance::{Coordinate, CovarianceKind, Gaussian};
 use crate::data::{chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{Estimator, Model, Targets};
+use crate::interrupt::SIGNAL_POLL;
 use crate::merge::{self, Method};
+use crate::threads::spawn_or_keep;
 
 /// The copies of a model that a sharded fit trains, made once and refreshed each pass.
 pub struct ShardedFit {
@@ -119,11 +119,14 @@ impl ShardedFit {
         if order.is_some() {
             // The shards' rows are scattered: validate all of them first, a range per thread.
             let ranges = split(n, parts.len());
-            in_parallel(&mut vec![(); ranges.len()], &ranges, |_, rows| {
-                x.validate_rows(rows, n_features)
-            })?;
+            in_parallel(
+                &mut vec![(); ranges.len()],
+                &ranges,
+                |_, rows| x.validate_rows(rows, n_features),
+                None,
+            )?;
         }
-        in_parallel(shards, &parts, learn)?;
+        in_parallel(shards, &parts, learn, stop)?;
         if stopped() {
             return Ok(false);
         }
@@ -184,15 +187,20 @@ fn copy_tables(model: &Estimator, shard: &mut Estimator, threads: usize) {
         work.iter_mut().zip(copies).for_each(|(w, c)| w.push(c));
     }
     // Cannot fail: a copy never does.
-    let _ = in_parallel(&mut work, &ranges, |copies, _| {
-        for copy in copies.iter_mut() {
-            match copy {
-                Copy::Diagonal(from, to) => to.copy_from_slice(from),
-                Copy::Identity(from, to) => to.copy_from_slice(from),
+    let _ = in_parallel(
+        &mut work,
+        &ranges,
+        |copies, _| {
+            for copy in copies.iter_mut() {
+                match copy {
+                    Copy::Diagonal(from, to) => to.copy_from_slice(from),
+                    Copy::Identity(from, to) => to.copy_from_slice(from),
+                }
             }
-        }
-        Ok(())
-    });
+            Ok(())
+        },
+        None,
+    );
 }
 
 /// One range of one class's table, to copy.
@@ -215,10 +223,15 @@ fn pieces(n_coordinates: usize, threads: usize) -> usize {
 fn copy_in_parallel<T: Send>(slots: &mut [T], copy: impl Fn(&mut T) + Sync) {
     let parts = vec![0..0; slots.len()];
     // Cannot fail: a copy never does.
-    let _ = in_parallel(slots, &parts, |slot, _| {
-        copy(slot);
-        Ok(())
-    });
+    let _ = in_parallel(
+        slots,
+        &parts,
+        |slot, _| {
+            copy(slot);
+            Ok(())
+        },
+        None,
+    );
 }
 
 /// `0..n` in `k` contiguous parts as `numpy.array_split` makes them (the first `n % k` one
@@ -238,39 +251,34 @@ fn split(n: usize, k: usize) -> Vec<Range<usize>> {
 }
 
 /// `f(item k, part k)` for every k, the first on this thread and the rest on their own; the
-/// first error in part order. An item whose thread the system refuses (at its limit on threads
-/// or memory) runs on this thread, after the first: the items are independent, so the results
-/// are the same.
+/// first error in part order. An item whose thread the system refuses runs on this thread, in
+/// its turn ([`spawn_or_keep`]): the items are independent, so the results are the same. With
+/// `stop`, this thread keeps asking it every [`SIGNAL_POLL`] while it waits for the others
+/// (only this thread asks the caller's check, and the others stop on what it finds: a shard
+/// learned here early must not leave Ctrl-C unheard until the slowest one ends).
 fn in_parallel<T: Send>(
     items: &mut [T],
     parts: &[Range<usize>],
     f: impl Fn(&mut T, Range<usize>) -> Result<(), CwError> + Sync,
+    stop: Option<Stop>,
 ) -> Result<(), CwError> {
-    // Each item in a slot that its thread empties, or this one where that thread never started.
-    let slots = (items.iter_mut().zip(parts.iter().cloned()))
-        .map(|work| Mutex::new(Some(work)))
-        .collect::<Vec<_>>();
-    let run = |slot: &Mutex<Option<(&mut T, Range<usize>)>>| {
-        let work = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
-        work.map_or(Ok(()), |(item, part)| f(item, part))
-    };
-    let Some((first, others)) = slots.split_first() else {
+    let mut work = items.iter_mut().zip(parts.iter().cloned());
+    let Some((first, first_part)) = work.next() else {
         return Ok(());
     };
+    let f = &f;
     std::thread::scope(|scope| {
-        let threads = others
-            .iter()
-            .map(|slot| thread::Builder::new().spawn_scoped(scope, || run(slot)))
+        let others = work
+            .map(|(item, part)| spawn_or_keep(scope, move || f(item, part)))
             .collect::<Vec<_>>();
-        let mut results = vec![run(first)];
-        for (slot, thread) in others.iter().zip(threads) {
-            results.push(match thread {
-                Ok(handle) => handle
-                    .join()
-                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic)),
-                Err(_) => run(slot),
-            });
-        }
+        let mut results = vec![f(first, first_part)];
+        results.extend(others.into_iter().map(|other| match stop {
+            // Asked for what it does here: the check whose answer stops the other threads.
+            Some(stop) => other.join_polling(SIGNAL_POLL, || {
+                (stop.0)();
+            }),
+            None => other.join(),
+        }));
         results.into_iter().collect()
     })
 }
@@ -372,13 +380,18 @@ fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<boo
             tables.push(piece);
         }
     }
-    in_parallel(&mut work, &ranges, |(tables, failure), range| {
-        *failure = tables.iter_mut().enumerate().find_map(|(class, tables)| {
-            let failed = tables.merge(method, &weights).err();
-            failed.map(|(j, error)| ((class, range.start + j), error))
-        });
-        Ok(())
-    })?;
+    in_parallel(
+        &mut work,
+        &ranges,
+        |(tables, failure), range| {
+            *failure = tables.iter_mut().enumerate().find_map(|(class, tables)| {
+                let failed = tables.merge(method, &weights).err();
+                failed.map(|(j, error)| ((class, range.start + j), error))
+            });
+            Ok(())
+        },
+        None,
+    )?;
     // The first failure in the order of a merge class by class, coordinate by coordinate.
     let failures = work.into_iter().filter_map(|(_, failure)| failure);
     if let Some((_, error)) = failures.min_by_key(|(at, _)| *at) {

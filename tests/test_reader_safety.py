@@ -20,6 +20,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_svmlight_file
 
 import cwrs
+from cwrs._svmlight import zero_based_file
 
 POSIX = pytest.mark.skipif(os.name != "posix", reason="FIFOs, signals and fork are POSIX")
 
@@ -295,6 +296,34 @@ def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
     assert out.splitlines() == ["interrupted True"] * 2
 
 
+@POSIX
+def test_ctrl_c_interrupts_a_sharded_fit_waiting_for_a_slower_shard():
+    """fit(n_jobs=2) whose second shard presents a row 2**32-1 times, the first learned at once:
+    the calling thread (the only one that runs Python's signal handlers) keeps asking for Ctrl-C
+    while it waits for the other shard, so SIGINT ends the fit with KeyboardInterrupt and the
+    estimator as it was (it had waited for the slow shard: hours)."""
+    out = run_script("""
+        import signal, threading, numpy as np, cwrs
+        rng = np.random.RandomState(0)
+        X = rng.randn(30, 4)
+        y = np.arange(30) % 2
+        for shuffle in (False, True):
+            est = cwrs.AROW(n_jobs=2, n_iter=1, shuffle=shuffle, random_state=0).fit(X, y)
+            before = repr(est.__getstate__())
+            weights = np.ones(30)
+            order = np.random.RandomState(0).permutation(30) if shuffle else np.arange(30)
+            weights[order[-1]] = 2**32 - 1  # the last row of the second shard's part
+            threading.Timer(0.2, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT)).start()
+            try:
+                est.fit(X, y, sample_weight=weights)
+                print("finished")
+            except KeyboardInterrupt:
+                print("interrupted", repr(est.__getstate__()) == before)
+    """)
+    assert out.splitlines() == ["interrupted True"] * 2
+
+
 # --------------------------------------------------------------- reading what users have
 COMPRESSORS = {"gz": gzip.compress, "bz2": bz2.compress, "xz": lzma.compress}
 
@@ -343,6 +372,10 @@ def test_auto_in_the_streaming_functions_means_what_scikit_learn_means(tmp_path)
     zero.write_text("1 qid:0 1:1 # 0:1\n" * 30 + "-1 0:2 00:3\n".replace(" 00:3", " 3:3"))
     one = tmp_path / "one.libsvm"
     one.write_text("0 1:1 # 0:1\n-1 2:2 10:1\n")
+    # The CLI's answer for "auto" (the scan alone, nothing parsed).
+    assert [zero_based_file(path, "auto") for path in (zero, one)] == [True, False]
+    with pytest.raises(FileNotFoundError, match="missing.libsvm"):
+        zero_based_file(tmp_path / "missing.libsvm", "auto")
     for path in (zero, one):
         X, y = load_svmlight_file(str(path))
         chunks = list(cwrs.iter_svmlight(path, chunk_rows=7, zero_based="auto",

@@ -304,7 +304,7 @@ class Estimator(HyperParameters):
         check_feature_names(type(self).__name__, self.__dict__.get("feature_names_in_"), X)
         matrix, n_rows, n_features = check_X(X)
         self._check_n_features(n_features)
-        return mapped_rows(matrix, n_rows, self._feature_map)
+        return mapped_rows(matrix, n_rows, self._feature_map, scanned=True)
 
     def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
         """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`); returns
@@ -542,7 +542,7 @@ class Classifier(Estimator):
         classes = classes_of(y)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
-        matrix = mapped_rows(matrix, n_rows, feature_map)
+        matrix = mapped_rows(matrix, n_rows, feature_map, scanned=False)
         model = self._fit_passes(model, matrix, targets, sample_weight, n_rows)
         self._install(
             _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
@@ -593,7 +593,7 @@ class Classifier(Estimator):
                 )
             self._check_n_features(n_features, n_features_in)
         targets = self._targets(model, y, known)
-        matrix = mapped_rows(matrix, n_rows, feature_map)
+        matrix = mapped_rows(matrix, n_rows, feature_map, scanned=True)
         model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
         if first_call:
             self._install(

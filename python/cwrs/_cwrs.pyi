@@ -23,6 +23,7 @@ __all__ = [
     "merge",
     "learn_svmlight",
     "SvmlightChunks",
+    "svmlight_zero_based",
     "RULE_NAMES",
     "rule_table",
 ]
@@ -87,6 +88,7 @@ def learn_svmlight(
     zero_based: bool = False,
     chunk_rows: int = 10_000,
 ) -> None: ...
+def svmlight_zero_based(path: str | os.PathLike[str]) -> bool: ...
 @final
 class SvmlightChunks:
     def __new__(

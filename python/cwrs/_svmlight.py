@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterator, Literal, Optional, Union
 import numpy as np
 import numpy.typing as npt
 
-from ._cwrs import SvmlightChunks
+from ._cwrs import SvmlightChunks, svmlight_zero_based
 
 if TYPE_CHECKING:
     from ._cwrs import _Chunk
@@ -150,8 +150,7 @@ def zero_based_file(path: Union[str, os.PathLike[str]], zero_based: Any) -> bool
     base = _index_base(zero_based)
     if base is not None:
         return base
-    # "auto": the scan that opening the file in chunks makes first (their first rows unused).
-    return SvmlightChunks(os.fspath(path), None, 1).zero_based
+    return svmlight_zero_based(os.fspath(path))
 
 
 def _line_chunks(

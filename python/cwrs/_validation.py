@@ -200,12 +200,16 @@ def canonical_csr(matrix, n_rows):
     return check_X(X)[0]
 
 
-def mapped_rows(matrix, n_rows, feature_map):
-    """The rows as the model sees them: through the feature map, if any (from the canonical form
-    of a CSR matrix that `fit` passed unscanned)."""
+def mapped_rows(matrix, n_rows, feature_map, scanned):
+    """The rows as the model sees them: through the feature map, if any. `scanned`: `matrix` is
+    from `check_X` with its scan, so a CSR matrix is canonical already; else (`fit`'s) it is
+    mapped from its canonical form, which a fresh SciPy matrix of its arrays tells (an O(nnz)
+    scan, as it never has the cached flag)."""
     if feature_map is None:
         return matrix
-    return feature_map.transform(canonical_csr(matrix, n_rows) or matrix, n_rows)
+    if not scanned:
+        matrix = canonical_csr(matrix, n_rows) or matrix
+    return feature_map.transform(matrix, n_rows)
 
 
 def learned_in_canonical_form(learn, matrix, n_rows):

@@ -8,6 +8,7 @@ pub mod libsvm;
 use std::ops::Range;
 
 use crate::error::CwError;
+use crate::threads::{spawn_or_keep, Spawned};
 
 /// A sparse index type as found in SciPy CSR matrices.
 pub trait SparseIndex: Copy + PartialOrd + Send + Sync + std::fmt::Display {
@@ -372,6 +373,15 @@ impl<'a> Matrix<'a> {
         }
     }
 
+    /// The error that refuses this batch when a part of its checks (a chunk of its rows, or its
+    /// targets) gave `error`: the error of the whole batch's validation (which checks every
+    /// row's indices before the values) if it has one, else `error`. So a batch is refused with
+    /// the same error however it is validated, and bad rows before bad targets.
+    pub fn refusal(&self, n_features: usize, error: CwError) -> CwError {
+        let whole = self.validate_rows(0..self.n_rows(), n_features);
+        whole.err().unwrap_or(error)
+    }
+
     /// Stored entries: all of them for a dense matrix.
     pub fn n_entries(&self) -> usize {
         match *self {
@@ -470,7 +480,7 @@ pub fn learn_validated_ahead(
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
     let (sender, receiver) = std::sync::mpsc::channel();
     std::thread::scope(|scope| {
-        let ahead = std::thread::Builder::new().spawn_scoped(scope, move || {
+        let ahead = spawn_or_keep(scope, move || {
             for start in (0..n).step_by(chunk_rows) {
                 let rows = start..n.min(start + chunk_rows);
                 let checked = validate_chunk(x, rows.clone(), n_features).map(|()| rows);
@@ -481,7 +491,7 @@ pub fn learn_validated_ahead(
                 }
             }
         });
-        if ahead.is_err() {
+        if let Spawned::Refused(_) = ahead {
             return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, None, |rows| {
                 learn(rows);
                 Ok(())
@@ -528,12 +538,10 @@ pub fn learn_validated_in_turn(
     Ok(())
 }
 
-/// [`Matrix::validate_rows`] on a chunk of the rows; if it refuses them, the error of the whole
-/// batch's validation (which checks every row's indices before the values), so that a batch
-/// is refused with the same error however it is validated.
+/// [`Matrix::validate_rows`] on a chunk of the rows, refused as a batch ([`Matrix::refusal`]).
 fn validate_chunk(x: &Matrix, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
     x.validate_rows(rows, n_features)
-        .or_else(|error| x.validate_rows(0..x.n_rows(), n_features).and(Err(error)))
+        .map_err(|error| x.refusal(n_features, error))
 }
 
 /// The model's coordinates: the user's `n_features` features, then the constant bias feature 1

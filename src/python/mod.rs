@@ -35,7 +35,7 @@ mod _cwrs {
     #[pymodule_export]
     use super::model::{merge, Model};
     #[pymodule_export]
-    use super::svmlight::{learn_svmlight, SvmlightChunks};
+    use super::svmlight::{learn_svmlight, svmlight_zero_based, SvmlightChunks};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {

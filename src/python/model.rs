@@ -257,7 +257,8 @@ methods_and_attributes! {
     }
 
     /// `fit`'s passes on `n_jobs` threads (see `crate::calls::fit_sharded`): one pass per row
-    /// order of the iterable `orders` (None: the stored order).
+    /// order of the iterable `orders` (None: the stored order), each drawn with the GIL taken
+    /// back, from inside the fit's hold on the model.
     #[pyo3(signature = (x, y, orders, n_jobs, repeats=None))]
     fn fit_sharded(
         &self,
@@ -272,7 +273,10 @@ methods_and_attributes! {
         let targets = targets(y, &mut classes)?;
         let batch = (&x, targets, repeats.map(vector).transpose()?);
         let order = |o: Object| (!o.is_none()).then(|| indices(&o, "row order")).transpose();
-        let orders = orders.try_iter()?.map(|o| order(o?));
+        let orders = orders.try_iter()?.unbind();
+        let orders = std::iter::from_fn(|| {
+            Python::attach(|py| orders.bind(py).clone().next().map(|o| o.and_then(order)))
+        });
         calls::fit_sharded((&self.estimator, py), n_jobs, batch, orders, check_signals)
     }
 }

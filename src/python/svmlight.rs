@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use super::check_signals;
 use super::convert::state_to_dict;
 use super::model::Model;
-use crate::data::libsvm::{stream_file, FileChunks, IndexBase};
+use crate::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase};
 
 /// Learns the LIBSVM file `path` into `model` for `cwrs.dask`'s streamed partitions, as
 /// `crate::calls::learn_file` says: not all or nothing, so learn into a copy.
@@ -32,6 +32,15 @@ pub(super) fn learn_svmlight(
         (path.as_path(), zero_based, chunk_rows),
     );
     crate::calls::learn_file(model, file, n_features, classes, check_signals)
+}
+
+/// Whether `zero_based="auto"` reads the LIBSVM file `path` as zero-based (an index 0 occurs):
+/// a scan on a background thread that parses nothing, waited for as `SvmlightChunks` is.
+#[pyfunction]
+pub(super) fn svmlight_zero_based(py: Python, path: PathBuf) -> PyResult<bool> {
+    let names = ("_cwrs", "svmlight_zero_based");
+    let base = auto_index_base(path)?.wait(py, names, check_signals)?;
+    Ok(base == IndexBase::Zero)
 }
 
 /// Iterates over a file in chunks of up to `chunk_rows` rows (None: the whole file as one

@@ -111,6 +111,15 @@ pub fn stream_file(
     })
 }
 
+/// Whether scikit-learn's "auto" reads the file at `path` as zero-based, found on a thread of
+/// its own as [`stream_file`] opens a file ([`resolve_base`]: a scan for an index 0 that parses
+/// nothing, and nothing parsed after it).
+pub fn auto_index_base(path: PathBuf) -> std::io::Result<Pending<IndexBase>> {
+    spawn(move |report| {
+        report.send(resolve_base(&path, None, &report.cancel).map_err(|e| in_file(&path, e)));
+    })
+}
+
 /// A source that fails once `cancel` is set: how an abandoned reading thread stops.
 struct Cancellable<R> {
     source: R,

@@ -23,7 +23,7 @@ mod stream;
 use std::io::Read;
 
 pub use compressed::decompressed;
-pub use file::{stream_file, FileChunks, Outcome, Pending};
+pub use file::{auto_index_base, stream_file, FileChunks, Outcome, Pending};
 pub use index_base::has_index_zero;
 pub use reader::Reader;
 pub use stream::{for_each_chunk, ChunkStream};
