@@ -240,6 +240,37 @@ fn bad_targets_and_a_bad_row_give_the_rows_error_as_when_validating_first() {
     }
 }
 
+/// The same with a batch that a second core validates ahead (when there is one), and in a
+/// sharded pass: the rows' error too, not the targets'.
+#[test]
+fn bad_targets_and_a_bad_row_give_the_rows_error_validated_ahead_and_sharded() {
+    use crate::online::VALIDATION_CHUNK;
+    use crate::sharded::ShardedFit;
+    let n_rows = 2 * VALIDATION_CHUNK + 100;
+    let mut batch = Batch::of(n_rows).spoiled(|b, p| b.values[p] = f64::NAN, n_rows - 2);
+    batch.signs[5] = 0.5;
+    batch.classes[5] = 7;
+    let rows_error = batch
+        .matrix()
+        .validate_rows(0..n_rows, N_FEATURES)
+        .unwrap_err();
+    for config in configs() {
+        let mut fresh = Estimator::new(config.clone(), None).unwrap();
+        let mut validating = not_fresh(&mut fresh);
+        let targets = batch.targets(&fresh);
+        for model in [&mut fresh, &mut validating] {
+            let refused = model.partial_fit(&batch.matrix(), targets, Presentation::default());
+            assert_eq!(refused, Err(rows_error.clone()), "{config:?}");
+        }
+        // (Process noise "auto" cannot be merged, so not sharded.)
+        let Ok(mut fit) = ShardedFit::new(&validating, 2) else {
+            continue;
+        };
+        let refused = fit.pass(&mut validating, &batch.matrix(), targets, None, None, None);
+        assert_eq!(refused, Err(rows_error.clone()), "sharded: {config:?}");
+    }
+}
+
 #[test]
 fn learning_one_row_or_being_restored_or_changed_in_place_ends_freshness() {
     let batch = Batch::new();

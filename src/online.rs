@@ -349,7 +349,9 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let n_features = self.n_features();
         if validate_ahead(x, &presentation, self.n_values()) {
             presentation.check_shapes(x, n_features, targets.len())?;
-            self.check_targets(targets)?;
+            // Bad rows are reported before bad targets, as when the rows are validated first.
+            self.check_targets(targets)
+                .map_err(|error| x.refusal(n_features, error))?;
             // A late error must leave the model as it was: keep a copy to restore.
             let before = undoable.then(|| self.clone());
             let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
@@ -402,6 +404,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     ) -> Result<(), CwError> {
         presentation.check_shapes(x, self.n_features(), targets.len())?;
         self.check_targets(targets)
+            .map_err(|error| x.refusal(self.n_features(), error))
     }
 
     /// Learns a batch that [`Online::check_batch`] accepted and whose rows are valid: the
