@@ -1,6 +1,6 @@
 //! The crate's own exp, for the RBF kernel's values (docs/design.md §3.4.1): arithmetic only
 //! (fused multiply-adds and integer bit operations, no table), so that a loop over a slice
-//! vectorizes, and every build — portable, AVX2, AVX-512 ([`crate::simd::exp_in_place`]) —
+//! vectorizes, and every build — portable, AVX2, AVX-512 ([`crate::simd::rbf_in_place`]) —
 //! computes the same operations and gives the same bits. Within 1 ulp of the correctly rounded
 //! value, subnormal results included (`exp_tests.rs` checks it against a double-double
 //! reference); glibc's `exp`, one value per call, was a third of kernel prediction's time.

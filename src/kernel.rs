@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use crate::data::Matrix;
 use crate::error::CwError;
-use crate::simd::exp_in_place;
+use crate::simd::rbf_in_place;
 
 /// A kernel k(x, z) that the crate cannot evaluate itself (a Python callable): it is asked for
 /// the values of whole row sets at once. The row sets are [`Matrix`] views, dense or CSR, each
@@ -111,7 +111,7 @@ impl Kernel {
             Kernel::Rbf { .. } => 1.0,
             _ => {
                 let mut k = [xx];
-                self.values(xx, [xx], &mut k);
+                self.values(xx, &[xx], &mut k);
                 k[0]
             }
         }
@@ -119,24 +119,13 @@ impl Kernel {
 
     /// k_p ← k(x, z_p) for a row of values at once, from k_p = x·z_p, ‖x‖² = `xx` and the
     /// squared norms ‖z_p‖² in `zz` (a built-in kernel: the dual form evaluates a custom one by
-    /// rows). The RBF kernel's exp is the crate's own, over the whole row at once
-    /// ([`exp_in_place`]): learning, one-row and blocked prediction give the same bits.
-    pub(crate) fn values(&self, xx: f64, zz: impl IntoIterator<Item = f64>, k: &mut [f64]) {
+    /// rows). The RBF kernel's values are computed in the widest vector build
+    /// ([`rbf_in_place`], with the crate's own exp): learning, one-row and blocked prediction
+    /// give the same bits.
+    pub(crate) fn values(&self, xx: f64, zz: &[f64], k: &mut [f64]) {
         match *self {
             Kernel::Linear => {}
-            Kernel::Rbf { gamma } => {
-                for (k, zz) in k.iter_mut().zip(zz) {
-                    let distance = xx + zz - 2.0 * *k;
-                    // ∞ − ∞: one norm overflowed (the other, a support row's, cannot), so x
-                    // and z are infinitely far apart.
-                    *k = if distance.is_nan() {
-                        f64::NEG_INFINITY
-                    } else {
-                        -gamma * distance.max(0.0)
-                    };
-                }
-                exp_in_place(k);
-            }
+            Kernel::Rbf { gamma } => rbf_in_place(k, xx, zz, gamma),
             Kernel::Poly {
                 gamma,
                 degree,
@@ -149,4 +138,22 @@ impl Kernel {
             Kernel::Custom(_) => unreachable!("a custom kernel is evaluated by rows"),
         }
     }
+}
+
+/// k_p ← exp(−γ‖x − z_p‖²) from k_p = x·z_p, ‖x‖² = `xx` and ‖z_p‖² = `zz[p]`: the distance
+/// from the inner product and the norms, then the crate's exp over the row. Inlined into each
+/// vector build of [`crate::simd::rbf_in_place`], where both loops vectorize.
+#[inline(always)]
+pub(crate) fn rbf_in_place_portable(k: &mut [f64], xx: f64, zz: &[f64], gamma: f64) {
+    for (k, &zz) in k.iter_mut().zip(zz) {
+        let distance = xx + zz - 2.0 * *k;
+        // ∞ − ∞: one norm overflowed (the other, a support row's, cannot), so x and z are
+        // infinitely far apart.
+        *k = if distance.is_nan() {
+            f64::NEG_INFINITY
+        } else {
+            -gamma * distance.max(0.0)
+        };
+    }
+    crate::exp::exp_in_place_portable(k);
 }

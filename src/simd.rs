@@ -107,8 +107,8 @@ macro_rules! vector_build {
         }
 
         #[target_feature(enable = $feature)]
-        pub fn exp_in_place(values: &mut [f64]) {
-            crate::exp::exp_in_place_portable(values);
+        pub fn rbf_in_place(k: &mut [f64], xx: f64, zz: &[f64], gamma: f64) {
+            crate::kernel::rbf_in_place_portable(k, xx, zz, gamma);
         }
 
         #[target_feature(enable = $feature)]
@@ -467,10 +467,11 @@ pub(crate) fn dot_block(rows: &[f64], support: &[f64], len: usize, out: &mut [f6
     dot_block_portable(rows, support, len, out, stride);
 }
 
-/// Every value v ← exp(v), the crate's own ([`crate::exp`]): the same bits at every width.
-pub(crate) fn exp_in_place(values: &mut [f64]) {
-    widest!(exp_in_place(values));
-    crate::exp::exp_in_place_portable(values);
+/// The RBF kernel's values from inner products and squared norms, with the crate's own exp
+/// ([`crate::kernel::rbf_in_place_portable`]): the same bits at every width.
+pub(crate) fn rbf_in_place(k: &mut [f64], xx: f64, zz: &[f64], gamma: f64) {
+    widest!(rbf_in_place(k, xx, zz, gamma));
+    crate::kernel::rbf_in_place_portable(k, xx, zz, gamma);
 }
 
 /// Dual form: `out[i]` = k_iᵀMk_i for the vectors k_i in `k` (`n` values each, one per value of

@@ -112,24 +112,32 @@ macro_rules! width_matches_the_portable_build {
                 assert_eq!(vector.to_bits(), portable.to_bits());
                 assert_eq!(bits(&y_vector), bits(&y_portable));
             }
+            // With ‖x‖² = ‖z‖² = 0 and γ = 1 the exponent is 2·k_p, so k_p = x/2 asks for
+            // exp(x): the exp's range, its edges, a negative distance (clamped to 0), NaN.
             let mut next = crate::test_rng::uniform(0xE4B);
-            let mut x: Vec<f64> = (0..1003).map(|_| 750.0 * next() - 720.0).collect();
-            x.extend([
+            let mut k: Vec<f64> = (0..1003).map(|_| (750.0 * next() - 720.0) / 2.0).collect();
+            k.extend([
                 0.0,
                 -0.0,
-                -745.2,
+                -372.6,
                 f64::NEG_INFINITY,
                 f64::NAN,
-                800.0,
+                400.0,
                 f64::INFINITY,
             ]);
-            for len in [0, 1, 7, 8, 9, x.len()] {
-                let (mut vector, mut portable) = (x[..len].to_vec(), x[..len].to_vec());
+            let zz = vec![0.0; k.len()];
+            for len in [0, 1, 7, 8, 9, k.len()] {
+                let (mut vector, mut portable) = (k[..len].to_vec(), k[..len].to_vec());
                 // SAFETY: as above.
-                unsafe { $build::exp_in_place(&mut vector) };
-                crate::exp::exp_in_place_portable(&mut portable);
+                unsafe { $build::rbf_in_place(&mut vector, 0.0, &zz[..len], 1.0) };
+                crate::kernel::rbf_in_place_portable(&mut portable, 0.0, &zz[..len], 1.0);
                 assert_eq!(bits(&vector), bits(&portable));
             }
+            // An overflowed ‖x‖²: ∞ − ∞ is infinitely far, k = 0.
+            let mut overflowed = [f64::INFINITY; 9];
+            // SAFETY: as above.
+            unsafe { $build::rbf_in_place(&mut overflowed, f64::INFINITY, &[1.0; 9], 0.5) };
+            assert_eq!(overflowed, [0.0; 9]);
             for n in [1, 2, 3, 8, 9, 17, 40] {
                 let packed = values(n * (n + 1) / 2, 7 + n as u64);
                 let k = values(n * 5, 11 + n as u64);

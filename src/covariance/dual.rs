@@ -267,17 +267,21 @@ impl DualGaussian {
 
     /// Fills `k` with k_S(x) (+ bias) for a built-in kernel and returns (κ, ‖x‖²).
     fn kernel_row(&self, kernel: &Kernel, row: &Row, k: &mut Vec<f64>) -> (f64, f64) {
-        let xx = row.squared_norm();
+        let (xx, m) = (row.squared_norm(), self.support.len());
         k.clear();
         k.extend(self.support.iter().map(|s| s.dot(row)));
-        self.kernel_values(kernel, xx, k);
+        // The squared norms after the inner products: the kernel values read them as one array.
+        k.extend(self.support.iter().map(|s| s.norm2));
+        let (dots, norms) = k.split_at_mut(m);
+        self.kernel_values(kernel, xx, norms, dots);
+        k.truncate(m);
         (kernel.self_similarity(xx) + self.bias(), xx)
     }
 
-    /// k_p ← k(x, s_p) + bias from k_p = x·s_p and ‖x‖² = `xx` (a built-in kernel), for every
-    /// support row s_p: learning and both ways of predicting.
-    fn kernel_values(&self, kernel: &Kernel, xx: f64, k: &mut [f64]) {
-        kernel.values(xx, self.support.iter().map(|s| s.norm2), k);
+    /// k_p ← k(x, s_p) + bias from k_p = x·s_p, ‖x‖² = `xx` and ‖s_p‖² = `norms[p]` (a built-in
+    /// kernel), for every support row s_p: learning and both ways of predicting.
+    fn kernel_values(&self, kernel: &Kernel, xx: f64, norms: &[f64], k: &mut [f64]) {
+        kernel.values(xx, norms, k);
         let bias = self.bias();
         k.iter_mut().for_each(|k| *k += bias);
     }

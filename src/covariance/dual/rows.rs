@@ -36,6 +36,8 @@ const PARALLEL_WORK: usize = 1 << 22;
 pub(super) struct Layout {
     n_support: usize,
     n_features: usize,
+    /// ‖s_p‖² of the support rows, in the order of S.
+    norms: Vec<f64>,
     dense: Vec<f64>,
     /// The places in S of the packed rows; `all_dense` when they are all of S, in order.
     dense_places: Vec<usize>,
@@ -72,6 +74,7 @@ impl Layout {
         Layout {
             n_support: support.len(),
             n_features,
+            norms: support.iter().map(|s| s.norm2).collect(),
             all_dense: dense_places.len() == support.len(),
             dense,
             dense_places,
@@ -219,7 +222,8 @@ impl DualGaussian {
         work.kappas.clear();
         for (offset, i) in rows.enumerate() {
             let xx = x.row(i).squared_norm();
-            self.kernel_values(&self.kernel, xx, &mut work.k[offset * m..(offset + 1) * m]);
+            let k = &mut work.k[offset * m..(offset + 1) * m];
+            self.kernel_values(&self.kernel, xx, &layout.norms, k);
             work.kappas
                 .push(self.kernel.self_similarity(xx) + self.bias());
         }

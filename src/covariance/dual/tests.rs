@@ -528,7 +528,7 @@ impl KernelFunction for RowsRbf {
                 z.for_each(|j, v| dot = v.mul_add(x[j], dot));
                 let (xx, zz) = (rows.row(i).squared_norm(), z.squared_norm());
                 let mut k = [dot];
-                kernel.values(xx, [zz], &mut k);
+                kernel.values(xx, &[zz], &mut k);
                 out[i * m + p] = k[0];
             }
         }
