@@ -348,10 +348,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     ) -> Result<(), CwError> {
         let n_features = self.n_features();
         if validate_ahead(x, &presentation, self.n_values()) {
-            presentation.check_shapes(x, n_features, targets.len())?;
-            // Bad rows are reported before bad targets, as when the rows are validated first.
-            self.check_targets(targets)
-                .map_err(|error| x.refusal(n_features, error))?;
+            self.check_batch(x, targets, &presentation)?;
             // A late error must leave the model as it was: keep a copy to restore.
             let before = undoable.then(|| self.clone());
             let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
@@ -365,10 +362,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             return learned;
         }
         if !undoable && presentation.order.is_none() {
-            presentation.check_shapes(x, n_features, targets.len())?;
-            // Bad rows are reported before bad targets, as when the rows are validated first.
-            self.check_targets(targets)
-                .map_err(|error| x.refusal(n_features, error))?;
+            self.check_batch(x, targets, &presentation)?;
             let (all, stop) = (0..x.n_rows(), presentation.stop);
             learn_validated_in_turn(x, all, n_features, chunk_rows(x), stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
@@ -395,7 +389,9 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     }
 
     /// Checks a batch as [`Online::partial_fit`] does, except the contents of the rows, which
-    /// the caller validates ([`Matrix::validate_rows`]) before [`Online::learn_checked`].
+    /// the caller validates ([`Matrix::validate_rows`]) before [`Online::learn_checked`] (or
+    /// while it learns them). Bad rows are reported before bad targets, as when the rows are
+    /// validated first.
     pub(crate) fn check_batch(
         &self,
         x: &Matrix,

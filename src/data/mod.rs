@@ -527,7 +527,8 @@ pub fn learn_validated_in_turn(
     stop: Option<Stop>,
     mut learn: impl FnMut(Range<usize>) -> Result<(), CwError>,
 ) -> Result<(), CwError> {
-    for start in rows.clone().step_by(chunk_rows.max(1)) {
+    let chunk_rows = chunk_rows.max(1);
+    for start in rows.clone().step_by(chunk_rows) {
         if stop.is_some_and(|stop| (stop.0)()) {
             break;
         }
