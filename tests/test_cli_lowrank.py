@@ -1,4 +1,4 @@
-"""`cwrs compare/train --covariance lowrank --rank K` (issue 17): the command's models and
+"""`cwrs compare/train --covariance lowrank --rank K`: the command's models and
 mistake rates are the Python API's, and --rank is refused where it would mean nothing."""
 
 import json

@@ -1,4 +1,4 @@
-"""Feature names from pandas data frames, as scikit-learn handles them (project issue 15).
+"""Feature names from pandas data frames, as scikit-learn handles them.
 
 A frame whose column names are all strings sets `feature_names_in_` (an object array) in `fit`
 and in the first `partial_fit`; other column names set none, and names mixing strings with other

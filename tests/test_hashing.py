@@ -69,7 +69,7 @@ def test_bad_hasher_input():
 
 
 def test_bytes_names_hash_as_in_scikit_learn():
-    # Issue 13.15: bytes names were hashed as their repr ("b'caf\\xc3\\xa9'"); scikit-learn
+    # Bytes names were hashed as their repr ("b'caf\\xc3\\xa9'"); scikit-learn
     # hashes their bytes, so b"caf\xc3\xa9" and "café" are the same feature.
     data = [
         {b"caf\xc3\xa9": 1.5, b"\xff\xfe": -2.0, "café": 0.5},

@@ -370,7 +370,7 @@ def test_unknown_string_label_raises():
 
 
 def test_string_labels_example():
-    # The example: "spam"/"ham" are sorted, so "spam" (classes_[1]) is the positive class.
+    # A user's example: "spam"/"ham" are sorted, so "spam" (classes_[1]) is the positive class.
     X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [0.0, 2.0]])
     y = ["spam", "ham", "spam", "ham"]
     model = cwrs.AROW().fit(X, y)

@@ -1,4 +1,4 @@
-"""The lean call paths of issue 19 (`_cwrs.Model.decision_lean`, `proba_lean`, `predict_lean`,
+"""The lean call paths (`_cwrs.Model.decision_lean`, `proba_lean`, `predict_lean`,
 `learn_lean` reading labels from their buffer) give what the checked paths give, fall back to
 them for anything unusual, and keep the checks: overflow, subclass overrides, hyper-parameters
 assigned directly."""

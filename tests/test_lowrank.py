@@ -1,5 +1,5 @@
 """covariance="lowrank" (docs/design.md §3.3, "Low-rank covariance"): a slow NumPy reference of
-the Frequent Directions sketch with Σ by direct inversion, the invariants of issue 17 (equal to
+the Frequent Directions sketch with Σ by direct inversion, the invariants of the low-rank form (equal to
 the full form until the sketch fills; never less variance than the full model on the same
 increments; memory O(kd)), and the plumbing (batch = row by row, sparse = dense, state)."""
 

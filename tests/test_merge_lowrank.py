@@ -1,4 +1,4 @@
-"""Merging low-rank models (docs/design.md §9.7; issue 17): `cwrs.merge` and `n_jobs` for
+"""Merging low-rank models (docs/design.md §9.7): `cwrs.merge` and `n_jobs` for
 covariance="lowrank". A slow NumPy reference of the information merge written from the math
 (dense precisions, Frequent Directions by a dense eigen-decomposition), the invariants (the
 full form's merge while the stacked sketches fit in 2k rows; never more precision than the

@@ -1,4 +1,4 @@
-"""Multiclass full covariance on the blocked path (issue 19; docs/design.md §4.4): from d = 32 on
+"""Multiclass full covariance on the blocked path (docs/design.md §4.4): from d = 32 on
 a class computes Σ₀x for the rows it is expected to prepare (every row for one-vs-rest; its
 label's rows and those where it is the rival under the window's starting means for max-score)
 in one pass over Σ₀. A row's product is the same bits alone or within a block, so a batch

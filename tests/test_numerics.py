@@ -27,7 +27,7 @@ def assert_finite_and_persistent(model, X):
 
 @pytest.mark.parametrize("rule", KERNEL_RULES)
 def test_budgeted_max_score_kernel_models_stay_finite(rule):
-    # Issue 13.4: repeated rows at scale 10-1000 made a class's dual xᵀΣx round to <= 0 while
+    # Repeated rows at scale 10-1000 made a class's dual xᵀΣx round to <= 0 while
     # the rival's was large; the joint step then gave that class a negative or infinite
     # Sherman-Morrison factor and NaN scores (and a model that could not be loaded).
     for seed in range(6):
@@ -72,7 +72,7 @@ def predictions_or_overflow(model, X):
 @pytest.mark.parametrize("kernel", [None, "rbf", "poly"])
 @pytest.mark.parametrize("cls", SECOND_ORDER, ids=lambda c: c.__name__)
 def test_predict_proba_agrees_with_predict_at_every_scale(cls, kernel, n_classes):
-    # Issue 13.14: Φ rounded tiny margins to 1/2 (SOP on 1e-150 data: argmax disagreed on
+    # Φ rounded tiny margins to 1/2 (SOP on 1e-150 data: argmax disagreed on
     # every row), overflowed margins gave NaN or uniform probabilities.
     if kernel and cls in NO_KERNEL_FORM:
         pytest.skip("no kernel form (docs/design.md §2.9)")
@@ -127,7 +127,7 @@ def test_tiny_margins_keep_the_side_of_one_half():
 
 
 def test_return_std_uses_the_fitted_noise_variance():
-    # Issue 13.7: predict(return_std=True) read `r` as it was after fitting, unvalidated.
+    # predict(return_std=True) read `r` as it was after fitting, unvalidated.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(30, 2))
     y = X @ [1.0, -2.0]
@@ -185,7 +185,7 @@ DEGREE_RANGE = r"degree must be a positive integer at most 2\*\*31 - 1"
     ],
 )
 def test_parameters_without_effect_or_out_of_range_are_refused(params, message):
-    # Issue 15.5 / 13.15: budget without a kernel was silently ignored; degree=2**40 and
+    # A budget without a kernel was silently ignored; degree=2**40 and
     # budget=2**70 raised OverflowError internals.
     rng = np.random.default_rng(0)
     X = rng.normal(size=(20, 3))
@@ -245,7 +245,7 @@ def test_callable_kernel_output_errors_name_the_kernel(output, message):
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 @pytest.mark.parametrize("fit_intercept", [True, False])
 def test_a_regression_step_on_tiny_features_keeps_the_mean_finite(covariance, fit_intercept):
-    # Issue 13.5: step·Σ_j was formed before ·x_j, overflowing although step·(Σx)_j is finite.
+    # step·Σ_j was formed before ·x_j, overflowing although step·(Σx)_j is finite.
     X, y = [[1e-10], [-1e-10]], [3e299, -8e299]
     model = cwrs.AROWRegressor(a=1e9, covariance=covariance, fit_intercept=fit_intercept)
     model.fit(X, y)

@@ -1,5 +1,5 @@
 """Hyper-parameters without effect in the chosen configuration are refused or warned about
-(project issue 15), by one mechanism (`cwrs._params.check_ineffective`), wherever the
+by one mechanism (`cwrs._params.check_ineffective`), wherever the
 hyper-parameters are validated: `fit`, the first `partial_fit`, and a `partial_fit` after
 `set_params`.
 

@@ -1,4 +1,4 @@
-"""Attacks on save and load (issue 13): where a model is written, files that load must refuse,
+"""Attacks on save and load: where a model is written, files that load must refuse,
 states that save must refuse, files crafted to exhaust memory or hang, labels of every kind.
 Every refused call leaves the model and every file as they were."""
 

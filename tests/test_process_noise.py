@@ -271,7 +271,7 @@ def progressive_errors(model, X, y):
 
 @pytest.mark.parametrize("seed", [0, 1])
 def test_auto_recovers_like_pa_and_keeps_the_stationary_error(seed):
-    """The goal of issue 17 on a small abrupt-change stream (full covariance): over the first
+    """The drift goal on a small abrupt-change stream (full covariance): over the first
     100 rows after the change (detection and relearning) and rows 100–500, "auto" has no more
     error than PA (on every seed 0–5 since the detector watches the standardized residual and
     tests it against the statistics before it; docs/design.md §10.2). Stationary part: within

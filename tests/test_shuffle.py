@@ -1,4 +1,4 @@
-"""`fit` shuffles by default (project issue 15): each pass presents the rows in a fresh random
+"""`fit` shuffles by default: each pass presents the rows in a fresh random
 order drawn from `random_state`, as scikit-learn's SGD, Perceptron and PA estimators do, for
 every estimator (classifiers, regressors, kernel learners); `shuffle=False` keeps the stored
 order and `partial_fit` never reorders.
@@ -100,7 +100,7 @@ def test_partial_fit_never_reorders(cls):
 
 
 def test_default_scw1_cross_validates_on_sorted_svmguide3():
-    """The issue's example: the default SCW1 in a pipeline, cross-validated on the bundled
+    """The example a user met: the default SCW1 in a pipeline, cross-validated on the bundled
     svmguide3 (stored sorted by label), beats the majority class (0.762); in stored order it
     scores 0.279."""
     from sklearn.model_selection import cross_val_score

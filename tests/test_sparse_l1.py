@@ -1,4 +1,4 @@
-"""Sparse (L1) training of the diagonal learners (docs/design.md §5, issue 5) against a slow, eager NumPy
+"""Sparse (L1) training of the diagonal learners (docs/design.md §5) against a slow, eager NumPy
 reference.
 
 The semantics (the eager form, which the lazy Rust implementation must equal): on every round where

@@ -1,4 +1,4 @@
-"""Long-run numerical stability (issue 8): 10⁶ rows per learner on streams that break naive
+"""Long-run numerical stability: 10⁶ rows per learner on streams that break naive
 float64 arithmetic, then a check of the whole learned state.
 
 Streams (5 features, plus the intercept coordinate): (i) ill-conditioned, features scaled from

@@ -1,7 +1,7 @@
 //! `Model`: the one Python-facing model type, a thin wrapper over [`Estimator`] held in a
 //! [`Guarded`] lock (see `crate::shared`: threads sharing a model wait for each other, and a
 //! panic raises `RuntimeError`), built from a configuration or state dict (docs/model-format.md).
-//! Its lean methods (issue 19) take a few rows as a stream sends them and give None (False) for
+//! Its lean methods take a few rows as a stream sends them and give None (False) for
 //! anything else: the estimators then take their general path, which checks and converts.
 
 use numpy::npyffi::{NPY_ORDER, PY_ARRAY_API};
