@@ -155,6 +155,46 @@ def test_growing_is_exact_regression(learner):
         assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
 
 
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        RiverClassifier(cwrs.AROW(), capacity=2),
+        RiverClassifier(cwrs.PA1(), capacity=2, classes=["a", "b", "c"]),
+        RiverRegressor(cwrs.AROWRegressor(), capacity=2),
+    ],
+    ids=repr,
+)
+def test_estimator_answers_from_the_grown_model(adapter):
+    """`estimator_` after a growth: rows of the old width are refused (its one-row path must not
+    answer from, or learn into, the model the adapter replaced), rows of the new width reach
+    the model the adapter uses."""
+    target = 1.5 if isinstance(adapter, RiverRegressor) else "a"
+    adapter.learn_one({"f0": 1.0, "f1": -1.0}, target)
+    estimator = adapter.estimator_
+    old_row = np.array([[0.5, 1.0]])
+    y = estimator.predict(old_row)  # the one-row paths, on the model two columns wide
+    estimator.partial_fit(old_row, y)
+    adapter.learn_one({"f2": 1.0, "f3": 2.0}, target)  # past the capacity: a new model
+    assert adapter.estimator_ is estimator and estimator.n_features_in_ == 4
+    for method in ("predict", "decision_function", "predict_proba"):
+        if hasattr(estimator, method):
+            with pytest.raises(ValueError, match="features"):
+                getattr(estimator, method)(old_row)
+    before = estimator.coef_.copy()
+    with pytest.raises(ValueError, match="features"):
+        estimator.partial_fit(old_row, y)
+    np.testing.assert_array_equal(estimator.coef_, before)
+    new_row = np.array([[0.5, 1.0, 0.0, 0.0]])
+    estimator.partial_fit(new_row, y)  # learned into the adapter's model
+    assert not np.array_equal(estimator.coef_, before)
+    x = {"f0": 0.5, "f1": 1.0}
+    if isinstance(adapter, RiverRegressor):
+        assert adapter.predict_one(x) == pytest.approx(estimator.predict(new_row)[0], rel=1e-12)
+    else:
+        assert adapter.predict_one(x) == adapter.classes_[int(estimator.predict(new_row)[0])]
+    assert estimator._one_row[0] is estimator._model  # noqa: SLF001 - the one-row path again
+
+
 def _dense(adapter, rows):
     """The rows as a dense matrix over the adapter's columns."""
     columns = adapter.feature_columns_
