@@ -14,8 +14,9 @@ non-zero value. The cwrs model has a fixed width, so it is made `capacity` colum
 when a row brings more features than that, rebuilt twice as wide (or wider) from its own state:
 each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with the others. This is
 exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
-model created wide enough from the start (diagonal, full or identity covariance, with or without
-an L1 penalty), so growing mid-stream gives the same model as a wide model would. With a
+model created wide enough from the start (any primal covariance form, the low-rank sketch with a
+zero column for it, AdaGrad's and FTRL's sums at 0; with or without an L1 penalty or averaging,
+whose sums hold 0 for it), so growing mid-stream gives the same model as a wide model would. With a
 constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows: under the
 random walk every weight, seen or not, has drifted for t rounds (an unseen feature has had no
 evidence to shrink its variance, not a shorter walk), and a wide model's never-seen column holds
@@ -37,14 +38,15 @@ negative class, y = −1). It learns from the first row on; until a second label
 the two-class one-vs-rest model (class 1 is it, class 0 its mirror image −μ with the same
 covariance, which one-vs-rest's class 0 would have learned from the same rows), and every new
 class starts at the prior of a never-seen weight, mean 0 and covariance (a + q·t)·I after t
-rows (a with q = 0 or "auto"), and learns from its first row on. It has not learned the
-earlier rows, which a model with the class from the start would have learned as negatives (they
-are not kept, so that is not recoverable); the earlier classes are exactly what that model
-holds. Max-score cannot grow this way: its rival may be a class no row has named, which then
-learns from every row, so a max-score model needs its classes from the start. With `classes`
-given, every label must be one of them, and the model is built with all of them (with
-`multi_class` as the template says). Before any row the prediction is that of μ = 0: uniform
-probabilities, and the first class.
+rows (a with q = 0 or "auto"), and learns from its first row on (an averaged model averages
+its mean over every row, 0 before its first). It has not learned the earlier rows, which a model
+with the class from the start would have learned as negatives (they are not kept, so that is not
+recoverable); the earlier classes are exactly what that model holds, except for ALMA, ROMMA and
+IELLIP, whose steps read counters the classes share. Max-score cannot grow this way: its rival
+may be a class no row has named, which then learns from every row, so a max-score model needs
+its classes from the start. With `classes` given, every label must be one of them, and the
+model is built with all of them (with `multi_class` as the template says). Before any row the
+prediction is that of μ = 0: uniform probabilities, and the first class.
 
 `predict_proba_one` comes from the Gaussian over weights for second-order learners (their
 `predict_proba`: Φ(μ·x/√(xᵀΣx)) for two classes), else from the scores: a logistic of the margin
