@@ -595,8 +595,8 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
 def _finite(name: Hashable, value: float) -> float:
     if not math.isfinite(value):
         raise ValueError(
-            f"feature {name!r} has the value {value!r}; values must be finite (leave a missing "
-            "value out of the row, or give it as None)"
+            f"feature {name!r} has the value {value!r}; values must be finite, not NaN or "
+            "infinite (leave a missing value out of the row, or give it as None)"
         )
     return value
 
