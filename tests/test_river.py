@@ -368,6 +368,38 @@ def test_new_label_after_bool_labels_and_fixed_classes():
     np.testing.assert_array_equal(adapter.estimator_.coef_, before)
 
 
+@pytest.mark.parametrize(
+    "row", [{"a": 2.0}, {"b": 1.0, "c": 1.0}], ids=["new class", "new columns and class"]
+)
+def test_a_row_failing_after_growing_leaves_the_adapter_as_it_was(monkeypatch, row):
+    """A failure after a grown model was installed (a new class, new columns) puts back the
+    estimator as it was: model, width, classes and multi_class."""
+    import cwrs.river as adapter_module
+
+    adapter = RiverClassifier(cwrs.AROW(), capacity=1)
+    adapter.learn_one({"a": 1.0}, "x")
+    adapter.learn_one({"a": -1.0}, "y")
+    estimator = adapter.estimator_
+    before = (estimator.coef_.copy(), estimator.n_features_in_, list(estimator.classes_))
+    install = adapter_module._install
+
+    def install_then_fail(*args, **kwargs):
+        install(*args, **kwargs)
+        raise RuntimeError("after installing")
+
+    monkeypatch.setattr(adapter_module, "_install", install_then_fail)
+    with pytest.raises(RuntimeError, match="after installing"):
+        adapter.learn_one(row, "z")
+    monkeypatch.undo()
+    assert adapter.estimator_ is estimator and estimator.multi_class == "max-score"
+    np.testing.assert_array_equal(estimator.coef_, before[0])
+    assert (estimator.n_features_in_, list(estimator.classes_)) == before[1:]
+    assert adapter.classes_ == ["x", "y"] and adapter.features_ == ["a"]
+    assert estimator.predict(np.array([[1.0]]))[0] == 0  # the binary model, one column wide
+    adapter.learn_one(row, "z")
+    assert adapter.classes_ == ["x", "y", "z"] and estimator.multi_class == "ovr"
+
+
 @pytest.mark.parametrize("nan", [float("nan"), np.nan, np.float32("nan"), complex("nan")])
 def test_nan_labels_are_refused(nan):
     adapter = RiverClassifier(cwrs.AROW())

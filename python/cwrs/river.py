@@ -213,8 +213,9 @@ class _Adapter:
             if labels is not None:
                 del labels[n_labels:]
             if estimator is not None and fitted is not None:
-                estimator.__dict__.clear()
-                estimator.__dict__.update(fitted)
+                with estimator._lock():  # noqa: SLF001 - the same lock object is put back
+                    estimator.__dict__.clear()
+                    estimator.__dict__.update(fitted)
             self.estimator_ = estimator
             raise
 
@@ -256,9 +257,10 @@ def _install(estimator: Estimator, state: dict, **fitted: Any) -> None:
     attributes `fitted` (assigning them drops the estimator's one-row path, which held the old
     model)."""
     model = _cwrs.Model.from_state(state)
-    estimator._model = model  # noqa: SLF001 - the adapter is part of cwrs
-    for name, value in fitted.items():
-        setattr(estimator, name, value)
+    with estimator._lock():  # noqa: SLF001 - read together by the estimator's own calls
+        estimator._model = model  # noqa: SLF001
+        for name, value in fitted.items():
+            setattr(estimator, name, value)
 
 
 def _models(state: dict) -> int:
