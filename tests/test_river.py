@@ -7,6 +7,9 @@ import sys
 
 import numpy as np
 import pytest
+from _cwtest_util import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cwrs
 from cwrs.river import RiverClassifier, RiverRegressor
@@ -274,18 +277,16 @@ def _labelled(rows, first, seed):
     return out
 
 
-@pytest.mark.parametrize("learner", OVR_LEARNERS, ids=repr)
-def test_new_labels_grow_one_vs_rest(learner):
-    """With classes=None a third and a fourth label grow the model to one-vs-rest: the first two
-    classes are exactly those of a one-vs-rest model given every class from the start (class 1
-    the binary model, class 0 its mirror image), and each new class is exactly a model started
-    at its first row from the prior of a never-seen weight, (a + q·t)·I after t rows."""
-    rows = _labelled(_stream(240, 20, labels=["x", "y"], seed=9), ["a", "b"], seed=9)
+def _check_grown_one_vs_rest(learner, rows, capacity):
+    """With classes=None new labels grow the model to one-vs-rest: the first two classes are
+    exactly those of a one-vs-rest model given every class from the start (class 1 the binary
+    model, class 0 its mirror image), and each later class is exactly a model started at its
+    first row from the prior of a never-seen weight, (a + q·t)·I after t rows (its average over
+    every row counts its mean as 0 before)."""
     order = list(dict.fromkeys(y for _, y in rows))  # the labels in order of arrival
-    assert order[2:] == ["c", "d"]
-    adapter = RiverClassifier(learner, capacity=4)
+    adapter = RiverClassifier(learner, capacity=capacity)
     params = {**learner.get_params(), "multi_class": "ovr"}
-    fixed = RiverClassifier(type(learner)(**params), capacity=4, classes=order)
+    fixed = RiverClassifier(type(learner)(**params), capacity=capacity, classes=order)
     for x, y in rows:
         adapter.learn_one(x, y)
         fixed.learn_one(x, y)
@@ -294,31 +295,51 @@ def test_new_labels_grow_one_vs_rest(learner):
     assert learner.multi_class == "max-score"  # the template is never changed
     assert adapter.features_ == fixed.features_
     n = model.n_features_in_
-    coef, reference = model.coef_, fixed.estimator_.coef_[:, :n]
-    np.testing.assert_allclose(coef[:2], reference[:2], rtol=1e-11, atol=1e-12)
-    np.testing.assert_allclose(
-        model.intercept_[:2], fixed.estimator_.intercept_[:2], rtol=1e-11, atol=1e-12
-    )
+    close = {"rtol": 1e-10, "atol": 1e-12}
+    np.testing.assert_allclose(model.coef_[:2], fixed.estimator_.coef_[:2, :n], **close)
+    np.testing.assert_allclose(model.intercept_[:2], fixed.estimator_.intercept_[:2], **close)
     X = _dense(adapter, [x for x, _ in rows])
     q = getattr(learner, "process_noise", 0.0)
-    for k, label in enumerate(["c", "d"], start=2):
+    for k, label in enumerate(order[2:], start=2):
         start = next(t for t, (_, y) in enumerate(rows) if y == label)
         a = getattr(learner, "a", 1.0) + q * start
         alone = type(learner)(**{**params, "a": a} if hasattr(learner, "a") else params)
         for t in range(start, len(rows)):
             alone.partial_fit(X[t : t + 1], [rows[t][1] == label], classes=[False, True])
-        expected = alone.coef_[0]
-        if learner.average:  # averaged over every row, the class's mean 0 before it arrived
-            expected = expected * (len(rows) - start) / len(rows)
-        np.testing.assert_allclose(coef[k], expected, rtol=1e-10, atol=1e-12)
+        share = (len(rows) - start) / len(rows) if learner.average else 1.0
+        np.testing.assert_allclose(model.coef_[k], share * alone.coef_[0], **close)
+        np.testing.assert_allclose(model.intercept_[k], share * alone.intercept_[0], **close)
         if hasattr(model, "covariance_"):
-            np.testing.assert_allclose(
-                model.covariance_[k], alone.covariance_, rtol=1e-10, atol=1e-12
-            )
+            np.testing.assert_allclose(model.covariance_[k], alone.covariance_, **close)
     for x in _probe(rows):
         p = adapter.predict_proba_one(x)
         assert list(p) == order and sum(p.values()) == pytest.approx(1.0)
         assert adapter.predict_one(x) == max(p, key=p.get)
+
+
+@pytest.mark.parametrize("learner", OVR_LEARNERS, ids=repr)
+def test_new_labels_grow_one_vs_rest(learner):
+    rows = _labelled(_stream(240, 20, labels=["x", "y"], seed=9), ["a", "b"], seed=9)
+    assert list(dict.fromkeys(y for _, y in rows))[2:] == ["c", "d"]
+    _check_grown_one_vs_rest(learner, rows, capacity=4)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(
+    learner=st.sampled_from(OVR_LEARNERS),
+    capacity=st.integers(1, 12),
+    arrivals=st.lists(st.integers(1, 59), min_size=1, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_new_labels_grow_one_vs_rest_whenever_they_arrive(learner, capacity, arrivals, seed):
+    """The same at random arrival rows of up to six labels."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t, (x, _) in enumerate(_stream(60, 10, labels=["x", "y"], seed=seed)):
+        known = 2 + sum(t >= arrival for arrival in arrivals)
+        label = known - 1 if t in arrivals else int(rng.integers(known))
+        rows.append((x, f"class{label}"))
+    _check_grown_one_vs_rest(learner, rows, capacity)
 
 
 # Their steps read counters the classes of one model share (ALMA's k, IELLIP's rounds, ROMMA's
