@@ -16,12 +16,12 @@ each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with t
 exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
 model created wide enough from the start (any primal covariance form, the low-rank sketch with a
 zero column for it, AdaGrad's and FTRL's sums at 0; with or without an L1 penalty or averaging,
-whose sums hold 0 for it), so growing mid-stream gives the same model as a wide model would. With a
-constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows: under the
-random walk every weight, seen or not, has drifted for t rounds (an unseen feature has had no
-evidence to shrink its variance, not a shorter walk), and a wide model's never-seen column holds
-exactly that, so the capacity still does not change the model (docs/design.md §10.4). A string
-value v of feature f is the one-hot feature (f, v) with value 1.
+whose sums hold 0 for it), so growing mid-stream gives the same model as a wide model would.
+With a constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows:
+under the random walk every weight, seen or not, has drifted for t rounds (an unseen feature has
+had no evidence to shrink its variance, not a shorter walk), and a wide model's never-seen
+column holds exactly that, so the capacity still does not change the model (docs/design.md
+§10.4). A string value v of feature f is the one-hot feature (f, v) with value 1.
 
 At prediction time a feature never seen in training has weight 0 and is left out of the score.
 Binary second-order learners still count its prior variance (a + q·t)·x_f² in
