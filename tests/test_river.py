@@ -395,20 +395,18 @@ def test_new_label_after_bool_labels_and_fixed_classes():
 def test_a_row_failing_after_growing_leaves_the_adapter_as_it_was(monkeypatch, row):
     """A failure after a grown model was installed (a new class, new columns) puts back the
     estimator as it was: model, width, classes and multi_class."""
-    import cwrs.river as adapter_module
-
     adapter = RiverClassifier(cwrs.AROW(), capacity=1)
     adapter.learn_one({"a": 1.0}, "x")
     adapter.learn_one({"a": -1.0}, "y")
     estimator = adapter.estimator_
     before = (estimator.coef_.copy(), estimator.n_features_in_, list(estimator.classes_))
-    install = adapter_module._install
+    install = RiverClassifier._install
 
     def install_then_fail(*args, **kwargs):
         install(*args, **kwargs)
         raise RuntimeError("after installing")
 
-    monkeypatch.setattr(adapter_module, "_install", install_then_fail)
+    monkeypatch.setattr(RiverClassifier, "_install", install_then_fail)
     with pytest.raises(RuntimeError, match="after installing"):
         adapter.learn_one(row, "z")
     monkeypatch.undo()

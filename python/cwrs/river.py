@@ -91,6 +91,8 @@ class _Adapter:
     capacity: int
     #: Rows learned (the rounds of process noise a never-seen feature has had).
     _rounds: int
+    #: While a row is learned: the estimator's attributes before a grown model replaced them.
+    _replaced: Optional[dict] = None
 
     def _setup(self, estimator: Estimator, capacity: int, kind: type) -> None:
         if not isinstance(estimator, kind):
@@ -134,12 +136,18 @@ class _Adapter:
             kind = type(value)
             if kind is float or kind is int:  # the common case first: no ABC check
                 if value:
-                    items.append((name, _finite(name, float(value))))
+                    value = float(value)
+                    if value - value:  # NaN or ±inf (a finite value gives 0.0): inline, hot
+                        raise _not_finite(name, value)
+                    items.append((name, value))
             elif kind is str:
                 items.append(((name, value), 1.0))
             elif isinstance(value, numbers.Real):
                 if value != 0:
-                    items.append((name, _finite(name, float(value))))
+                    value = float(value)
+                    if not math.isfinite(value):
+                        raise _not_finite(name, value)
+                    items.append((name, value))
             elif value is not None:
                 raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
         return items
@@ -200,9 +208,7 @@ class _Adapter:
         labels = getattr(self, "classes_", None)
         n_labels = None if labels is None else len(labels)
         estimator = self.estimator_
-        # Growing replaces fitted attributes (model, width, classes, multi_class), never
-        # changes them in place: a shallow copy restores them.
-        fitted = None if estimator is None else dict(estimator.__dict__)
+        self._replaced = None
         try:
             learn()
             # An adapter pickled before the counter existed had no process noise to count.
@@ -212,12 +218,14 @@ class _Adapter:
                 del columns[key]
             if labels is not None:
                 del labels[n_labels:]
-            if estimator is not None and fitted is not None:
+            if estimator is not None and self._replaced is not None:
                 with estimator._lock():  # noqa: SLF001 - the same lock object is put back
                     estimator.__dict__.clear()
-                    estimator.__dict__.update(fitted)
+                    estimator.__dict__.update(self._replaced)
             self.estimator_ = estimator
             raise
+        finally:
+            self._replaced = None
 
     def _unseen_variance(self, estimator: Estimator, state: Optional[dict] = None) -> float:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
@@ -249,18 +257,20 @@ class _Adapter:
         if state["kind"] not in ("binary", "regressor", "multiclass"):  # pragma: no cover
             raise TypeError(f"cannot grow a {state['kind']} model")  # kernels: refused in _setup
         _widen_state(state, width, self._unseen_variance(estimator, state))
-        _install(estimator, state, n_features_in_=width)
+        self._install(estimator, state, n_features_in_=width)
 
-
-def _install(estimator: Estimator, state: dict, **fitted: Any) -> None:
-    """Makes the model restored from `state` the fitted model of `estimator`, with the fitted
-    attributes `fitted` (assigning them drops the estimator's one-row path, which held the old
-    model)."""
-    model = _cwrs.Model.from_state(state)
-    with estimator._lock():  # noqa: SLF001 - read together by the estimator's own calls
-        estimator._model = model  # noqa: SLF001
-        for name, value in fitted.items():
-            setattr(estimator, name, value)
+    def _install(self, estimator: Estimator, state: dict, **fitted: Any) -> None:
+        """Makes the model restored from `state` the fitted model of `estimator`, with the
+        fitted attributes `fitted` (assigning them drops the estimator's one-row path, which
+        held the old model). The first install of a row keeps the estimator's attributes, for
+        `_learning` to put back if the row fails (they are replaced, never changed in place)."""
+        model = _cwrs.Model.from_state(state)
+        with estimator._lock():  # noqa: SLF001 - read together by the estimator's own calls
+            if self._replaced is None:
+                self._replaced = dict(estimator.__dict__)
+            estimator._model = model  # noqa: SLF001
+            for name, value in fitted.items():
+                setattr(estimator, name, value)
 
 
 def _models(state: dict) -> int:
@@ -491,7 +501,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
             _to_one_vs_rest(state)
         _add_prior_class(state, a)
         classes = np.arange(state["n_classes"], dtype=estimator.classes_.dtype)
-        _install(estimator, state, classes_=classes, multi_class="ovr")
+        self._install(estimator, state, classes_=classes, multi_class="ovr")
 
     # ------------------------------------------------------------------ prediction
     def _probabilities(self, x: dict[Hashable, Any]) -> Optional[np.ndarray]:
@@ -594,13 +604,11 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
         return float(self.estimator_._model.decision_function(csr)[0])  # noqa: SLF001
 
 
-def _finite(name: Hashable, value: float) -> float:
-    if not math.isfinite(value):
-        raise ValueError(
-            f"feature {name!r} has the value {value!r}; values must be finite, not NaN or "
-            "infinite (leave a missing value out of the row, or give it as None)"
-        )
-    return value
+def _not_finite(name: Hashable, value: float) -> ValueError:
+    return ValueError(
+        f"feature {name!r} has the value {value!r}; values must be finite, not NaN or "
+        "infinite (leave a missing value out of the row, or give it as None)"
+    )
 
 
 def _check_label(y: Hashable) -> None:
