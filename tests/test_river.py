@@ -400,6 +400,7 @@ def test_a_row_failing_after_growing_leaves_the_adapter_as_it_was(monkeypatch, r
     adapter.learn_one({"a": -1.0}, "y")
     estimator = adapter.estimator_
     before = (estimator.coef_.copy(), estimator.n_features_in_, list(estimator.classes_))
+    pickled = pickle.dumps(adapter)
     install = RiverClassifier._install
 
     def install_then_fail(*args, **kwargs):
@@ -410,6 +411,7 @@ def test_a_row_failing_after_growing_leaves_the_adapter_as_it_was(monkeypatch, r
     with pytest.raises(RuntimeError, match="after installing"):
         adapter.learn_one(row, "z")
     monkeypatch.undo()
+    assert pickle.dumps(adapter) == pickled
     assert adapter.estimator_ is estimator and estimator.multi_class == "max-score"
     np.testing.assert_array_equal(estimator.coef_, before[0])
     assert (estimator.n_features_in_, list(estimator.classes_)) == before[1:]

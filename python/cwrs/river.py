@@ -91,7 +91,8 @@ class _Adapter:
     capacity: int
     #: Rows learned (the rounds of process noise a never-seen feature has had).
     _rounds: int
-    #: While a row is learned: the estimator's attributes before a grown model replaced them.
+    #: While a row is learned, once a grown model replaced them: the estimator's attributes
+    #: before (see `_install`); otherwise this class default.
     _replaced: Optional[dict] = None
 
     def _setup(self, estimator: Estimator, capacity: int, kind: type) -> None:
@@ -208,7 +209,6 @@ class _Adapter:
         labels = getattr(self, "classes_", None)
         n_labels = None if labels is None else len(labels)
         estimator = self.estimator_
-        self._replaced = None
         try:
             learn()
             # An adapter pickled before the counter existed had no process noise to count.
@@ -224,8 +224,8 @@ class _Adapter:
                     estimator.__dict__.update(self._replaced)
             self.estimator_ = estimator
             raise
-        finally:
-            self._replaced = None
+        finally:  # never kept (nor pickled) past the row: the adapter is as it was
+            self.__dict__.pop("_replaced", None)
 
     def _unseen_variance(self, estimator: Estimator, state: Optional[dict] = None) -> float:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
