@@ -158,8 +158,8 @@ def test_growing_is_exact_regression(learner):
         assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
 
 
-# Forms whose growth was added later: the low-rank sketch (a new feature has no sketch entry)
-# and averaging (a new weight has no change to average yet).
+# The forms with per-feature state beside a mean and a covariance: the low-rank sketch (a new
+# feature has no sketch entry) and averaging (a new weight has no change to average yet).
 GROWN_FORMS = [
     cwrs.AROW(r=0.5, covariance="lowrank", rank=2),
     cwrs.AROW(r=0.5, covariance="lowrank", rank=3, fit_intercept=False),
