@@ -7,6 +7,9 @@ import sys
 
 import numpy as np
 import pytest
+from _cwtest_util import examples
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import cwrs
 from cwrs.river import RiverClassifier, RiverRegressor
@@ -155,6 +158,312 @@ def test_growing_is_exact_regression(learner):
         assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
 
 
+# The forms with per-feature state beside a mean and a covariance: the low-rank sketch (a new
+# feature has no sketch entry) and averaging (a new weight has no change to average yet).
+GROWN_FORMS = [
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=2),
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=3, fit_intercept=False),
+    cwrs.SCW1(covariance="lowrank", rank=4),
+    cwrs.AROW(r=0.5, average=True),
+    cwrs.AROW(r=0.5, covariance="full", average=7),
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=2, average=True),
+    cwrs.PA1(C=0.3, average=True),
+]
+
+
+@pytest.mark.parametrize("learner", GROWN_FORMS, ids=repr)
+def test_growing_lowrank_and_averaged_models_is_exact(learner):
+    rows = _stream(300, 40, labels=["spam", "ham"], seed=6)
+    grown, wide = RiverClassifier(learner, capacity=1), RiverClassifier(learner, capacity=200)
+    widths = set()
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+        widths.add(grown.estimator_.n_features_in_)
+    assert len(widths) > 4  # it grew several times
+    _same_model(grown, wide, len(rows))
+    for x in _probe(rows):
+        assert grown.predict_one(x) == wide.predict_one(x)
+        p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
+        np.testing.assert_allclose(list(p.values()), list(q.values()), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize(
+    "learner",
+    [cwrs.AROW(covariance="lowrank", rank=2, a=2.0), cwrs.PA2(average=True)],
+    ids=repr,
+)
+def test_growing_lowrank_and_averaged_multiclass_and_regression_is_exact(learner):
+    labels = ["low", "mid", "high"]
+    rows = _stream(200, 30, labels=labels, seed=7)
+    grown = RiverClassifier(learner, capacity=2, classes=labels)
+    wide = RiverClassifier(learner, capacity=100, classes=labels)
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+    _same_model(grown, wide, len(rows))
+    regressor = cwrs.AROWRegressor(r=0.3, average=True)
+    rows = _stream(200, 30, labels=None, seed=8, regression=True)
+    grown, wide = RiverRegressor(regressor, capacity=1), RiverRegressor(regressor, capacity=64)
+    for x, y in rows:
+        grown.learn_one(x, y)
+        wide.learn_one(x, y)
+    _same_model(grown, wide, len(rows))
+
+
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        RiverClassifier(cwrs.AROW(), capacity=2),
+        RiverClassifier(cwrs.PA1(), capacity=2, classes=["a", "b", "c"]),
+        RiverRegressor(cwrs.AROWRegressor(), capacity=2),
+    ],
+    ids=repr,
+)
+def test_estimator_answers_from_the_grown_model(adapter):
+    """`estimator_` after a growth: rows of the old width are refused (its one-row path must not
+    answer from, or learn into, the model the adapter replaced), rows of the new width reach
+    the model the adapter uses."""
+    target = 1.5 if isinstance(adapter, RiverRegressor) else "a"
+    adapter.learn_one({"f0": 1.0, "f1": -1.0}, target)
+    estimator = adapter.estimator_
+    old_row = np.array([[0.5, 1.0]])
+    y = estimator.predict(old_row)  # the one-row paths, on the model two columns wide
+    estimator.partial_fit(old_row, y)
+    adapter.learn_one({"f2": 1.0, "f3": 2.0}, target)  # past the capacity: a new model
+    assert adapter.estimator_ is estimator and estimator.n_features_in_ == 4
+    for method in ("predict", "decision_function", "predict_proba"):
+        if hasattr(estimator, method):
+            with pytest.raises(ValueError, match="features"):
+                getattr(estimator, method)(old_row)
+    before = estimator.coef_.copy()
+    with pytest.raises(ValueError, match="features"):
+        estimator.partial_fit(old_row, y)
+    np.testing.assert_array_equal(estimator.coef_, before)
+    new_row = np.array([[0.5, 1.0, 0.0, 0.0]])
+    estimator.partial_fit(new_row, y)  # learned into the adapter's model
+    assert not np.array_equal(estimator.coef_, before)
+    x = {"f0": 0.5, "f1": 1.0}
+    if isinstance(adapter, RiverRegressor):
+        assert adapter.predict_one(x) == pytest.approx(estimator.predict(new_row)[0], rel=1e-12)
+    else:
+        assert adapter.predict_one(x) == adapter.classes_[int(estimator.predict(new_row)[0])]
+    assert estimator._one_row[0] is estimator._model  # noqa: SLF001 - the one-row path again
+
+
+# Learners for growing to one-vs-rest: forms, L1, averaging, constant process noise, first order.
+OVR_LEARNERS = [
+    cwrs.AROW(r=0.5),
+    cwrs.AROW(r=0.5, covariance="full", process_noise=0.01),
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=2),
+    cwrs.CW(a=0.5, penalty="l1", alpha=0.01),
+    cwrs.SCW1(average=True),
+    cwrs.NHERD(covariance="full", a=3.0),
+    cwrs.PA1(C=0.3),
+    cwrs.Perceptron(fit_intercept=False),
+]
+
+
+def _labelled(rows, first, seed):
+    """The rows with labels arriving over time: only `first` (two labels) for the first third,
+    then a third label, then a fourth from two thirds on."""
+    rng = np.random.default_rng(seed)
+    n = len(rows)
+    out = []
+    for t, (x, _) in enumerate(rows):
+        known = first + ["c"] * (t >= n // 3) + ["d"] * (t >= 2 * n // 3)
+        label = known[-1] if t in (n // 3, 2 * n // 3) else known[rng.integers(len(known))]
+        out.append((x, label))
+    return out
+
+
+def _check_grown_one_vs_rest(learner, rows, capacity):
+    """With classes=None new labels grow the model to one-vs-rest: the first two classes are
+    exactly those of a one-vs-rest model given every class from the start (class 1 the binary
+    model, class 0 its mirror image), and each later class is exactly a model started at its
+    first row from the prior of a never-seen weight, (a + q·t)·I after t rows (its average over
+    every row counts its mean as 0 before)."""
+    order = list(dict.fromkeys(y for _, y in rows))  # the labels in order of arrival
+    adapter = RiverClassifier(learner, capacity=capacity)
+    params = {**learner.get_params(), "multi_class": "ovr"}
+    fixed = RiverClassifier(type(learner)(**params), capacity=capacity, classes=order)
+    for x, y in rows:
+        adapter.learn_one(x, y)
+        fixed.learn_one(x, y)
+    model = adapter.estimator_
+    assert adapter.classes_ == order and model.multi_class == "ovr"
+    assert learner.multi_class == "max-score"  # the template is never changed
+    assert adapter.features_ == fixed.features_
+    n = model.n_features_in_
+    close = {"rtol": 1e-10, "atol": 1e-12}
+    np.testing.assert_allclose(model.coef_[:2], fixed.estimator_.coef_[:2, :n], **close)
+    np.testing.assert_allclose(model.intercept_[:2], fixed.estimator_.intercept_[:2], **close)
+    X = _dense(adapter, [x for x, _ in rows])
+    q = getattr(learner, "process_noise", 0.0)
+    for k, label in enumerate(order[2:], start=2):
+        start = next(t for t, (_, y) in enumerate(rows) if y == label)
+        a = getattr(learner, "a", 1.0) + q * start
+        alone = type(learner)(**{**params, "a": a} if hasattr(learner, "a") else params)
+        for t in range(start, len(rows)):
+            alone.partial_fit(X[t : t + 1], [rows[t][1] == label], classes=[False, True])
+        share = (len(rows) - start) / len(rows) if learner.average else 1.0
+        np.testing.assert_allclose(model.coef_[k], share * alone.coef_[0], **close)
+        np.testing.assert_allclose(model.intercept_[k], share * alone.intercept_[0], **close)
+        if hasattr(model, "covariance_"):
+            np.testing.assert_allclose(model.covariance_[k], alone.covariance_, **close)
+    for x in _probe(rows):
+        p = adapter.predict_proba_one(x)
+        assert list(p) == order and sum(p.values()) == pytest.approx(1.0)
+        assert adapter.predict_one(x) == max(p, key=p.get)
+
+
+@pytest.mark.parametrize("learner", OVR_LEARNERS, ids=repr)
+def test_new_labels_grow_one_vs_rest(learner):
+    rows = _labelled(_stream(240, 20, labels=["x", "y"], seed=9), ["a", "b"], seed=9)
+    assert list(dict.fromkeys(y for _, y in rows))[2:] == ["c", "d"]
+    _check_grown_one_vs_rest(learner, rows, capacity=4)
+
+
+@settings(max_examples=examples(25), deadline=None)
+@given(
+    learner=st.sampled_from(OVR_LEARNERS),
+    capacity=st.integers(1, 12),
+    arrivals=st.lists(st.integers(1, 59), min_size=1, max_size=4),
+    seed=st.integers(0, 2**16),
+)
+def test_new_labels_grow_one_vs_rest_whenever_they_arrive(learner, capacity, arrivals, seed):
+    """The same at random arrival rows of up to six labels."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for t, (x, _) in enumerate(_stream(60, 10, labels=["x", "y"], seed=seed)):
+        known = 2 + sum(t >= arrival for arrival in arrivals)
+        label = known - 1 if t in arrivals else int(rng.integers(known))
+        rows.append((x, f"class{label}"))
+    _check_grown_one_vs_rest(learner, rows, capacity)
+
+
+# Their steps read counters the classes of one model share (ALMA's k, IELLIP's rounds, ROMMA's
+# first update), so a one-vs-rest model's first two classes depend on the classes beside them.
+SHARED_COUNTERS = (cwrs.ALMA, cwrs.ROMMA, cwrs.IELLIP)
+
+
+@pytest.mark.parametrize("cls", cwrs.CLASSIFIERS, ids=lambda cls: cls.__name__)
+def test_every_rule_grows_to_one_vs_rest(cls):
+    rows = _labelled(_stream(150, 12, labels=["x", "y"], seed=10), ["a", "b"], seed=10)
+    order = list(dict.fromkeys(y for _, y in rows))  # the labels in order of arrival
+    adapter = RiverClassifier(cls(), capacity=2)
+    fixed = RiverClassifier(cls(multi_class="ovr"), capacity=2, classes=order)
+    for x, y in rows:
+        adapter.learn_one(x, y)
+        fixed.learn_one(x, y)
+    assert adapter.classes_ == order
+    assert all(adapter.predict_one(x) in adapter.classes_ for x in _probe(rows))
+    if cls not in SHARED_COUNTERS:
+        n = adapter.estimator_.n_features_in_
+        np.testing.assert_allclose(
+            adapter.estimator_.coef_[:2], fixed.estimator_.coef_[:2, :n], rtol=1e-11, atol=1e-12
+        )
+
+
+def test_new_label_after_bool_labels_and_fixed_classes():
+    adapter = RiverClassifier(cwrs.AROW(), capacity=1)
+    adapter.learn_one({"a": 1.0}, True)
+    adapter.learn_one({"a": -1.0}, False)
+    adapter.learn_one({"b": 1.0}, "other")
+    assert adapter.classes_ == [False, True, "other"]
+    assert adapter.predict_one({"b": 3.0}) == "other"
+    # A fixed set keeps the template's multiclass rule (max-score here) and refuses new labels.
+    fixed = RiverClassifier(cwrs.AROW(), classes=["a", "b", "c"])
+    fixed.learn_one({"a": 1.0}, "c")
+    assert fixed.estimator_.multi_class == "max-score"
+    with pytest.raises(ValueError, match="not one of classes"):
+        fixed.learn_one({"a": 1.0}, "d")
+    # A row that fails leaves the adapter as it was, a new label included.
+    before = adapter.estimator_.coef_.copy()
+    with pytest.raises(TypeError, match="value of type"):
+        adapter.learn_one({"a": [1.0]}, "fourth")
+    assert adapter.classes_ == [False, True, "other"] and adapter.estimator_.coef_.shape[0] == 3
+    np.testing.assert_array_equal(adapter.estimator_.coef_, before)
+    with pytest.raises(ValueError, match="finite"):
+        adapter.learn_one({"z": float("inf")}, "fourth")
+    np.testing.assert_array_equal(adapter.estimator_.coef_, before)
+
+
+@pytest.mark.parametrize(
+    "row", [{"a": 2.0}, {"b": 1.0, "c": 1.0}], ids=["new class", "new columns and class"]
+)
+def test_a_row_failing_after_growing_leaves_the_adapter_as_it_was(monkeypatch, row):
+    """A failure after a grown model was installed (a new class, new columns) puts back the
+    estimator as it was: model, width, classes and multi_class."""
+    adapter = RiverClassifier(cwrs.AROW(), capacity=1)
+    adapter.learn_one({"a": 1.0}, "x")
+    adapter.learn_one({"a": -1.0}, "y")
+    estimator = adapter.estimator_
+    before = (estimator.coef_.copy(), estimator.n_features_in_, list(estimator.classes_))
+    pickled = pickle.dumps(adapter)
+    install = RiverClassifier._install
+
+    def install_then_fail(*args, **kwargs):
+        install(*args, **kwargs)
+        raise RuntimeError("after installing")
+
+    monkeypatch.setattr(RiverClassifier, "_install", install_then_fail)
+    with pytest.raises(RuntimeError, match="after installing"):
+        adapter.learn_one(row, "z")
+    monkeypatch.undo()
+    assert pickle.dumps(adapter) == pickled
+    assert adapter.estimator_ is estimator and estimator.multi_class == "max-score"
+    np.testing.assert_array_equal(estimator.coef_, before[0])
+    assert (estimator.n_features_in_, list(estimator.classes_)) == before[1:]
+    assert adapter.classes_ == ["x", "y"] and adapter.features_ == ["a"]
+    assert estimator.predict(np.array([[1.0]]))[0] == 0  # the binary model, one column wide
+    adapter.learn_one(row, "z")
+    assert adapter.classes_ == ["x", "y", "z"] and estimator.multi_class == "ovr"
+
+
+@pytest.mark.parametrize("nan", [float("nan"), np.nan, np.float32("nan"), complex("nan")])
+def test_nan_labels_are_refused(nan):
+    adapter = RiverClassifier(cwrs.AROW())
+    with pytest.raises(ValueError, match="nan"):
+        adapter.learn_one({"a": 1.0}, nan)
+    assert adapter.classes_ == [] and adapter.estimator_ is None
+    adapter.learn_one({"a": 1.0}, 1.0)
+    with pytest.raises(ValueError, match="nan"):
+        adapter.learn_one({"a": 1.0}, nan)
+    assert adapter.classes_ == [1.0]
+    with pytest.raises(ValueError, match="nan"):
+        RiverClassifier(cwrs.AROW(), classes=[0.0, float("nan"), float("nan")])
+
+
+@pytest.mark.parametrize("bad", [float("nan"), np.inf, -np.inf, np.float64("nan")], ids=repr)
+@pytest.mark.parametrize(
+    "adapter",
+    [
+        RiverClassifier(cwrs.AROW(a=2.0)),
+        RiverClassifier(cwrs.PA1(), classes=["a", "b", "c"]),
+        RiverRegressor(cwrs.AROWRegressor()),
+    ],
+    ids=repr,
+)
+def test_non_finite_values_are_refused_seen_or_not(adapter, bad):
+    """A NaN or infinite value is refused as for a seen feature, also when the feature is
+    unseen (it left the score alone and turned the binary probability into 1/2)."""
+    regression = isinstance(adapter, RiverRegressor)
+    labels = [0.5, -1.0] if regression else (adapter.classes or [False, True])
+    for t in range(20):
+        adapter.learn_one({"seen": float(t % 5 - 2), "other": 1.0}, labels[t % 2])
+    coef = adapter.estimator_.coef_.copy()
+    for row in ({"seen": bad}, {"seen": 1.0, "unseen": bad}):
+        methods = [adapter.predict_one, lambda r: adapter.learn_one(r, labels[0])]
+        if not regression:
+            methods.append(adapter.predict_proba_one)
+        for method in methods:
+            with pytest.raises(ValueError, match=r"feature '(un)?seen' .* must be finite"):
+                method(row)
+    np.testing.assert_array_equal(adapter.estimator_.coef_, coef)
+    assert adapter.features_ == ["seen", "other"]
+
+
 def _dense(adapter, rows):
     """The rows as a dense matrix over the adapter's columns."""
     columns = adapter.feature_columns_
@@ -240,8 +549,9 @@ def test_labels_discovered_on_the_fly():
     assert adapter.predict_one({"a": 1.0}) == "cat"
     assert adapter.predict_one({"a": -1.0}) == "dog"
     assert sum(adapter.predict_proba_one({"a": 0.3}).values()) == pytest.approx(1.0)
-    with pytest.raises(ValueError, match="third label"):
-        adapter.learn_one({"a": 1.0}, "bird")
+    adapter.learn_one({"b": 1.0}, "bird")  # a third label: one-vs-rest from here on
+    assert adapter.classes_ == ["cat", "dog", "bird"]
+    assert list(adapter.predict_proba_one({"b": 1.0})) == ["cat", "dog", "bird"]
     with pytest.raises(ValueError, match="not one of classes"):
         RiverClassifier(cwrs.AROW(), classes=[1, 2, 3]).learn_one({"a": 1.0}, 4)
 
@@ -260,8 +570,6 @@ def test_bool_labels_take_rivers_binary_classes(first_label):
     assert adapter.predict_one({"a": 1.0}) is bool(first_label)
     margin = adapter.estimator_.decision_function([[1.0] + [0.0] * 15])[0]
     assert (margin > 0) == bool(first_label)  # True is the positive class
-    with pytest.raises(ValueError, match="third label"):
-        adapter.learn_one({"a": 1.0}, "cat")
     # The same stream as classes=[False, True]: the same model.
     explicit = RiverClassifier(cwrs.AROW(), classes=[False, True])
     explicit.learn_one({"a": 1.0, "b": 0.5}, first_label)

@@ -92,6 +92,13 @@ def _lean_rows(X, n_features):
 #   return None (learn_lean False) for what they do not take: the general path checks it.
 _TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
 
+# The fitted attributes `_one_row` is built from: assigning any of them (the river adapter
+# installs a grown model so) drops it, so that the lean paths never answer from, or learn into,
+# a model that is no longer the fitted one.
+_ONE_ROW_SOURCES = frozenset(
+    ("_model", "_feature_map", "n_features_in_", "classes_", "feature_names_in_")
+)
+
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
 
@@ -182,6 +189,18 @@ class Estimator(HyperParameters):
             )
             state["_model"] = _cwrs.Model.from_state(model_state, **custom)
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
+
+    if not TYPE_CHECKING:  # hidden from mypy, which would then allow any attribute
+
+        def __setattr__(self, name, value):
+            super().__setattr__(name, value)
+            if name in _ONE_ROW_SOURCES:  # enabled again by the next checked `partial_fit`
+                self.__dict__.pop("_one_row", None)
+
+        def __delattr__(self, name):
+            super().__delattr__(name)
+            if name in _ONE_ROW_SOURCES:
+                self.__dict__.pop("_one_row", None)
 
     # ----------------------------------------------------------------- threads
     def _lock(self):

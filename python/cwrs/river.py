@@ -14,25 +14,38 @@ non-zero value. The cwrs model has a fixed width, so it is made `capacity` colum
 when a row brings more features than that, rebuilt twice as wide (or wider) from its own state:
 each new column gets mean 0 and variance `a` (Σ₀ = a·I), uncorrelated with the others. This is
 exact, not an approximation: a feature never seen so far has exactly that mean and variance in a
-model created wide enough from the start (diagonal, full or identity covariance, with or without
-an L1 penalty), so growing mid-stream gives the same model as a wide model would. With a
-constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows: under the
-random walk every weight, seen or not, has drifted for t rounds (an unseen feature has had no
-evidence to shrink its variance, not a shorter walk), and a wide model's never-seen column holds
-exactly that, so the capacity still does not change the model (docs/design.md §10.4). A string
-value v of feature f is the one-hot feature (f, v) with value 1.
+model created wide enough from the start (any primal covariance form, the low-rank sketch with a
+zero column for it, AdaGrad's and FTRL's sums at 0; with or without an L1 penalty or averaging,
+whose sums hold 0 for it), so growing mid-stream gives the same model as a wide model would.
+With a constant `process_noise` q > 0 the new columns start at variance a + q·t after t rows:
+under the random walk every weight, seen or not, has drifted for t rounds (an unseen feature has
+had no evidence to shrink its variance, not a shorter walk), and a wide model's never-seen
+column holds exactly that, so the capacity still does not change the model (docs/design.md
+§10.4). A string value v of feature f is the one-hot feature (f, v) with value 1.
 
 At prediction time a feature never seen in training has weight 0 and is left out of the score.
 Binary second-order learners still count its prior variance (a + q·t)·x_f² in
 `predict_proba_one` (exactly as the wide model would); multiclass probabilities leave it out.
 
-Labels are any hashable values. With `classes=None` the learner is binary. river's binary
-classifiers take bool labels, and so does this one: before any row, and from a first bool label
-on, its classes are [False, True] (True positive) and `predict_proba_one` returns both keys, as
-river's checks expect. Otherwise the first two labels seen define its classes (the first is the
-negative class, y = −1), and a third label is an error (pass `classes=[...]` for more). It
-learns from the first row on; until a second label has been seen `predict_one` returns the only
-label seen. With `classes` given, every label must be one of them. Before any row the
+Labels are any hashable values equal to themselves (a NaN label is refused). With
+`classes=None` the classes are learned as they arrive. river's binary classifiers take bool
+labels, and so does this one: before any row, and from a first bool label on, its classes are
+[False, True] (True positive) and `predict_proba_one` returns both keys, as river's checks
+expect. Otherwise the first two labels seen are the classes of a binary model (the first is the
+negative class, y = −1). It learns from the first row on; until a second label has been seen
+`predict_one` returns the only label seen. A third label grows the model to one-vs-rest
+(`estimator_.multi_class` becomes "ovr", whatever the template's): the binary model is exactly
+the two-class one-vs-rest model (class 1 is it, class 0 its mirror image −μ with the same
+covariance, which one-vs-rest's class 0 would have learned from the same rows), and every new
+class starts at the prior of a never-seen weight, mean 0 and covariance (a + q·t)·I after t
+rows (a with q = 0 or "auto"), and learns from its first row on (an averaged model averages
+its mean over every row, 0 before its first). It has not learned the earlier rows, which a model
+with the class from the start would have learned as negatives (they are not kept, so that is not
+recoverable); the earlier classes are exactly what that model holds, except for ALMA, ROMMA and
+IELLIP, whose steps read counters the classes share. Max-score cannot grow this way: its rival
+may be a class no row has named, which then learns from every row, so a max-score model needs
+its classes from the start. With `classes` given, every label must be one of them, and the
+model is built with all of them (with `multi_class` as the template says). Before any row the
 prediction is that of μ = 0: uniform probabilities, and the first class.
 
 `predict_proba_one` comes from the Gaussian over weights for second-order learners (their
@@ -48,7 +61,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Hashable, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Hashable, Optional, Sequence, cast
 
 import numpy as np
 
@@ -78,6 +91,9 @@ class _Adapter:
     capacity: int
     #: Rows learned (the rounds of process noise a never-seen feature has had).
     _rounds: int
+    #: While a row is learned, once a grown model replaced them: the estimator's attributes
+    #: before (see `_install`); otherwise this class default.
+    _replaced: Optional[dict] = None
 
     def _setup(self, estimator: Estimator, capacity: int, kind: type) -> None:
         if not isinstance(estimator, kind):
@@ -113,18 +129,26 @@ class _Adapter:
     # ------------------------------------------------------------------ rows
     @staticmethod
     def _items(x: dict[Hashable, Any]) -> list[tuple[Hashable, float]]:
-        """(feature key, value) for the non-zero features of a row."""
+        """(feature key, value) for the non-zero features of a row. A NaN or infinite value is
+        refused, in learning and in prediction, whether the feature was seen or not (a missing
+        value is a feature left out of the row, or None, as river's rows have it)."""
         items: list[tuple[Hashable, float]] = []
         for name, value in x.items():
             kind = type(value)
             if kind is float or kind is int:  # the common case first: no ABC check
                 if value:
-                    items.append((name, float(value)))
+                    value = float(value)
+                    if value - value:  # NaN or ±inf (a finite value gives 0.0): inline, hot
+                        raise _not_finite(name, value)
+                    items.append((name, value))
             elif kind is str:
                 items.append(((name, value), 1.0))
             elif isinstance(value, numbers.Real):
                 if value != 0:
-                    items.append((name, float(value)))
+                    value = float(value)
+                    if not math.isfinite(value):
+                        raise _not_finite(name, value)
+                    items.append((name, value))
             elif value is not None:
                 raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
         return items
@@ -185,7 +209,6 @@ class _Adapter:
         labels = getattr(self, "classes_", None)
         n_labels = None if labels is None else len(labels)
         estimator = self.estimator_
-        fitted = None if estimator is None else (estimator._model, estimator.n_features_in_)  # noqa: SLF001
         try:
             learn()
             # An adapter pickled before the counter existed had no process noise to count.
@@ -195,10 +218,14 @@ class _Adapter:
                 del columns[key]
             if labels is not None:
                 del labels[n_labels:]
-            if estimator is not None and fitted is not None:
-                estimator._model, estimator.n_features_in_ = fitted  # noqa: SLF001
+            if estimator is not None and self._replaced is not None:
+                with estimator._lock():  # noqa: SLF001 - the same lock object is put back
+                    estimator.__dict__.clear()
+                    estimator.__dict__.update(self._replaced)
             self.estimator_ = estimator
             raise
+        finally:  # never kept (nor pickled) past the row: the adapter is as it was
+            self.__dict__.pop("_replaced", None)
 
     def _unseen_variance(self, estimator: Estimator, state: Optional[dict] = None) -> float:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
@@ -226,36 +253,58 @@ class _Adapter:
         model)."""
         estimator = self.estimator_
         assert estimator is not None
-        old = estimator.n_features_in_
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
-        a = self._unseen_variance(estimator, state)
-        kind, dim = state["covariance"], old + int(state["fit_intercept"])
-        if state["kind"] == "multiclass":
-            n_classes = state["n_classes"]
-            state["means"] = np.concatenate(
-                [_widen_mean(m, old, width) for m in state["means"].reshape(n_classes, dim)]
-            )
-            covariances = np.split(state["covariance_values"], n_classes)
-            state["covariance_values"] = np.concatenate(
-                [_widen_cov(c, kind, old, width, dim, a) for c in covariances]
-            )
-            if "l1_last" in state:
-                last = state["l1_last"].reshape(n_classes, dim)
-                state["l1_last"] = np.concatenate(
-                    [_widen_l1(t, l, old, width) for t, l in zip(state["l1_totals"], last)]
-                )
-        elif state["kind"] in ("binary", "regressor"):
-            state["mean"] = _widen_mean(state["mean"], old, width)
-            state["covariance_values"] = _widen_cov(
-                state["covariance_values"], kind, old, width, dim, a
-            )
-            if "l1_last" in state:
-                state["l1_last"] = _widen_l1(state["l1_total"], state["l1_last"], old, width)
-        else:  # pragma: no cover - kernel models are refused in _setup
-            raise TypeError(f"cannot grow a {state['kind']} model")
-        state["n_features"] = width
-        estimator._model = _cwrs.Model.from_state(state)  # noqa: SLF001
-        estimator.n_features_in_ = width
+        if state["kind"] not in ("binary", "regressor", "multiclass"):  # pragma: no cover
+            raise TypeError(f"cannot grow a {state['kind']} model")  # kernels: refused in _setup
+        _widen_state(state, width, self._unseen_variance(estimator, state))
+        self._install(estimator, state, n_features_in_=width)
+
+    def _install(self, estimator: Estimator, state: dict, **fitted: Any) -> None:
+        """Makes the model restored from `state` the fitted model of `estimator`, with the
+        fitted attributes `fitted` (assigning them drops the estimator's one-row path, which
+        held the old model). The first install of a row keeps the estimator's attributes, for
+        `_learning` to put back if the row fails (they are replaced, never changed in place)."""
+        model = _cwrs.Model.from_state(state)
+        with estimator._lock():  # noqa: SLF001 - read together by the estimator's own calls
+            if self._replaced is None:
+                self._replaced = dict(estimator.__dict__)
+            estimator._model = model  # noqa: SLF001
+            for name, value in fitted.items():
+                setattr(estimator, name, value)
+
+
+def _models(state: dict) -> int:
+    """How many models (classes) the state's per-coordinate arrays hold, one after another."""
+    return int(state["n_classes"]) if state["kind"] == "multiclass" else 1
+
+
+def _each_model(state: dict, key: str, change: Any) -> None:
+    """`state[key]` with `change(part)` applied to each model's part, if the state has it."""
+    if key in state:
+        parts = np.split(np.asarray(state[key], dtype=np.float64), _models(state))
+        state[key] = np.concatenate([change(part) for part in parts])
+
+
+def _widen_state(state: dict, width: int, a: float) -> None:
+    """The state `width` features wide: every model's mean, averaging sums, covariance and lazy
+    L1 state get the new features (mean 0, variance `a`, no correlation, never averaged or
+    penalised) after the old ones and before the bias."""
+    old = int(state["n_features"])
+    dim = old + int(state["fit_intercept"])
+    kind = state["covariance"]
+    widen = lambda values: _widen_mean(values, old, width)  # noqa: E731
+    _each_model(state, "means" if state["kind"] == "multiclass" else "mean", widen)
+    _each_model(state, "average_sums", widen)  # u: no change of a new weight yet
+    _each_model(
+        state, "covariance_values", lambda cov: _widen_cov(cov, kind, old, width, dim, a)
+    )
+    if "l1_last" in state:
+        totals = state["l1_totals"] if state["kind"] == "multiclass" else [state["l1_total"]]
+        parts = np.split(np.asarray(state["l1_last"], dtype=np.float64), _models(state))
+        state["l1_last"] = np.concatenate(
+            [_widen_l1(total, last, old, width) for total, last in zip(totals, parts)]
+        )
+    state["n_features"] = width
 
 
 def _widen_mean(mean: Any, old: int, width: int) -> Any:
@@ -270,8 +319,10 @@ def _widen_l1(total: float, last: Any, old: int, width: int) -> Any:
 
 def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) -> Any:
     """The covariance values with variance a for the new features and no correlation to them:
-    empty (identity), variances (diag), or Σ row-major (full, stored folded); AdaGrad's and
-    FTRL's per-coordinate gradient sums start at 0 (docs/design.md §2.9)."""
+    empty (identity), variances (diag), Σ row-major (full, stored folded), or the low-rank
+    form's variances S then its sketch rows B (a new feature has S = a and no sketch entry:
+    no increment √c·x has touched it, docs/design.md §3.3); AdaGrad's and FTRL's
+    per-coordinate gradient sums start at 0 (docs/design.md §2.9)."""
     if kind == "identity":
         return cov
     if kind == "diag":
@@ -280,10 +331,65 @@ def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) ->
         return np.concatenate([cov[:old], np.zeros(width - old), cov[old:]])
     new_dim = dim + width - old
     keep = np.r_[0:old, width:new_dim]  # where the old coordinates go
+    if kind == "lowrank":
+        variances, sketch = cov[:dim], cov[dim:].reshape(-1, dim)
+        widened = np.zeros((sketch.shape[0], new_dim))
+        widened[:, keep] = sketch
+        return np.concatenate([_widen_cov(variances, "diag", old, width, dim, a), widened.ravel()])
     sigma = np.zeros((new_dim, new_dim))
     sigma[np.ix_(keep, keep)] = cov.reshape(dim, dim)
     sigma[np.arange(old, width), np.arange(old, width)] = a
     return sigma.ravel()
+
+
+def _prior_cov(like: Any, kind: str, dim: int, a: float) -> Any:
+    """The covariance values of a model that has learned nothing, over `dim` coordinates at
+    variance `a`, laid out as `like` (another model's values of the same form)."""
+    if kind == "identity":
+        return like[:0]
+    if kind in ("adagrad", "ftrl"):
+        return np.zeros(dim)
+    if kind == "full":
+        return (a * np.eye(dim)).ravel()
+    prior = np.zeros(len(like))  # diag: the variances; lowrank: S, then an empty sketch
+    prior[:dim] = a
+    return prior
+
+
+def _to_one_vs_rest(state: dict) -> None:
+    """A binary state as the equal two-class one-vs-rest state: class 1 (positive) is the
+    binary model, class 0 its mirror image (mean and averaging sums negated, the same
+    covariance and L1 state). One-vs-rest class 0 learns every row with the opposite sign,
+    and the rules are odd in the mean (μ → −μ, y → −y: the same margin, variance and step),
+    so it is exactly the mirror image from the first row on."""
+    mean = np.asarray(state.pop("mean"), dtype=np.float64)
+    state["means"] = np.concatenate([-mean, mean])
+    state["covariance_values"] = np.tile(state["covariance_values"], 2)
+    if "average_sums" in state:
+        sums = np.asarray(state["average_sums"], dtype=np.float64)
+        state["average_sums"] = np.concatenate([-sums, sums])
+    if "l1_last" in state:
+        total = float(state.pop("l1_total"))
+        state["l1_totals"] = np.array([total, total])
+        state["l1_last"] = np.tile(state["l1_last"], 2)
+    state.update(kind="multiclass", strategy="ovr", n_classes=2)
+
+
+def _add_prior_class(state: dict, a: float) -> None:
+    """One more one-vs-rest class, at the prior: mean 0 and covariance a·I (`a` the variance of
+    a never-seen weight at this round), nothing averaged or penalised yet."""
+    dim = int(state["n_features"]) + int(state["fit_intercept"])
+    like = np.split(np.asarray(state["covariance_values"]), _models(state))[0]
+    state["means"] = np.concatenate([state["means"], np.zeros(dim)])
+    state["covariance_values"] = np.concatenate(
+        [state["covariance_values"], _prior_cov(like, state["covariance"], dim, a)]
+    )
+    if "average_sums" in state:
+        state["average_sums"] = np.concatenate([state["average_sums"], np.zeros(dim)])
+    if "l1_last" in state:
+        state["l1_totals"] = np.append(state["l1_totals"], 0.0)
+        state["l1_last"] = np.concatenate([state["l1_last"], np.zeros(dim)])
+    state["n_classes"] = int(state["n_classes"]) + 1
 
 
 # The docstring entries both adapters share.
@@ -300,7 +406,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
 
     See the module docstring for the design: columns in order of first appearance, the model
     rebuilt wider (exactly) when `capacity` is exceeded, unseen features ignored at prediction
-    time, labels discovered on the fly (binary) or given by `classes`.
+    time, labels discovered on the fly (binary, then one-vs-rest) or given by `classes`.
 
     Parameters
     ----------
@@ -309,8 +415,9 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         changed (the fitted clone is `estimator_`). Kernel learners are not supported.
     {_CAPACITY}
     classes : sequence of labels or None, default=None
-        Every label the stream will hold, for more than two classes; None: binary, with
-        river's classes [False, True] for bool labels, else the first two labels seen.
+        Every label the stream will hold (a fixed set, e.g. for max-score multiclass); None:
+        learned as they arrive, river's classes [False, True] for bool labels, a binary model
+        over the first two labels seen, one-vs-rest from a third on (module docstring).
 
     Attributes
     ----------
@@ -329,6 +436,8 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         self._setup(estimator, capacity, Classifier)
         if classes is not None:
             classes = list(classes)
+            for label in classes:
+                _check_label(label)
             if len(classes) < 2 or len(set(classes)) != len(classes):
                 raise ValueError(f"classes must hold two or more distinct labels, got {classes!r}")
         self.classes = classes
@@ -341,12 +450,10 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         yield {"estimator": AROW()}
         yield {"estimator": PA1(), "capacity": 1, "classes": [False, True]}
 
-    @property
-    def _multiclass(self) -> bool:
-        return self.classes is not None and len(self.classes) > 2
-
     # ------------------------------------------------------------------ learning
     def _label_index(self, y: Hashable) -> int:
+        """The class index of label `y`; with `classes=None` a new label becomes the next class."""
+        _check_label(y)
         labels = self.classes_
         if self.classes is None and not labels and isinstance(y, (bool, np.bool_)):
             labels.extend(RIVER_BINARY_CLASSES)  # a first bool label: river's binary classes
@@ -355,11 +462,6 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
                 return i
         if self.classes is not None:
             raise ValueError(f"label {y!r} is not one of classes={self.classes!r}")
-        if len(labels) == 2:
-            raise ValueError(
-                f"label {y!r} is a third label, but this learner is binary: the first two labels "
-                f"seen, {labels!r}, are its classes. Pass classes=[...] for more classes."
-            )
         labels.append(y)
         return len(labels) - 1
 
@@ -371,7 +473,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
     def _learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
         index = self._label_index(y)
         csr = self._learning_row(x)
-        estimator = self.estimator_
+        estimator = cast(Optional[Classifier], self.estimator_)
         n_classes = 2 if self.classes is None else len(self.classes)
         if estimator is None:
             self._start(
@@ -379,11 +481,27 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
                 lambda est, row: est.partial_fit(row, [index], classes=list(range(n_classes))),
             )
             return
+        if index >= len(estimator.classes_):  # a new label (classes=None)
+            self._add_class()
         model = estimator._model  # noqa: SLF001
         if model.kind == "binary":
             model.partial_fit(csr, np.array([1.0 if index == 1 else -1.0]))
         else:
             model.partial_fit(csr, np.array([index], dtype=np.int64))
+
+    def _add_class(self) -> None:
+        """Grows the fitted model by one class, one-vs-rest (module docstring): a binary model
+        becomes the equal two-class one-vs-rest model, and the new class starts at the prior of
+        a weight never seen so far (mean 0, variance a, or a + q·t after t rows with a constant
+        process noise q), having learned none of the earlier rows."""
+        estimator = cast(Classifier, self.estimator_)
+        state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+        a = self._unseen_variance(estimator, state)
+        if state["kind"] == "binary":
+            _to_one_vs_rest(state)
+        _add_prior_class(state, a)
+        classes = np.arange(state["n_classes"], dtype=estimator.classes_.dtype)
+        self._install(estimator, state, classes_=classes, multi_class="ovr")
 
     # ------------------------------------------------------------------ prediction
     def _probabilities(self, x: dict[Hashable, Any]) -> Optional[np.ndarray]:
@@ -484,6 +602,23 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
             return 0.0
         csr, _ = self._predicting_row(x)
         return float(self.estimator_._model.decision_function(csr)[0])  # noqa: SLF001
+
+
+def _not_finite(name: Hashable, value: float) -> ValueError:
+    return ValueError(
+        f"feature {name!r} has the value {value!r}; values must be finite, not NaN or "
+        "infinite (leave a missing value out of the row, or give it as None)"
+    )
+
+
+def _check_label(y: Hashable) -> None:
+    """Refuses a label that is not equal to itself (NaN): no later label could match it."""
+    try:
+        same = bool(y == y)
+    except (TypeError, ValueError):  # e.g. an array, whose == is elementwise
+        same = False
+    if not same:
+        raise ValueError(f"label {y!r} is not equal to itself (NaN?) and cannot be a class")
 
 
 def _logistic(margin: float) -> float:
