@@ -172,6 +172,26 @@ def _check_state(estimator: Estimator, model: Optional[tuple]) -> None:
     _check_hyper_parameters(estimator)
 
 
+def check_storable(estimator: Estimator) -> None:
+    """Refuses (InvalidParameterError) a hyper-parameter value that a .cwrs file cannot hold or
+    `load` would refuse, so that every model `fit` accepts can be saved. A callable kernel is
+    code, which only pickle keeps (see `Estimator.save`)."""
+    for name, value in estimator.get_params().items():
+        if name == "kernel" and callable(value):
+            continue
+        encoder = _Encoder()
+        try:
+            encoded = encoder.encode(value, f"{name}={value!r:.80}")
+            json.dumps(encoded, allow_nan=False)
+            _Decoder(encoder.arrays, STRING_SLACK).decode(encoded)
+        except (ValueError, TypeError, RecursionError) as error:
+            detail = str(error).removeprefix("corrupted model file: ")
+            raise _cwrs.InvalidParameterError(
+                f"{name}={value!r:.80} cannot be kept: a saved model could not hold it "
+                f"({detail})"
+            ) from None
+
+
 # --------------------------------------------------------------------------------- writing
 class _Encoder:
     """Turns an estimator's state into JSON-ready values, moving arrays to the payload."""
@@ -184,7 +204,8 @@ class _Encoder:
             return value
         if isinstance(value, int):
             return value
-        if isinstance(value, float):
+        if isinstance(value, float):  # np.float64 too: stored as the Python float it equals
+            value = float(value)
             return value if math.isfinite(value) else {"$float": repr(value)}
         if isinstance(value, bytes):
             return {"$bytes": value.decode("latin-1")}
@@ -200,10 +221,13 @@ class _Encoder:
             pairs = [[self.encode(k, where), self.encode(v, where)] for k, v in value.items()]
             return {"$dict": pairs}
         if isinstance(value, np.random.RandomState):
-            return {"$random_state": self.encode(value.get_state(), where)}
+            # The legacy tuple for MT19937 (the format's first form); a mapping naming the bit
+            # generator for the others.
+            named = value.get_state(legacy=False)
+            legacy = named["bit_generator"] == "MT19937"
+            return {"$random_state": self.encode(value.get_state() if legacy else named, where)}
         if isinstance(value, np.random.Generator):
-            state = value.bit_generator.state
-            return {"$generator": self.encode(state, where)}
+            return {"$generator": self.encode(value.bit_generator.state, where)}
         name = type(value).__name__
         if type(value) is HELPER_CLASSES.get(name):
             return {"$object": name, "attributes": self.encode(vars(value), where)}
@@ -463,7 +487,9 @@ class _Decoder:
 
     def _random_state(self, value: dict[str, Any]) -> np.random.RandomState:
         state = self.decode(value["$random_state"])
-        generator = np.random.RandomState()
+        generator = np.random.RandomState(
+            _bit_generator(state, "random state") if isinstance(state, dict) else None
+        )
         try:
             generator.set_state(state)
         except (TypeError, ValueError, IndexError, KeyError) as error:
@@ -472,9 +498,7 @@ class _Decoder:
 
     def _generator(self, value: dict[str, Any]) -> np.random.Generator:
         state = self.decode(value["$generator"])
-        if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
-            raise ModelFormatError("corrupted model file: unknown random generator")
-        bit_generator = getattr(np.random, state["bit_generator"])()
+        bit_generator = _bit_generator(state, "random generator")
         try:
             bit_generator.state = state
         except (TypeError, ValueError, KeyError, IndexError) as error:
@@ -503,6 +527,14 @@ class _Decoder:
         "$generator": _generator,
         "$object": _object,
     }
+
+
+def _bit_generator(state: Any, what: str) -> np.random.BitGenerator:
+    """A new NumPy bit generator of the kind `state` (a bit generator's state mapping) names."""
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if not isinstance(name, str) or name not in BIT_GENERATORS:
+        raise ModelFormatError(f"corrupted model file: unknown {what}")
+    return getattr(np.random, name)()
 
 
 def _hashable(key: Any) -> Any:
