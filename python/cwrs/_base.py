@@ -198,16 +198,27 @@ class Estimator(HyperParameters):
         return state
 
     def __setstate__(self, state):
+        # A malformed state raises InvalidModelStateError, as the native model's does.
+        name = type(self).__name__
+        if not isinstance(state, dict):
+            raise _cwrs.InvalidModelStateError(
+                f"invalid {name} state: a dict of its attributes, not {type(state).__name__}"
+            )
         state = with_added_parameters(type(self), state)  # a pickle from before they existed
         if "_model" in state:
-            kind, model_state = state["_model"]
+            model = state["_model"]
+            if not (isinstance(model, tuple) and len(model) == 2 and isinstance(model[1], dict)):
+                raise _cwrs.InvalidModelStateError(
+                    f"invalid {name} state: _model must be a pair (kind, named state), got "
+                    f"{model!r:.80}"
+                )
             # A callable kernel: the estimator keeps it, the native state does not.
             kernel = state.get("kernel")
             custom = (
-                {"kernel": CallableKernel(kernel, state["_sparse_input"])}
+                {"kernel": CallableKernel(kernel, bool(state.get("_sparse_input")))}
                 if callable(kernel) else {}
             )
-            state["_model"] = _cwrs.Model.from_state(model_state, **custom)
+            state["_model"] = _cwrs.Model.from_state(model[1], **custom)
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
 
     # ----------------------------------------------------------------- threads

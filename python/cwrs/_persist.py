@@ -56,6 +56,8 @@ REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 # Fitted only when X was a data frame with string column names (scikit-learn's rule).
 FEATURE_NAMES = "feature_names_in_"
 
+# The most axes an array of the file may have (cwrs writes at most 2; NumPy allows 32 or 64).
+MAX_AXES = 32
 BIT_GENERATORS = frozenset(["PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"])
 # Bytes checksummed at a time where no array needs them (padding, a file being refused).
 CHUNK = 1 << 20
@@ -101,7 +103,8 @@ def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
         and len(model) == 2
         and model[0] == "Model"
         and isinstance(model[1], dict)
-        and model[1].get("kind") in kinds
+        and isinstance(model[1].get("kind"), str)
+        and model[1]["kind"] in kinds
     ):
         raise ValueError(f"unknown kind of fitted model for a {cls.__name__}")
 
@@ -554,16 +557,19 @@ def _layout(descriptors: Any, payload_size: int) -> list[tuple[int, int, int, np
             dtype, shape, offset = descriptor["dtype"], descriptor["shape"], descriptor["offset"]
         except (TypeError, KeyError):
             raise ModelFormatError("corrupted model file: bad array descriptor") from None
-        if dtype not in ARRAY_DTYPES:
+        if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
             raise ModelFormatError(f"corrupted model file: array type {dtype!r:.40}")
+        dtype = np.dtype(dtype)
         if not (
             isinstance(shape, list)
-            and all(isinstance(n, int) and n >= 0 for n in shape)
-            and isinstance(offset, int)
+            and all(type(n) is int and n >= 0 for n in shape)  # not a JSON true or false
+            and type(offset) is int
             and offset >= 0
+            # What NumPy can shape, even without elements: few axes, each extent addressable.
+            and len(shape) <= MAX_AXES
+            and math.prod(max(n, 1) for n in shape) * dtype.itemsize < 2**63
         ):
             raise ModelFormatError("corrupted model file: bad array shape or offset")
-        dtype = np.dtype(dtype)
         size = math.prod(shape) * dtype.itemsize
         if offset + size > payload_size:
             raise ModelFormatError("corrupted model file: an array runs past the end of the data")
