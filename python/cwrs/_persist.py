@@ -56,7 +56,7 @@ REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 # Fitted only when X was a data frame with string column names (scikit-learn's rule).
 FEATURE_NAMES = "feature_names_in_"
 
-# The most axes an array of the file may have (cwrs writes at most 2; NumPy allows 32 or 64).
+# The most axes an array of the file may have (NumPy allows 32 or 64, by version).
 MAX_AXES = 32
 BIT_GENERATORS = frozenset(["PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"])
 # Bytes checksummed at a time where no array needs them (padding, a file being refused).
@@ -186,6 +186,7 @@ def check_storable(estimator: Estimator) -> None:
         try:
             encoded = encoder.encode(value, f"{name}={value!r:.80}")
             json.dumps(encoded, allow_nan=False)
+            _layout(*_descriptors(encoder.arrays))
             _Decoder(encoder.arrays, STRING_SLACK).decode(encoded)
         except (ValueError, TypeError, RecursionError) as error:
             detail = str(error).removeprefix("corrupted model file: ")
@@ -278,10 +279,7 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         raise type(error)(
             f"this {name} cannot be saved: cwrs.load would refuse its state ({error})"
         ) from None
-    descriptors, offset = [], 0
-    for array in encoder.arrays:
-        descriptors.append({"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset})
-        offset += array.nbytes + -array.nbytes % ALIGNMENT
+    descriptors, _ = _descriptors(encoder.arrays)
     header = json.dumps(
         {
             "format": "cwrs-model",
@@ -294,6 +292,15 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         separators=(",", ":"),
     ).encode("utf-8")
     return header, encoder.arrays
+
+
+def _descriptors(arrays: list[np.ndarray]) -> tuple[list[dict[str, Any]], int]:
+    """The header's descriptors of the payload arrays (each aligned), and the payload's size."""
+    descriptors, offset = [], 0
+    for array in arrays:
+        descriptors.append({"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset})
+        offset += array.nbytes + -array.nbytes % ALIGNMENT
+    return descriptors, offset
 
 
 def _write(out: IO[bytes], header: bytes, arrays: list[np.ndarray]) -> None:

@@ -28,7 +28,6 @@ from ._covariance import dense_covariances, feature_block
 from ._docs import document
 from ._params import (
     average_start,
-    check_params,
     check_pass_params,
     covariance_config,
     l1_spec,
