@@ -317,6 +317,20 @@ def test_a_collection_without_rows_is_refused(client):
     assert not hasattr(est, "coef_") and "_model" not in vars(est)
 
 
+def test_dask_fit_refuses_what_fit_refuses_with_the_same_error(client):
+    X, y = _regression(n_rows=40)
+    labels = np.where(y > y.mean(), 1, -1)
+    X_da, y_da = da.from_array(X, chunks=(20, 5)), da.from_array(labels, chunks=20)
+    for est in (cwrs.ROMMA(average=True), cwrs.AROW(random_state=-1),
+                cwrs.AROW(kernel_approximation="rff", n_components=3.0)):
+        with pytest.raises(cwrs.InvalidParameterError) as by_fit:
+            type(est)(**est.get_params()).fit(X, labels)
+        with pytest.raises(cwrs.InvalidParameterError) as by_dask:
+            cwrs.dask.fit(est, X_da, y_da, client=client)
+        assert str(by_dask.value) == str(by_fit.value)
+        assert "_model" not in vars(est)
+
+
 def test_refusals_leave_the_estimator_unchanged(client, tmp_path):
     X, y = _regression(n_rows=40)
     X_da, y_da = da.from_array(X, chunks=(20, 5)), da.from_array(y, chunks=20)
