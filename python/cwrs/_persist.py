@@ -27,7 +27,7 @@ from ._base import Classifier, Estimator
 from ._regressors import Regressor
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
-from ._params import with_added_parameters
+from ._params import init_defaults, with_added_parameters
 from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.
@@ -179,8 +179,10 @@ def check_storable(estimator: Estimator) -> None:
     """Refuses (InvalidParameterError) a hyper-parameter value that a .cwrs file cannot hold or
     `load` would refuse, so that every model `fit` accepts can be saved. A callable kernel is
     code, which only pickle keeps (see `Estimator.save`)."""
-    for name, value in estimator.get_params().items():
-        if name == "kernel" and callable(value):
+    cls: Any = type(estimator)
+    for name in init_defaults(cls):
+        value = getattr(estimator, name)
+        if _held_as_is(value) or name == "kernel" and callable(value):
             continue
         encoder = _Encoder()
         try:
@@ -194,6 +196,22 @@ def check_storable(estimator: Estimator) -> None:
                 f"{name}={value!r:.80} cannot be kept: a saved model could not hold it "
                 f"({detail})"
             ) from None
+
+
+def _held_as_is(value: Any) -> bool:
+    """Whether a file holds `value` by construction (the common values, checked at once): a
+    plain scalar, or a NumPy random generator over one of NumPy's bit generators."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if isinstance(value, np.random.RandomState):
+        # Its bit generator without a copy of the state where NumPy lets it be read.
+        bit_generator = getattr(value, "_bit_generator", None)
+        if bit_generator is None:
+            return value.get_state(legacy=False)["bit_generator"] in BIT_GENERATORS
+        return type(bit_generator).__name__ in BIT_GENERATORS
+    if isinstance(value, np.random.Generator):
+        return type(value.bit_generator).__name__ in BIT_GENERATORS
+    return False
 
 
 # --------------------------------------------------------------------------------- writing
