@@ -260,6 +260,77 @@ def test_data_frames_and_predictions(client):
                                   est.predict_proba(frame))
 
 
+def test_an_empty_partition_contributes_nothing(client):
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(5)
+    X = rng.normal(size=(160, 3))
+    labels = np.where(X @ [1.0, -1.0, 0.5] > 0, "yes", "no")
+    frame = pd.DataFrame(X, columns=["u", "v", "w"]).assign(label=labels, t=np.arange(160))
+    parts = dd.from_pandas(frame, npartitions=4)
+    second = parts.partitions[1].t.compute()
+    # A filter that empties the second partition, as a query over a time range does.
+    filtered = parts[(parts.t < second.min()) | (parts.t > second.max())]
+    kept = dd.concat([filtered.partitions[k] for k in (0, 2, 3)])
+    assert filtered.npartitions == 4 and kept.npartitions == 3
+    assert len(filtered.partitions[1]) == 0 and len(second) > 0
+    features = ["u", "v", "w"]
+    for estimator in (cwrs.AROW(), cwrs.PA1()):
+        est = cwrs.dask.fit(type(estimator)(), filtered[features], filtered["label"],
+                            client=client, n_iter=2)
+        alone = cwrs.dask.fit(type(estimator)(), kept[features], kept["label"], client=client,
+                              n_iter=2)
+        np.testing.assert_array_equal(est.coef_, alone.coef_)
+        assert est.n_updates_ == alone.n_updates_
+    rows = frame.drop(index=second.index)[features]
+    np.testing.assert_array_equal(cwrs.dask.predict(est, filtered[features]).compute().to_numpy(),
+                                  est.predict(rows))
+    aw = cwrs.dask.fit(cwrs.AROW(), filtered[features], filtered["label"], client=client)
+    np.testing.assert_array_equal(
+        cwrs.dask.predict_proba(aw, filtered[features]).compute().to_numpy(),
+        aw.predict_proba(rows))
+    np.testing.assert_array_equal(
+        cwrs.dask.decision_function(aw, filtered[features]).compute().to_numpy(),
+        aw.decision_function(rows))
+
+
+def test_an_empty_chunk_of_a_dask_array_contributes_nothing(client):
+    X, y = _regression(n_rows=120, n_features=3, seed=4)
+    chunks = (40, 0, 80)
+    est = cwrs.dask.fit(cwrs.AROWRegressor(), da.from_array(X, chunks=(chunks, 3)),
+                        da.from_array(y, chunks=(chunks,)), client=client)
+    alone = cwrs.dask.fit(cwrs.AROWRegressor(), da.from_array(X, chunks=((40, 80), 3)),
+                          da.from_array(y, chunks=((40, 80),)), client=client)
+    np.testing.assert_array_equal(est.coef_, alone.coef_)
+    X_da = da.from_array(X, chunks=(chunks, 3))
+    np.testing.assert_array_equal(cwrs.dask.predict(est, X_da).compute(), est.predict(X))
+    classifier = cwrs.AROW().fit(X, y > y.mean())
+    np.testing.assert_array_equal(cwrs.dask.predict_proba(classifier, X_da).compute(),
+                                  classifier.predict_proba(X))
+
+
+def test_a_collection_without_rows_is_refused(client):
+    X, y = _regression(n_rows=10, n_features=3)
+    est = cwrs.AROWRegressor()
+    with pytest.raises(ValueError, match="no rows"):
+        cwrs.dask.fit(est, da.from_array(X[:0], chunks=((0, 0), 3)),
+                      da.from_array(y[:0], chunks=((0, 0),)), client=client)
+    assert not hasattr(est, "coef_") and "_model" not in vars(est)
+
+
+def test_dask_fit_refuses_what_fit_refuses_with_the_same_error(client):
+    X, y = _regression(n_rows=40)
+    labels = np.where(y > y.mean(), 1, -1)
+    X_da, y_da = da.from_array(X, chunks=(20, 5)), da.from_array(labels, chunks=20)
+    for est in (cwrs.ROMMA(average=True), cwrs.AROW(random_state=-1),
+                cwrs.AROW(kernel_approximation="rff", n_components=3.0)):
+        with pytest.raises(cwrs.InvalidParameterError) as by_fit:
+            type(est)(**est.get_params()).fit(X, labels)
+        with pytest.raises(cwrs.InvalidParameterError) as by_dask:
+            cwrs.dask.fit(est, X_da, y_da, client=client)
+        assert str(by_dask.value) == str(by_fit.value)
+        assert "_model" not in vars(est)
+
+
 def test_refusals_leave_the_estimator_unchanged(client, tmp_path):
     X, y = _regression(n_rows=40)
     X_da, y_da = da.from_array(X, chunks=(20, 5)), da.from_array(y, chunks=20)

@@ -12,14 +12,17 @@ import sys
 import textwrap
 import threading
 import tracemalloc
+import warnings
 import zlib
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 import cwrs
 from cwrs import _persist
-from test_persist import rewritten
+from test_persist import first_array, rewritten
 
 RNG = np.random.default_rng(13)
 X = RNG.normal(size=(60, 4))
@@ -372,6 +375,148 @@ def test_crafted_files_are_refused_at_load_time(case):
     data = _persist.dumps(make())
     with pytest.raises(cwrs.ModelFormatError, match=message):
         _persist.loads(rewritten(data, edit))
+
+
+# Generated attacks: any entry of a valid header replaced by any value, or an array descriptor
+# rewritten. Whatever the file says, load returns a model or raises ModelFormatError.
+def _attack_sources():
+    y3 = np.argmax(X[:, :3], axis=1)
+    return [
+        _persist.dumps(model)
+        for model in (
+            fitted(),
+            fitted(cwrs.SCW1(covariance="full"), y=y3),
+            fitted(cwrs.AROW(covariance="lowrank", rank=2, average=True)),
+            fitted(cwrs.PA(kernel="rbf", budget=5, random_state=np.random.default_rng(1))),
+            fitted(cwrs.AROW(kernel_approximation="rff", n_components=3, random_state=0)),
+            cwrs.AROWRegressor(penalty="l1").fit(X, X[:, 0]),
+        )
+    ]
+
+
+ATTACK_SOURCES = _attack_sources()
+
+
+def _header_of(data):
+    _, _, length = _persist.PREFIX.unpack_from(data)
+    return json.loads(data[_persist.PREFIX.size : _persist.PREFIX.size + length])
+
+
+def _paths(node, prefix=()):
+    """Every path into a JSON tree (the root excluded)."""
+    children = (
+        node.items() if isinstance(node, dict) else enumerate(node) if isinstance(node, list) else ()
+    )
+    for key, child in children:
+        yield (*prefix, key)
+        yield from _paths(child, (*prefix, key))
+
+
+JSON_SCALARS = (
+    st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.sampled_from([0, 1, -1, 2**63])
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=4)
+    | st.sampled_from(sorted(_persist.ARRAY_DTYPES) + ["<c16", "|O", "<U2", "|S3", "<M8[s]"])
+)
+TAGGED = st.one_of(
+    st.builds(lambda i: {"$array": i}, st.integers(-1, 12)),
+    st.builds(lambda t, v: {"$scalar": t, "value": v}, JSON_SCALARS, JSON_SCALARS),
+    st.builds(lambda t: {"$float": t}, st.sampled_from(["nan", "inf", "-inf", "1.5", "x"])),
+    st.builds(lambda t, v: {"$strings": t, "values": v}, JSON_SCALARS, st.lists(JSON_SCALARS)),
+    st.builds(lambda v: {"$tuple": v}, st.lists(JSON_SCALARS, max_size=3)),
+    st.builds(lambda v: {"$dict": v}, st.lists(st.lists(JSON_SCALARS, max_size=3), max_size=3)),
+    st.builds(lambda v: {"$objects": v}, st.lists(JSON_SCALARS, max_size=3)),
+)
+JSON_VALUES = st.recursive(
+    JSON_SCALARS | TAGGED,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=2),
+    max_leaves=5,
+)
+SHAPES = st.lists(
+    st.integers(0, 5) | st.sampled_from([2**31, 2**62, 2**64, -1]), max_size=70
+) | JSON_VALUES
+
+
+@st.composite
+def attacked_files(draw):
+    data = draw(st.sampled_from(ATTACK_SOURCES))
+    header = _header_of(data)
+    if draw(st.booleans()) and header["arrays"]:
+        descriptor = draw(st.sampled_from(header["arrays"]))
+        field = draw(st.sampled_from(["dtype", "shape", "offset"]))
+        descriptor[field] = draw(
+            SHAPES if field == "shape"
+            else JSON_SCALARS if field == "dtype"
+            else st.integers(-1, 2**64) | JSON_VALUES
+        )
+    else:
+        path = draw(st.sampled_from(list(_paths(header["state"]))))
+        value = draw(JSON_VALUES)
+
+        def replace(node, keys):
+            if len(keys) == 1:
+                node[keys[0]] = value
+            else:
+                replace(node[keys[0]], keys[1:])
+
+        replace(header["state"], path)
+    return rewritten(data, lambda h: h.update(header))
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(attacked_files())
+def test_any_crafted_file_loads_or_raises_model_format_error(data):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            model = _persist.loads(data)
+        except cwrs.ModelFormatError:
+            return
+        # What loads is a model like any other: it pickles, and saves a file that loads.
+        pickle.loads(pickle.dumps(model))
+        _persist.loads(_persist.dumps(model))
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        first_array(lambda d: d.update(shape=[0, 2**64])),
+        first_array(lambda d: d.update(shape=[0] * 70)),
+        first_array(lambda d: d.update(shape=[0, 2**62, 2**62])),
+        first_array(lambda d: d.update(dtype=["<f8"])),
+        first_array(lambda d: d.update(shape={"n": 1})),
+        set_native("mean", {"$scalar": "<c16", "value": 1}),
+        set_state(classes_={"$scalar": "<i8", "value": 1.5}),
+    ],
+    ids=["huge empty", "too many dimensions", "empty past the address space", "dtype a list",
+         "shape a mapping", "complex scalar", "int scalar of a float"],
+)
+def test_numpy_errors_of_a_crafted_file_are_model_format_errors(edit):
+    data = _persist.dumps(fitted())
+    with pytest.raises(cwrs.ModelFormatError):
+        _persist.loads(rewritten(data, edit))
+
+
+@pytest.mark.parametrize(
+    "state",
+    [
+        "not a mapping",
+        None,
+        {"_model": "x"},
+        {"_model": ("Model",)},
+        {"_model": ("Model", "not a mapping")},
+        {"_model": ("Model", {"kind": "binary"})},
+        {"_model": ("Model", {"kind": "binary", "mean": np.zeros(0)})},
+    ],
+    ids=["a string", "None", "model a string", "model a 1-tuple", "model state a string",
+         "model state incomplete", "model state malformed"],
+)
+def test_setstate_of_a_bad_pickle_raises_a_clear_error(state):
+    est = cwrs.AROW()
+    if isinstance(state, dict):
+        state = {**fitted().__getstate__(), **state}
+    with pytest.raises(cwrs.InvalidModelStateError, match="state"):
+        est.__setstate__(state)
+    assert "_model" not in vars(est)
 
 
 @pytest.mark.parametrize("depth", [2_000, 100_000])

@@ -21,6 +21,7 @@ from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
     average_start,
+    check_n_components,
     check_n_jobs,
     check_params,
     check_pass_params,
@@ -154,6 +155,32 @@ class Estimator(HyperParameters):
         """`fit` after the checks of X: builds the model, learns and installs it."""
         raise NotImplementedError
 
+    def _model_config(
+        self, n_classes: int, n_features: int, sparse: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        raise NotImplementedError
+
+    def _checked_config(
+        self, n_classes: int, n_features: int, sparse: bool = False
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The one validation of the hyper-parameters, wherever they are used (`fit`, its
+        shards, `cwrs.dask.fit`, a `partial_fit` after `set_params`, `load`): the checks of
+        `check_params`, then the configuration of the native model for `n_classes` (a
+        classifier's) and `n_features`, with the callable kernel passed with it; the native
+        model checks the configuration as it is built."""
+        check_params(self, n_classes)
+        return self._model_config(n_classes, n_features, sparse)
+
+    def _check_params(self, n_classes: Optional[int] = None) -> None:
+        """`_checked_config` for the fitted classes (or `n_classes`), with the native model's
+        checks of the configuration made on a model of one feature (they do not depend on the
+        width), which allocates next to nothing."""
+        if n_classes is None:
+            classes = self.__dict__.get("classes_")
+            n_classes = 2 if classes is None else classes.shape[0]
+        config, custom = self._checked_config(n_classes, 1)
+        _cwrs.Model({**config, "n_features": 1}, **custom)
+
     if TYPE_CHECKING:  # what every subclass defines, for the methods here
         n_features_in_: int
         feature_names_in_: npt.NDArray[np.object_]
@@ -178,16 +205,27 @@ class Estimator(HyperParameters):
         return state
 
     def __setstate__(self, state):
+        # A malformed state raises InvalidModelStateError, as the native model's does.
+        name = type(self).__name__
+        if not isinstance(state, dict):
+            raise _cwrs.InvalidModelStateError(
+                f"invalid {name} state: a dict of its attributes, not {type(state).__name__}"
+            )
         state = with_added_parameters(type(self), state)  # a pickle from before they existed
         if "_model" in state:
-            kind, model_state = state["_model"]
+            model = state["_model"]
+            if not (isinstance(model, tuple) and len(model) == 2 and isinstance(model[1], dict)):
+                raise _cwrs.InvalidModelStateError(
+                    f"invalid {name} state: _model must be a pair (kind, named state), got "
+                    f"{model!r:.80}"
+                )
             # A callable kernel: the estimator keeps it, the native state does not.
             kernel = state.get("kernel")
             custom = (
-                {"kernel": CallableKernel(kernel, state["_sparse_input"])}
+                {"kernel": CallableKernel(kernel, bool(state.get("_sparse_input")))}
                 if callable(kernel) else {}
             )
-            state["_model"] = _cwrs.Model.from_state(model_state, **custom)
+            state["_model"] = _cwrs.Model.from_state(model[1], **custom)
         self.__dict__.update({k: v for k, v in state.items() if k not in _TRANSIENT})
 
     if not TYPE_CHECKING:  # hidden from mypy, which would then allow any attribute
@@ -494,37 +532,45 @@ class Classifier(Estimator):
     def _new_model(self, n_classes, n_features, sparse):
         """The native model for `n_classes` and the feature map in front of it (or None);
         `sparse` tells whether the training input is sparse."""
-        check_params(self, n_classes)
+        config, custom = self._checked_config(n_classes, n_features, sparse)
+        feature_map = None
+        if self.kernel_approximation is not None:
+            gamma = resolve_gamma(self.gamma, n_features)
+            feature_map = RandomFourierFeatures(
+                gamma, config["n_features"], n_features, self.random_state
+            )
+        return _cwrs.Model(config, **custom), feature_map
+
+    def _model_config(self, n_classes, n_features, sparse):
+        """The configuration of the native model for `n_classes` and `n_features` (its width
+        is `n_components` with `kernel_approximation`), and the callable kernel passed with it
+        (`_checked_config`)."""
         params, covariance, a, fit_intercept = model_args(self)
+        width = n_features
+        if self.kernel_approximation is not None:
+            width = check_n_components(self.n_components)
         kernel = kernel_spec(self, n_classes, n_features)
         if kernel is not None:
             built_in = isinstance(kernel.kernel, str)
             gamma, degree, coef0 = kernel.params
             config = _config(
                 "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
-                n_features, fit_intercept, a, kernel=kernel.kernel if built_in else None,
+                width, fit_intercept, a, kernel=kernel.kernel if built_in else None,
                 gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
                 strategy=self.multi_class, n_classes=n_classes, average=average_start(self),
                 **self._rule_config(),
             )
             # A callable kernel is passed on its own: it is code, not configuration.
             custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}
-            return _cwrs.Model(config, **custom), None
-        feature_map = None
-        if self.kernel_approximation is not None:
-            gamma = resolve_gamma(self.gamma, n_features)
-            feature_map = RandomFourierFeatures(
-                gamma, self.n_components, n_features, self.random_state
-            )
-            n_features = self.n_components
+            return config, custom
         shape = {} if n_classes == 2 else {"strategy": self.multi_class, "n_classes": n_classes}
         config = _config(
-            "binary" if n_classes == 2 else "multiclass", self._rule, params, n_features,
+            "binary" if n_classes == 2 else "multiclass", self._rule, params, width,
             fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
             **shape, **self._rule_config(), average=average_start(self),
             process_noise=process_noise_spec(self),
         )
-        return _cwrs.Model(config), feature_map
+        return config, {}
 
     def _rule_config(self):
         """Configuration entries of the rule beyond its numbers (OGD's `loss`), checked."""

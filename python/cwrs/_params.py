@@ -2,7 +2,8 @@
 
 The rules' own parameters (C, eta, r, b, epsilon) are checked against the rule table of the Rust
 core (`_cwrs.rule_table()`, docs/design.md §2: each rule's parameters with their defaults and
-valid ranges), the table the core builds its rules from, so no model is built to validate.
+valid ranges), the table the core builds its rules from. The native model checks the
+configuration built from them again (`Estimator._checked_config`, the one validation).
 The parameters the learners share (covariance, L1, multiclass, kernels, passes) are checked here,
 with the messages of the core where it checks them too. Parameters that the configuration makes
 no use of are refused or warned about through one list, `_INEFFECTIVE` (docs/design.md §6).
@@ -44,6 +45,8 @@ KERNELS = ("linear", "rbf", "poly")
 MAX_BUDGET = 2**30
 # The largest poly degree (the native kernel raises to an i32 power).
 MAX_DEGREE = 2**31 - 1
+# The largest count the native configuration holds (an i64).
+MAX_COUNT = 2**63 - 1
 
 #: The parameters every classifier takes after its rule's own (its `**params`, typed in
 #: `cwrs._typing`), in signature order, with their defaults; second-order learners add
@@ -199,8 +202,10 @@ def covariance_config(estimator, covariance):
     if covariance != "lowrank":
         return {"covariance": covariance}
     rank = estimator.rank
-    if isinstance(rank, (bool, np.bool_)) or not isinstance(rank, numbers.Integral) or rank < 1:
-        raise InvalidParameterError(f"rank must be a positive int, got {rank!r}")
+    if isinstance(rank, (bool, np.bool_)) or not isinstance(rank, numbers.Integral) or not (
+        1 <= rank <= MAX_COUNT
+    ):
+        raise InvalidParameterError(f"rank must be a positive int below 2**63, got {rank!r}")
     return {"covariance": covariance, "rank": int(rank)}
 
 
@@ -235,8 +240,10 @@ def average_start(estimator):
     average = estimator.average
     if isinstance(average, (bool, np.bool_)):
         return 1 if average else None
-    if not _is_int(average) or average < 1:
-        raise InvalidParameterError(f"average must be a bool or a positive integer, got {average!r}")
+    if not _is_int(average) or not 1 <= average <= MAX_COUNT:
+        raise InvalidParameterError(
+            f"average must be a bool or a positive integer below 2**63, got {average!r}"
+        )
     return int(average)
 
 
@@ -278,11 +285,12 @@ def check_pass_params(estimator):
     if not (
         random_state is None
         or isinstance(random_state, (np.random.RandomState, np.random.Generator))
-        or _is_int(random_state)
+        # NumPy's seeds: what np.random.RandomState takes.
+        or _is_int(random_state) and 0 <= random_state < 2**32
     ):
         raise InvalidParameterError(
-            "random_state must be None, an int, a numpy RandomState or Generator, got "
-            f"{random_state!r}"
+            "random_state must be None, an int in [0, 2**32 - 1], a numpy RandomState or "
+            f"Generator, got {random_state!r}"
         )
 
 
@@ -365,9 +373,18 @@ def _check_rule_params(estimator):
 
 
 def check_params(estimator, n_classes=2):
-    """Every check `fit` makes of the hyper-parameters (a classifier's for `n_classes`), in
-    the order it makes them, without building a model: their types, the parameters without
-    effect, then the values the native model would refuse."""
+    """Every check of the hyper-parameters (a classifier's for `n_classes`) made before the
+    native model is configured, in order: their types, the parameters without effect, the
+    values the native model would refuse, then that a saved model can hold each value (so that
+    `fit` never accepts a model that cannot be kept). The native model checks its
+    configuration again (`Estimator._check_params`)."""
+    _check_values(estimator, n_classes)
+    from ._persist import check_storable  # the file format depends on the estimators
+
+    check_storable(estimator)
+
+
+def _check_values(estimator, n_classes):
     _, covariance, a, _ = model_args(estimator)
     l1 = l1_spec(estimator)
     average = average_start(estimator)
@@ -681,10 +698,8 @@ class HyperParameters:
             self.__dict__["_checked_params"] = True
 
     def _check_params(self):
-        """Every check `fit` makes of the hyper-parameters (for the fitted classes), without
-        building a model (see `cwrs._params`)."""
-        classes = self.__dict__.get("classes_")
-        check_params(self, 2 if classes is None else classes.shape[0])
+        """Every check `fit` makes of the hyper-parameters (defined by the estimators)."""
+        raise NotImplementedError
 
 
 def _same(a, b):

@@ -27,7 +27,7 @@ from ._base import Classifier, Estimator
 from ._regressors import Regressor
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
-from ._params import with_added_parameters
+from ._params import init_defaults, with_added_parameters
 from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.
@@ -56,6 +56,8 @@ REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 # Fitted only when X was a data frame with string column names (scikit-learn's rule).
 FEATURE_NAMES = "feature_names_in_"
 
+# The most axes an array of the file may have (NumPy allows 32 or 64, by version).
+MAX_AXES = 32
 BIT_GENERATORS = frozenset(["PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64"])
 # Bytes checksummed at a time where no array needs them (padding, a file being refused).
 CHUNK = 1 << 20
@@ -101,7 +103,8 @@ def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
         and len(model) == 2
         and model[0] == "Model"
         and isinstance(model[1], dict)
-        and model[1].get("kind") in kinds
+        and isinstance(model[1].get("kind"), str)
+        and model[1]["kind"] in kinds
     ):
         raise ValueError(f"unknown kind of fitted model for a {cls.__name__}")
 
@@ -172,6 +175,45 @@ def _check_state(estimator: Estimator, model: Optional[tuple]) -> None:
     _check_hyper_parameters(estimator)
 
 
+def check_storable(estimator: Estimator) -> None:
+    """Refuses (InvalidParameterError) a hyper-parameter value that a .cwrs file cannot hold or
+    `load` would refuse, so that every model `fit` accepts can be saved. A callable kernel is
+    code, which only pickle keeps (see `Estimator.save`)."""
+    cls: Any = type(estimator)
+    for name in init_defaults(cls):
+        value = getattr(estimator, name)
+        if _held_as_is(value) or name == "kernel" and callable(value):
+            continue
+        encoder = _Encoder()
+        try:
+            encoded = encoder.encode(value, f"{name}={value!r:.80}")
+            json.dumps(encoded, allow_nan=False)
+            _layout(*_descriptors(encoder.arrays))
+            _Decoder(encoder.arrays, STRING_SLACK).decode(encoded)
+        except (ValueError, TypeError, RecursionError) as error:
+            detail = str(error).removeprefix("corrupted model file: ")
+            raise _cwrs.InvalidParameterError(
+                f"{name}={value!r:.80} cannot be kept: a saved model could not hold it "
+                f"({detail})"
+            ) from None
+
+
+def _held_as_is(value: Any) -> bool:
+    """Whether a file holds `value` by construction (the common values, checked at once): a
+    plain scalar, or a NumPy random generator over one of NumPy's bit generators."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if isinstance(value, np.random.RandomState):
+        # Its bit generator without a copy of the state where NumPy lets it be read.
+        bit_generator = getattr(value, "_bit_generator", None)
+        if bit_generator is None:
+            return value.get_state(legacy=False)["bit_generator"] in BIT_GENERATORS
+        return type(bit_generator).__name__ in BIT_GENERATORS
+    if isinstance(value, np.random.Generator):
+        return type(value.bit_generator).__name__ in BIT_GENERATORS
+    return False
+
+
 # --------------------------------------------------------------------------------- writing
 class _Encoder:
     """Turns an estimator's state into JSON-ready values, moving arrays to the payload."""
@@ -184,7 +226,8 @@ class _Encoder:
             return value
         if isinstance(value, int):
             return value
-        if isinstance(value, float):
+        if isinstance(value, float):  # np.float64 too: stored as the Python float it equals
+            value = float(value)
             return value if math.isfinite(value) else {"$float": repr(value)}
         if isinstance(value, bytes):
             return {"$bytes": value.decode("latin-1")}
@@ -200,10 +243,13 @@ class _Encoder:
             pairs = [[self.encode(k, where), self.encode(v, where)] for k, v in value.items()]
             return {"$dict": pairs}
         if isinstance(value, np.random.RandomState):
-            return {"$random_state": self.encode(value.get_state(), where)}
+            # The legacy tuple for MT19937 (the format's first form); a mapping naming the bit
+            # generator for the others.
+            named = value.get_state(legacy=False)
+            legacy = named["bit_generator"] == "MT19937"
+            return {"$random_state": self.encode(value.get_state() if legacy else named, where)}
         if isinstance(value, np.random.Generator):
-            state = value.bit_generator.state
-            return {"$generator": self.encode(state, where)}
+            return {"$generator": self.encode(value.bit_generator.state, where)}
         name = type(value).__name__
         if type(value) is HELPER_CLASSES.get(name):
             return {"$object": name, "attributes": self.encode(vars(value), where)}
@@ -251,10 +297,7 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         raise type(error)(
             f"this {name} cannot be saved: cwrs.load would refuse its state ({error})"
         ) from None
-    descriptors, offset = [], 0
-    for array in encoder.arrays:
-        descriptors.append({"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset})
-        offset += array.nbytes + -array.nbytes % ALIGNMENT
+    descriptors, _ = _descriptors(encoder.arrays)
     header = json.dumps(
         {
             "format": "cwrs-model",
@@ -267,6 +310,15 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         separators=(",", ":"),
     ).encode("utf-8")
     return header, encoder.arrays
+
+
+def _descriptors(arrays: list[np.ndarray]) -> tuple[list[dict[str, Any]], int]:
+    """The header's descriptors of the payload arrays (each aligned), and the payload's size."""
+    descriptors, offset = [], 0
+    for array in arrays:
+        descriptors.append({"dtype": array.dtype.str, "shape": list(array.shape), "offset": offset})
+        offset += array.nbytes + -array.nbytes % ALIGNMENT
+    return descriptors, offset
 
 
 def _write(out: IO[bytes], header: bytes, arrays: list[np.ndarray]) -> None:
@@ -463,7 +515,9 @@ class _Decoder:
 
     def _random_state(self, value: dict[str, Any]) -> np.random.RandomState:
         state = self.decode(value["$random_state"])
-        generator = np.random.RandomState()
+        generator = np.random.RandomState(
+            _bit_generator(state, "random state") if isinstance(state, dict) else None
+        )
         try:
             generator.set_state(state)
         except (TypeError, ValueError, IndexError, KeyError) as error:
@@ -472,9 +526,7 @@ class _Decoder:
 
     def _generator(self, value: dict[str, Any]) -> np.random.Generator:
         state = self.decode(value["$generator"])
-        if not isinstance(state, dict) or state.get("bit_generator") not in BIT_GENERATORS:
-            raise ModelFormatError("corrupted model file: unknown random generator")
-        bit_generator = getattr(np.random, state["bit_generator"])()
+        bit_generator = _bit_generator(state, "random generator")
         try:
             bit_generator.state = state
         except (TypeError, ValueError, KeyError, IndexError) as error:
@@ -505,6 +557,14 @@ class _Decoder:
     }
 
 
+def _bit_generator(state: Any, what: str) -> np.random.BitGenerator:
+    """A new NumPy bit generator of the kind `state` (a bit generator's state mapping) names."""
+    name = state.get("bit_generator") if isinstance(state, dict) else None
+    if not isinstance(name, str) or name not in BIT_GENERATORS:
+        raise ModelFormatError(f"corrupted model file: unknown {what}")
+    return getattr(np.random, name)()
+
+
 def _hashable(key: Any) -> Any:
     if isinstance(key, (list, dict)) or (isinstance(key, np.ndarray) and key.ndim > 0):
         raise ModelFormatError("corrupted model file: a mapping key is not hashable")
@@ -522,16 +582,19 @@ def _layout(descriptors: Any, payload_size: int) -> list[tuple[int, int, int, np
             dtype, shape, offset = descriptor["dtype"], descriptor["shape"], descriptor["offset"]
         except (TypeError, KeyError):
             raise ModelFormatError("corrupted model file: bad array descriptor") from None
-        if dtype not in ARRAY_DTYPES:
+        if not isinstance(dtype, str) or dtype not in ARRAY_DTYPES:
             raise ModelFormatError(f"corrupted model file: array type {dtype!r:.40}")
+        dtype = np.dtype(dtype)
         if not (
             isinstance(shape, list)
-            and all(isinstance(n, int) and n >= 0 for n in shape)
-            and isinstance(offset, int)
+            and all(type(n) is int and n >= 0 for n in shape)  # not a JSON true or false
+            and type(offset) is int
             and offset >= 0
+            # What NumPy can shape, even without elements: few axes, each extent addressable.
+            and len(shape) <= MAX_AXES
+            and math.prod(max(n, 1) for n in shape) * dtype.itemsize < 2**63
         ):
             raise ModelFormatError("corrupted model file: bad array shape or offset")
-        dtype = np.dtype(dtype)
         size = math.prod(shape) * dtype.itemsize
         if offset + size > payload_size:
             raise ModelFormatError("corrupted model file: an array runs past the end of the data")

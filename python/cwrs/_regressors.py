@@ -28,7 +28,6 @@ from ._covariance import dense_covariances, feature_block
 from ._docs import document
 from ._params import (
     average_start,
-    check_params,
     check_pass_params,
     covariance_config,
     l1_spec,
@@ -82,15 +81,19 @@ class Regressor(Estimator):
         )
 
     def _new_model(self, n_features: int) -> Any:
-        check_params(self)
+        return _cwrs.Model(self._checked_config(1, n_features)[0])
+
+    def _model_config(
+        self, n_classes: int, n_features: int, sparse: bool
+    ) -> tuple[dict[str, Any], dict[str, Any]]:
+        """The configuration of the native model for `n_features` (`_checked_config`)."""
         params, covariance, a, fit_intercept = model_args(self)
-        return _cwrs.Model(
-            _config(
-                "regressor", self._rule, params, n_features, fit_intercept, a,
-                **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
-                average=average_start(self), process_noise=process_noise_spec(self),
-            )
+        config = _config(
+            "regressor", self._rule, params, n_features, fit_intercept, a,
+            **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
+            average=average_start(self), process_noise=process_noise_spec(self),
         )
+        return config, {}
 
     def _one_row_targets(self, model: Any) -> None:
         return None

@@ -88,6 +88,7 @@ def fit(
     if isinstance(estimator, Classifier) and classes is None:
         classes = found()
     template = type(estimator)(**estimator.get_params())
+    template._check_params(None if classes is None else len(classes))
     model: Any = None
     for _ in range(epochs):
         model = _epoch(client, template, model, parts, n_features, classes, merge)
@@ -202,7 +203,10 @@ def _epoch(client, template, model, parts, n_features, classes, method):
                 _learn_partition, base, template, kind, x, y, n_features, classes, pure=True
             )
         )
-    payloads = client.gather(futures)
+    # An empty partition (what filters and repartitioning leave) contributes nothing.
+    payloads = [payload for payload in client.gather(futures) if payload is not None]
+    if not payloads:
+        raise ValueError("X has no rows: every partition is empty")
     # The start's state only when a shard came back as the coordinates it changed.
     touched = model is not None and any(delta[0] == "touched" for _, delta in payloads)
     base_state = model._model.state() if touched else None
@@ -211,8 +215,11 @@ def _epoch(client, template, model, parts, n_features, classes, method):
 
 
 def _learn_partition(base, template, kind, x, y, n_features, classes, /):
-    """The shard model of one partition as a payload for `_shard`: a pure function of its
-    arguments (`base` is never changed: the worker may share it between tasks)."""
+    """The shard model of one partition as a payload for `_shard` (None for a partition
+    without rows): a pure function of its arguments (`base` is never changed: the worker may
+    share it between tasks)."""
+    if kind == "data" and len(y) == 0:
+        return None
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
     fit_args = {} if classes is None or base is not None else {"classes": classes}
     start = None if base is None else base._model.state()
@@ -324,15 +331,17 @@ def _map(estimator, X, method, width):
     import dask.dataframe as dd
 
     estimator._fitted_model()
+    classes = getattr(estimator, "classes_", None)
+    dtype = classes.dtype if method == "predict" and classes is not None else np.float64
 
     def apply(block):
+        if len(block) == 0:  # an empty partition: no rows, as the method would give them
+            return np.empty((0,) if width is None else (0, width), dtype=dtype)
         return getattr(estimator, method)(block)
 
     if isinstance(X, da.Array):
         X = X.rechunk({1: -1})
         if width is None:
-            classes = getattr(estimator, "classes_", None)
-            dtype = classes.dtype if method == "predict" and classes is not None else np.float64
             return X.map_blocks(apply, drop_axis=1, dtype=dtype)
         return X.map_blocks(apply, chunks=(X.chunks[0], (width,)), dtype=np.float64)
     if isinstance(X, dd.DataFrame):
