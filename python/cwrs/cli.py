@@ -59,6 +59,7 @@ from ._cli_report import (
     plot_curves,
     pyplot,
 )
+from ._extras import install_hint
 from ._params import SECOND_ORDER_PARAMETERS
 from ._persist import load
 from ._regressors import REGRESSORS
@@ -376,7 +377,9 @@ def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
     try:
         import distributed
     except ImportError:
-        raise UsageError("--workers and --scheduler need cwrs[dask]: pip install 'cwrs[dask]'")
+        raise UsageError(
+            f"--workers and --scheduler need dask and distributed: {install_hint('dask')}"
+        ) from None
     if is_npz(path):
         raise UsageError("--workers and --scheduler train from a LIBSVM file, not .npz")
     if args.scheduler:
@@ -621,7 +624,7 @@ def parser():
                        help="model width (default: the widest row of the data)")
     cluster = train.add_mutually_exclusive_group()
     cluster.add_argument("--workers", type=count(1), metavar="N",
-                         help="train on a local Dask cluster of N processes (cwrs[dask]): the "
+                         help="train on a local Dask cluster of N processes (the dask extra): the "
                          "rows in N contiguous parts, learned in parallel and merged after "
                          "each pass (cwrs.merge)")
     cluster.add_argument("--scheduler", metavar="ADDRESS",
