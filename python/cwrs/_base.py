@@ -46,6 +46,7 @@ from ._validation import (
     mapped_rows,
     not_fitted_error,
     refuse_overflow,
+    warn_if_regression_like,
 )
 
 if TYPE_CHECKING:
@@ -540,6 +541,7 @@ class Classifier(Estimator):
     ) -> None:
         y = check_labels(y, n_rows)
         classes = classes_of(y)
+        warn_if_regression_like(y, classes, exact=True)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
         matrix = mapped_rows(matrix, n_rows, feature_map, scanned=False)
@@ -577,6 +579,7 @@ class Classifier(Estimator):
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             check_pass_params(self)
             known = classes_of(check_labels(classes, None, "classes"))
+            warn_if_regression_like(y, known)
             model, feature_map = self._new_model(
                 known.shape[0], n_features, isinstance(matrix, tuple)
             )

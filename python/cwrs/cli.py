@@ -63,6 +63,7 @@ from ._extras import install_hint
 from ._params import SECOND_ORDER_PARAMETERS
 from ._persist import load
 from ._regressors import REGRESSORS
+from ._validation import regression_like
 
 COMMANDS = {  # name: (summary, description)
     "compare": (
@@ -155,9 +156,10 @@ def common_params(args):
 
 
 # --------------------------------------------------------------------------------- compare
-def check_class_labels(y, path, command):
-    """Refuses continuous targets (which classifiers cannot learn) with a message saying what
-    to do instead."""
+def check_class_labels(y, path, command, n_rows=None):
+    """Refuses continuous targets (which classifiers cannot learn), and labels that look like
+    a regression target, with a message saying what to do instead. `y`: the labels, or their
+    distinct values over `n_rows` rows."""
     if y.dtype.kind == "f" and np.isfinite(y).all() and np.any(y != np.round(y)):
         example = y[y != np.round(y)][0]
         regressors = ", ".join(cls.__name__ for cls in REGRESSORS)
@@ -166,6 +168,9 @@ def check_class_labels(y, path, command):
             f"labels; for regression use a regressor ({regressors}) with `cwrs train -a "
             "AROWRegressor` and `cwrs test`"
         )
+    reason = regression_like(np.unique(y), len(y) if n_rows is None else n_rows)
+    if reason is not None:
+        raise UsageError(f"{path}: {reason} (`cwrs train -a AROWRegressor`)")
 
 
 def form_params(form, rank):
@@ -297,7 +302,7 @@ def run_train(args, reporter):
         if n_rows == 0:
             raise UsageError(f"{path}: no rows")
         if is_classifier:
-            check_class_labels(labels, path, f"{cls.__name__} (a classifier)")
+            check_class_labels(labels, path, f"{cls.__name__} (a classifier)", n_rows)
         n_features = args.n_features or width
         if width > n_features:
             raise UsageError(f"{path} has {width} features, more than --n-features {n_features}")
