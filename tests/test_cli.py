@@ -205,6 +205,18 @@ BAD = {
         ["train", "-a", "PA", "--param", "r=1", "-d", "svmguide3", "-o", "x"],
         "PA has no parameter r",
     ),
+    "unknown parameter lists the names": (
+        ["train", "-a", "AROW", "--param", "C=1", "-d", "svmguide3", "-o", "x"],
+        "AROW has no parameter C; its parameters are a, alpha, ",
+    ),
+    "bad value refused before the data is read": (
+        ["train", "-a", "AROW", "--param", "r=abc", "-d", malformed, "-o", "x"],
+        "--param: AROW: r must",
+    ),
+    "bad value refused before compare reads the data": (
+        ["compare", "--learners", "AROW", "--param", "r=abc", "-d", malformed],
+        "--param: AROW: r must",
+    ),
     "parameter of no learner": (
         ["--learners", "PA,AROW", "--param", "rr=1"],
         "no chosen learner has the parameter rr",
