@@ -64,7 +64,7 @@ def load_npz(path, labels=True):
     try:
         with np.load(path, allow_pickle=False) as data:
             X = data["X"]
-            y = data["y"] if labels or "y" in data else np.full(len(X), np.nan)
+            y = data["y"] if labels or "y" in data else np.full(X.shape[:1], np.nan)
     except KeyError as error:
         needs = "X and y" if labels else "X"
         raise UsageError(f"{path}: an .npz data file needs arrays {needs} ({error})") from None

@@ -156,24 +156,17 @@ def zero_based_file(path: Union[str, os.PathLike[str]], zero_based: Any) -> bool
 def index_base_for(zero_based: Any, learned: Optional[bool], path: Any) -> Any:
     """The `zero_based` to read the LIBSVM file `path` with, for a model that learned from
     LIBSVM files with base `learned` (its `zero_based_`; None when it never learned from one):
-    "auto" (or None) takes the model's base, and an explicit other base is refused. (A file
-    with an index 0 read as one-based is refused by the reader.)"""
+    "auto" (or None) takes the model's base, and an explicit other base is refused, since the
+    features would be shifted by one. (A file with an index 0 read as one-based is refused by
+    the reader.)"""
     if learned is None or (isinstance(zero_based, str) and zero_based == "auto"):
         return learned if learned is not None else zero_based
     if zero_based is None or _index_base(zero_based) == learned:
         return learned
-    raise ValueError(index_base_mismatch(learned, path, not learned))
-
-
-def index_base_mismatch(learned: bool, path: Any, read: bool) -> str:
-    """The message of a LIBSVM file read with base `read` for a model that learned `learned`."""
-
-    def base(zero: bool) -> str:
-        return "zero" if zero else "one"
-
-    return (
-        f"{os.fspath(path)} is read as {base(read)}-based, but the model learned from "
-        f"{base(learned)}-based LIBSVM indices (zero_based_={learned}): its features would be "
+    bases = {True: "zero-based", False: "one-based"}
+    raise ValueError(
+        f"{os.fspath(path)} is read as {bases[not learned]}, but the model learned from "
+        f"{bases[learned]} LIBSVM indices (zero_based_={learned}): its features would be "
         "shifted by one; read it as the model did, or train it again with the other base"
     )
 
