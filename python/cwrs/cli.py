@@ -21,8 +21,8 @@ status: 0 on success, 1 for any error (a wrong option as well as bad data), repo
 
 Outputs (`-o`, `-p`, `--plot`) are checked before any work starts (not an input, not a folder,
 in a writable folder) and appear only when complete: they are written to a temporary file beside
-the target and renamed into place. An existing FIFO or device (`-p /dev/stdout`) is written
-through instead.
+the target and renamed into place, wherever they are (/dev/shm too). An existing FIFO or device,
+or a name of an open descriptor (`-p /dev/stdout`), is written through instead.
 """
 
 from __future__ import annotations
