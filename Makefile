@@ -5,7 +5,12 @@ PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 
-.PHONY: venv install-run install run test lint lint-rust typecheck package-check bench compare
+.PHONY: help venv install-run install run test lint lint-rust typecheck package-check bench compare
+
+# `make` alone: what to run (it builds nothing).
+help:
+	@echo "make run    # builds cwrs into .venv, then compares every learner on the bundled data"
+	@echo "make test   # builds cwrs and its test dependencies into .venv, then every check and test"
 
 venv:
 	@PYTHON=$(PYTHON) bash scripts/venv.sh $(VENV)

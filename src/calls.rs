@@ -8,7 +8,7 @@
 use std::path::Path;
 
 use crate::call_cost::CallCost;
-use crate::data::libsvm::stream_file;
+use crate::data::libsvm::{stream_file, LabelField};
 use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{CustomKernel, Estimator, Targets};
@@ -116,7 +116,12 @@ pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     let labels = model.read(detach, OPERATION, Work::Quick, |e| {
         Ok(FileLabels::new(e, classes)?)
     })?;
-    let pending = stream_file(path.into(), Some(zero_based), Some(chunk_rows.max(1)));
+    let pending = stream_file(
+        path.into(),
+        Some(zero_based),
+        LabelField::Required,
+        Some(chunk_rows.max(1)),
+    );
     let chunks = pending
         .map_err(CwError::from)?
         .wait(detach, ("_cwrs", OPERATION), &mut check)?;

@@ -1,8 +1,10 @@
-"""The real data sets kept beside the repository, in `../shared/datasets` (too large to commit).
+"""The real data sets kept beside the repository, in `../shared/datasets` (too large to commit),
+or in the folder the environment variable CWRS_SHARED_DATASETS names.
 
 A test that needs one gets its path from `shared_data`: where the folder is missing, the test is
-skipped on a developer's machine but fails under CI (`CI=true`), which always has the data sets,
-so that a missing folder never passes there unnoticed.
+skipped on a developer's machine (and tests/conftest.py says so in one line at the end of the
+run) but fails under CI (`CI=true`), which always has the data sets, so that a missing folder
+never passes there unnoticed.
 """
 
 from __future__ import annotations
@@ -12,7 +14,12 @@ from pathlib import Path
 
 import pytest
 
-SHARED_DATASETS = Path(__file__).resolve().parents[2] / "shared" / "datasets"
+SHARED_DATASETS = Path(
+    os.environ.get("CWRS_SHARED_DATASETS")
+    or Path(__file__).resolve().parents[2] / "shared" / "datasets"
+)
+# The start of the reason of every test skipped for a missing shared data file.
+MISSING = "shared data file"
 # The LIBSVM files of the shared data sets (the .npy files hold the same rows, densified).
 LIBSVM_FILES = (
     "a1a.libsvm",
@@ -30,7 +37,7 @@ def shared_data(name: str) -> Path:
     fails it under CI."""
     path = SHARED_DATASETS / name
     if not path.exists():
-        reason = f"shared data file {name} not found in {SHARED_DATASETS} (beside the repository)"
+        reason = f"{MISSING} {name} not found in {SHARED_DATASETS}"
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(f"{reason}; CI runs every test on the shared data sets", pytrace=False)
         pytest.skip(reason)

@@ -487,7 +487,8 @@ def test_a_model_too_large_for_memory_is_a_memory_error():
     assert cwrs.AROW(covariance="diag").partial_fit(X, [0, 1], classes=[0, 1]).coef_.shape == (
         1, 10**7)
     # Regression targets given to a classifier as integer labels: a million classes.
-    with pytest.raises(MemoryError, match="not enough memory: 1000000 classes of a full"):
+    with pytest.raises(MemoryError, match="not enough memory: 1000000 classes of a full"), \
+            pytest.warns(cwrs.RegressionTargetWarning):
         cwrs.AROW(covariance="full").fit(np.ones((10**6, 100)), np.arange(10**6))
 
 

@@ -101,7 +101,19 @@ def test_plot_without_matplotlib_says_how_to_get_it(capsys, monkeypatch, tmp_pat
     monkeypatch.setitem(sys.modules, "matplotlib", None)  # makes `import matplotlib` fail
     status, out, err = run(capsys, "--plot", tmp_path / "m.png")
     assert status == 1 and out == ""
-    assert err.strip() == "cwrs: error: --plot needs matplotlib: pip install 'cwrs[plot]'"
+    assert err.strip() == (
+        'cwrs: error: --plot needs matplotlib: pip install ".[plot]" in a clone of cwrs (no '
+        "release on a package index yet)"
+    )
+
+
+def test_workers_without_dask_say_how_to_install_it_from_a_clone(capsys, monkeypatch, tmp_path):
+    monkeypatch.setitem(sys.modules, "distributed", None)  # makes `import distributed` fail
+    status, out, err = run(capsys, "train", "-a", "PA", "-d", "svmguide3", "-o",
+                           tmp_path / "m.cwrs", "--workers", "2", "-q")
+    assert status == 1 and out == ""
+    assert 'pip install ".[dask]" in a clone of cwrs' in err and "cwrs[" not in err
+    assert not (tmp_path / "m.cwrs").exists()
 
 
 def test_train_then_test_matches_the_python_api(capsys, tmp_path):
@@ -192,6 +204,18 @@ BAD = {
     "unknown parameter": (
         ["train", "-a", "PA", "--param", "r=1", "-d", "svmguide3", "-o", "x"],
         "PA has no parameter r",
+    ),
+    "unknown parameter lists the names": (
+        ["train", "-a", "AROW", "--param", "C=1", "-d", "svmguide3", "-o", "x"],
+        "AROW has no parameter C; its parameters are a, alpha, ",
+    ),
+    "bad value refused before the data is read": (
+        ["train", "-a", "AROW", "--param", "r=abc", "-d", malformed, "-o", "x"],
+        "--param: AROW: r must",
+    ),
+    "bad value refused before compare reads the data": (
+        ["compare", "--learners", "AROW", "--param", "r=abc", "-d", malformed],
+        "--param: AROW: r must",
     ),
     "parameter of no learner": (
         ["--learners", "PA,AROW", "--param", "rr=1"],

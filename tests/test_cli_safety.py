@@ -9,8 +9,11 @@ import contextlib
 import errno
 import json
 import os
+import pathlib
+import shutil
 import subprocess
 import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -329,6 +332,65 @@ def test_predictions_to_dev_stdout(files):
         capture_output=True, text=True, timeout=120, check=True,
     )
     lines = done.stdout.splitlines()
+    expected = cwrs.load(model).predict(classification()[0])
+    assert lines[:-1] == [str(v) for v in expected]
+    assert lines[-1].startswith("AROW on data.svm (300 rows): accuracy ")
+
+
+@pytest.fixture
+def tmpfs_folder():
+    """A private folder on the /dev/shm tmpfs: regular files under /dev."""
+    if not (os.path.isdir("/dev/shm") and os.access("/dev/shm", os.W_OK)):
+        pytest.skip("no writable /dev/shm")
+    folder = tempfile.mkdtemp(prefix="cwrs-test-", dir="/dev/shm")
+    yield pathlib.Path(folder)
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_regular_files_under_dev_are_replaced_atomically(capsys, files, tmpfs_folder):
+    data, _, model = files
+    new = tmpfs_folder / "new.cwrs"
+    status, out, err = run(capsys, "train", "-a", "AROW", "-d", data, "-o", new, "-q")
+    assert status == 0, err
+    assert cwrs.load(new).n_features_in_ == 4
+    # Over a larger model, and over longer predictions: the new content only.
+    larger = tmpfs_folder / "larger.cwrs"
+    cwrs.AROW(covariance="full").fit(np.eye(40), np.arange(40) % 2).save(larger)
+    status, out, err = run(capsys, "train", "-a", "AROW", "-d", data, "-o", larger, "-q")
+    assert status == 0, err
+    assert larger.read_bytes() == new.read_bytes()
+    predictions = tmpfs_folder / "predictions.txt"
+    predictions.write_text("an old line\n" * 10_000)
+    status, out, err = run(capsys, "test", "-i", model, "-d", data, "-p", predictions, "-q")
+    assert status == 0, err
+    expected = [str(v) for v in cwrs.load(model).predict(classification()[0])]
+    assert predictions.read_text().splitlines() == expected
+    assert sorted(os.listdir(tmpfs_folder)) == ["larger.cwrs", "new.cwrs", "predictions.txt"]
+
+
+def test_save_to_a_new_file_under_dev_shm(tmpfs_folder):
+    X, y = classification()
+    model = cwrs.AROW().fit(X, y)
+    model.save(tmpfs_folder / "m.cwrs")
+    np.testing.assert_array_equal(cwrs.load(tmpfs_folder / "m.cwrs").predict(X), model.predict(X))
+
+
+@pytest.mark.parametrize("redirect", ["w", "a"])
+def test_predictions_to_dev_stdout_redirected_to_a_file(files, tmp_path, redirect):
+    """`-p /dev/stdout > out.txt` (or `>>`): the predictions, then the report, where the
+    redirection puts them; nothing written before is overwritten."""
+    data, _, model = files
+    out = tmp_path / "out.txt"
+    out.write_text("before\n")
+    with open(out, redirect) as stdout:
+        subprocess.run(
+            [sys.executable, "-m", "cwrs", "test", "-i", model, "-d", data, "-p",
+             "/dev/stdout", "-q"],
+            stdout=stdout, stderr=subprocess.PIPE, timeout=120, check=True,
+        )
+    lines = out.read_text().splitlines()
+    if redirect == "a":
+        assert lines.pop(0) == "before"
     expected = cwrs.load(model).predict(classification()[0])
     assert lines[:-1] == [str(v) for v in expected]
     assert lines[-1].startswith("AROW on data.svm (300 rows): accuracy ")

@@ -636,9 +636,10 @@ def test_load_with_an_expected_class_checks_it(tmp_path):
     fitted(cwrs.SCW1()).save(path)
     assert isinstance(cwrs.load(path, cwrs.SCW1), cwrs.SCW1)
     assert isinstance(cwrs.load(path, cwrs.Classifier), cwrs.SCW1)
-    with pytest.raises(cwrs.ModelFormatError, match="holds a SCW1, not a SCW2"):
+    with pytest.raises(cwrs.ModelFormatError, match="holds an estimator of class SCW1, not SCW2"):
         cwrs.load(path, cwrs.SCW2)
-    with pytest.raises(cwrs.ModelFormatError, match="not a Regressor"):
+    fitted(cwrs.AROW()).save(path)
+    with pytest.raises(cwrs.ModelFormatError, match="of class AROW, not Regressor"):
         cwrs.load(io.BytesIO(path.read_bytes()), cwrs.Regressor)
     with pytest.raises(TypeError, match="estimator class"):
         cwrs.load(path, dict)  # type: ignore[type-var]

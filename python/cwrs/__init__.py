@@ -44,7 +44,12 @@ from ._regressors import (
     Regressor,
 )
 from ._svmlight import iter_svmlight, load_svmlight
-from ._validation import DataConversionWarning, IneffectiveParameterWarning, NotFittedError
+from ._validation import (
+    DataConversionWarning,
+    IneffectiveParameterWarning,
+    NotFittedError,
+    RegressionTargetWarning,
+)
 
 __version__ = "0.1.0"
 
@@ -83,6 +88,7 @@ __all__ = [
     "ModelFormatError",
     "NotFittedError",
     "Perceptron",
+    "RegressionTargetWarning",
     "iter_svmlight",
     "load",
     "load_svmlight",

@@ -34,7 +34,7 @@ from ._params import (
     store_params,
     with_added_parameters,
 )
-from ._svmlight import _line_chunks
+from ._svmlight import _line_chunks, index_base_for, zero_based_file
 from ._validation import (
     check_feature_names,
     check_labels,
@@ -47,6 +47,7 @@ from ._validation import (
     mapped_rows,
     not_fitted_error,
     refuse_overflow,
+    warn_if_regression_like,
 )
 
 if TYPE_CHECKING:
@@ -184,6 +185,7 @@ class Estimator(HyperParameters):
     if TYPE_CHECKING:  # what every subclass defines, for the methods here
         n_features_in_: int
         feature_names_in_: npt.NDArray[np.object_]
+        zero_based_: bool  # the LIBSVM index base it learned with (`partial_fit_file`)
         _model: Any  # the native model (cwrs._cwrs)
 
         def partial_fit(self, X: MatrixLike, y: ArrayLike, *args: Any, **kwargs: Any) -> Self: ...
@@ -285,6 +287,8 @@ class Estimator(HyperParameters):
         scikit-learn."""
         fitted["_checked_params"] = True
         self.__dict__.pop("_one_row", None)
+        if "zero_based_" not in fitted:  # a new model has learned from no LIBSVM file yet
+            self.__dict__.pop("zero_based_", None)
         if fitted.get("feature_names_in_") is None:
             fitted.pop("feature_names_in_", None)
             self.__dict__.pop("feature_names_in_", None)
@@ -404,7 +408,7 @@ class Estimator(HyperParameters):
         path: Union[str, os.PathLike[str]],
         *,
         classes: Optional[ArrayLike] = None,
-        zero_based: Union[bool, Literal["auto"]] = False,
+        zero_based: Union[bool, Literal["auto"], None] = None,
         chunk_rows: int = 10_000,
         n_features: Optional[int] = None,
     ) -> Self:
@@ -415,7 +419,9 @@ class Estimator(HyperParameters):
         call pass it (a file does not say how many features it has). `classes` is as for
         `partial_fit` (classifiers only). Indices are one-based unless `zero_based=True`
         ("auto": zero-based exactly when an index 0 occurs, which scans the file first; see
-        `cwrs.iter_svmlight`). The file may be compressed with gzip, bzip2 or xz.
+        `cwrs.iter_svmlight`). The file may be compressed with gzip, bzip2 or xz. The model
+        keeps the base it learned with as `zero_based_`: later files are read with it (None or
+        "auto"), and another base is refused, since the features would be shifted by one.
 
         All or nothing: when any line is bad (malformed, a label not in `classes`, an index
         past `n_features`), or the call is interrupted (KeyboardInterrupt), the estimator is
@@ -430,15 +436,19 @@ class Estimator(HyperParameters):
                 "say how many features it has"
             )
         fit_args = {} if classes is None else {"classes": classes}
+        learned = self.__dict__.get("zero_based_")
+        base = index_base_for(zero_based, learned, path)
+        base = zero_based_file(path, False if base is None else base)
         saved = self._snapshot()
         try:
-            chunks = _line_chunks(path, chunk_rows, zero_based, n_features)
+            chunks = _line_chunks(path, chunk_rows, base, n_features)
             for X, y, lines in chunks:
                 try:
                     self.partial_fit(X, y, **fit_args)
                 except ValueError as error:
                     where = self._bad_lines(y, lines, classes)
                     raise ValueError(f"{os.fspath(path)}: {where}: {error}") from None
+            self.zero_based_ = base
         except BaseException:
             self._restore(saved)
             raise
@@ -605,6 +615,7 @@ class Classifier(Estimator):
     ) -> None:
         y = check_labels(y, n_rows)
         classes = classes_of(y)
+        warn_if_regression_like(y, classes, exact=True)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
         matrix = mapped_rows(matrix, n_rows, feature_map, scanned=False)
@@ -642,6 +653,7 @@ class Classifier(Estimator):
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             check_pass_params(self)
             known = classes_of(check_labels(classes, None, "classes"))
+            warn_if_regression_like(y, known)
             model, feature_map = self._new_model(
                 known.shape[0], n_features, isinstance(matrix, tuple)
             )

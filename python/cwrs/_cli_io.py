@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 from ._files import AtomicOutput
-from ._svmlight import iter_svmlight, load_svmlight, zero_based_file
+from ._svmlight import _line_chunks, index_base_for, load_svmlight, zero_based_file
 
 BUNDLED = {"svmguide3": Path(__file__).parent / "data" / "svmguide3.npz"}
 CHUNK_ROWS = 10_000
@@ -59,12 +59,15 @@ def is_npz(path):
     return path.suffix == ".npz"
 
 
-def load_npz(path):
+def load_npz(path, labels=True):
+    """Arrays X and y of an .npz file; without `labels`, y may be absent (NaN labels)."""
     try:
         with np.load(path, allow_pickle=False) as data:
-            X, y = data["X"], data["y"]
+            X = data["X"]
+            y = data["y"] if labels or "y" in data else np.full(X.shape[:1], np.nan)
     except KeyError as error:
-        raise UsageError(f"{path}: an .npz data file needs arrays X and y ({error})") from None
+        needs = "X and y" if labels else "X"
+        raise UsageError(f"{path}: an .npz data file needs arrays {needs} ({error})") from None
     except (zipfile.BadZipFile, EOFError, ValueError) as error:
         # Not a zip archive, truncated, or arrays of Python objects (never unpickled).
         raise UsageError(
@@ -93,11 +96,29 @@ def indexing(path, zero_based):
     return INDEXING[path]
 
 
-def one_based_hint(error):
-    """A reader error, with the way out when it is an index 0 in a file read as one-based."""
-    if "but indices are one-based" in str(error):
+def one_based_hint(error, learned=None):
+    """A reader error, with the way out when it is an index 0 in a file read as one-based
+    (`learned`: the index base of the model the file is read for, if it has one)."""
+    if "but indices are one-based" not in str(error):
+        return error
+    if learned is not False:
         return UsageError(f"{error}; pass --zero-based if the file counts indices from 0")
-    return error
+    return UsageError(
+        f"{error}, as the model learned them (zero_based_=False); if its training file counts "
+        "indices from 0 too (scikit-learn's dump_svmlight_file writes them so), train it again "
+        "with --zero-based"
+    )
+
+
+def model_indexing(path, zero_based, model):
+    """How to read the LIBSVM indices of `path` for `model`: as the model learned them (its
+    `zero_based_`), when it learned from LIBSVM files; an option saying otherwise is refused."""
+    if is_npz(path):
+        return zero_based
+    try:
+        return index_base_for(zero_based, getattr(model, "zero_based_", None), path)
+    except ValueError as error:
+        raise UsageError(str(error)) from None
 
 
 def load_table(path, zero_based):
@@ -110,17 +131,20 @@ def load_table(path, zero_based):
         raise one_based_hint(error) from None
 
 
-def chunks(path, zero_based):
-    """(X, y) chunks of the data, streamed from a LIBSVM file; X may grow wider as it goes."""
+def chunks(path, zero_based, learned=None, labels=True):
+    """(X, y) chunks of the data, streamed from a LIBSVM file; X may grow wider as it goes.
+    `learned`: the index base of the model the file is read for, for the messages. Without
+    `labels`, rows may lack them (NaN in y; see `cwrs._svmlight._line_chunks`)."""
     if is_npz(path):
-        X, y = load_npz(path)
+        X, y = load_npz(path, labels)
         for start in range(0, len(y), CHUNK_ROWS):
             yield X[start : start + CHUNK_ROWS], y[start : start + CHUNK_ROWS]
         return
     try:
-        yield from iter_svmlight(path, CHUNK_ROWS, indexing(path, zero_based))
+        read = _line_chunks(path, CHUNK_ROWS, indexing(path, zero_based), None, not labels)
+        yield from ((X, y) for X, y, _ in read)
     except ValueError as error:
-        raise one_based_hint(error) from None
+        raise one_based_hint(error, learned) from None
 
 
 def scan(path, zero_based, labels):

@@ -11,6 +11,7 @@ import numpy as np
 
 from ._classifiers import CLASSIFIERS
 from ._cli_io import UsageError
+from ._extras import install_hint
 
 # Labels named in one message at most.
 LABELS_SHOWN = 10
@@ -100,7 +101,7 @@ def pyplot():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        raise UsageError("--plot needs matplotlib: pip install 'cwrs[plot]'") from None
+        raise UsageError(f"--plot needs matplotlib: {install_hint('plot')}") from None
     return plt
 
 

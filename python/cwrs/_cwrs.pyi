@@ -92,7 +92,11 @@ def svmlight_zero_based(path: str | os.PathLike[str]) -> bool: ...
 @final
 class SvmlightChunks:
     def __new__(
-        cls, path: str | os.PathLike[str], zero_based: bool | None, chunk_rows: int | None
+        cls,
+        path: str | os.PathLike[str],
+        zero_based: bool | None,
+        chunk_rows: int | None,
+        optional_labels: bool = False,
     ) -> Self: ...
     zero_based: Final[bool]
     def __iter__(self) -> Self: ...

@@ -4,10 +4,13 @@ output of the `cwrs` command).
 A regular file (or a new one) is written to a temporary file beside its target, with a name
 nobody else uses (O_EXCL), then flushed to disk and renamed over the target, so the target holds
 either its old or its new content, never a part. The target keeps its permissions, and a
-symbolic link stays a link (its target is replaced). A FIFO, a character device or a path under
-/dev (`/dev/stdout`, `/dev/null`) has no file to replace and is written through instead; a FIFO
-that no process reads is an error, not a wait. Anything else (a folder, a socket) is refused.
-Errors name the user's path, never the temporary file.
+symbolic link stays a link (its target is replaced), wherever it is (a file on the /dev/shm
+tmpfs too: what the path is decides, not where). A FIFO, a character device or a block device
+(`/dev/null`) has no file to replace and is written through instead; a FIFO that no process reads
+is an error, not a wait. A name of one of this process's open descriptors (`/dev/stdout`,
+`/dev/fd/N`) is written through that descriptor, at its position: `-p /dev/stdout > out.txt`
+puts the lines into out.txt where the shell's redirection says. Anything else (a folder, a
+socket) is refused. Errors name the user's path, never the temporary file.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ import errno
 import os
 import secrets
 import stat
+import sys
 import time
 from types import TracebackType
 from typing import IO, Any, Optional
@@ -59,10 +63,12 @@ class AtomicOutput:
             status: Optional[os.stat_result] = os.stat(self.target)
         except FileNotFoundError:
             status = None
-        if os.path.abspath(self.path).startswith("/dev/") or (
-            status is not None and (stat.S_ISFIFO(status.st_mode) or stat.S_ISCHR(status.st_mode))
-        ):
-            self.file: IO[Any] = _open_write_through(self.path, mode)
+        descriptor = _open_descriptor_named(self.path)
+        if descriptor is not None:
+            self.file: IO[Any] = _write_through_descriptor(descriptor, self.path, mode)
+            return
+        if status is not None and _written_through(status.st_mode):
+            self.file = _open_write_through(self.path, mode)
             return
         if status is not None and not stat.S_ISREG(status.st_mode):
             if stat.S_ISDIR(status.st_mode):
@@ -117,6 +123,41 @@ class AtomicOutput:
         traceback: Optional[TracebackType],
     ) -> None:
         self.discard()
+
+
+def _written_through(mode: int) -> bool:
+    """Whether a file of this mode has no content to replace: a FIFO or a device."""
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or stat.S_ISBLK(mode)
+
+
+def _open_descriptor_named(path: str) -> Optional[int]:
+    """The number N of this process's descriptor that `path` names (`/dev/stdout`,
+    `/dev/fd/N`, `/proc/self/fd/N`, or a link to one of them), else None. Opening such a name
+    on Linux opens its file anew, at offset 0 and without the redirection's O_APPEND, and
+    replacing it would leave the descriptor on the old file: it is written through instead."""
+    folders = {os.path.realpath(folder) for folder in ("/dev/fd", "/proc/self/fd")}
+    link = os.path.abspath(path)
+    for _ in range(40):  # the links the system itself follows at most
+        if os.path.realpath(os.path.dirname(link)) in folders:
+            name = os.path.basename(link)
+            return int(name) if name.isdigit() else None
+        if not os.path.islink(link):
+            return None
+        link = os.path.normpath(os.path.join(os.path.dirname(link), os.readlink(link)))
+    return None
+
+
+def _write_through_descriptor(descriptor: int, path: str, mode: str) -> IO[Any]:
+    """A file writing to a copy of `descriptor`, after what Python buffered for it (the
+    command's own stdout, say), so that both arrive in order."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(AttributeError, OSError, ValueError):
+            if stream.fileno() == descriptor:
+                stream.flush()
+    try:
+        return os.fdopen(os.dup(descriptor), mode)
+    except OSError as error:
+        raise naming(error, path) from None
 
 
 def _open_write_through(path: str, mode: str) -> IO[Any]:

@@ -77,17 +77,29 @@ def merge(
     native_weights = None
     if weights is not None:
         native_weights = [float(w) for w in np.asarray(weights, dtype=np.float64).ravel()]
+    bases = {m.zero_based_ for m in models if "zero_based_" in m.__dict__}
+    if len(bases) > 1:
+        raise InvalidParameterError(
+            "the models learned from LIBSVM files with different index bases (zero_based_ "
+            "True and False): their features are shifted by one against each other"
+        )
     merged_model = _cwrs.merge(
         [m._fitted_model() for m in models],
         method,
         None if base is None else base._fitted_model(),
         native_weights,
     )
-    return with_model(first, fitted_attributes(first), merged_model)
+    fitted = fitted_attributes(first)
+    if bases:
+        fitted["zero_based_"] = bases.pop()
+    return with_model(first, fitted, merged_model)
 
 
 #: The fitted attributes an estimator has besides its native model.
-FITTED = ("_feature_map", "classes_", "_sparse_input", "n_features_in_", "feature_names_in_")
+FITTED = (
+    "_feature_map", "classes_", "_sparse_input", "n_features_in_", "feature_names_in_",
+    "zero_based_",
+)
 
 
 def fitted_attributes(estimator: Estimator) -> dict[str, Any]:

@@ -55,6 +55,8 @@ CLASSIFIER_FITTED = frozenset(
 REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 # Fitted only when X was a data frame with string column names (scikit-learn's rule).
 FEATURE_NAMES = "feature_names_in_"
+# Fitted only by learning from a LIBSVM file: the index base it was read with.
+INDEX_BASE = "zero_based_"
 
 # The most axes an array of the file may have (NumPy allows 32 or 64, by version).
 MAX_AXES = 32
@@ -93,7 +95,9 @@ def _check_entries(cls: type[Estimator], state: dict[str, Any]) -> None:
     is_classifier = issubclass(cls, Classifier)
     fitted = CLASSIFIER_FITTED if is_classifier else REGRESSOR_FITTED
     _check_feature_names(state)
-    extra = state.keys() - params - {FEATURE_NAMES}
+    if INDEX_BASE in state and not ("_model" in state and isinstance(state[INDEX_BASE], bool)):
+        raise ValueError(f"{INDEX_BASE} must be true or false in a fitted model")
+    extra = state.keys() - params - {FEATURE_NAMES, INDEX_BASE}
     if extra and extra != fitted:
         raise ValueError(f"unexpected or missing entries {sorted(extra ^ fitted)}")
     model = state.get("_model")
@@ -749,7 +753,9 @@ def _parse_header(
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r:.80} in model file")
     if expected is not None and not issubclass(cls, expected):
-        raise ModelFormatError(f"the file holds a {cls.__name__}, not a {expected.__name__}")
+        raise ModelFormatError(
+            f"the file holds an estimator of class {cls.__name__}, not {expected.__name__}"
+        )
     state = header.get("state")
     if not isinstance(state, dict):
         raise ModelFormatError("corrupted model file: the header has no state")

@@ -153,19 +153,40 @@ def zero_based_file(path: Union[str, os.PathLike[str]], zero_based: Any) -> bool
     return svmlight_zero_based(os.fspath(path))
 
 
+def index_base_for(zero_based: Any, learned: Optional[bool], path: Any) -> Any:
+    """The `zero_based` to read the LIBSVM file `path` with, for a model that learned from
+    LIBSVM files with base `learned` (its `zero_based_`; None when it never learned from one):
+    "auto" (or None) takes the model's base, and an explicit other base is refused, since the
+    features would be shifted by one. (A file with an index 0 read as one-based is refused by
+    the reader.)"""
+    if learned is None or (isinstance(zero_based, str) and zero_based == "auto"):
+        return learned if learned is not None else zero_based
+    if zero_based is None or _index_base(zero_based) == learned:
+        return learned
+    bases = {True: "zero-based", False: "one-based"}
+    raise ValueError(
+        f"{os.fspath(path)} is read as {bases[not learned]}, but the model learned from "
+        f"{bases[learned]} LIBSVM indices (zero_based_={learned}): its features would be "
+        "shifted by one; read it as the model did, or train it again with the other base"
+    )
+
+
 def _line_chunks(
     path: Union[str, os.PathLike[str]],
     chunk_rows: int,
     zero_based: Any,
     n_features: Optional[int],
+    optional_labels: bool = False,
 ) -> Iterator[tuple[Any, npt.NDArray[np.float64], npt.NDArray[np.uint64]]]:
-    """`iter_svmlight`'s chunks as `(X, y, lines)`, lines the line number of each row."""
+    """`iter_svmlight`'s chunks as `(X, y, lines)`, lines the line number of each row. With
+    `optional_labels`, a line may lack its label (to predict it): the line starts with its
+    first `index:value`, or with a placeholder such as `?`; its label is NaN."""
     sparse = _scipy_sparse()
     chunk_rows = _positive_int("chunk_rows", chunk_rows)
     base = _index_base(zero_based)
     if n_features is not None:
         n_features = _positive_int("n_features", n_features, _MAX_FEATURES)
-    chunks = SvmlightChunks(os.fspath(path), base, chunk_rows)
+    chunks = SvmlightChunks(os.fspath(path), base, chunk_rows, optional_labels)
     return _csr_chunks(sparse, chunks, n_features, os.fspath(path))
 
 

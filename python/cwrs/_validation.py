@@ -58,6 +58,54 @@ class IneffectiveParameterWarning(UserWarning):
     `random_state` with `shuffle=False`)."""
 
 
+class RegressionTargetWarning(UserWarning):
+    """Raised when a classifier is given labels that look like a regression target (many
+    distinct integers, each on a row or two): each value becomes a class of its own. A
+    regressor (`cwrs.AROWRegressor`) learns such targets."""
+
+
+# Labels look like a regression target when they are integer-valued numbers with at least
+# REGRESSION_MIN_VALUES distinct values and fewer than REGRESSION_ROWS_PER_VALUE rows per value
+# on average (most values unique: diabetes, 214 values on 442 rows). A class needs more rows
+# than that to be learned, so real class labels rarely look like this.
+REGRESSION_MIN_VALUES = 20
+REGRESSION_ROWS_PER_VALUE = 2.5
+
+
+def regression_like(values, n_rows: int) -> Optional[str]:
+    """What makes class labels look like a regression target (see REGRESSION_MIN_VALUES), or
+    None when they do not; `values` are their distinct values, over `n_rows` rows."""
+    values = np.asarray(values)
+    if (
+        values.dtype.kind not in "iuf"
+        or len(values) < REGRESSION_MIN_VALUES
+        or n_rows >= REGRESSION_ROWS_PER_VALUE * len(values)
+    ):
+        return None
+    if values.dtype.kind == "f" and not (
+        np.isfinite(values).all() and (values == np.round(values)).all()
+    ):
+        return None  # not integers (continuous targets are refused on their own)
+    examples = ", ".join(f"{v:g}" for v in values[:: max(1, len(values) // 3)][:3])
+    return (
+        f"the labels look like a regression target: {len(values)} distinct integers on "
+        f"{n_rows} rows (e.g. {examples}), so each value would be a class of its own; for "
+        "regression use AROWRegressor"
+    )
+
+
+def warn_if_regression_like(y, classes, exact: bool = False) -> None:
+    """RegressionTargetWarning when the labels y look like a regression target. `classes`
+    holds every distinct label of y and maybe more (exactly those with `exact`), so that most
+    calls need no sort of y."""
+    if len(classes) < REGRESSION_MIN_VALUES:
+        return
+    values = classes if exact else np.unique(y)
+    reason = regression_like(values, len(y))
+    if reason is not None:
+        warn_user(reason, RegressionTargetWarning)
+
+
 def is_sparse(X) -> bool:
     """True for SciPy sparse matrices and arrays (without importing SciPy if it is not in use)."""
     sparse = sys.modules.get("scipy.sparse")

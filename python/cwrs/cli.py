@@ -7,20 +7,22 @@
     cwrs train -a AROW -d train.svm -o model.cwrs --workers 4   # a local Dask cluster
     cwrs train -a AROW -d wide.svm -o model.cwrs --covariance lowrank --rank 20
     cwrs test -i model.cwrs -d test.svm -p predictions.txt
+    cwrs predict -i model.cwrs -d new.svm -p predictions.txt  # rows without labels
 
 Data (`-d`) is a LIBSVM / SVMlight text file (plain, or compressed with gzip, bzip2 or xz; `-`
 reads it from stdin), an .npz file with arrays X and y, or the name of a bundled data set
 (svmguide3). LIBSVM indices are read as zero-based exactly when an index 0 occurs, as
-scikit-learn does, unless --zero-based or --one-based says (--verbose tells which). `train` and
-`test` stream LIBSVM files in chunks, so files larger than memory work. Results go to stdout;
-progress and diagnostics to stderr (`--quiet` silences them, not warnings). Exit status: 0 on
-success, 1 for any error (a wrong option as well as bad data), reported as one line
+scikit-learn does, unless --zero-based or --one-based says (--verbose tells which); a model
+trained on a LIBSVM file keeps its base, and `test` and `predict` read with it. `train`, `test`
+and `predict` stream LIBSVM files in chunks, so files larger than memory work. Results go to
+stdout; progress and diagnostics to stderr (`--quiet` silences them, not warnings). Exit
+status: 0 on success, 1 for any error (a wrong option as well as bad data), reported as one line
 `cwrs: error: ...`.
 
 Outputs (`-o`, `-p`, `--plot`) are checked before any work starts (not an input, not a folder,
 in a writable folder) and appear only when complete: they are written to a temporary file beside
-the target and renamed into place. An existing FIFO or device (`-p /dev/stdout`) is written
-through instead.
+the target and renamed into place, wherever they are (/dev/shm too). An existing FIFO or device,
+or a name of an open descriptor (`-p /dev/stdout`), is written through instead.
 """
 
 from __future__ import annotations
@@ -41,8 +43,10 @@ from ._cli_io import (
     UsageError,
     chunks,
     data_path,
+    indexing,
     is_npz,
     load_table,
+    model_indexing,
     open_outputs,
     scan,
     shuffled,
@@ -59,9 +63,11 @@ from ._cli_report import (
     plot_curves,
     pyplot,
 )
+from ._extras import install_hint
 from ._params import SECOND_ORDER_PARAMETERS
 from ._persist import load
 from ._regressors import REGRESSORS
+from ._validation import regression_like
 
 COMMANDS = {  # name: (summary, description)
     "compare": (
@@ -80,6 +86,12 @@ COMMANDS = {  # name: (summary, description)
         "evaluate a saved model on a file",
         "Prints the accuracy (classifiers) or MSE, MAE and R² (regressors) of a saved model on "
         "a data file, streamed in chunks.",
+    ),
+    "predict": (
+        "write a saved model's predictions for a file",
+        "Writes one prediction per line of a data file (streamed in chunks) to -p. The rows "
+        "need no labels: a LIBSVM line may start with its first index:value, or with a "
+        "placeholder label (such as ? or 0), which is ignored.",
     ),
 }
 LEARNERS = {cls.__name__: cls for cls in (*CLASSIFIERS, *REGRESSORS)}
@@ -126,8 +138,16 @@ def build(cls, params):
     """`cls(**params)` restricted to the parameters it has; those it lacks are an error."""
     unknown = set(params) - set(cls._get_param_names())
     if unknown:
-        raise UsageError(f"{cls.__name__} has no parameter {', '.join(sorted(unknown))}")
-    return cls(**params)
+        raise UsageError(
+            f"{cls.__name__} has no parameter {', '.join(sorted(unknown))}; its parameters are "
+            f"{', '.join(cls._get_param_names())}"
+        )
+    model = cls(**params)
+    try:  # before any data is read
+        model._check_params()
+    except (ValueError, TypeError) as error:
+        raise UsageError(f"--param: {cls.__name__}: {one_line(error)}") from None
+    return model
 
 
 # Parameters of `fit` that the commands (which call partial_fit) replace by their own options.
@@ -154,9 +174,10 @@ def common_params(args):
 
 
 # --------------------------------------------------------------------------------- compare
-def check_class_labels(y, path, command):
-    """Refuses continuous targets (which classifiers cannot learn) with a message saying what
-    to do instead."""
+def check_class_labels(y, path, command, n_rows=None):
+    """Refuses continuous targets (which classifiers cannot learn), and labels that look like
+    a regression target, with a message saying what to do instead. `y`: the labels, or their
+    distinct values over `n_rows` rows."""
     if y.dtype.kind == "f" and np.isfinite(y).all() and np.any(y != np.round(y)):
         example = y[y != np.round(y)][0]
         regressors = ", ".join(cls.__name__ for cls in REGRESSORS)
@@ -165,6 +186,9 @@ def check_class_labels(y, path, command):
             f"labels; for regression use a regressor ({regressors}) with `cwrs train -a "
             "AROWRegressor` and `cwrs test`"
         )
+    reason = regression_like(np.unique(y), len(y) if n_rows is None else n_rows)
+    if reason is not None:
+        raise UsageError(f"{path}: {reason} (`cwrs train -a AROWRegressor`)")
 
 
 def form_params(form, rank):
@@ -194,6 +218,7 @@ def compare_configs(args):
             params = {k: v for k, v in params.items() if k in cls._get_param_names()}
             if form == "lowrank":
                 form = f"lowrank, k={params['rank']}"
+            build(cls, params)  # refuses a bad value before any data is read
             configs.append((f"{cls.__name__} ({form})" if form else cls.__name__, cls, params))
     return configs
 
@@ -296,7 +321,7 @@ def run_train(args, reporter):
         if n_rows == 0:
             raise UsageError(f"{path}: no rows")
         if is_classifier:
-            check_class_labels(labels, path, f"{cls.__name__} (a classifier)")
+            check_class_labels(labels, path, f"{cls.__name__} (a classifier)", n_rows)
         n_features = args.n_features or width
         if width > n_features:
             raise UsageError(f"{path} has {width} features, more than --n-features {n_features}")
@@ -323,6 +348,8 @@ def run_train(args, reporter):
                     bar.update(X.shape[0])
             bar.close()
         seconds = time.perf_counter() - began
+        if not is_npz(path):  # kept in the model: `test` and `predict` read files with it
+            model.zero_based_ = indexing(path, args.zero_based)
         try:
             with output.naming_errors():
                 model.save(output.file)
@@ -376,7 +403,9 @@ def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
     try:
         import distributed
     except ImportError:
-        raise UsageError("--workers and --scheduler need cwrs[dask]: pip install 'cwrs[dask]'")
+        raise UsageError(
+            f"--workers and --scheduler need dask and distributed: {install_hint('dask')}"
+        ) from None
     if is_npz(path):
         raise UsageError("--workers and --scheduler train from a LIBSVM file, not .npz")
     if args.scheduler:
@@ -413,6 +442,28 @@ def libsvm_lines(X, y):
 
 
 # ------------------------------------------------------------------------------------ test
+def predicted_chunks(model, path, zero_based, reporter, task, labels=True):
+    """(predictions, labels) of each chunk of the data, streamed, for `model`: rows are cut or
+    padded to the model's width, and the features past it are reported once at the end.
+    Without `labels`, rows may lack them. `task` names the progress bar."""
+    n_features = model.n_features_in_
+    bar = reporter.progress(None, "rows", task)
+    dropped = 0
+    try:
+        for X, y in chunks(path, zero_based, getattr(model, "zero_based_", None), labels):
+            if is_npz(path) and X.shape[1] != n_features:
+                raise UsageError(
+                    f"{path} has {X.shape[1]} features, but the model expects {n_features}"
+                )
+            dropped = max(dropped, X.shape[1] - n_features)
+            yield model.predict(with_width(X, n_features)), y
+            bar.update(X.shape[0])
+    finally:
+        bar.close()
+    if dropped > 0:
+        reporter.say(f"{dropped} feature(s) past the model's {n_features} were never trained on")
+
+
 def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
     """One streaming pass of `model`'s predictions over the data: (rows, metrics), writing one
     prediction per line to the Output `predictions` if given. Classifiers: accuracy and
@@ -420,17 +471,9 @@ def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
     that are no class are warned about. Regressors: MSE, MAE and R². `task` names the
     progress bar."""
     is_classifier = hasattr(model, "classes_")
-    n_features = model.n_features_in_
-    bar = reporter.progress(None, "rows", task)
-    n_rows, correct, squared, absolute, targets, dropped, seen = 0, 0, 0.0, 0.0, [], 0, set()
-    try:
-        for X, y in chunks(path, zero_based):
-            if is_npz(path) and X.shape[1] != n_features:
-                raise UsageError(
-                    f"{path} has {X.shape[1]} features, but the model expects {n_features}"
-                )
-            dropped = max(dropped, X.shape[1] - n_features)
-            predicted = model.predict(with_width(X, n_features))
+    n_rows, correct, squared, absolute, targets, seen = 0, 0, 0.0, 0.0, [], set()
+    with contextlib.closing(predicted_chunks(model, path, zero_based, reporter, task)) as read:
+        for predicted, y in read:
             if is_classifier:
                 seen.update(np.unique(y).tolist())
                 correct += int(np.sum(predicted == y))
@@ -448,14 +491,9 @@ def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
                 targets.append(y)
             if predictions is not None:
                 predictions.writelines(f"{label_text(p)}\n" for p in predicted)
-            n_rows += X.shape[0]
-            bar.update(X.shape[0])
-    finally:
-        bar.close()
+            n_rows += len(y)
     if n_rows == 0:
         raise UsageError(f"{path}: no rows")
-    if dropped > 0:
-        reporter.say(f"{dropped} feature(s) past the model's {n_features} were never trained on")
     if not is_classifier:
         y_all = np.concatenate(targets)
         with np.errstate(over="ignore", invalid="ignore"):
@@ -478,26 +516,56 @@ def evaluate(model, path, zero_based, reporter, predictions=None, task="test"):
     return n_rows, {"accuracy": correct / n_rows, "error_rate": 1.0 - correct / n_rows}
 
 
+def trained_model(path):
+    """The trained model saved at `path` (-i)."""
+    try:
+        model = load(path)  # refuses a FIFO or device at once (never waits on one)
+    except ValueError as error:  # not a model file, corrupted, or from a newer cwrs
+        message = one_line(error)
+        raise UsageError(message if path in message else f"{path}: {message}") from None
+    if not hasattr(model, "n_features_in_"):
+        raise UsageError(f"{path}: the model was saved before it was trained")
+    return model
+
+
 def run_test(args, reporter):
     path = data_path(args.data)
     with contextlib.ExitStack() as stack:
         (predictions,) = open_outputs(
             stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
         )
-        try:
-            model = load(args.input)  # refuses a FIFO or device at once (never waits on one)
-        except ValueError as error:  # not a model file, corrupted, or from a newer cwrs
-            message = one_line(error)
-            raise UsageError(message if args.input in message else f"{args.input}: {message}") from None
-        if not hasattr(model, "n_features_in_"):
-            raise UsageError(f"{args.input}: the model was saved before it was trained")
-        n_rows, metrics = evaluate(model, path, args.zero_based, reporter, predictions)
+        model = trained_model(args.input)
+        zero_based = model_indexing(path, args.zero_based, model)
+        n_rows, metrics = evaluate(model, path, zero_based, reporter, predictions)
         if predictions is not None:
             predictions.commit()
     result = {"learner": type(model).__name__, "data": str(path), "rows": n_rows, **metrics}
     if args.predictions:
         result["predictions"] = str(args.predictions)
     text = f"{result['learner']} on {path.name} ({n_rows} rows): {metrics_text(metrics)}"
+    emit(result, args.json, text, reporter)
+
+
+def run_predict(args, reporter):
+    path = data_path(args.data)
+    with contextlib.ExitStack() as stack:
+        (predictions,) = open_outputs(
+            stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
+        )
+        model = trained_model(args.input)
+        zero_based = model_indexing(path, args.zero_based, model)
+        n_rows = 0
+        read = predicted_chunks(model, path, zero_based, reporter, "predict", labels=False)
+        with contextlib.closing(read):
+            for predicted, _ in read:
+                predictions.writelines(f"{label_text(p)}\n" for p in predicted)
+                n_rows += len(predicted)
+        if n_rows == 0:
+            raise UsageError(f"{path}: no rows")
+        predictions.commit()
+    result = {"learner": type(model).__name__, "data": str(path), "rows": n_rows,
+              "predictions": str(args.predictions)}
+    text = f"{result['learner']} on {path.name}: {n_rows} predictions written to {args.predictions}"
     emit(result, args.json, text, reporter)
 
 
@@ -537,7 +605,7 @@ def parser():
         epilog=EXIT_STATUS,
     )
     top.add_argument("--version", action="version", version=f"cwrs {__version__}")
-    commands = top.add_subparsers(dest="command", metavar="{compare,train,test}")
+    commands = top.add_subparsers(dest="command", metavar="{" + ",".join(COMMANDS) + "}")
 
     def shared(sub):
         indexing = sub.add_mutually_exclusive_group()
@@ -621,7 +689,7 @@ def parser():
                        help="model width (default: the widest row of the data)")
     cluster = train.add_mutually_exclusive_group()
     cluster.add_argument("--workers", type=count(1), metavar="N",
-                         help="train on a local Dask cluster of N processes (cwrs[dask]): the "
+                         help="train on a local Dask cluster of N processes (the dask extra): the "
                          "rows in N contiguous parts, learned in parallel and merged after "
                          "each pass (cwrs.merge)")
     cluster.add_argument("--scheduler", metavar="ADDRESS",
@@ -634,18 +702,33 @@ def parser():
     test.add_argument("-p", "--predictions", metavar="FILE",
                       help="write one prediction per line (written once complete; a FIFO or "
                       "/dev/stdout is written through)")
+
+    predict = command("predict", learns=False)
+    predict.add_argument("-i", "--input", required=True, metavar="MODEL", help="a .cwrs model")
+    predict.add_argument("-d", "--data", required=True,
+                         help="LIBSVM file (- for stdin; labels optional) or .npz with X (y "
+                         "optional)")
+    predict.add_argument("-p", "--predictions", required=True, metavar="FILE",
+                         help="where to write one prediction per line (written once complete; "
+                         "a FIFO or /dev/stdout is written through)")
     return top
 
 
 def main(argv=None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
+    if not argv or (argv[0] not in COMMANDS and argv[0].startswith("-")
+                    and argv[0] not in ("-h", "--help", "--version")):
         argv.insert(0, "compare")
     try:
+        if argv[0] not in COMMANDS and not argv[0].startswith("-"):
+            raise UsageError(
+                f"unknown command {argv[0]!r}; the commands are {', '.join(COMMANDS)}"
+            )
         args = parser().parse_args(argv)
         INDEXING.clear()  # decided afresh by each command, though main may run many in one process
         VERBOSE["on"] = args.verbose and not args.quiet
-        run = {"compare": run_compare, "train": run_train, "test": run_test}[args.command]
+        run = {"compare": run_compare, "train": run_train, "test": run_test,
+               "predict": run_predict}[args.command]
         run(args, Reporter(args.quiet))
         sys.stdout.flush()
     except BrokenPipeError:

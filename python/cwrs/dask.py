@@ -24,6 +24,7 @@ import numpy as np
 
 from . import _cwrs
 from ._base import Classifier, Estimator
+from ._extras import install_hint
 from ._merge import METHODS, fitted_attributes, merge as merge_models, with_model
 from ._params import InvalidParameterError, check_pass_params
 from ._svmlight import _line_chunks
@@ -102,7 +103,7 @@ def _client(client):
     try:
         import distributed
     except ImportError:
-        raise ImportError("cwrs.dask needs dask and distributed: pip install 'cwrs[dask]'") from None
+        raise ImportError(f"cwrs.dask needs dask and distributed: {install_hint('dask')}") from None
     if client is None:
         try:
             return distributed.default_client()

@@ -1,5 +1,5 @@
 """river adapter: any cwrs learner as a river estimator, on dict rows whose features appear as
-the stream goes (`pip install cwrs[river]`; this module imports without river too).
+the stream goes (the `river` extra; this module imports without river too).
 
     >>> from river import datasets, evaluate, metrics
     >>> import cwrs

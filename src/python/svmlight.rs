@@ -12,7 +12,7 @@ use pyo3::types::PyDict;
 use super::check_signals;
 use super::convert::state_to_dict;
 use super::model::Model;
-use crate::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase};
+use crate::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase, LabelField};
 
 /// Learns the LIBSVM file `path` into `model` for `cwrs.dask`'s streamed partitions, as
 /// `crate::calls::learn_file` says: not all or nothing, so learn into a copy.
@@ -45,7 +45,8 @@ pub(super) fn svmlight_zero_based(py: Python, path: PathBuf) -> PyResult<bool> {
 
 /// Iterates over a file in chunks of up to `chunk_rows` rows (None: the whole file as one
 /// chunk), each a dict (`Chunk::state` lists its entries), the next chunks parsed ahead on a
-/// background thread; `zero_based=None` is scikit-learn's "auto" (see `stream_file`).
+/// background thread; `zero_based=None` is scikit-learn's "auto" (see `stream_file`). With
+/// `optional_labels`, a line may lack its label (`LabelField::Optional`: NaN).
 #[pyclass(module = "cwrs._cwrs")]
 pub(super) struct SvmlightChunks {
     chunks: FileChunks,
@@ -57,18 +58,25 @@ pub(super) struct SvmlightChunks {
 #[pymethods]
 impl SvmlightChunks {
     #[new]
-    #[pyo3(signature = (path, zero_based, chunk_rows))]
+    #[pyo3(signature = (path, zero_based, chunk_rows, optional_labels=false))]
     fn new(
         py: Python,
         path: PathBuf,
         zero_based: Option<bool>,
         chunk_rows: Option<usize>,
+        optional_labels: bool,
     ) -> PyResult<Self> {
         if chunk_rows == Some(0) {
             return Err(PyValueError::new_err("chunk_rows must be at least 1"));
         }
         let names = ("SvmlightChunks", "__new__");
-        let chunks = stream_file(path, zero_based, chunk_rows)?.wait(py, names, check_signals)?;
+        let labels = if optional_labels {
+            LabelField::Optional
+        } else {
+            LabelField::Required
+        };
+        let chunks =
+            stream_file(path, zero_based, labels, chunk_rows)?.wait(py, names, check_signals)?;
         let zero_based = chunks.base() == IndexBase::Zero;
         Ok(SvmlightChunks { chunks, zero_based })
     }

@@ -12,7 +12,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-use super::{decompressed, has_index_zero, read_all, Chunk, ChunkStream, IndexBase};
+use super::{decompressed, has_index_zero, read_all, Chunk, ChunkStream, IndexBase, LabelField};
 use crate::error::CwError;
 use crate::interrupt::SIGNAL_POLL;
 use crate::shared::{catch_panic, internal_error, wait, Detach, Internal};
@@ -78,17 +78,18 @@ impl FileChunks {
 pub fn stream_file(
     path: PathBuf,
     zero_based: Option<bool>,
+    labels: LabelField,
     chunk_rows: Option<usize>,
 ) -> std::io::Result<Pending<FileChunks>> {
     spawn(move |report| {
         let cancel = &report.cancel;
         let started = match chunk_rows {
             Some(rows) => resolve_base(&path, zero_based, cancel).and_then(|base| {
-                let (stream, job) = ChunkStream::new(open(&path, cancel)?, base, rows);
+                let (stream, job) = ChunkStream::new(open(&path, cancel)?, base, labels, rows);
                 Ok((stream, Some(job), base))
             }),
             None => open(&path, cancel).and_then(|source| {
-                let (chunk, base) = read_all(source, zero_based)?;
+                let (chunk, base) = read_all(source, zero_based, labels)?;
                 Ok((ChunkStream::of(chunk), None, base))
             }),
         };

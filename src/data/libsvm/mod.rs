@@ -70,6 +70,16 @@ pub enum IndexBase {
     One,
 }
 
+/// Whether each line must start with a label (to learn or evaluate), or may lack one (to
+/// predict): then a line may start with its first `index:value` (or `qid:`), or with a
+/// placeholder that is no number (such as `?`); such a line's label is NaN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LabelField {
+    #[default]
+    Required,
+    Optional,
+}
+
 /// Consecutive rows of a file as CSR arrays, with column indices made zero-based and sorted.
 /// Filled by [`Reader::next_chunk`]; reused chunks keep their capacity.
 #[derive(Clone, Debug, PartialEq)]
@@ -202,13 +212,16 @@ impl Chunk {
 pub fn read_all<R: Read>(
     source: R,
     zero_based: Option<bool>,
+    labels: LabelField,
 ) -> Result<(Chunk, IndexBase), CwError> {
     let mut base = match zero_based {
         Some(false) => IndexBase::One,
         _ => IndexBase::Zero,
     };
     let mut chunk = Chunk::default();
-    Reader::new(source, base, usize::MAX).next_chunk(&mut chunk)?;
+    Reader::new(source, base, usize::MAX)
+        .with_labels(labels)
+        .next_chunk(&mut chunk)?;
     if zero_based.is_none() && chunk.indices.iter().min().is_none_or(|&j| j > 0) {
         chunk.indices.iter_mut().for_each(|j| *j -= 1);
         chunk.n_features = chunk.n_features.saturating_sub(1);

@@ -1,6 +1,6 @@
 //! One line of LIBSVM text parsed into a [`Chunk`]: the hot path, with no allocation per line.
 
-use super::{out_of_memory, try_push, Chunk, IndexBase};
+use super::{out_of_memory, try_push, Chunk, IndexBase, LabelField};
 use crate::error::CwError;
 
 /// Longest token quoted in an error message.
@@ -248,6 +248,25 @@ impl Line<'_> {
         }
     }
 
+    /// The label of a line whose label field may be absent ([`LabelField::Optional`]): a
+    /// number is the label; a token with a colon (the first `index:value`, or `qid:`) is no
+    /// label field, and stays; any other token is a placeholder, skipped. NaN for both.
+    #[inline(always)]
+    fn optional_label(&mut self) -> f64 {
+        if let Some(y) = self.float() {
+            return y;
+        }
+        let rest = self.rest();
+        let token = rest
+            .iter()
+            .position(|&b| is_delimiter(b))
+            .unwrap_or(rest.len());
+        if !rest.get(..token).unwrap_or_default().contains(&b':') {
+            self.at += token;
+        }
+        f64::NAN
+    }
+
     /// `qid:N` (N a signed integer), if that is the next token.
     #[inline(always)]
     fn qid(&mut self) -> Result<Option<i64>, CwError> {
@@ -309,6 +328,7 @@ pub(super) fn parse_line(
     bytes: &[u8],
     number: u64,
     base: IndexBase,
+    labels: LabelField,
     chunk: &mut Chunk,
     scratch: &mut Vec<(i64, f64)>,
 ) -> Result<usize, CwError> {
@@ -320,7 +340,10 @@ pub(super) fn parse_line(
     if line.at_end() {
         return Ok(line.finish());
     }
-    let label = line.label()?;
+    let label = match labels {
+        LabelField::Required => line.label()?,
+        LabelField::Optional => line.optional_label(),
+    };
     let qid = if line.at_end() { None } else { line.qid()? };
     let row_start = chunk.indices.len();
     let (mut sorted, mut previous) = (true, -1);

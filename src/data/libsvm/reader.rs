@@ -3,13 +3,14 @@
 use std::io::{ErrorKind, Read};
 
 use super::parse::parse_line;
-use super::{out_of_memory, Chunk, IndexBase, BLOCK_SIZE, MAX_LINE_BYTES};
+use super::{out_of_memory, Chunk, IndexBase, LabelField, BLOCK_SIZE, MAX_LINE_BYTES};
 use crate::error::CwError;
 
 /// Parses LIBSVM text from `source`, `chunk_rows` rows at a time, on the calling thread.
 pub struct Reader<R> {
     source: R,
     base: IndexBase,
+    labels: LabelField,
     chunk_rows: usize,
     /// `buf[pos..complete]` holds whole lines not yet parsed, `buf[complete..filled]` the start
     /// of a line still being read.
@@ -30,6 +31,7 @@ impl<R: Read> Reader<R> {
         Reader {
             source,
             base,
+            labels: LabelField::Required,
             chunk_rows: chunk_rows.max(1),
             buf: vec![0; BLOCK_SIZE],
             pos: 0,
@@ -39,6 +41,12 @@ impl<R: Read> Reader<R> {
             line: 1,
             scratch: Vec::new(),
         }
+    }
+
+    /// Reads lines whose label field is `labels` (required by default).
+    pub fn with_labels(mut self, labels: LabelField) -> Reader<R> {
+        self.labels = labels;
+        self
     }
 
     /// Sets the initial block size in bytes (at least 1), e.g. tiny to test lines across blocks.
@@ -63,7 +71,14 @@ impl<R: Read> Reader<R> {
                 chunk.first_line = self.line;
             }
             let lines = self.buf.get(self.pos..self.complete).unwrap_or_default();
-            self.pos += parse_line(lines, self.line, self.base, chunk, &mut self.scratch)?;
+            self.pos += parse_line(
+                lines,
+                self.line,
+                self.base,
+                self.labels,
+                chunk,
+                &mut self.scratch,
+            )?;
             self.line += 1;
         }
         Ok(chunk.n_rows() > 0)

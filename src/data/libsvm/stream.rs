@@ -5,7 +5,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread;
 use std::time::Duration;
 
-use super::{Chunk, IndexBase, Reader};
+use super::{Chunk, IndexBase, LabelField, Reader};
 use crate::error::CwError;
 
 /// Chunks in flight in the pipeline: one being parsed, one being consumed, one queued.
@@ -26,6 +26,7 @@ impl ChunkStream {
     pub fn new<R: Read + Send>(
         source: R,
         base: IndexBase,
+        labels: LabelField,
         chunk_rows: usize,
     ) -> (ChunkStream, impl FnOnce() + Send) {
         let (parsed_tx, parsed) = mpsc::channel();
@@ -34,7 +35,7 @@ impl ChunkStream {
             // Cannot fail: the receiver is alive.
             let _ = spare.send(Chunk::default());
         }
-        let mut reader = Reader::new(source, base, chunk_rows);
+        let mut reader = Reader::new(source, base, chunk_rows).with_labels(labels);
         let job = move || {
             while let Ok(mut chunk) = spare_rx.recv() {
                 let message = reader
@@ -113,7 +114,7 @@ pub fn for_each_chunk<R: Read + Send>(
     chunk_rows: usize,
     mut f: impl FnMut(&Chunk) -> Result<(), CwError>,
 ) -> Result<(), CwError> {
-    let (stream, job) = ChunkStream::new(source, base, chunk_rows);
+    let (stream, job) = ChunkStream::new(source, base, LabelField::Required, chunk_rows);
     thread::scope(|scope| {
         scope.spawn(job);
         // The stream moves in here, so an early return drops it and the job stops.

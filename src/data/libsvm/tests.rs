@@ -19,6 +19,15 @@ fn error_of(text: &str, base: IndexBase) -> String {
     read_all(text, base).unwrap_err().to_string()
 }
 
+/// Everything in one chunk, each line's label field optional.
+fn read_unlabeled(text: &str) -> Result<Chunk, CwError> {
+    let mut chunk = Chunk::default();
+    Reader::new(text.as_bytes(), IndexBase::One, usize::MAX)
+        .with_labels(LabelField::Optional)
+        .next_chunk(&mut chunk)?;
+    Ok(chunk)
+}
+
 /// All chunks, concatenated back into one, reading with the given block size.
 fn read_chunked(text: &str, block: usize, rows: usize) -> Chunk {
     let mut reader = Reader::new(text.as_bytes(), IndexBase::One, rows).with_block_size(block);
@@ -343,7 +352,7 @@ fn a_dead_parser_is_an_error_not_the_end_of_input() {
             panic!("a bug in a reader")
         }
     }
-    let (mut stream, job) = ChunkStream::new(Panicking, IndexBase::One, 10);
+    let (mut stream, job) = ChunkStream::new(Panicking, IndexBase::One, LabelField::Required, 10);
     assert!(thread::spawn(job).join().is_err());
     assert!(matches!(stream.next_chunk(), Err(CwError::Io(..))));
     assert_eq!(stream.next_chunk(), Ok(None));
@@ -690,7 +699,8 @@ mod props {
             prop_assert_eq!(chunk.n_features(), widest.unwrap_or(0));
             // "auto" reads a one-based file (no index 0 written) as one-based.
             if base == IndexBase::One {
-                prop_assert_eq!(super::super::read_all(text.as_bytes(), None).unwrap(), (chunk, base));
+                let whole = super::super::read_all(text.as_bytes(), None, LabelField::Required);
+                prop_assert_eq!(whole.unwrap(), (chunk, base));
             }
         }
 
@@ -756,7 +766,8 @@ fn files_read_on_a_background_thread() {
 
     // The whole file as one chunk, and what "auto" chose (in one pass: no index 0 in `one`).
     let whole_file = |path: &PathBuf, zero_based| {
-        let chunks = result(stream_file(path.clone(), zero_based, None).unwrap())?;
+        let chunks =
+            result(stream_file(path.clone(), zero_based, LabelField::Required, None).unwrap())?;
         let chunk = chunks
             .poll(std::time::Duration::from_secs(60))
             .unwrap()?
@@ -770,10 +781,12 @@ fn files_read_on_a_background_thread() {
     assert_eq!(whole_file(&zero, Some(true)).unwrap().1, IndexBase::Zero);
     assert_eq!(whole_file(&one, Some(false)).unwrap().1, IndexBase::One);
     // Chunks: "auto" decided first, by a scan.
-    let zero_chunks = result(stream_file(zero.clone(), None, Some(1)).unwrap());
+    let zero_chunks =
+        result(stream_file(zero.clone(), None, LabelField::Required, Some(1)).unwrap());
     assert_eq!(zero_chunks.unwrap().base(), IndexBase::Zero);
 
-    let chunks = result(stream_file(one.clone(), None, Some(2)).unwrap()).unwrap();
+    let chunks =
+        result(stream_file(one.clone(), None, LabelField::Required, Some(2)).unwrap()).unwrap();
     assert_eq!(chunks.base(), IndexBase::One);
     let mut all = Chunk::default();
     while let Some(chunk) = loop {
@@ -797,11 +810,36 @@ fn files_read_on_a_background_thread() {
         matches!(missing, CwError::Io(ErrorKind::NotFound, _)),
         "{missing:?}"
     );
-    let pipe = result(stream_file("/dev/null".into(), None, Some(1)).unwrap());
+    let pipe =
+        result(stream_file("/dev/null".into(), None, LabelField::Required, Some(1)).unwrap());
     let pipe = pipe.map(|_| ()).unwrap_err();
     assert!(
         pipe.to_string().contains("pass zero_based=True or False"),
         "{pipe}"
     );
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_optional_label_field_may_be_absent_or_a_placeholder() {
+    let text = "1:0.5 3:2\n? 2:1\n-1 1:1\nqid:4 2:3\n?\n\n# comment\n7 # only a label\n";
+    let chunk = read_unlabeled(text).unwrap();
+    let labels = &chunk.labels;
+    assert_eq!(labels.len(), 6);
+    assert!(labels[0].is_nan() && labels[1].is_nan() && labels[3].is_nan() && labels[4].is_nan());
+    assert_eq!((labels[2], labels[5]), (-1.0, 7.0));
+    assert_eq!(chunk.indices, [0, 2, 1, 0, 1]);
+    assert_eq!(chunk.values, [0.5, 2.0, 1.0, 1.0, 3.0]);
+    assert_eq!(chunk.indptr, [0, 2, 3, 4, 5, 5, 5]);
+    assert_eq!(chunk.qids, [0, 0, 0, 4, 0, 0]);
+    assert_eq!(chunk.lines, [1, 2, 3, 4, 5, 8]);
+    // Labelled lines read as with a required label; a malformed feature is still an error.
+    assert_eq!(
+        read_unlabeled(SAMPLE).unwrap(),
+        read_all(SAMPLE, IndexBase::One).unwrap()
+    );
+    let error = read_unlabeled("? 1:0.5\n? 2:x\n").unwrap_err().to_string();
+    assert!(error.contains("line 2: expected index:value"), "{error}");
+    // A required label field stays required.
+    assert!(error_of("1:0.5 3:2\n", IndexBase::One).contains("expected a label"));
 }
