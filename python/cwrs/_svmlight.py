@@ -159,6 +159,9 @@ def index_base_for(zero_based: Any, learned: Optional[bool], path: Any) -> Any:
     "auto" (or None) takes the model's base, and an explicit other base is refused, since the
     features would be shifted by one. (A file with an index 0 read as one-based is refused by
     the reader.)"""
+    accepted = zero_based is None or isinstance(zero_based, (bool, np.bool_))
+    if not (accepted or (isinstance(zero_based, str) and zero_based == "auto")):
+        raise ValueError(f'zero_based must be True, False, "auto" or None, got {zero_based!r}')
     if learned is None or (isinstance(zero_based, str) and zero_based == "auto"):
         return learned if learned is not None else zero_based
     if zero_based is None or _index_base(zero_based) == learned:
