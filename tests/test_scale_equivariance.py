@@ -64,15 +64,21 @@ def test_full_covariance_learns_at_1e150_as_at_scale_one(name, s):
     np.testing.assert_allclose(scaled.coef_ * s, at_one.coef_, rtol=1e-6, atol=1e-9)
 
 
-def test_a_model_learned_at_1e150_saves_loads_and_continues(tmp_path):
-    X, y = _stream(3)
+@pytest.mark.parametrize("name", SECOND_ORDER)
+def test_a_model_at_the_variance_floor_saves_loads_and_continues(name, tmp_path):
+    # Rows at 2^498 with a = 2^-996 and, for AROW, r = 1e-9: the learned variances want to go
+    # below 2.2e-308 and the floor binds; the state must still save, load and continue bit
+    # for bit.
+    X, y = _stream(4)
     s = 2.0**498
-    model = _fit("AROW", X[:200] * s, y[:200], 1.0 / (s * s), covariance="full")
-    assert np.diag(model.covariance_).min() < 1e-300
+    params = {"r": 1e-9} if name == "AROW" else {}
+    model = _fit(name, X[:200] * s, y[:200], 2.0**-996, covariance="full", **params)
+    assert np.diag(model.covariance_).min() < (1e-307 if params else 1e-300)
     model.save(tmp_path / "m.cwrs")
     copies = [pickle.loads(pickle.dumps(model)), cwrs.load(tmp_path / "m.cwrs")]
     for m in [model, *copies]:
         m.partial_fit(X[200:] * s, y[200:])
+    assert np.isfinite(model.decision_function(X * s)).all()
     for copy in copies:
         np.testing.assert_array_equal(copy.decision_function(X * s), model.decision_function(X * s))
 
