@@ -66,9 +66,8 @@ def test_full_covariance_learns_at_1e150_as_at_scale_one(name, s):
 
 @pytest.mark.parametrize("name", SECOND_ORDER)
 def test_a_model_at_the_variance_floor_saves_loads_and_continues(name, tmp_path):
-    # Rows at 2^498 with a = 2^-996 and, for AROW, r = 1e-9: the learned variances want to go
-    # below 2.2e-308 and the floor binds; the state must still save, load and continue bit
-    # for bit.
+    # Rows at 2^498 with a = 2^-996: learned variances ~1e-302, and with AROW's r = 1e-9 they
+    # reach the floor, 2.2e-308; the state must still save, load and continue bit for bit.
     X, y = _stream(4)
     s = 2.0**498
     params = {"r": 1e-9} if name == "AROW" else {}
