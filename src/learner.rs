@@ -84,8 +84,10 @@ impl DualLearner {
 impl<M: Covariance> Online<Binary, M> {
     /// P(y = +1 | x) = Φ(μ·x / √(xᵀΣx)) under the Gaussian over weights; 1/2 when xᵀΣx = 0
     /// (an all-zero row without intercept). For the identity covariance this is Φ(μ·x/‖x‖).
+    /// The ratio does not depend on a positive scale of the row, nor does the result: where
+    /// xᵀΣx over- or underflows it is taken at the row's unit scale.
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        self.fill_per_model(x, out, true, margin_probability)
+        self.fill_per_model_ratio(x, out, margin_probability)
     }
 }
 

@@ -9,7 +9,7 @@ use crate::learner::{check_initial_variance, fresh_gaussian};
 use crate::objective::check_covariance;
 pub use crate::objective::Multiclass;
 pub use crate::objective::Strategy;
-use crate::online::Online;
+use crate::online::{keeps_ratio, Online};
 use crate::rules::{normal_cdf, Rule};
 use crate::sparse_l1::L1;
 
@@ -187,6 +187,13 @@ impl<M: Covariance> MulticlassLearner<M> {
         self.fill_rows(x, out, n_classes, |_, row, o| {
             for (k, (mean, v)) in means.iter_mut().zip(&mut variances).enumerate() {
                 (*mean, *v) = self.predicted_moments(k, row);
+            }
+            // Every class at the same scale, so the pooled variance and the spreads keep their
+            // ratios (the classes share the row's unit scale).
+            if !variances.iter().all(|&v| keeps_ratio(v)) {
+                for (k, (mean, v)) in means.iter_mut().zip(&mut variances).enumerate() {
+                    (*mean, *v) = self.unit_scale_moments(k, row, (*mean, *v));
+                }
             }
             let pooled = variances.iter().sum::<f64>() / n_classes as f64;
             argmax_probabilities(&means, pooled.sqrt(), o);

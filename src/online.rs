@@ -33,6 +33,12 @@ pub struct Online<O: Objective, M: Covariance> {
     change_detector: Option<ChangeDetector>,
 }
 
+/// Whether a variance v keeps the ratio μ·x/√v to full precision: finite, and at least 2⁻⁹⁷⁰,
+/// above which the subnormal rounding of its terms stays below float64's precision.
+pub(crate) fn keeps_ratio(v: f64) -> bool {
+    v.is_finite() && v >= f64::MIN_POSITIVE / f64::EPSILON
+}
+
 /// Rows validated per step when a second core validates ahead of learning.
 pub(crate) const VALIDATION_CHUNK: usize = 4096;
 
@@ -485,19 +491,65 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         with_variance: bool,
         value: impl Fn(f64, f64) -> f64,
     ) -> Result<(), CwError> {
+        self.fill_each(x, out, with_variance, |_, _, score, v| value(score, v))
+    }
+
+    /// [`Online::fill_per_model`] with the variances, for a `value` of the ratio μ_k·x/√(xᵀΣ_k x)
+    /// (the probabilities): where xᵀΣ_k x over- or underflows, from the moments of the row at its
+    /// unit scale ([`Online::unit_scale_moments`]), so the value does not depend on a positive
+    /// scale of the row.
+    pub(crate) fn fill_per_model_ratio(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        value: impl Fn(f64, f64) -> f64,
+    ) -> Result<(), CwError> {
+        self.fill_each(x, out, true, |k, i, score, v| {
+            if keeps_ratio(v) {
+                value(score, v)
+            } else {
+                let (score, v) = self.unit_scale_moments(k, x.row(i), (score, v));
+                value(score, v)
+            }
+        })
+    }
+
+    /// Fills `out` (rows × models) with `value(k, i, μ_k·x, x_iᵀΣ_k x)`, the scores as
+    /// predictions use them (averaged if the learner averages).
+    fn fill_each(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        with_variance: bool,
+        value: impl Fn(usize, usize, f64, f64) -> f64,
+    ) -> Result<(), CwError> {
         let width = self.models.len();
         self.check_output(x, out, width)?;
         for (k, model) in self.models.iter().enumerate() {
             match &self.average {
                 None => model.predict_rows(x, with_variance, |i, score, v| {
-                    out[i * width + k] = value(score, v);
+                    out[i * width + k] = value(k, i, score, v);
                 })?,
                 Some(average) => model.predict_rows(x, with_variance, |i, score, v| {
-                    out[i * width + k] = value(score - average.shift(k, model, x.row(i)), v);
+                    let score = score - average.shift(k, model, x.row(i));
+                    out[i * width + k] = value(k, i, score, v);
                 })?,
             }
         }
         Ok(())
+    }
+
+    /// Model `k`'s `moments` (μ·x as predictions use it, xᵀΣx) of `row` at the row's unit scale
+    /// s (the row and its bias feature times the power of two of [`Shape::at_unit_scale`]):
+    /// (s·μ·x, s²·xᵀΣx), exact wherever the unscaled ones are representable, so their ratio is
+    /// the row's; unchanged for a form whose variance is not quadratic in x (the kernels).
+    ///
+    /// [`Shape::at_unit_scale`]: crate::data::Shape::at_unit_scale
+    pub(crate) fn unit_scale_moments(&self, k: usize, row: Row, moments: (f64, f64)) -> (f64, f64) {
+        match self.models[k].unit_scale_variance(row) {
+            Some((s, v)) => (s * moments.0, v),
+            None => moments,
+        }
     }
 
     /// μ_k·x for every row and model (rows × models); with averaging, the averaged means'.

@@ -252,18 +252,16 @@ def run(name, X, y, zero_rows_learn=True, **params):
     (w, LIBOL's mistake count, updates).
 
     LIBOL "updates" on an all-zero row where the rule's condition holds: w does not move, but
-    the update is counted and ALMA's k advances. cwrs never learns from an all-zero row (its
-    one gate of every step, docs/design.md §2.9); `zero_rows_learn=False` follows that: such
-    a row still counts as a round (OGD's t, IELLIP's c_t) and a mistake, nothing else."""
+    the update is counted (and ALMA's k advances). cwrs counts such a null update only for
+    ALMA, whose k is the count of updates (docs/design.md §2.9); `zero_rows_learn=False`
+    follows that for the others: an all-zero row still counts as a round (OGD's t, IELLIP's
+    c_t) and a mistake, not as an update."""
     state = {"w": np.zeros(X.shape[1])}
     mistakes = updates = 0
     for x, label in zip(X, y):
-        k = state.get("k", 1)
         f, updated = LEARNERS[name](state, x, float(label), **params)
-        if not zero_rows_learn and not np.any(x):
+        if not zero_rows_learn and not np.any(x) and name != "ALMA":
             updated = False
-            if name == "ALMA":
-                state["k"] = k
         mistakes += _predict(f) != label
         updates += updated
     return state["w"], mistakes, updates

@@ -2,8 +2,9 @@
 definitions (tests/libol_reference.py, transliterated from LIBOL's algorithms/*.m): on random
 streams (hypothesis) and, one pass in file order with fit_intercept=False, on the shared data
 sets, where the mistake counts must agree exactly and the final weights to 1e-8. On an all-zero
-row (w1a has 207) cwrs never updates, where LIBOL counts a (null) update and ALMA's k advances:
-there the reference follows cwrs (`zero_rows_learn=False`)."""
+row (w1a has 207) nothing moves; LIBOL counts a (null) update where the condition holds, which
+cwrs counts only for ALMA (its k advances): for the others the reference's update count follows
+cwrs (`zero_rows_learn=False`)."""
 
 from __future__ import annotations
 
@@ -91,6 +92,44 @@ def test_libol_agreement_on_the_shared_data_sets(dataset, name, params):
     sparse = _fit(name, params, sp.csr_matrix(X), y)
     np.testing.assert_array_equal(sparse.coef_, model.coef_)
     assert (sparse.n_mistakes_, sparse.n_updates_) == (model.n_mistakes_, model.n_updates_)
+
+
+def test_alma_matches_libol_on_w1a_and_its_all_zero_rows():
+    X = np.load(shared_data("w1a.X.npy"))
+    y = np.load(shared_data("w1a.y.npy"))
+    assert np.sum(~np.any(X != 0, axis=1)) > 100
+    w, mistakes, updates = run("ALMA", X, y)  # LIBOL's own definition, unmodified
+    libol, nonpositive, one_by_one = _replay("ALMA", {}, X, y)
+    model = _fit("ALMA", {}, X, y)
+    assert libol == mistakes
+    # n_mistakes_ counts y·f ≤ 0 (a tie too), LIBOL ŷ ≠ y: 263 and 251 on w1a.
+    assert (model.n_mistakes_, nonpositive, libol) == (263, 263, 251)
+    assert model.n_updates_ == one_by_one.n_updates_ == updates
+    np.testing.assert_allclose(model.coef_.ravel(), w, rtol=0, atol=1e-8)
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    n=st.integers(2, 40),
+    d=st.integers(2, 5),
+    zero_rows=st.integers(1, 10),
+    case=st.sampled_from(CASES),
+)
+def test_all_zero_rows_follow_libol(seed, n, d, zero_rows, case):
+    # All-zero rows anywhere in a stream (first, repeated, between learned rows): every
+    # learner's weights and mistakes follow LIBOL's definition, and ALMA's update count (its k)
+    # too, learned in one batch and row by row.
+    name, params = case
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, d))
+    X = np.insert(X, rng.integers(0, n + 1, size=zero_rows), 0.0, axis=0)
+    y = np.where(rng.random(len(X)) < 0.5, -1.0, 1.0)
+    y[:2] = [-1.0, 1.0]
+    _check(name, params, X, y, 1e-8)
+    if name == "ALMA":
+        _, _, updates = run(name, X, y, **params)  # LIBOL's own count
+        assert _fit(name, params, X, y).n_updates_ == updates
 
 
 @settings(max_examples=40, deadline=None)

@@ -74,7 +74,7 @@ SCW2/diag         23     8   314   246
 SCW2/full         25    10   294   280
 NHERD/diag        31    17   298   286
 NHERD/full        43   275   316   398
-ALMA              56     3   428   258
+ALMA              56     3   428   263
 ROMMA             24     6   356   284
 AggressiveROMMA   24     5   364   259
 OGD               33    38   301   266

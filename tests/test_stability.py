@@ -11,7 +11,7 @@ finite and > 0; a full covariance is finite, exactly symmetric and positive defi
 
 Positive definiteness is decided on the diagonally scaled matrix C = D^-½ Σ D^-½ (a congruence:
 same inertia as Σ), whose eigenvalues are O(1): `np.linalg.eigvalsh` resolves them to ~1e-15,
-while for Σ itself (diagonal from ~1e-292 to 1) its absolute error ~1e-16·‖Σ‖ would swamp the
+while for Σ itself (diagonal from ~1e-308 to 1) its absolute error ~1e-16·‖Σ‖ would swamp the
 small eigenvalues. The smallest eigenvalue of Σ is computed exactly (mpmath at 2500 bits) when
 mpmath is installed, else bounded below by λ_min(C)·min Σ_jj; the smallest seen over the file is
 printed at the end (``pytest -s``).

@@ -417,6 +417,10 @@ impl Covariance for Diagonal {
         (self.effective_score(&x), self.variance(&x))
     }
 
+    fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+        Some(self.shape.at_unit_scale(row, |x| self.variance(x)))
+    }
+
     #[inline]
     fn score(&self, row: Row) -> f64 {
         self.effective_score(&self.shape.features(row))

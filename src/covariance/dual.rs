@@ -641,6 +641,11 @@ impl Covariance for DualGaussian {
         self.row_moments(row, true)
     }
 
+    /// A kernel's k(x, x) is no quadratic form in x.
+    fn unit_scale_variance(&self, _row: Row) -> Option<(f64, f64)> {
+        None
+    }
+
     fn score(&self, row: Row) -> f64 {
         self.row_moments(row, false).0
     }

@@ -505,7 +505,7 @@ impl Full {
     ///   diagonal becomes rounding noise of Σ₀'s.
     ///
     /// Neither binds unless c·v > ~1e12, a variance shrinks ~1e12-fold within one block of
-    /// pending terms or nears 1e-292, so ordinary data keep the exact factor, bit for bit
+    /// pending terms or nears 2.2e-308, so ordinary data keep the exact factor, bit for bit
     /// (`guards_do_not_bind_on_ordinary_data`).
     fn guarded_factor(&self, x: &[f64], sigma_x: &[f64], c: f64, v: f64) -> f64 {
         let beta = sherman_morrison_factor(c, v);
@@ -514,12 +514,14 @@ impl Full {
         // The step leaves Σ' ⪰ (1 − βv)Σ, so no Σ_jj can reach its floor while all stand
         // FLOOR_MARGIN above it and 1 − βv ≥ 1/FLOOR_MARGIN: then the check is skipped.
         if !(self.roomy && 1.0 - beta * v >= 1.0 / FLOOR_MARGIN) {
+            // β·(Σx)_j² and its bound as (β·g)·g and (room/g)/g: g² alone overflows where Σ is
+            // large (|Σx| > ~1e154: a prior a ~1e300 with features ~1), their products do not.
             let entries = || sigma_x.iter().zip(&self.diagonal).zip(&self.base_diagonal);
-            if entries().any(|((&g, &s), &base)| s - beta * (g * g) < diagonal_floor(base)) {
+            if entries().any(|((&g, &s), &base)| s - (beta * g) * g < diagonal_floor(base)) {
                 // Rare: the largest β that keeps every diagonal entry at its floor.
                 beta = entries()
                     .filter(|((&g, _), _)| g != 0.0)
-                    .map(|((&g, &s), &base)| (s - diagonal_floor(base)) / (g * g))
+                    .map(|((&g, &s), &base)| (s - diagonal_floor(base)) / g / g)
                     .fold(beta, f64::min);
             }
         }
@@ -731,6 +733,10 @@ impl Covariance for Full {
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
         (x.dot(&self.mean), self.variance(&x))
+    }
+
+    fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+        Some(self.shape.at_unit_scale(row, |x| self.variance(x)))
     }
 
     /// Begins the round (its process noise), then μ·x.

@@ -106,6 +106,10 @@ macro_rules! gradient_sums_methods {
             (self.score(row), x.squared_norm())
         }
 
+        fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+            Some(self.state.shape.at_unit_scale(row, |x| x.squared_norm()))
+        }
+
         fn dot_mean(&self, row: Row, values: &[f64]) -> f64 {
             self.state.shape.features(row).dot(values)
         }

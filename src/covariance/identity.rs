@@ -118,6 +118,10 @@ impl Covariance for Identity {
         (x.dot(&self.mean), x.squared_norm())
     }
 
+    fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+        Some(self.shape.at_unit_scale(row, |x| x.squared_norm()))
+    }
+
     fn n_values(&self) -> usize {
         self.mean.len()
     }

@@ -148,6 +148,19 @@ impl LowRank {
         (prior, squared_norm)
     }
 
+    /// xᵀΣx (prediction path).
+    fn variance_of(&self, x: &Features) -> f64 {
+        let (mut small, mut large) = ([0.0; STACK_ROWS], Vec::new());
+        let y = if self.rows <= STACK_ROWS {
+            &mut small[..]
+        } else {
+            large.resize(self.rows, 0.0);
+            &mut large[..]
+        };
+        let (prior, _) = self.project(x, y);
+        self.variance_from(y, prior)
+    }
+
     /// v = xᵀSx − ‖L⁻¹BSx‖², with `y` holding BSx on entry and L⁻¹BSx on return. Kept at
     /// least τ·xᵀSx (τ of docs/design.md §3.6): the subtraction cancels where x lies almost in
     /// the sketch's span, and a rule must never see a negative variance.
@@ -523,15 +536,11 @@ impl Covariance for LowRank {
 
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        let (mut small, mut large) = ([0.0; STACK_ROWS], Vec::new());
-        let y = if self.rows <= STACK_ROWS {
-            &mut small[..]
-        } else {
-            large.resize(self.rows, 0.0);
-            &mut large[..]
-        };
-        let (prior, _) = self.project(&x, y);
-        (x.dot(&self.mean), self.variance_from(y, prior))
+        (x.dot(&self.mean), self.variance_of(&x))
+    }
+
+    fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+        Some(self.shape.at_unit_scale(row, |x| self.variance_of(x)))
     }
 
     fn n_values(&self) -> usize {

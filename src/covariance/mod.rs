@@ -27,10 +27,13 @@
 //!    already below τ), where the exact update cannot be represented anyway; the model is then
 //!    less certain along x than the exact rule would make it.
 //! 4. **Full form, diagonal floor**: β is also capped so that no Σ_jj falls below
-//!    max([`FULL_VARIANCE_FLOOR`], τ·Σ₀_jj), FULL_VARIANCE_FLOOR = 2⁻⁹⁷⁰ ≈ 1e-292. Above it the
-//!    subnormal rounding of Σ's entries and products stays below float64's precision, so Σ
-//!    cannot underflow into noise or 0; and a diagonal entry never shrinks within one block of
-//!    pending terms to rounding noise of Σ₀_jj.
+//!    max([`FULL_VARIANCE_FLOOR`], τ·Σ₀_jj), FULL_VARIANCE_FLOOR = 2⁻¹⁰²² ≈ 2.2e-308, the
+//!    smallest normal float. The diagonal stays normal, so Σ cannot underflow into noise or 0,
+//!    and the subnormal rounding of other entries and products (at most 2⁻¹⁰⁷⁵) stays within
+//!    float64's precision of it; and a diagonal entry never shrinks within one block of
+//!    pending terms to rounding noise of Σ₀_jj. The floor is no higher so that the form stays
+//!    scale-equivariant (features ×s and a/s² give the same predictions) over the documented
+//!    range: at features ~1e150 the learned variances are ~r·1e-300.
 //! 5. **Cost**: the diagonals of Σ₀ and Σ are kept alongside (O(d) per update, refreshed at each
 //!    fold), q is one O(d) pass per update, and the per-entry check of item 4 is skipped while
 //!    every Σ_jj stands 2²⁰ above its floor and the step keeps 2⁻²⁰ of the variance along x
@@ -70,10 +73,9 @@ pub const VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE;
 /// along x keeps after an update, and of Σ₀_jj that Σ_jj keeps (see the module doc).
 pub const RELATIVE_VARIANCE_FLOOR: f64 = 1.0 / (1u64 << 40) as f64;
 
-/// Full form: the smallest diagonal entry of Σ an update may leave, 2⁻⁹⁷⁰ ≈ 1.0e-292 (the
-/// smallest normal f64 over the machine epsilon): above it, the subnormal rounding of products
-/// of Σ's entries stays below float64's relative precision.
-pub const FULL_VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE / f64::EPSILON;
+/// Full form: the smallest diagonal entry of Σ an update may leave, the smallest normal f64
+/// (see the module doc).
+pub const FULL_VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE;
 
 /// The mean step of a round is applied only if μ + step·Σx stays finite (else the round leaves
 /// the model as it was): with |μ_j| ≤ f64::MAX, a step term below 2⁹⁷⁰ (half the spacing of
@@ -206,6 +208,11 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// Prediction path: (μ·x, xᵀΣx).
     fn moments(&self, row: Row) -> (f64, f64);
+
+    /// Prediction path: (s, s²·xᵀΣx) for the power of two s that brings the row's largest entry
+    /// to [1, 2) ([`crate::data::Shape::at_unit_scale`]), where xᵀΣx itself over- or
+    /// underflows. `None` where xᵀΣx is not a quadratic form in x (the kernel forms).
+    fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)>;
 
     /// Prediction path: μ·x alone.
     fn score(&self, row: Row) -> f64;
@@ -491,16 +498,25 @@ fn impossible(kind: CovarianceKind, what: &str) -> CwError {
 
 /// Whether Σ = Σ₀ − Σ_k h_k h_kᵀ is positive definite, for a symmetric Σ₀ (`sigma`, row-major)
 /// and the pending terms h_k (`pending`, `dim` values each): a Cholesky factorisation of its
-/// lower triangle in a scratch copy, made before the model itself is allocated.
+/// lower triangle in a scratch copy, made before the model itself is allocated. The copy is
+/// Σ scaled by a power of four t² (and h by t) that brings Σ₀'s largest diagonal entry to
+/// [1, 4): exact, and the factor's products neither over- nor underflow where Σ is ~1e±300
+/// (features ~1e∓150), as they would unscaled.
 fn is_positive_definite(dim: usize, sigma: &[f64], pending: &[f64]) -> Result<bool, CwError> {
     let mut l = crate::error::zeros(Some(sigma.len()), || {
         format!("a check of a {dim}×{dim} covariance")
     })?;
-    l.copy_from_slice(sigma);
+    let largest = (0..dim).map(|i| sigma[i * dim + i]).fold(0.0, f64::max);
+    let t = if largest >= f64::MIN_POSITIVE && largest.is_finite() {
+        crate::data::unit_scale(largest.sqrt())
+    } else {
+        1.0
+    };
+    l.iter_mut().zip(sigma).for_each(|(l, &s)| *l = s * (t * t));
     for h in pending.chunks_exact(dim.max(1)) {
         for i in 0..dim {
             for j in 0..=i {
-                l[i * dim + j] -= h[i] * h[j];
+                l[i * dim + j] -= (t * h[i]) * (t * h[j]);
             }
         }
     }

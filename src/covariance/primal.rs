@@ -302,6 +302,12 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
+                match self {
+                    $(Gaussian::$form(f) => f.unit_scale_variance(row),)*
+                }
+            }
+
             #[inline]
             fn score(&self, row: Row) -> f64 {
                 match self {

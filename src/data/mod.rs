@@ -116,6 +116,13 @@ impl Row<'_> {
         s
     }
 
+    /// The largest |x_j| stored.
+    pub fn largest(&self) -> f64 {
+        let mut largest = 0.0f64;
+        self.for_each(|_, x| largest = largest.max(x.abs()));
+        largest
+    }
+
     /// Checks that every index is below `n_features` and every value finite.
     pub fn validate(&self, n_features: usize) -> Result<(), CwError> {
         match *self {
@@ -127,6 +134,32 @@ impl Row<'_> {
             Row::Sparse64(indices, values) => check_sparse(indices, values, n_features),
         }
     }
+}
+
+impl<'a> Row<'a> {
+    /// The row with every value multiplied by `scale` (written into `buffer`).
+    pub fn scaled<'b>(&self, scale: f64, buffer: &'b mut Vec<f64>) -> Row<'b>
+    where
+        'a: 'b,
+    {
+        let values = match *self {
+            Row::Dense(values) | Row::Sparse32(_, values) | Row::Sparse64(_, values) => values,
+        };
+        buffer.clear();
+        buffer.extend(values.iter().map(|&x| x * scale));
+        match *self {
+            Row::Dense(_) => Row::Dense(buffer),
+            Row::Sparse32(indices, _) => Row::Sparse32(indices, buffer),
+            Row::Sparse64(indices, _) => Row::Sparse64(indices, buffer),
+        }
+    }
+}
+
+/// The power of two 2⁻ᵉ that brings `largest` (> 0) to [1, 2), with e clamped to ±1022 so the
+/// factor is a normal float: multiplying by it is exact wherever the product is normal.
+pub fn unit_scale(largest: f64) -> f64 {
+    let e = ((largest.to_bits() >> 52) & 0x7ff) as i64 - 1023;
+    f64::from_bits(((1023 - e.clamp(-1022, 1022)) as u64) << 52)
 }
 
 #[inline(always)]
@@ -583,18 +616,42 @@ impl Shape {
 
     #[inline]
     pub fn features<'a>(&self, row: Row<'a>) -> Features<'a> {
+        self.scaled_features(row, 1.0)
+    }
+
+    /// `row` as the model sees it with the bias feature `bias` instead of 1: what `row`
+    /// scaled by `bias` looks like when `row` holds the features already scaled.
+    #[inline]
+    pub fn scaled_features<'a>(&self, row: Row<'a>, bias: f64) -> Features<'a> {
         Features {
             row,
-            bias: self.fit_intercept.then_some(self.n_features),
+            bias: self.fit_intercept.then_some((self.n_features, bias)),
         }
+    }
+
+    /// (s, f(s·x)) for `row` as the model sees it, x, and the power of two s that brings its
+    /// largest |x_j| (the bias feature's 1 included) to [1, 2) (s = 1 for an all-zero row).
+    /// Scaling by s is exact, so for a quadratic form f, f(s·x) = s²·f(x) to the bit wherever
+    /// neither side over- or underflows, and f(s·x) is representable where f(x) is not
+    /// (features beyond ~1e±154).
+    pub fn at_unit_scale(&self, row: Row, f: impl FnOnce(&Features) -> f64) -> (f64, f64) {
+        let bias = if self.fit_intercept { 1.0 } else { 0.0 };
+        let largest = row.largest().max(bias);
+        if largest == 0.0 {
+            return (1.0, f(&self.features(row)));
+        }
+        let s = unit_scale(largest);
+        let mut values = Vec::new();
+        (s, f(&self.scaled_features(row.scaled(s, &mut values), s)))
     }
 }
 
-/// A row as the model sees it: the user's features plus the bias feature, if any.
+/// A row as the model sees it: the user's features plus the bias feature (its index and
+/// value, 1 but in a rescaled row), if any.
 #[derive(Clone, Copy, Debug)]
 pub struct Features<'a> {
     row: Row<'a>,
-    bias: Option<usize>,
+    bias: Option<(usize, f64)>,
 }
 
 impl Features<'_> {
@@ -606,8 +663,8 @@ impl Features<'_> {
             Row::Dense(values) => values.iter().enumerate().for_each(|(j, &x)| f(j, x)),
             row => row.for_each(&mut f),
         }
-        if let Some(j) = self.bias {
-            f(j, 1.0);
+        if let Some((j, bias)) = self.bias {
+            f(j, bias);
         }
     }
 

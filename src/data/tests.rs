@@ -128,3 +128,43 @@ fn learning_in_turn_gives_the_chunks_in_order_and_the_whole_batchs_error() {
     assert_eq!(chunks, [0..7, 7..14]);
     assert_eq!(result, Ok(()));
 }
+
+#[test]
+fn the_unit_scale_is_an_exact_power_of_two_that_brings_a_value_to_one_or_two() {
+    for x in [
+        1.0,
+        1.5,
+        2.0,
+        0.75,
+        1e160,
+        1e-170,
+        f64::MIN_POSITIVE,
+        2f64.powi(1022),
+    ] {
+        let s = unit_scale(x);
+        assert_eq!(s.to_bits() & ((1 << 52) - 1), 0, "{x}: not a power of two");
+        assert!((1.0..2.0).contains(&(x * s)), "{x}");
+    }
+    // Past the normal exponents the factor stays a normal float: part of the way only.
+    assert_eq!(unit_scale(f64::MAX), 2f64.powi(-1022));
+    assert_eq!(unit_scale(1e-320), 2f64.powi(1022));
+}
+
+#[test]
+fn a_row_at_its_unit_scale_scales_its_bias_feature_too() {
+    let shape = Shape::new(2, true).unwrap();
+    let (values, indices) = ([3e160, -1e160], [0i32, 1]);
+    let squared = |x: &Features| x.squared_norm();
+    for row in [Row::Dense(&values), Row::Sparse32(&indices, &values)] {
+        let (s, norm2) = shape.at_unit_scale(row, squared);
+        assert_eq!(s, unit_scale(3e160));
+        let scaled = [3e160 * s, -1e160 * s, s];
+        assert_eq!(norm2, scaled.iter().map(|x| x * x).sum::<f64>());
+    }
+    // An all-zero row without a bias feature stays as it is.
+    let shape = Shape::new(2, false).unwrap();
+    assert_eq!(
+        shape.at_unit_scale(Row::Dense(&[0.0, 0.0]), squared),
+        (1.0, 0.0)
+    );
+}

@@ -26,6 +26,23 @@ pub(super) const ALMA: Entry = Entry {
     build: Build::Classification(|v| Rule::ALMA { alpha: v[0], p: v[1], c: v[2] }),
 };
 
+/// γ_k = √(p − 1)/(alpha·√k), in LIBOL's order of operations (B = 1/alpha first): margins on
+/// binary features meet the threshold to the last bit, where the order decides.
+#[inline]
+fn target_margin(alpha: f64, p: f64, k: f64) -> f64 {
+    (1.0 / alpha) * (p - 1.0).sqrt() / k.sqrt()
+}
+
+/// The round on an all-zero row (m = ‖x‖² = 0), which the one gate keeps from [`step`]: the
+/// condition 0 < (1 − alpha)·γ_k holds for every alpha < 1, so by the definition (LIBOL's
+/// ALMA.m) the round updates and k advances, but nothing moves: α = 0 and no rescaling.
+#[inline]
+pub(super) fn null_step((alpha, p): (f64, f64), context: &Context) -> Option<ScaledStep> {
+    let k = context.updates.saturating_add(1) as f64;
+    ((1.0 - alpha) * target_margin(alpha, p, k) > 0.0)
+        .then_some(ScaledStep::plain(Step { alpha: 0.0, c: 0.0 }))
+}
+
 #[inline]
 pub(super) fn step(
     m: f64,
@@ -35,10 +52,7 @@ pub(super) fn step(
 ) -> Option<ScaledStep> {
     let k = context.updates.saturating_add(1) as f64;
     let root = (p - 1.0).sqrt();
-    // In LIBOL's order of operations (B = 1/alpha first): margins on binary features meet
-    // the threshold to the last bit, where the order decides.
-    let gamma = (1.0 / alpha) * root / k.sqrt();
-    if (1.0 - alpha) * gamma - m <= 0.0 {
+    if (1.0 - alpha) * target_margin(alpha, p, k) - m <= 0.0 {
         return None;
     }
     let eta = c / (root * k.sqrt());

@@ -649,7 +649,14 @@ impl StepRule for Rule {
     #[inline]
     fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
         if !learnable(m, v, norm2) {
-            return None;
+            // ALMA's condition reads only m and k, so it holds on an all-zero row too: the
+            // round counts (k advances), and nothing moves.
+            return match *self {
+                Rule::ALMA { alpha, p, .. } if m == 0.0 && norm2 == 0.0 => {
+                    alma::null_step((alpha, p), context)
+                }
+                _ => None,
+            };
         }
         let scaled = match *self {
             Rule::ALMA { alpha, p, c } => alma::step(m, norm2, (alpha, p, c), context),
