@@ -464,6 +464,22 @@ def test_non_finite_values_are_refused_seen_or_not(adapter, bad):
     assert adapter.features_ == ["seen", "other"]
 
 
+@pytest.mark.parametrize("covariance", ["diag", "full", "lowrank"])
+@pytest.mark.parametrize("scale", [2.0**530, 1e160, 2.0**-560])
+def test_probabilities_do_not_depend_on_a_rows_positive_scale(covariance, scale):
+    """A confident row scaled far up or down gets the estimator's own probability (its margin
+    over its spread does not change with a positive scale), not 1/2 from an overflowed spread."""
+    adapter = RiverClassifier(cwrs.AROW(covariance=covariance, fit_intercept=False))
+    rng = np.random.default_rng(3)
+    for x in rng.normal(size=(200, 3)):
+        adapter.learn_one(dict(enumerate(x)), bool(x[0] - x[1] + 0.3 * rng.normal() > 0))
+    row = {0: 1.5, 1: -0.5, 2: 0.25}
+    expected = adapter.predict_proba_one(row)
+    scaled = adapter.predict_proba_one({k: v * scale for k, v in row.items()})
+    for label, p in expected.items():
+        assert scaled[label] == pytest.approx(p, rel=1e-12, abs=1e-300)
+
+
 def _dense(adapter, rows):
     """The rows as a dense matrix over the adapter's columns."""
     columns = adapter.feature_columns_

@@ -512,12 +512,15 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         csr, unseen = self._predicting_row(x)
         model = estimator._model  # noqa: SLF001
         if model.kind == "binary":
-            score = model.decision_function(csr)
-            if isinstance(estimator, ConfidenceWeightedClassifier):
+            if isinstance(estimator, ConfidenceWeightedClassifier) and not unseen:
+                # The model's own path, which keeps the ratio exact at any scale of the row.
+                positive = float(model.probabilities(csr)[0])
+            elif isinstance(estimator, ConfidenceWeightedClassifier):
+                score = model.decision_function(csr)
                 variance = model.variance(csr) + self._unseen_variance(estimator) * unseen
                 positive = float(_cwrs.margin_probabilities(score, variance)[0])
             else:
-                positive = _logistic(float(score[0]))
+                positive = _logistic(float(model.decision_function(csr)[0]))
             return np.array([1.0 - positive, positive])
         if isinstance(estimator, ConfidenceWeightedClassifier):
             return model.probabilities(csr)[0]
