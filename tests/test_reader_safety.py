@@ -363,7 +363,7 @@ def test_zero_based_takes_exactly_true_false_or_auto(tmp_path):
             cwrs.iter_svmlight(path, zero_based=bad)
         if bad is None:  # partial_fit_file's default: the model's base, else one-based
             continue
-        with pytest.raises(ValueError, match='zero_based must be True, False or "auto"'):
+        with pytest.raises(ValueError, match='zero_based must be True, False, "auto" or None'):
             cwrs.AROW().partial_fit_file(path, classes=[-1, 1], n_features=4, zero_based=bad)
 
 
