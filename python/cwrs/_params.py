@@ -44,6 +44,9 @@ KERNELS = ("linear", "rbf", "poly")
 MAX_BUDGET = 2**30
 # The largest poly degree (the native kernel raises to an i32 power).
 MAX_DEGREE = 2**31 - 1
+# The most threads `fit` takes (and -MAX_N_JOBS the fewest n_jobs): more cores than any machine
+# has, so a larger value is a mistake (2**31), refused before it costs a thread or a copy.
+MAX_N_JOBS = 1024
 
 #: The parameters every classifier takes after its rule's own (its `**params`, typed in
 #: `cwrs._typing`), in signature order, with their defaults; second-order learners add
@@ -291,9 +294,10 @@ def check_n_jobs(estimator):
     but k − 1, scikit-learn's convention); 1 for a kernel learner, whose support sets do not
     merge, and for the forms that do not merge yet (docs/design.md §9)."""
     n_jobs = getattr(estimator, "n_jobs", 1)
-    if not _is_int(n_jobs) or n_jobs == 0:
+    if not _is_int(n_jobs) or n_jobs == 0 or abs(n_jobs) > MAX_N_JOBS:
         raise InvalidParameterError(
-            f"n_jobs must be a non-zero integer (-1: all cores), got {n_jobs!r}"
+            f"n_jobs must be a non-zero integer from -{MAX_N_JOBS} to {MAX_N_JOBS} (-1: all "
+            f"cores), got {n_jobs!r}"
         )
     if n_jobs != 1 and getattr(estimator, "kernel", None) is not None:
         raise InvalidParameterError(
