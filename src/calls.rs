@@ -22,14 +22,18 @@ use crate::state::{Held, HeldArray, State};
 impl Estimator {
     /// The model of the entries a host holds (or of the error it met reading them,
     /// [`State::from_held`]): a fresh model from configuration entries, any problem with them
-    /// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]).
+    /// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]),
+    /// built and checked detached (a full covariance's check is O(d³)).
     pub fn built<A: HeldArray>(
         held: Result<Vec<(String, Held<A>)>, CwError>,
         custom: CustomKernel,
         restoring: bool,
+        detach: impl Detach,
     ) -> Result<Estimator, CwError> {
         if restoring {
-            return Estimator::from_state(&State::from_held(&held?, true)?, custom);
+            let held = held?;
+            let state = State::from_held(&held, true)?;
+            return detach.run_detached(|| Estimator::from_state(&state, custom));
         }
         let invalid_parameter = |err| match err {
             CwError::InvalidState(message) => CwError::InvalidParameter(message),
