@@ -172,3 +172,19 @@ def test_more_jobs_than_rows_learn_one_shard_per_row():
         lambda: cwrs.AROW(covariance="full", n_jobs=n_jobs, n_iter=2, random_state=0).fit(X, y)
     )
     assert fit(1024) == fit(6)
+
+
+def test_full_covariance_shards_too_short_to_pay_warn():
+    """n_jobs=2 with a full covariance was 8 times slower than n_jobs=1 on shards too short to
+    pay for the O(d³) merge, without a word: it warns, naming the rows a shard needs; the diagonal
+    form (whose merge is O(d)) and long enough shards do not."""
+    import warnings
+
+    X, y = _data(200, n_features=60)
+    with pytest.warns(cwrs.IneffectiveParameterWarning, match=r"n_jobs=2 .* 488 rows per shard"):
+        cwrs.AROW(covariance="full", n_jobs=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cwrs.AROW(n_jobs=2).fit(X, y)
+        X, y = _data(400, n_features=20)
+        cwrs.AROW(covariance="full", n_jobs=2).fit(X, y)
