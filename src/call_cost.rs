@@ -34,7 +34,8 @@ impl CallCost {
             estimator.model(),
             Model::Kernel(_) | Model::MulticlassKernel(_)
         );
-        let (per_row, per_one_entry) = (estimator.costs(0.0).1, estimator.costs(1.0).1);
+        let cost = |entries| estimator.costs_of_rows(entries, 1.0).1;
+        let (per_row, per_one_entry) = (cost(0.0), cost(1.0));
         CallCost {
             per_row_and_entry: (!kernel).then_some((per_row, per_one_entry - per_row)),
             columns: estimator.n_classes(),

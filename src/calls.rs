@@ -13,7 +13,7 @@ use crate::data::{Matrix, Presentation, Stop};
 use crate::error::CwError;
 use crate::estimator::{CustomKernel, Estimator, Targets};
 use crate::file_learning::{learn_chunk, FileLabels, Scratch};
-use crate::interrupt::Interrupt;
+use crate::interrupt::{stop_every, Interrupt};
 use crate::merge;
 use crate::sharded::ShardedFit;
 use crate::shared::{guarded, Detach, Guarded, Internal, Work};
@@ -22,14 +22,18 @@ use crate::state::{Held, HeldArray, State};
 impl Estimator {
     /// The model of the entries a host holds (or of the error it met reading them,
     /// [`State::from_held`]): a fresh model from configuration entries, any problem with them
-    /// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]).
+    /// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]),
+    /// built and checked detached (a full covariance's check is O(d³)).
     pub fn built<A: HeldArray>(
         held: Result<Vec<(String, Held<A>)>, CwError>,
         custom: CustomKernel,
         restoring: bool,
+        detach: impl Detach,
     ) -> Result<Estimator, CwError> {
         if restoring {
-            return Estimator::from_state(&State::from_held(&held?, true)?, custom);
+            let held = held?;
+            let state = State::from_held(&held, true)?;
+            return detach.run_detached(|| Estimator::from_state(&state, custom));
         }
         let invalid_parameter = |err| match err {
             CwError::InvalidState(message) => CwError::InvalidParameter(message),
@@ -81,13 +85,17 @@ pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     let stop = || interrupt.stop();
     model.write(detach, "fit", Work::Batch, |e| {
         let mut fit = ShardedFit::new(e, n_jobs)?;
+        let stop = Stop {
+            asked: &stop,
+            every: stop_every(e.costs(x, x.n_rows() as f64).1),
+        };
         for order in orders {
             let order = order?;
-            let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(Stop(&stop)));
+            let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(stop));
             // An interruption wins over an error of the same pass, as in `partial_fit` (another
             // shard may have met a bad row while the interrupted ones stopped): it stopped.
             let learned = match passed {
-                Err(_) if stop() => false,
+                Err(_) if stop.now() => false,
                 passed => passed?,
             };
             if !learned {

@@ -102,18 +102,18 @@ fn models_are_built_from_held_entries_and_a_bad_configuration_is_an_invalid_para
         let entries = entries.map(|(k, v)| (k.to_string(), Held::<NoArray>::Value(v)));
         entries.collect::<Vec<_>>()
     };
-    let built = Estimator::built(Ok(held(config("binary"))), None, false).unwrap();
+    let built = Estimator::built(Ok(held(config("binary"))), None, false, Here).unwrap();
     assert_eq!(moments(&built), moments(&estimator("binary")));
     let bad = held(config("binary").with("rule", "nope"));
-    let err = Estimator::built(Ok(bad), None, false).unwrap_err();
+    let err = Estimator::built(Ok(bad), None, false, Here).unwrap_err();
     assert!(matches!(err, CwError::InvalidParameter(_)), "{err:?}");
     // A malformed entry the host met is an invalid parameter in a configuration too.
     let unread = Err::<Vec<(String, Held<NoArray>)>, _>(CwError::InvalidState("entry".into()));
-    let err = Estimator::built(unread, None, false).unwrap_err();
+    let err = Estimator::built(unread, None, false, Here).unwrap_err();
     assert_eq!(err, CwError::InvalidParameter("entry".into()));
     let mut state = held(config("binary"));
     state.push(("version".into(), Held::Value(Value::Int(1))));
-    let err = Estimator::built(Ok(state), None, true).unwrap_err();
+    let err = Estimator::built(Ok(state), None, true, Here).unwrap_err();
     assert!(matches!(err, CwError::InvalidState(_)), "{err:?}");
 }
 

@@ -590,24 +590,47 @@ fn dot(a: &[f64], b: &[f64]) -> f64 {
     a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
-/// A⁻¹ = L⁻ᵀL⁻¹ from the Cholesky factor L of A, exactly symmetric.
+/// A⁻¹ = L⁻ᵀL⁻¹ from the Cholesky factor L of A, exactly symmetric. Both steps run along rows
+/// (contiguous, vectorised), each sum in the order of its definition: k ascending from 0.
 fn inverse(l: &[f64], dim: usize) -> Vec<f64> {
-    // M = L⁻¹, lower triangular, by forward substitution column by column.
+    // What `Iterator::sum` starts from, so that each sum is the one its definition gives.
+    let zero: f64 = std::iter::empty::<f64>().sum();
+    // M = L⁻¹, lower triangular, row by row: M_i,col = −(Σ_{col ≤ k < i} L_ik M_k,col) / L_ii.
     let mut m = vec![0.0; dim * dim];
-    for col in 0..dim {
-        m[col * dim + col] = 1.0 / l[col * dim + col];
-        for i in col + 1..dim {
-            let s: f64 = (col..i).map(|k| l[i * dim + k] * m[k * dim + col]).sum();
-            m[i * dim + col] = -s / l[i * dim + i];
+    let mut sums = vec![zero; dim];
+    for i in 0..dim {
+        let (done, rest) = m.split_at_mut(i * dim);
+        sums[..i].fill(zero);
+        for k in 0..i {
+            let (lik, row_k) = (l[i * dim + k], &done[k * dim..k * dim + k + 1]);
+            sums[..=k]
+                .iter_mut()
+                .zip(row_k)
+                .for_each(|(s, mk)| *s += lik * mk);
+        }
+        let lii = l[i * dim + i];
+        let row_i = &mut rest[..dim];
+        row_i[..i]
+            .iter_mut()
+            .zip(&sums)
+            .for_each(|(mi, s)| *mi = -s / lii);
+        row_i[i] = 1.0 / lii;
+    }
+    // (MᵀM)_ij = Σ_{k ≥ max(i, j)} M_ki M_kj: row k of M adds to the rows i ≤ k, in k's order.
+    let mut inv = vec![zero; dim * dim];
+    for k in 0..dim {
+        let row_k = &m[k * dim..k * dim + k + 1];
+        for (i, &mki) in row_k.iter().enumerate() {
+            let row_i = &mut inv[i * dim..i * dim + i + 1];
+            row_i
+                .iter_mut()
+                .zip(row_k)
+                .for_each(|(s, mkj)| *s += mki * mkj);
         }
     }
-    // (MᵀM)_ij = Σ_{k ≥ max(i, j)} M_ki M_kj.
-    let mut inv = vec![0.0; dim * dim];
     for i in 0..dim {
-        for j in 0..=i {
-            let s: f64 = (i..dim).map(|k| m[k * dim + i] * m[k * dim + j]).sum();
-            inv[i * dim + j] = s;
-            inv[j * dim + i] = s;
+        for j in 0..i {
+            inv[j * dim + i] = inv[i * dim + j];
         }
     }
     inv

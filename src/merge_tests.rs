@@ -250,3 +250,48 @@ fn the_prior_base_is_a_fresh_model() {
         }
     }
 }
+
+/// The inverse by rows gives the bits of its definition (each sum in k's ascending order, as
+/// the column-by-column loops computed it).
+#[test]
+fn the_inverse_by_rows_is_its_definition_bit_for_bit() {
+    fn by_definition(l: &[f64], dim: usize) -> Vec<f64> {
+        let mut m = vec![0.0; dim * dim];
+        for col in 0..dim {
+            m[col * dim + col] = 1.0 / l[col * dim + col];
+            for i in col + 1..dim {
+                let s: f64 = (col..i).map(|k| l[i * dim + k] * m[k * dim + col]).sum();
+                m[i * dim + col] = -s / l[i * dim + i];
+            }
+        }
+        let mut inv = vec![0.0; dim * dim];
+        for i in 0..dim {
+            for j in 0..=i {
+                let s: f64 = (i..dim).map(|k| m[k * dim + i] * m[k * dim + j]).sum();
+                inv[i * dim + j] = s;
+                inv[j * dim + i] = s;
+            }
+        }
+        inv
+    }
+    for dim in [1, 2, 7, 33] {
+        // A = BBᵀ + I of a deterministic, irregular B.
+        let b: Vec<f64> = (0..dim * dim)
+            .map(|k| ((k as f64 + 1.0) * 0.754_877_666).fract() - 0.5)
+            .collect();
+        let a: Vec<f64> = (0..dim * dim)
+            .map(|ij| {
+                let (i, j) = (ij / dim, ij % dim);
+                let dot: f64 = (0..dim).map(|k| b[i * dim + k] * b[j * dim + k]).sum();
+                dot + f64::from(u8::from(i == j))
+            })
+            .collect();
+        let l = cholesky(&a, dim).unwrap();
+        let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(inverse(&l, dim)),
+            bits(by_definition(&l, dim)),
+            "dim {dim}"
+        );
+    }
+}

@@ -357,7 +357,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             self.check_batch(x, targets, &presentation)?;
             // A late error must leave the model as it was: keep a copy to restore.
             let before = undoable.then(|| self.clone());
-            let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, |rows| {
+            let stop = presentation.stop;
+            let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
                 self.learn_valid(rows, targets);
             })

@@ -23,14 +23,24 @@ use crate::interrupt::SIGNAL_POLL;
 use crate::merge::{self, Method};
 use crate::threads::spawn_or_keep;
 
-/// The copies of a model that a sharded fit trains, made once and refreshed each pass.
+/// The copies of a model that a sharded fit trains, made once (when a pass first needs them:
+/// never more than it has rows) and refreshed each pass.
 pub struct ShardedFit {
+    n_jobs: usize,
     shards: Vec<Estimator>,
     /// Whether each shard holds the model as it is (after an in-place merge, all but the
     /// first, which then holds the model of the start of the pass).
     current: Vec<bool>,
     /// Whether the last pass merged in place, leaving the model of its start in the first shard.
     swapped: bool,
+}
+
+/// The memory the system could give this process now (Linux: `MemAvailable`), if it says.
+fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib = line.split_whitespace().nth(1)?.parse::<u64>().ok()?;
+    kib.checked_mul(1024)
 }
 
 /// Coordinates below which the in-place merge runs on one thread (a thread costs more).
@@ -50,7 +60,7 @@ macro_rules! linear {
 }
 
 impl ShardedFit {
-    /// The copies for `n_jobs` (≥ 1) shards of `model`, refused if `model` cannot be merged.
+    /// A fit of `model` in `n_jobs` (≥ 1) shards, refused if `model` cannot be merged.
     pub fn new(model: &Estimator, n_jobs: usize) -> Result<ShardedFit, CwError> {
         merge::check_mergeable(model)?;
         if n_jobs == 0 {
@@ -58,13 +68,38 @@ impl ShardedFit {
                 "n_jobs must be at least 1".into(),
             ));
         }
-        let mut copies = (0..n_jobs).map(|_| None).collect::<Vec<_>>();
-        copy_in_parallel(&mut copies, |copy| *copy = Some(model.clone()));
         Ok(ShardedFit {
-            shards: copies.into_iter().flatten().collect(),
-            current: vec![true; n_jobs],
+            n_jobs,
+            shards: Vec::new(),
+            current: Vec::new(),
             swapped: false,
         })
+    }
+
+    /// Makes copies of `model` until there are `n` shards, refused (nothing made) when they
+    /// would not fit in the memory available.
+    fn grow(&mut self, model: &Estimator, x: &Matrix, n: usize) -> Result<(), CwError> {
+        let missing = n.saturating_sub(self.shards.len());
+        if missing == 0 {
+            return Ok(());
+        }
+        // A copy holds about as many numbers as copying it takes multiply-adds.
+        let bytes = model.costs(x, 1.0).0 * 8.0 * missing as f64;
+        if let Some(available) = available_memory().filter(|&a| bytes > a as f64) {
+            let gib = |b: f64| b / f64::from(1u32 << 30);
+            return Err(CwError::InvalidParameter(format!(
+                "n_jobs={} needs {missing} more copies of the model ({:.1} GiB), more than the \
+                 {:.1} GiB of memory available; use a smaller n_jobs",
+                self.n_jobs,
+                gib(bytes),
+                gib(available as f64)
+            )));
+        }
+        let mut copies = (0..missing).map(|_| None).collect::<Vec<_>>();
+        copy_in_parallel(&mut copies, |copy| *copy = Some(model.clone()));
+        self.shards.extend(copies.into_iter().flatten());
+        self.current.resize(self.shards.len(), true);
+        Ok(())
     }
 
     /// One pass over the rows of `x` (row `i` `repeats[i]` times, in `order` or else in stored
@@ -89,12 +124,13 @@ impl ShardedFit {
         let kind = model.kind();
         let refuse = || CwError::InvalidInput(format!("a {kind} model cannot be sharded"));
         linear!(model.model(), targets, (l, t) => l.check_batch(x, t, &presentation), Err(refuse()))?;
-        self.refresh(model);
         let (n, n_features) = (x.n_rows(), model.config().count::<usize>("n_features")?);
-        let parts = split(order.map_or(n, <[usize]>::len), self.shards.len());
+        let parts = split(order.map_or(n, <[usize]>::len), self.n_jobs);
+        self.refresh(model);
+        self.grow(model, x, parts.len())?;
         let shards = &mut self.shards[..parts.len()];
         self.current.fill(false);
-        let stopped = || stop.is_some_and(|stop| (stop.0)());
+        let stopped = || stop.is_some_and(|stop| stop.now());
         let learn_rows = |shard: &mut Estimator, presentation, rows| {
             linear!(shard.model_mut(), targets, (l, t) => l.learn_checked(x, t, presentation, rows),
                 Err(refuse()))
@@ -235,8 +271,9 @@ fn copy_in_parallel<T: Send>(slots: &mut [T], copy: impl Fn(&mut T) + Sync) {
 }
 
 /// `0..n` in `k` contiguous parts as `numpy.array_split` makes them (the first `n % k` one
-/// longer), the empty ones left out.
+/// longer), the empty ones left out: at most `n` parts, however large `k`.
 fn split(n: usize, k: usize) -> Vec<Range<usize>> {
+    let k = k.clamp(1, n.max(1));
     let (size, longer) = (n / k, n % k);
     let mut start = 0;
     (0..k)
@@ -275,7 +312,7 @@ fn in_parallel<T: Send>(
         results.extend(others.into_iter().map(|other| match stop {
             // Asked for what it does here: the check whose answer stops the other threads.
             Some(stop) => other.join_polling(SIGNAL_POLL, || {
-                (stop.0)();
+                stop.now();
             }),
             None => other.join(),
         }));

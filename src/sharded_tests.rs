@@ -68,6 +68,65 @@ fn split_is_numpy_array_split_without_the_empty_parts() {
     assert_eq!(split(10, 3), vec![0..4, 4..7, 7..10]);
     assert_eq!(split(2, 4), vec![0..1, 1..2]);
     assert_eq!(split(0, 2), Vec::<Range<usize>>::new());
+    // More parts than rows: one row each, in no more steps than rows.
+    assert_eq!(split(3, usize::MAX), vec![0..1, 1..2, 2..3]);
+    assert_eq!(split(0, usize::MAX), Vec::<Range<usize>>::new());
+}
+
+#[test]
+fn shards_are_copied_when_a_pass_needs_them_and_never_beyond_its_rows() {
+    let (values, y) = data(40);
+    let x = Matrix::Dense {
+        values: &values,
+        n_rows: 40,
+        n_cols: N_FEATURES,
+    };
+    for n_jobs in [1 << 31, usize::MAX, 1_000_000] {
+        let mut model = binary("AROW", "full");
+        let mut fit = ShardedFit::new(&model, n_jobs).unwrap();
+        assert!(fit.shards.is_empty());
+        let mut expected = model.clone();
+        let stored: Vec<usize> = (0..40).collect();
+        for _ in 0..2 {
+            expected = by_definition(&expected, &x, &y, &stored, n_jobs);
+            let passed = fit.pass(&mut model, &x, Targets::Values(&y), None, None, None);
+            assert!(passed.unwrap());
+            assert_eq!(fit.shards.len(), 40);
+            assert_eq!(model.clone().state(), expected.clone().state());
+        }
+    }
+}
+
+#[test]
+fn copies_that_would_not_fit_in_memory_are_refused_before_any_is_made() {
+    // 1000 copies of a full covariance of 4096² numbers: 128 GiB.
+    let (n_features, n_rows, n_jobs) = (4095, 1000, 1000);
+    let Some(available) = available_memory() else {
+        return;
+    };
+    if available > 100 << 30 {
+        return;
+    }
+    let values = vec![0.5; n_rows * n_features];
+    let y = vec![1.0; n_rows];
+    let x = Matrix::Dense {
+        values: &values,
+        n_rows,
+        n_cols: n_features,
+    };
+    let mut model = binary_of_width("AROW", "full", n_features);
+    let before = model.clone().state();
+    let mut fit = ShardedFit::new(&model, n_jobs).unwrap();
+    let refused = fit.pass(&mut model, &x, Targets::Values(&y), None, None, None);
+    let Err(CwError::InvalidParameter(message)) = refused else {
+        panic!("not refused: {refused:?}");
+    };
+    assert!(
+        message.contains("n_jobs=1000") && message.contains("memory"),
+        "{message}"
+    );
+    assert!(fit.shards.is_empty());
+    assert!(model.state() == before);
 }
 
 #[test]
@@ -121,7 +180,10 @@ fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
         Targets::Values(&y),
         None,
         None,
-        Some(Stop(&stop)),
+        Some(Stop {
+            asked: &stop,
+            every: 1,
+        }),
     );
     assert!(!stopped.unwrap());
     assert_eq!(model.clone().state(), before);

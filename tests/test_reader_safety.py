@@ -297,6 +297,36 @@ def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
 
 
 @POSIX
+@pytest.mark.parametrize(
+    "make, width",
+    [("cwrs.AROW(covariance='full')", 700), ("cwrs.AROW(covariance='lowrank', rank=50)", 1000),
+     ("cwrs.AROW(kernel='rbf', budget=500)", 10)],
+)
+def test_ctrl_c_interrupts_a_short_expensive_batch_and_restores_the_model(make, width):
+    """Fewer rows than any fixed count (3,000, each learned by many multiply-adds, a second or
+    more in all): Ctrl-C is polled by the work done, so SIGINT during the batch ends it with
+    KeyboardInterrupt and the model exactly as before (a fitted one: restored from its copy;
+    a fresh one: built again), not once the whole batch was learned."""
+    out = run_script(f"""
+        import signal, threading, numpy as np, cwrs
+        rng = np.random.RandomState(0)
+        X = rng.randn(3000, {width})
+        y = np.where(X[:, 0] + 0.5 * rng.randn(3000) > 0, 1, -1)
+        est = {make}.partial_fit(X[:200], y[:200], classes=[-1, 1])
+        before = repr(est.__getstate__())
+        for call in (lambda: est.partial_fit(X, y), lambda: est.fit(X, y)):
+            threading.Timer(0.1, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT)).start()
+            try:
+                call()
+                print("finished")
+            except KeyboardInterrupt:
+                print("interrupted", repr(est.__getstate__()) == before)
+    """)
+    assert out.splitlines() == ["interrupted True"] * 2
+
+
+@POSIX
 def test_ctrl_c_interrupts_a_sharded_fit_waiting_for_a_slower_shard():
     """fit(n_jobs=2) whose second shard presents a row 2**32-1 times, the first learned at once:
     the calling thread (the only one that runs Python's signal handlers) keeps asking for Ctrl-C

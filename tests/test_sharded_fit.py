@@ -148,3 +148,43 @@ def test_work_whose_second_thread_the_system_refuses_runs_on_the_calling_thread(
     assert normal.returncode == 0, normal.stderr.decode()
     assert refused.returncode == 0, refused.stderr.decode()[-2000:]
     assert refused.stdout == normal.stdout
+
+
+@pytest.mark.parametrize("n_jobs", [1025, 10**6, 2**31, 2**40, 2**63, 2**70, -1025, -(2**70)])
+def test_absurd_n_jobs_are_refused_naming_n_jobs(n_jobs):
+    """More threads than any machine has cores: a mistake, refused before any thread, copy or
+    allocation (2**31 aborted the interpreter, 2**63 was an internal error, 2**70 an
+    OverflowError, 10**6 took seconds and gigabytes for 40 rows); a fitted model is kept."""
+    X, y = _data(40)
+    model = cwrs.AROW(covariance="full").fit(X, y)
+    before = pickle.dumps(model._model.state())
+    model.set_params(n_jobs=n_jobs)
+    with pytest.raises(ValueError, match="n_jobs"):
+        model.fit(X, y)
+    assert pickle.dumps(model._model.state()) == before
+
+
+def test_more_jobs_than_rows_learn_one_shard_per_row():
+    """The largest n_jobs on a few rows of a full covariance: one shard (and one copy) per row,
+    as n_jobs equal to the number of rows."""
+    X, y = _data(6, n_features=40)
+    fit = lambda n_jobs: _outcome(
+        lambda: cwrs.AROW(covariance="full", n_jobs=n_jobs, n_iter=2, random_state=0).fit(X, y)
+    )
+    assert fit(1024) == fit(6)
+
+
+def test_full_covariance_shards_too_short_to_pay_warn():
+    """n_jobs=2 with a full covariance was 8 times slower than n_jobs=1 on shards too short to
+    pay for the O(d³) merge, without a word: it warns, naming the rows a shard needs; the diagonal
+    form (whose merge is O(d)) and long enough shards do not."""
+    import warnings
+
+    X, y = _data(200, n_features=60)
+    with pytest.warns(cwrs.IneffectiveParameterWarning, match=r"n_jobs=2 .* 488 rows per shard"):
+        cwrs.AROW(covariance="full", n_jobs=2).fit(X, y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        cwrs.AROW(n_jobs=2).fit(X, y)
+        X, y = _data(400, n_features=20)
+        cwrs.AROW(covariance="full", n_jobs=2).fit(X, y)

@@ -129,6 +129,54 @@ def test_native_predictions_release_the_gil(covariance):
     assert moved, "a batch prediction held the GIL for its whole run"
 
 
+def _moves_during(call, attempts):
+    """Whether a counting thread advances while the main thread makes `call` (up to `attempts`
+    times), with a switch interval far longer than the calls: only a call that releases the GIL
+    lets it (see test_native_predictions_release_the_gil)."""
+    count, go, stop = [0], threading.Event(), threading.Event()
+
+    def spin():
+        go.wait()
+        while not stop.is_set():
+            count[0] += 1
+            time.sleep(0.001)
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(30.0)
+    try:
+        go.set()
+        before = count[0]
+        for _ in range(attempts):
+            call()
+            if count[0] != before:
+                return True
+        return False
+    finally:
+        stop.set()
+        sys.setswitchinterval(interval)
+        spinner.join()
+
+
+@pytest.mark.parametrize("how", ["from_state", "pickle", "deepcopy"])
+def test_restoring_a_full_covariance_releases_the_gil(how):
+    """Rebuilding a model from its state (what cwrs.load, save's check, copy.deepcopy and
+    unpickling do) checks a full covariance in O(d³): detached, as predictions are, so other
+    threads go on (they froze for seconds at d = 3,000)."""
+    import copy
+
+    wide = np.random.default_rng(1).normal(size=(8, 1500))
+    model = cwrs.AROW(covariance="full").partial_fit(wide, np.arange(8) % 2, classes=[0, 1])
+    state, pickled = model._model.state(), pickle.dumps(model)
+    call = {
+        "from_state": lambda: cwrs._cwrs.Model.from_state(state),
+        "pickle": lambda: pickle.loads(pickled),
+        "deepcopy": lambda: copy.deepcopy(model),
+    }[how]
+    assert _moves_during(call, attempts=20), f"{how} held the GIL for its whole run"
+
+
 # ----------------------------------------------------------------------------- concurrent updates
 UPDATERS = {
     "AROW-diag-binary": (lambda: cwrs.AROW(), "binary"),

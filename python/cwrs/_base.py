@@ -32,6 +32,7 @@ from ._params import (
     process_noise_spec,
     resolve_gamma,
     store_params,
+    warn_if_shards_do_not_pay,
     with_added_parameters,
 )
 from ._svmlight import _line_chunks, index_base_for, zero_based_file
@@ -377,6 +378,7 @@ class Estimator(HyperParameters):
         n_jobs = check_n_jobs(self)
         orders = self._pass_orders(n_rows)
         if n_jobs != 1:
+            warn_if_shards_do_not_pay(model, n_jobs, n_rows)
             # In n_jobs shards merged in place, in the core (docs/design.md §9.4). A refused first
             # pass leaves the model as it was: retried in canonical form, with the same order.
             first = next(orders)

@@ -94,8 +94,9 @@ random_state : int, numpy.random.RandomState, numpy.random.Generator or None, de
     every `fit`. Used only with `shuffle=True` or `kernel_approximation`.""",
     "n_jobs": """\
 n_jobs : int, default=1
-    Threads `fit` trains with (-1: every core, -2: all but one, as in scikit-learn). Each pass
-    splits its rows (shuffled as above) into n_jobs contiguous shards, trains a copy of the
+    Threads `fit` trains with (-1: every core, -2: all but one, as in scikit-learn; at most
+    1024). Each pass splits its rows (shuffled as above) into n_jobs contiguous shards (one
+    per row when there are fewer rows), trains a copy of the
     model on each in parallel, and merges them (`cwrs.merge`, method "auto", from the model at
     the start of the pass; docs/design.md §9). The result depends on the data, random_state and
     n_jobs only, but differs from the sequential fit of n_jobs=1 (exactly equal for

@@ -9,6 +9,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
+use crate::interrupt::POLL_WORK;
 use crate::rules::sherman_morrison_factor;
 use crate::simd::{fold_rows, mirror, product_rows};
 use blocks::{as_lanes, as_lanes_ref, BlockProducts, Plan};
@@ -22,8 +23,18 @@ mod noise;
 #[path = "full_plain.rs"]
 mod plain;
 
-/// Rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
-const ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
+/// The most rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
+const MAX_ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
+
+/// Rows handed to [`Full::learn_block`] at once for Σ of order `dim`: about [`POLL_WORK`] of
+/// updates (d² each), so that a caller who may stop a batch between the rows it hands over
+/// ([`crate::data::Stop`]) is asked that often, but at least a block (its rows share a pass
+/// over Σ₀). A row's arithmetic is the same in any block, so the bits are too.
+fn rows_per_call(dim: usize) -> usize {
+    let update = (dim as f64) * (dim as f64);
+    let rows = (POLL_WORK / update) as usize;
+    rows.clamp(block_size(dim).max(LANES), MAX_ROWS_PER_CALL)
+}
 
 /// The most rank-one terms that wait before a fold.
 pub const MAX_BLOCK: usize = 32;
@@ -716,12 +727,12 @@ impl Covariance for Full {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         mut decide: impl FnMut(usize, Observation) -> Option<Update>,
     ) {
-        let shape = self.shape;
+        let (shape, per_call) = (self.shape, rows_per_call(self.dim));
         let mut rows = rows.peekable();
         while rows.peek().is_some() {
             let (indices, block): (Vec<usize>, Vec<Features>) = rows
                 .by_ref()
-                .take(ROWS_PER_CALL)
+                .take(per_call)
                 .map(|(i, row)| (i, shape.features(row)))
                 .unzip();
             self.learn_block(&block, |k, seen| {

@@ -503,11 +503,13 @@ fn check_csr_rows<I: SparseIndex>(
 /// fails; then the error is returned, and `learn` has seen only the rows before that range.
 /// When the system refuses the thread (at its limit on threads or memory), each range is
 /// validated on this thread just before it is learned ([`learn_validated_in_turn`]): the same
-/// ranges, only slower.
+/// ranges, only slower. `stop` is asked between ranges; once it says to stop, the rows left are
+/// not learned (nor validated).
 pub fn learn_validated_ahead(
     x: &Matrix,
     n_features: usize,
     chunk_rows: usize,
+    stop: Option<Stop>,
     mut learn: impl FnMut(Range<usize>),
 ) -> Result<(), CwError> {
     let (n, chunk_rows) = (x.n_rows(), chunk_rows.max(1));
@@ -525,12 +527,16 @@ pub fn learn_validated_ahead(
             }
         });
         if let Spawned::Refused(_) = ahead {
-            return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, None, |rows| {
+            return learn_validated_in_turn(x, 0..n, n_features, chunk_rows, stop, |rows| {
                 learn(rows);
                 Ok(())
             });
         }
         for checked in receiver {
+            // Leaving drops the receiver, which ends the validation ahead.
+            if stop.is_some_and(|stop| stop.now()) {
+                break;
+            }
             learn(checked?);
         }
         Ok(())
@@ -550,7 +556,7 @@ pub(crate) fn chunk_rows(x: &Matrix) -> usize {
 /// [`learn_validated_ahead`] on the calling thread, over rows `rows` of `x`: each chunk of
 /// `chunk_rows` rows is validated just before `learn` gets it, so the learner reads the chunk's
 /// arrays from cache. `stop` is asked between chunks (a chunk may present fewer rows than
-/// [`STOP_INTERVAL`]); once it says to stop, the rows left are not learned. A refused chunk
+/// [`Stop::every`]); once it says to stop, the rows left are not learned. A refused chunk
 /// gives the error of the whole batch's validation.
 pub fn learn_validated_in_turn(
     x: &Matrix,
@@ -562,7 +568,7 @@ pub fn learn_validated_in_turn(
 ) -> Result<(), CwError> {
     let chunk_rows = chunk_rows.max(1);
     for start in rows.clone().step_by(chunk_rows) {
-        if stop.is_some_and(|stop| (stop.0)()) {
+        if stop.is_some_and(|stop| stop.now()) {
             break;
         }
         let chunk = start..rows.end.min(start + chunk_rows);
@@ -685,7 +691,7 @@ impl Features<'_> {
 
 /// How a batch is presented: row `i` `repeats[i]` times in succession (once when `None`), rows
 /// taken in `order` (a sequence of row indices, repeats allowed) or else `0..n`; `stop`, when
-/// given, is asked every [`STOP_INTERVAL`] presentations whether to end the batch early (an
+/// given, is asked every [`Stop::every`] presentations whether to end the batch early (an
 /// interrupted call, which the caller then undoes).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Presentation<'a> {
@@ -694,12 +700,21 @@ pub struct Presentation<'a> {
     pub stop: Option<Stop<'a>>,
 }
 
-/// Presentations between two questions to a [`Stop`].
-pub const STOP_INTERVAL: u32 = 1024;
-
-/// Whether to end a batch early: true once the caller wants it to stop (sticky).
+/// Whether to end a batch early: `asked` is true once the caller wants it to stop (sticky). It is
+/// asked every `every` presentations (at least 1), which the caller sets from the work of a row
+/// (see [`crate::interrupt`]), and between chunks of rows.
 #[derive(Clone, Copy)]
-pub struct Stop<'a>(pub &'a (dyn Fn() -> bool + Sync));
+pub struct Stop<'a> {
+    pub asked: &'a (dyn Fn() -> bool + Sync),
+    pub every: u32,
+}
+
+impl Stop<'_> {
+    /// Whether the caller wants the batch to end now.
+    pub fn now(&self) -> bool {
+        (self.asked)()
+    }
+}
 
 impl std::fmt::Debug for Stop<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -764,8 +779,15 @@ impl<'a> Presentation<'a> {
         let mut count = 0u32;
         rows.flat_map(move |i| std::iter::repeat_n(i, repeats.map_or(1, |r| r[i] as usize)))
             .take_while(move |_| {
-                count = count.wrapping_add(1);
-                !count.is_multiple_of(STOP_INTERVAL) || stop.is_none_or(|stop| !(stop.0)())
+                let Some(stop) = stop else {
+                    return true;
+                };
+                count += 1;
+                if count < stop.every {
+                    return true;
+                }
+                count = 0;
+                !stop.now()
             })
     }
 

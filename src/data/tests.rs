@@ -124,7 +124,14 @@ fn learning_in_turn_gives_the_chunks_in_order_and_the_whole_batchs_error() {
     // Stopped after two chunks: the rest is not learned, and not validated either.
     let asked = std::sync::atomic::AtomicUsize::new(0);
     let stop = || asked.fetch_add(1, std::sync::atomic::Ordering::Relaxed) >= 2;
-    let (chunks, result, _) = learned(&values, &csr_of(20).1, Some(Stop(&stop)));
+    let (chunks, result, _) = learned(
+        &values,
+        &csr_of(20).1,
+        Some(Stop {
+            asked: &stop,
+            every: 1,
+        }),
+    );
     assert_eq!(chunks, [0..7, 7..14]);
     assert_eq!(result, Ok(()));
 }

@@ -46,7 +46,7 @@ impl Model {
     fn built(dict: &Dict, kernel: Option<Py<PyAny>>, restoring: bool) -> PyResult<Self> {
         let (held, custom) = (held_entries(dict), CallableKernel::wrap(kernel));
         let operation = if restoring { "from_state" } else { "__new__" };
-        let build = || Ok::<_, PyErr>(Estimator::built(held, custom, restoring)?);
+        let build = || Ok::<_, PyErr>(Estimator::built(held, custom, restoring, dict.py())?);
         Ok(Self::wrap(guarded(NAME, operation, build)?))
     }
 
