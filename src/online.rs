@@ -117,6 +117,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     /// (a change detector whose alarm resets the covariances to a·I). Constant 0 changes
     /// nothing. A form without process noise refuses.
     pub fn with_process_noise(mut self, noise: ProcessNoise, a: f64) -> Result<Self, CwError> {
+        noise.check_growth(a)?;
         let q = match noise {
             ProcessNoise::Constant(q) => q,
             ProcessNoise::Auto => 0.0,

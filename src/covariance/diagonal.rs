@@ -155,7 +155,7 @@ impl Diagonal {
     fn variance_of(&self, j: usize) -> f64 {
         let stored = self.coordinates[j].variance;
         match &self.noise {
-            Some(noise) => stored + noise.offset(),
+            Some(noise) => noisy_variance(stored, noise.offset()),
             None => stored,
         }
     }
@@ -387,9 +387,13 @@ impl Covariance for Diagonal {
             return;
         }
         // With process noise: Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison,
-        // written with 1/(1/c + v) so that an infinite c gives 1/v.
-        let k = 1.0 / (1.0 / c + v);
-        let marginal = |s: f64, xj: f64| s - k * (s * xj) * (s * xj);
+        // as Σ_j/(1 + Σ_j x_j²/(1/c + ρ_j)), ρ_j = v − Σ_j x_j² ≥ 0 the rest of the row's
+        // variance: the subtraction cancelled to 0 when Σ_j x_j² dominates (x_j ~ 1e9, where
+        // the exact value is about (1/c + ρ_j)/x_j²). An infinite c gives 1/c = 0.
+        let marginal = |s: f64, xj: f64| {
+            let own = s * xj * xj;
+            s / (1.0 + own / (1.0 / c + (v - own).max(0.0)))
+        };
         let coordinates = &mut self.coordinates;
         match (&self.noise, self.marginal) {
             // One division per feature.
@@ -434,7 +438,7 @@ impl Covariance for Diagonal {
             (noise.round, noise.grown) = (0, 0.0);
             self.coordinates
                 .iter_mut()
-                .for_each(|c| c.variance += offset);
+                .for_each(|c| c.variance = noisy_variance(c.variance, offset));
             self.variance_bound = self.largest_variance();
         }
     }
@@ -539,7 +543,11 @@ fn variance_of_row<const NOISY: bool>(
     let mut v = 0.0;
     x.for_each(|j, xj| {
         let stored = coordinates[j].variance;
-        let variance = if NOISY { stored + offset } else { stored };
+        let variance = if NOISY {
+            noisy_variance(stored, offset)
+        } else {
+            stored
+        };
         v += variance * xj * xj;
     });
     v
@@ -556,7 +564,11 @@ fn observe_coordinates<const NOISY: bool>(
     let mut o = Observation::default();
     x.for_each(|j, xj| {
         let Coordinate { mean, variance } = coordinates[j];
-        let variance = if NOISY { variance + offset } else { variance };
+        let variance = if NOISY {
+            noisy_variance(variance, offset)
+        } else {
+            variance
+        };
         o.score += mean * xj;
         o.variance += variance * xj * xj;
         o.squared_norm += xj * xj;
@@ -590,7 +602,11 @@ fn move_coordinate<const NOISY: bool>(
 ) {
     if xj != 0.0 {
         let stored = coordinate.variance;
-        let s = if NOISY { stored + offset } else { stored };
+        let s = if NOISY {
+            noisy_variance(stored, offset)
+        } else {
+            stored
+        };
         // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
         // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
         coordinate.mean += step * (s * xj);
@@ -750,6 +766,14 @@ fn shrink_pair(coordinates: &mut [Coordinate], j: [usize; 2], x: [f64; 2], by: M
             }
         }
     }
+}
+
+/// Σ_j from its stored σ̃_j and the noise clock's offset (see [`NoiseClock`]), at least the
+/// floor: σ̃_j = Σ_j − offset loses the bits of a Σ_j far below the offset, and the sum
+/// then rounds to 0.
+#[inline(always)]
+fn noisy_variance(stored: f64, offset: f64) -> f64 {
+    (stored + offset).max(VARIANCE_FLOOR)
 }
 
 fn noise_with_l1() -> CwError {
