@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
-use crate::learner::{DualLearner, Learner};
+use crate::learner::{check_initial_variance, DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::online::Online;
@@ -470,6 +470,10 @@ impl Estimator {
 
     fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
         state.check_version()?;
+        // The prior variance is read again by "auto"'s resets and the river adapter's growth.
+        if state.entries.contains_key("a") {
+            check_initial_variance(state.float("a")?)?;
+        }
         let updates = state.count("n_updates")?;
         let mistakes = || state.count("n_mistakes");
         let model = match state.string("kind")? {

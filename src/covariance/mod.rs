@@ -450,11 +450,16 @@ impl CovarianceKind {
 
 /// Checks a restored mean: `dim` finite values, and a covariance of finite values.
 fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
-    if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
+    if mean.len() != dim {
         return Err(CwError::InvalidInput(format!(
-            "a mean must hold {dim} finite values, got {}",
+            "a mean must hold {dim} values, got {}",
             mean.len()
         )));
+    }
+    if mean.iter().any(|x| !x.is_finite()) {
+        return Err(CwError::InvalidInput(
+            "mean contains NaN or infinity".into(),
+        ));
     }
     if covariance.iter().any(|x| !x.is_finite()) {
         return Err(CwError::InvalidInput(
