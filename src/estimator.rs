@@ -154,13 +154,28 @@ fn with_noise<O: Objective, M: Covariance>(
     state: Option<&State>,
 ) -> Result<Online<O, M>, CwError> {
     let noise = process_noise(config)?;
+    let lazy = state.filter(|s| s.entries.contains_key("noise_clock"));
     if noise.is_off() {
-        return Ok(learner);
+        return match lazy {
+            Some(_) => Err(CwError::InvalidState(
+                "entry \"noise_clock\" needs process noise".into(),
+            )),
+            None => Ok(learner),
+        };
     }
     let learner = learner.with_process_noise(noise, config.float("a")?)?;
-    match (state, learner.change_detector()) {
-        (Some(state), Some(_)) => learner.with_change_statistics(state.floats("drift_statistics")?),
-        _ => Ok(learner),
+    let learner = match (state, learner.change_detector()) {
+        (Some(state), Some(_)) => {
+            learner.with_change_statistics(state.floats("drift_statistics")?)?
+        }
+        _ => learner,
+    };
+    match lazy {
+        Some(state) => learner.with_lazy_noise(
+            state.floats("noise_clock")?,
+            state.floats("noise_variances")?,
+        ),
+        None => Ok(learner),
     }
 }
 
@@ -555,8 +570,9 @@ impl Estimator {
         match &mut self.model {
             Model::Binary(l) => l.fold(),
             Model::Regressor(l) => l.fold(),
-            // With process noise, folding catches the lazy noise up, so that the model and its
-            // restored copy continue with the same bits.
+            // With process noise, folding catches the full form's growth up, so that the model
+            // and its restored copy continue with the same bits (the diagonal form's lazy noise
+            // is stored as it is, see `Covariance::lazy_noise`).
             Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
                 l.fold()
             }
@@ -604,6 +620,12 @@ impl Estimator {
                 let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
+        };
+        let learned = match each!(&self.model, l => l.lazy_noise()) {
+            Some((clocks, stored)) => learned
+                .with("noise_clock", clocks)
+                .with("noise_variances", stored),
+            None => learned,
         };
         let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
         let learned = match statistics {

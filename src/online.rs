@@ -131,6 +131,41 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         Ok(self)
     }
 
+    /// Every model's lazy process noise (see [`Covariance::lazy_noise`]), concatenated: the
+    /// clocks (two values each) and the stored variances; `None` when no model keeps one.
+    pub fn lazy_noise(&self) -> Option<(Vec<f64>, Vec<f64>)> {
+        let each = self.models.iter().map(M::lazy_noise);
+        let each = each.collect::<Option<Vec<_>>>()?;
+        let (mut clocks, mut stored) = (Vec::new(), Vec::new());
+        for (clock, values) in each {
+            clocks.extend(clock);
+            stored.extend(values);
+        }
+        Some((clocks, stored))
+    }
+
+    /// Restores [`Online::lazy_noise`] (after the process noise is set).
+    pub fn with_lazy_noise(mut self, clocks: &[f64], stored: &[f64]) -> Result<Self, CwError> {
+        let n = self.models.len();
+        if clocks.len() != 2 * n || !stored.len().is_multiple_of(n.max(1)) {
+            return Err(CwError::InvalidState(format!(
+                "entries \"noise_clock\" and \"noise_variances\" must hold 2 values and the \
+                 variances per model ({n})"
+            )));
+        }
+        let per_model = stored.len() / n.max(1);
+        for (k, (model, clock)) in self
+            .models
+            .iter_mut()
+            .zip(clocks.chunks_exact(2))
+            .enumerate()
+        {
+            let stored = &stored[k * per_model..(k + 1) * per_model];
+            model.restore_lazy_noise([clock[0], clock[1]], stored)?;
+        }
+        Ok(self)
+    }
+
     /// The change detector of `process_noise="auto"`, if any.
     pub fn change_detector(&self) -> Option<&ChangeDetector> {
         self.change_detector.as_ref()

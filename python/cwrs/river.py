@@ -254,6 +254,10 @@ class _Adapter:
         else:  # pragma: no cover - kernel models are refused in _setup
             raise TypeError(f"cannot grow a {state['kind']} model")
         state["n_features"] = width
+        # The diagonal form's lazy noise clock describes the old width: the widened model
+        # starts its clock from the eager variances above.
+        state.pop("noise_clock", None)
+        state.pop("noise_variances", None)
         estimator._model = _cwrs.Model.from_state(state)  # noqa: SLF001
         estimator.n_features_in_ = width
 

@@ -728,9 +728,12 @@ impl Covariance for Full {
         }
     }
 
+    /// The variance the next round meets: xᵀ(Σ + q·I)x, its process noise added (the Kalman
+    /// filter's one-step-ahead prediction; q = 0 adds +0, the same bits).
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (x.dot(&self.mean), self.variance(&x))
+        let v = self.variance(&x) + self.noise * x.squared_norm();
+        (x.dot(&self.mean), v)
     }
 
     /// Begins the round (its process noise), then μ·x.

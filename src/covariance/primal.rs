@@ -371,6 +371,18 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
+                match self {
+                    $(Gaussian::$form(f) => f.lazy_noise(),)*
+                }
+            }
+
+            fn restore_lazy_noise(&mut self, clock: [f64; 2], stored: &[f64]) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.restore_lazy_noise(clock, stored),)*
+                }
+            }
+
             fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
                 match self {
                     $(Gaussian::$form(f) => f.reset_covariance(a),)*
