@@ -566,15 +566,13 @@ impl Estimator {
     /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
     /// the model exactly. A full covariance is stored folded (Σ, nothing pending): the model
     /// folds its pending terms first, so that it predicts with the same Σ as its restored copy.
+    /// Process noise not folded in is stored as it is (see [`Covariance::lazy_noise`]).
     pub fn state(&mut self) -> State<'static> {
         match &mut self.model {
-            Model::Binary(l) => l.fold(),
-            Model::Regressor(l) => l.fold(),
-            // With process noise, folding catches the full form's growth up, so that the model
-            // and its restored copy continue with the same bits (the diagonal form's lazy noise
-            // is stored as it is, see `Covariance::lazy_noise`).
+            Model::Binary(l) => l.fold_pending(),
+            Model::Regressor(l) => l.fold_pending(),
             Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
-                l.fold()
+                l.fold_pending()
             }
             // The dual form has nothing to fold.
             _ => {}

@@ -237,6 +237,11 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.n_mistakes
     }
 
+    /// Folds every pending rank-one term (see [`Covariance::fold_pending`]).
+    pub fn fold_pending(&mut self) {
+        self.models.iter_mut().for_each(M::fold_pending);
+    }
+
     /// Applies every pending covariance term (see [`Covariance::fold`]).
     pub fn fold(&mut self) {
         self.models.iter_mut().for_each(M::fold);

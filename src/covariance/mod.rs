@@ -217,6 +217,11 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
 
+    /// Folds pending rank-one terms, if any, for a state that stores Σ folded (the full form,
+    /// with its process noise; a no-op for the others). Process noise alone stays lazy (see
+    /// [`Covariance::lazy_noise`]).
+    fn fold_pending(&mut self) {}
+
     /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). A form those
     /// rules never reach (refused when the learner is built) says so with `unreachable!`.
     fn mean_norm2(&self) -> f64;

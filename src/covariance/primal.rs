@@ -321,6 +321,12 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn fold_pending(&mut self) {
+                match self {
+                    $(Gaussian::$form(f) => f.fold_pending(),)*
+                }
+            }
+
             fn take_skipped(&mut self) -> u64 {
                 match self {
                     $(Gaussian::$form(f) => f.take_skipped(),)*
