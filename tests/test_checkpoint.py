@@ -93,6 +93,34 @@ def test_regressor_auto_noise_statistics_stay_finite_at_large_features(scale):
         np.testing.assert_array_equal(copy.predict(X), model.predict(X))
 
 
+@pytest.mark.parametrize("value", [1e155, 1e160, 1e200, 1e300, -1e300])
+@pytest.mark.parametrize("rule", ["AROW", "AROWRegressor"])
+def test_crafted_lowrank_sketch_is_refused_or_keeps_learning_finite(rule, value):
+    # One sketch value so large that the Gram matrix I + BSBᵀ overflows: the factor was NaN
+    # and the next update turned the whole mean into NaN.
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = X[:, 0] if rule == "AROWRegressor" else (X[:, 0] > 0).astype(int)
+    make = getattr(cwrs, rule)
+    model = make(covariance="lowrank", rank=2, shuffle=False).fit(X[:5], y[:5])
+    state = model.__getstate__()
+    native = state["_model"][1]
+    dim = X.shape[1] + 1
+    for position in range(dim, len(native["covariance_values"])):
+        values = native["covariance_values"].copy()
+        values[position] = value
+        crafted = make(covariance="lowrank", rank=2)
+        try:
+            crafted.__setstate__(
+                dict(state, _model=(state["_model"][0], dict(native, covariance_values=values)))
+            )
+        except cwrs.InvalidModelStateError:
+            continue
+        for i in range(len(X)):
+            crafted.partial_fit(X[i : i + 1], y[i : i + 1])
+            assert np.all(np.isfinite(crafted.coef_)), (position, i)
+
+
 # ------------------------------------------------------------------ the property over learners
 EXTREMES = [0.0, 0.0, 1e-300, -1e-300, 1e-150, 1.0, -1.0, 1.7e9, -1e9, 1e50, 1e150, -1e154,
             1e200, 1e300, -1e300]
