@@ -434,8 +434,8 @@ impl Covariance for Diagonal {
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
         let v = match &self.noise {
-            Some(noise) => self.variance(&x) + noise.q * x.squared_norm(),
-            None => self.variance(&x),
+            Some(noise) if noise.q != 0.0 => self.variance(&x) + noise.q * x.squared_norm(),
+            _ => self.variance(&x),
         };
         (self.effective_score(&x), v)
     }
@@ -449,9 +449,9 @@ impl Covariance for Diagonal {
         (2 + usize::from(self.l1.is_some())) * self.coordinates.len()
     }
 
-    /// Kept lazy when a state is taken, not folded: a fold would change the later rounding of
-    /// this model and not of one that was never saved.
-    /// With process noise on (a clock at 0 when none runs, as "auto" before any growth).
+    /// With process noise on (a clock at 0 when none runs, as "auto" before any growth). Kept
+    /// lazy when a state is taken, not folded: a fold would change the later rounding of this
+    /// model and not of one that was never saved.
     fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
         if !self.marginal {
             return None;

@@ -729,10 +729,13 @@ impl Covariance for Full {
     }
 
     /// The variance the next round meets: xᵀ(Σ + q·I)x, its process noise added (the Kalman
-    /// filter's one-step-ahead prediction; q = 0 adds +0, the same bits).
+    /// filter's one-step-ahead prediction).
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        let v = self.variance(&x) + self.noise * x.squared_norm();
+        let v = match self.noise {
+            0.0 => self.variance(&x),
+            q => self.variance(&x) + q * x.squared_norm(),
+        };
         (x.dot(&self.mean), v)
     }
 
