@@ -134,7 +134,7 @@ NOISE = [0.0, 0.0, "auto", 1e-6, 0.01, 1.0, 1e100, 5e288, 9.7e288]
 
 @st.composite
 def learners(draw):
-    """(constructor keywords, rule, kind): any rule, form and parameters in the documented
+    """(rule, constructor keywords, kind): any rule, form and parameters in the documented
     ranges; combinations the learner refuses are refused up front with a ValueError."""
     kind = draw(st.sampled_from(["binary", "multiclass", "regressor"]))
     rule = draw(st.sampled_from(REGRESSOR_RULES if kind == "regressor" else CLASSIFIER_RULES))
@@ -169,8 +169,8 @@ def batches(draw, d, kind):
     value = st.one_of(st.sampled_from(EXTREMES), st.floats(-10, 10))
     X = np.array([[draw(value) for _ in range(d)] for _ in range(n)])
     if kind == "regressor":
-        y = np.array([draw(st.one_of(st.sampled_from([0.0, 1.0, -1e150, 1e9])
-                                     , st.floats(-10, 10))) for _ in range(n)])
+        target = st.one_of(st.sampled_from([0.0, 1.0, -1e150, 1e9]), st.floats(-10, 10))
+        y = np.array([draw(target) for _ in range(n)])
     else:
         y = np.array([draw(st.integers(0, 2 if kind == "multiclass" else 1)) for _ in range(n)])
     return X, y
