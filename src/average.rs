@@ -58,7 +58,13 @@ impl Average {
         let total: usize = lens.iter().sum();
         let sums = match sums {
             None => lens.iter().map(|&len| vec![0.0; len]).collect(),
-            Some(values) if values.len() == total && values.iter().all(|v| v.is_finite()) => {
+            Some(values) if values.len() != total => {
+                return Err(CwError::InvalidInput(format!(
+                    "the average sums must hold {total} values, got {}",
+                    values.len()
+                )))
+            }
+            Some(values) if values.iter().all(|v| v.is_finite()) => {
                 let mut rest = values;
                 lens.iter()
                     .map(|&len| {
@@ -68,11 +74,10 @@ impl Average {
                     })
                     .collect()
             }
-            Some(values) => {
-                return Err(CwError::InvalidInput(format!(
-                    "the average sums must hold {total} finite values, got {}",
-                    values.len()
-                )))
+            Some(_) => {
+                return Err(CwError::InvalidInput(
+                    "the average sums contain NaN or infinity".into(),
+                ))
             }
         };
         Ok(Average {

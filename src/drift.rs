@@ -31,6 +31,21 @@ impl ProcessNoise {
         }
     }
 
+    /// Refuses a constant q under which a variance, a + q per round, could overflow: a + q·2⁶⁴
+    /// must be finite (no stream has 2⁶⁴ rows), so the covariance stays finite and savable.
+    pub fn check_growth(&self, a: f64) -> Result<(), CwError> {
+        match *self {
+            ProcessNoise::Constant(q) if !(a + q * ROUNDS_BOUND).is_finite() => {
+                Err(CwError::InvalidParameter(format!(
+                    "process_noise must be at most {:e} with a = {a} (a + process_noise·2^64, \
+                     the variance after 2^64 rows, must be finite), got {q:e}",
+                    (f64::MAX - a) / ROUNDS_BOUND
+                )))
+            }
+            _ => Ok(()),
+        }
+    }
+
     pub fn from_name(name: &str) -> Result<ProcessNoise, CwError> {
         match name {
             "auto" => Ok(ProcessNoise::Auto),
@@ -45,6 +60,10 @@ impl ProcessNoise {
         *self == ProcessNoise::Constant(0.0)
     }
 }
+
+/// More rows than any stream has: the rounds over which a constant process noise must keep
+/// the variances finite.
+const ROUNDS_BOUND: f64 = 18_446_744_073_709_551_616.0;
 
 /// Rows of the fast average: its effective window (a change is seen within about this many rows).
 const FAST_WINDOW: f64 = 32.0;
@@ -121,9 +140,18 @@ impl NoiseMatching {
             squared_norm,
         } = innovation;
         let squared_error = residual * residual;
+        // A row whose squares overflow (features around 1e154) tells nothing the averages
+        // can hold: they stay finite, so the state stays savable.
+        if !squared_error.is_finite() {
+            return 0.0;
+        }
         let mut q = 0.0;
-        if self.scale_rows > SCALE_WARM_UP && self.scale > 0.0 && squared_norm > 0.0 {
-            let d = (squared_error / self.scale - variance - noise) / squared_norm;
+        let d = (squared_error / self.scale - variance - noise) / squared_norm;
+        if self.scale_rows > SCALE_WARM_UP
+            && self.scale > 0.0
+            && squared_norm > 0.0
+            && (d * d).is_finite()
+        {
             self.rows += 1.0;
             let window = self.rows.min(FAST_WINDOW);
             self.excess += (d - self.excess) / window;
@@ -136,7 +164,9 @@ impl NoiseMatching {
         }
         self.scale_rows += 1.0;
         let standardized = squared_error / (variance + q * squared_norm + noise);
-        self.scale += (standardized - self.scale) / self.scale_rows.min(SLOW_WINDOW);
+        if standardized.is_finite() {
+            self.scale += (standardized - self.scale) / self.scale_rows.min(SLOW_WINDOW);
+        }
         q
     }
 
@@ -249,7 +279,8 @@ impl ChangeDetector {
     /// test would move towards it (a loss 40× the level raised s² by 1/1024 of its square, and
     /// the alarm came a row or two late; docs/design.md §10.2).
     pub fn observe(&mut self, loss: f64) -> bool {
-        if !loss.is_finite() {
+        // A loss whose square overflows would make the slow second moment infinite.
+        if !(loss * loss).is_finite() {
             return false;
         }
         self.rows += 1.0;

@@ -14,7 +14,7 @@ use std::sync::Arc;
 
 use crate::covariance::dual::{DualGaussian, DualState};
 use crate::kernel::{Kernel, KernelFunction};
-use crate::learner::{DualLearner, Learner};
+use crate::learner::{check_initial_variance, DualLearner, Learner};
 use crate::multiclass::{MulticlassLearner, Strategy};
 use crate::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::online::Online;
@@ -154,13 +154,28 @@ fn with_noise<O: Objective, M: Covariance>(
     state: Option<&State>,
 ) -> Result<Online<O, M>, CwError> {
     let noise = process_noise(config)?;
+    let lazy = state.filter(|s| s.entries.contains_key("noise_clock"));
     if noise.is_off() {
-        return Ok(learner);
+        return match lazy {
+            Some(_) => Err(CwError::InvalidState(
+                "entry \"noise_clock\" needs process noise".into(),
+            )),
+            None => Ok(learner),
+        };
     }
     let learner = learner.with_process_noise(noise, config.float("a")?)?;
-    match (state, learner.change_detector()) {
-        (Some(state), Some(_)) => learner.with_change_statistics(state.floats("drift_statistics")?),
-        _ => Ok(learner),
+    let learner = match (state, learner.change_detector()) {
+        (Some(state), Some(_)) => {
+            learner.with_change_statistics(state.floats("drift_statistics")?)?
+        }
+        _ => learner,
+    };
+    match lazy {
+        Some(state) => learner.with_lazy_noise(
+            state.floats("noise_clock")?,
+            state.floats("noise_variances")?,
+        ),
+        None => Ok(learner),
     }
 }
 
@@ -470,6 +485,10 @@ impl Estimator {
 
     fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
         state.check_version()?;
+        // The prior variance is read again by "auto"'s resets and the river adapter's growth.
+        if state.entries.contains_key("a") {
+            check_initial_variance(state.float("a")?)?;
+        }
         let updates = state.count("n_updates")?;
         let mistakes = || state.count("n_mistakes");
         let model = match state.string("kind")? {
@@ -547,14 +566,13 @@ impl Estimator {
     /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
     /// the model exactly. A full covariance is stored folded (Σ, nothing pending): the model
     /// folds its pending terms first, so that it predicts with the same Σ as its restored copy.
+    /// Process noise not folded in is stored as it is (see [`Covariance::lazy_noise`]).
     pub fn state(&mut self) -> State<'static> {
         match &mut self.model {
-            Model::Binary(l) => l.fold(),
-            Model::Regressor(l) => l.fold(),
-            // With process noise, folding catches the lazy noise up, so that the model and its
-            // restored copy continue with the same bits.
+            Model::Binary(l) => l.fold_pending(),
+            Model::Regressor(l) => l.fold_pending(),
             Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
-                l.fold()
+                l.fold_pending()
             }
             // The dual form has nothing to fold.
             _ => {}
@@ -600,6 +618,12 @@ impl Estimator {
                 let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
+        };
+        let learned = match each!(&self.model, l => l.lazy_noise()) {
+            Some((clocks, stored)) => learned
+                .with("noise_clock", clocks)
+                .with("noise_variances", stored),
+            None => learned,
         };
         let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
         let learned = match statistics {

@@ -302,3 +302,96 @@ fn attributes_by_name_follow_the_methods_and_the_kind() {
         assert_eq!(get("no such attribute"), None);
     }
 }
+
+/// Process noise (constant or "auto", diagonal or full) on rows of every scale: a model whose
+/// state was taken, and its copy rebuilt from that state, go on learning with the bits of a
+/// twin that was never saved (taking a state changes nothing).
+mod process_noise_states {
+    use super::*;
+    use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, Just};
+    use proptest::strategy::Strategy as ValueStrategy;
+    use proptest::test_runner::Config as ProptestConfig;
+
+    const ROWS: usize = 8;
+
+    fn value() -> impl ValueStrategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(1.7e9),
+            Just(-1e9),
+            Just(1e150),
+            Just(-1e154),
+            Just(1e300),
+            Just(1e-300),
+            (-8i8..8).prop_map(|k| f64::from(k) / 4.0),
+        ]
+    }
+
+    fn learn(estimator: &mut Estimator, x: &[f64], rows: std::ops::Range<usize>) {
+        let values = &x[rows.start * N_FEATURES..rows.end * N_FEATURES];
+        let matrix = Matrix::Dense {
+            values,
+            n_rows: rows.len(),
+            n_cols: N_FEATURES,
+        };
+        let rows = values.chunks(N_FEATURES);
+        let signs: Vec<f64> = rows
+            .clone()
+            .map(|r| if r[0] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let classes: Vec<usize> = rows.clone().map(|r| usize::from(r[1] > 0.0) * 2).collect();
+        let values: Vec<f64> = rows.map(|r| r[2] - r[3]).collect();
+        let targets = match estimator.kind() {
+            "multiclass" => Targets::Classes(&classes),
+            "binary" => Targets::Values(&signs),
+            _ => Targets::Values(&values),
+        };
+        // A refused batch leaves every copy as it was, alike.
+        let _ = estimator.partial_fit(&matrix, targets, Presentation::default());
+    }
+
+    fn outputs(estimator: &Estimator, x: &[f64]) -> Vec<u64> {
+        let matrix = Matrix::Dense {
+            values: x,
+            n_rows: ROWS,
+            n_cols: N_FEATURES,
+        };
+        let width = estimator.n_classes().unwrap_or(1);
+        let (mut scores, mut variances) = (vec![0.0; ROWS * width], vec![0.0; ROWS * width]);
+        estimator.decision_function(&matrix, &mut scores).unwrap();
+        estimator.variances(&matrix, &mut variances).unwrap();
+        scores
+            .iter()
+            .chain(&variances)
+            .map(|v| v.to_bits())
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn a_saved_model_continues_like_its_twin(
+            kind in prop::sample::select(vec!["binary", "regressor", "multiclass"]),
+            covariance in prop::sample::select(vec!["diag", "full"]),
+            noise in prop::sample::select(vec![1e-6, 0.01, 1.0, 1e100, 0.0]),
+            x in proptest::collection::vec(value(), ROWS * N_FEATURES),
+        ) {
+            let noise = if noise == 0.0 { Value::from("auto") } else { Value::Float(noise) };
+            let config = config(kind, "AROW", &[("r", 1.0)])
+                .with("covariance", covariance)
+                .with("process_noise", noise);
+            let mut model = Estimator::new(config.clone(), None).unwrap();
+            let mut twin = Estimator::new(config, None).unwrap();
+            learn(&mut model, &x, 0..ROWS / 2);
+            learn(&mut twin, &x, 0..ROWS / 2);
+            let state = model.state();
+            let mut copy = Estimator::from_state(&state, None).unwrap();
+            for estimator in [&mut model, &mut twin, &mut copy] {
+                learn(estimator, &x, ROWS / 2..ROWS);
+            }
+            prop_assert_eq!(outputs(&model, &x), outputs(&twin, &x));
+            prop_assert_eq!(outputs(&copy, &x), outputs(&twin, &x));
+            prop_assert_eq!(copy.state(), model.state());
+        }
+    }
+}

@@ -123,6 +123,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     /// (a change detector whose alarm resets the covariances to a·I). Constant 0 changes
     /// nothing. A form without process noise refuses.
     pub fn with_process_noise(mut self, noise: ProcessNoise, a: f64) -> Result<Self, CwError> {
+        noise.check_growth(a)?;
         let q = match noise {
             ProcessNoise::Constant(q) => q,
             ProcessNoise::Auto => 0.0,
@@ -133,6 +134,41 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                 .try_for_each(|model| model.set_process_noise(q))?;
         }
         self.change_detector = (noise == ProcessNoise::Auto).then(|| ChangeDetector::new(a));
+        Ok(self)
+    }
+
+    /// Every model's lazy process noise (see [`Covariance::lazy_noise`]), concatenated: the
+    /// clocks (two values each) and the stored variances; `None` when no model keeps one.
+    pub fn lazy_noise(&self) -> Option<(Vec<f64>, Vec<f64>)> {
+        let each = self.models.iter().map(M::lazy_noise);
+        let each = each.collect::<Option<Vec<_>>>()?;
+        let (mut clocks, mut stored) = (Vec::new(), Vec::new());
+        for (clock, values) in each {
+            clocks.extend(clock);
+            stored.extend(values);
+        }
+        Some((clocks, stored))
+    }
+
+    /// Restores [`Online::lazy_noise`] (after the process noise is set).
+    pub fn with_lazy_noise(mut self, clocks: &[f64], stored: &[f64]) -> Result<Self, CwError> {
+        let n = self.models.len();
+        if clocks.len() != 2 * n || !stored.len().is_multiple_of(n.max(1)) {
+            return Err(CwError::InvalidState(format!(
+                "entries \"noise_clock\" and \"noise_variances\" must hold 2 values and the \
+                 variances per model ({n})"
+            )));
+        }
+        let per_model = stored.len() / n.max(1);
+        for (k, (model, clock)) in self
+            .models
+            .iter_mut()
+            .zip(clocks.chunks_exact(2))
+            .enumerate()
+        {
+            let stored = &stored[k * per_model..(k + 1) * per_model];
+            model.restore_lazy_noise([clock[0], clock[1]], stored)?;
+        }
         Ok(self)
     }
 
@@ -205,6 +241,11 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     /// Rounds counted as mistakes by the objective (never for regression).
     pub fn n_mistakes(&self) -> u64 {
         self.n_mistakes
+    }
+
+    /// Folds every pending rank-one term (see [`Covariance::fold_pending`]).
+    pub fn fold_pending(&mut self) {
+        self.models.iter_mut().for_each(M::fold_pending);
     }
 
     /// Applies every pending covariance term (see [`Covariance::fold`]).

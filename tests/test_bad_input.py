@@ -515,7 +515,12 @@ def corrupted_states():
     s = dict(state, covariance_values=-np.abs(state["covariance_values"]))
     cases.append(("negative-variances", s, ValueError, "must hold positive variances"))
     s = dict(state, mean=state["mean"][:-1])
-    cases.append(("short-mean", s, ValueError, "a mean must hold 6 finite values"))
+    cases.append(("short-mean", s, ValueError, "a mean must hold 6 values, got 5$"))
+    s = dict(state, mean=np.full_like(state["mean"], np.nan))
+    cases.append(("nan-mean", s, ValueError, "mean contains NaN or infinity"))
+    for a in (-1.0, 0.0, np.nan, np.inf):
+        s = dict(state, a=a, process_noise="auto")
+        cases.append((f"prior-variance-{a}", s, ValueError, "a must be a positive finite number"))
     s = dict(state, covariance="dense")
     cases.append(("unknown-covariance", s, ValueError, "covariance"))
     state = native_state("SCW1-full-multiclass")

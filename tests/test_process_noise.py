@@ -137,6 +137,42 @@ def test_regressor_is_the_kalman_filter_of_a_random_walk(covariance, q, sparse):
 
 
 @pytest.mark.parametrize("covariance", ["diag", "full"])
+@pytest.mark.parametrize("q", [0.0, 0.05, 3.0])
+def test_predictive_std_is_the_one_step_ahead_kalman_prediction(covariance, q):
+    # The next row meets Σ + q·I: its predictive variance is xᵀ(Σ + q·I)x + r (filterpy's and
+    # pykalman's predict step), not the filtered xᵀΣx + r.
+    X, y, _ = _stream(2)
+    model = cwrs.AROWRegressor(r=R, covariance=covariance, process_noise=q)
+    model.partial_fit(X[:80], y[:80])
+    mu, sigma = kalman_regression(X[:80], y[:80], q, covariance == "full")
+    ahead = _grow(sigma, q)
+    new = _with_bias(X[80:])
+    variances = np.array([_moments(ahead, x)[1] for x in new])
+    mean, std = model.predict(X[80:], return_std=True)
+    np.testing.assert_allclose(mean, new @ mu, rtol=1e-9, atol=1e-12)
+    np.testing.assert_allclose(std, np.sqrt(variances + R), rtol=1e-9)
+
+
+@pytest.mark.parametrize("covariance", ["diag", "full"])
+def test_predict_proba_sees_the_next_rounds_noise(covariance):
+    # A classifier's probability uses the same one-step-ahead variance: the model with q
+    # predicts as the model without noise whose covariance is already Σ + q·I.
+    X, y, _ = _stream(3)
+    labels = (y > np.median(y)).astype(int)
+    q = 0.5
+    model = cwrs.AROW(r=R, covariance=covariance, process_noise=q).partial_fit(X, labels, [0, 1])
+    state = model.__getstate__()
+    native = dict(state["_model"][1], process_noise=0.0)
+    native.pop("noise_clock", None)
+    sigma = native["covariance_values"]
+    dim = X.shape[1] + 1
+    native["covariance_values"] = sigma + (q if covariance == "diag" else q * np.eye(dim).ravel())
+    ahead = cwrs.AROW(r=R, covariance=covariance)
+    ahead.__setstate__(dict(state, process_noise=0.0, _model=(state["_model"][0], native)))
+    np.testing.assert_allclose(ahead.predict_proba(X), model.predict_proba(X), rtol=1e-12)
+
+
+@pytest.mark.parametrize("covariance", ["diag", "full"])
 @pytest.mark.parametrize("q", [0.0, 0.02])
 def test_binary_arow_grows_its_covariance_every_round(covariance, q):
     X, target, _ = _stream(2, n_rows=150)

@@ -65,7 +65,8 @@ process_noise : float or "auto", default=0.0
     detected (the rounds' mistakes, or standardized residuals, rise well above their own
     level) and, for `AROWRegressor`, also grows it by a q estimated online from the residuals
     (covariance matching; 0 on a stationary stream), which tracks gradual drift. 0 is the
-    learner without it. Not with an L1 `penalty` or a `kernel`.""",
+    learner without it. A constant q may be at most (1.8e308 − a)/2⁶⁴ (so that no variance
+    overflows). Not with an L1 `penalty` or a `kernel`.""",
     "fit_intercept": """\
 fit_intercept : bool, default=True
     Learn a bias as a constant feature 1 with its own mean (and variance). With False the model

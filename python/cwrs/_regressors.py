@@ -188,7 +188,8 @@ class ConfidenceWeightedRegressor(Regressor):
         """The mean prediction μ·x; with `return_std=True` also the predictive standard
         deviation √(xᵀΣx + r): the spread of the weights' prediction plus the noise variance r
         of the model (exact for AROW regression, which is Bayesian linear regression with prior
-        N(0, a·I) and noise variance r)."""
+        N(0, a·I) and noise variance r). With a constant `process_noise` q it is the Kalman
+        filter's one-step-ahead √(xᵀ(Σ + q·I)x + r), the bias coordinate included in x."""
         model = self._fitted_model()
         matrix = self._check_X_for(X)
         mean = refuse_overflow(model.decision_function(matrix), "predict")

@@ -305,6 +305,10 @@ def _widen_state(state: dict, width: int, a: float) -> None:
             [_widen_l1(total, last, old, width) for total, last in zip(totals, parts)]
         )
     state["n_features"] = width
+    # The lazy noise clock describes the old width: the widened model starts its clock from
+    # the eager variances above.
+    state.pop("noise_clock", None)
+    state.pop("noise_variances", None)
 
 
 def _widen_mean(mean: Any, old: int, width: int) -> Any:

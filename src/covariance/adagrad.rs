@@ -165,7 +165,11 @@ impl Covariance for AdaGrad {
         }
         let (eta, delta) = (self.eta, self.delta);
         let GradientSums { mean, sums, .. } = &mut self.state;
-        let rate = |g: f64, xj: f64| eta * step * xj / (delta + (g + (step * xj).powi(2)).sqrt());
+        // G_j saturates at the largest float rather than overflow (a squared gradient beyond
+        // 1.8e308, features around 1e154): the state stays finite and the step is smaller
+        // than the exact one.
+        let grown = |g: f64, xj: f64| (g + (step * xj).powi(2)).min(f64::MAX);
+        let rate = |g: f64, xj: f64| eta * step * xj / (delta + grown(g, xj).sqrt());
         if (eta * step / delta).abs() * v.sqrt() >= MEAN_STEP_LIMIT {
             let mut overflows = false;
             x.for_each(|j, xj| overflows |= !(mean[j] + rate(sums[j], xj)).is_finite());
@@ -177,7 +181,7 @@ impl Covariance for AdaGrad {
         x.for_each(|j, xj| {
             if xj != 0.0 {
                 mean[j] += rate(sums[j], xj);
-                sums[j] += (step * xj).powi(2);
+                sums[j] = grown(sums[j], xj);
             }
         });
         self.catch_up(row);

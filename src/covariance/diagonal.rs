@@ -131,6 +131,19 @@ impl Diagonal {
         &mut self.coordinates
     }
 
+    /// Adds the noise clock's q·t to every stored variance and restarts it (they are then
+    /// the plain Σ_j).
+    fn fold_clock(&mut self) {
+        if let Some(noise) = &mut self.noise {
+            let offset = noise.offset();
+            (noise.round, noise.grown) = (0, 0.0);
+            self.coordinates
+                .iter_mut()
+                .for_each(|c| c.variance = noisy_variance(c.variance, offset));
+            self.variance_bound = self.largest_variance();
+        }
+    }
+
     /// Learning path: starts a round of process noise (if any), folding the clock when it has
     /// run for [`rebase_period`] rounds.
     #[inline]
@@ -141,7 +154,7 @@ impl Diagonal {
             .as_ref()
             .is_some_and(|noise| noise.round >= period)
         {
-            self.fold();
+            self.fold_clock();
         }
         if let Some(noise) = &mut self.noise {
             noise.round += 1;
@@ -155,7 +168,7 @@ impl Diagonal {
     fn variance_of(&self, j: usize) -> f64 {
         let stored = self.coordinates[j].variance;
         match &self.noise {
-            Some(noise) => stored + noise.offset(),
+            Some(noise) => noisy_variance(stored, noise.offset()),
             None => stored,
         }
     }
@@ -387,9 +400,13 @@ impl Covariance for Diagonal {
             return;
         }
         // With process noise: Σ_j − c·(Σ_j x_j)²/(1 + c·v), the diagonal of Sherman–Morrison,
-        // written with 1/(1/c + v) so that an infinite c gives 1/v.
-        let k = 1.0 / (1.0 / c + v);
-        let marginal = |s: f64, xj: f64| s - k * (s * xj) * (s * xj);
+        // as Σ_j/(1 + Σ_j x_j²/(1/c + ρ_j)), ρ_j = v − Σ_j x_j² ≥ 0 the rest of the row's
+        // variance: the subtraction cancelled to 0 when Σ_j x_j² dominates (x_j ~ 1e9, where
+        // the exact value is about (1/c + ρ_j)/x_j²). An infinite c gives 1/c = 0.
+        let marginal = |s: f64, xj: f64| {
+            let own = s * xj * xj;
+            s / (1.0 + own / (1.0 / c + (v - own).max(0.0)))
+        };
         let coordinates = &mut self.coordinates;
         match (&self.noise, self.marginal) {
             // One division per feature.
@@ -412,9 +429,15 @@ impl Covariance for Diagonal {
         prefetch_each(&self.shape.features(row), &self.coordinates);
     }
 
+    /// The variance the next round meets: xᵀ(Σ + q·I)x with a constant process noise q (the
+    /// Kalman filter's one-step-ahead prediction).
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (self.effective_score(&x), self.variance(&x))
+        let v = match &self.noise {
+            Some(noise) if noise.q != 0.0 => self.variance(&x) + noise.q * x.squared_norm(),
+            _ => self.variance(&x),
+        };
+        (self.effective_score(&x), v)
     }
 
     fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
@@ -430,17 +453,64 @@ impl Covariance for Diagonal {
         (2 + usize::from(self.l1.is_some())) * self.coordinates.len()
     }
 
-    /// Adds the noise clock's q·t to every stored variance and restarts it (they are then
-    /// the plain Σ_j).
-    fn fold(&mut self) {
-        if let Some(noise) = &mut self.noise {
-            let offset = noise.offset();
-            (noise.round, noise.grown) = (0, 0.0);
-            self.coordinates
-                .iter_mut()
-                .for_each(|c| c.variance += offset);
-            self.variance_bound = self.largest_variance();
+    /// With process noise on (a clock at 0 when none runs, as "auto" before any growth). Kept
+    /// lazy when a state is taken, not folded: a fold would change the later rounding of this
+    /// model and not of one that was never saved.
+    fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
+        if !self.marginal {
+            return None;
         }
+        let clock = (self.noise.as_ref()).map_or([0.0, 0.0], |n| [n.round as f64, n.grown]);
+        let stored = self.coordinates.iter().map(|c| c.variance).collect();
+        Some((clock, stored))
+    }
+
+    /// The model was built from the eager variances Σ_j (its clock at 0); `stored` must give
+    /// them back bit for bit with the clock's offset, so the two entries cannot disagree.
+    fn restore_lazy_noise(&mut self, clock: [f64; 2], stored: &[f64]) -> Result<(), CwError> {
+        let period = rebase_period(self.coordinates.len());
+        let [round, grown] = clock;
+        let invalid = |what: &str| CwError::InvalidState(format!("entry {what}"));
+        if !self.marginal {
+            return Err(invalid("\"noise_clock\" needs process noise"));
+        }
+        let round_valid = (0.0..=period as f64).contains(&round) && round.fract() == 0.0;
+        if !(round_valid && grown >= 0.0 && grown.is_finite()) {
+            return Err(invalid(&format!(
+                "\"noise_clock\" must hold a round in [0, {period}] and a non-negative finite \
+                 noise"
+            )));
+        }
+        if stored.len() != self.coordinates.len() || stored.iter().any(|v| !v.is_finite()) {
+            return Err(invalid(&format!(
+                "\"noise_variances\" must hold {} finite values",
+                self.coordinates.len()
+            )));
+        }
+        let q = self.noise.as_ref().map_or(0.0, |noise| noise.q);
+        let clock = NoiseClock {
+            q,
+            round: round as u64,
+            grown,
+        };
+        let offset = clock.offset();
+        let eager = self.coordinates.iter().map(|c| c.variance);
+        if !stored
+            .iter()
+            .zip(eager)
+            .all(|(&s, v)| noisy_variance(s, offset) == v)
+        {
+            return Err(invalid(
+                "\"noise_variances\" does not give \"covariance_values\" with the noise clock",
+            ));
+        }
+        for (c, &s) in self.coordinates.iter_mut().zip(stored) {
+            c.variance = s;
+        }
+        if self.noise.is_some() || clock.offset() != 0.0 || clock.round != 0 {
+            self.noise = Some(clock);
+        }
+        Ok(())
     }
 
     /// Exact and O(nnz) per row by the lazy catch-up of [`NoiseClock`]; not with an L1 penalty,
@@ -451,7 +521,7 @@ impl Covariance for Diagonal {
         if self.l1.is_some() {
             return Err(noise_with_l1());
         }
-        self.fold();
+        self.fold_clock();
         self.marginal = true;
         self.noise = (q != 0.0).then(|| NoiseClock::new(q));
         Ok(())
@@ -510,7 +580,7 @@ impl Covariance for Diagonal {
     /// O(d), after every pending L1 threshold is applied (they depend on the variances).
     fn rescale_covariance(&mut self, r: f64) {
         self.catch_up_all();
-        self.fold();
+        self.fold_clock();
         for c in &mut self.coordinates {
             c.variance = (c.variance * r).max(VARIANCE_FLOOR);
         }
@@ -543,7 +613,11 @@ fn variance_of_row<const NOISY: bool>(
     let mut v = 0.0;
     x.for_each(|j, xj| {
         let stored = coordinates[j].variance;
-        let variance = if NOISY { stored + offset } else { stored };
+        let variance = if NOISY {
+            noisy_variance(stored, offset)
+        } else {
+            stored
+        };
         v += variance * xj * xj;
     });
     v
@@ -560,7 +634,11 @@ fn observe_coordinates<const NOISY: bool>(
     let mut o = Observation::default();
     x.for_each(|j, xj| {
         let Coordinate { mean, variance } = coordinates[j];
-        let variance = if NOISY { variance + offset } else { variance };
+        let variance = if NOISY {
+            noisy_variance(variance, offset)
+        } else {
+            variance
+        };
         o.score += mean * xj;
         o.variance += variance * xj * xj;
         o.squared_norm += xj * xj;
@@ -594,7 +672,11 @@ fn move_coordinate<const NOISY: bool>(
 ) {
     if xj != 0.0 {
         let stored = coordinate.variance;
-        let s = if NOISY { stored + offset } else { stored };
+        let s = if NOISY {
+            noisy_variance(stored, offset)
+        } else {
+            stored
+        };
         // step·(Σx)_j: step·Σ_j first overflowed on tiny x_j with a large variance
         // (AROWRegressor(a=1e9) on x = 1e-10 rows gave coef_ = inf).
         coordinate.mean += step * (s * xj);
@@ -754,6 +836,14 @@ fn shrink_pair(coordinates: &mut [Coordinate], j: [usize; 2], x: [f64; 2], by: M
             }
         }
     }
+}
+
+/// Σ_j from its stored σ̃_j and the noise clock's offset (see [`NoiseClock`]), at least the
+/// floor: σ̃_j = Σ_j − offset loses the bits of a Σ_j far below the offset, and the sum
+/// then rounds to 0.
+#[inline(always)]
+fn noisy_variance(stored: f64, offset: f64) -> f64 {
+    (stored + offset).max(VARIANCE_FLOOR)
 }
 
 fn noise_with_l1() -> CwError {

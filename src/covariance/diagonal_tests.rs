@@ -146,3 +146,41 @@ fn sparse_and_dense_rows_update_the_same_bits() {
         assert_eq!(bits(&sparse), bits(&dense));
     }
 }
+
+/// A model rebuilt from its eager variances and its lazy noise (what a state stores) is the
+/// same model, bit for bit, and stays so while both learn; taking the lazy noise changes
+/// nothing; stored variances that do not give the eager ones back are refused.
+#[test]
+fn lazy_noise_restores_the_same_model_and_refuses_a_mismatch() {
+    let shape = Shape::new(3, false).unwrap();
+    let mut model = Diagonal::new(CovarianceKind::Diagonal, shape, 1.0);
+    model.set_process_noise(0.01).unwrap();
+    let rows: [(&[i64], &[f64]); 3] = [(&[0], &[1.7e9]), (&[1, 2], &[0.5, -2.0]), (&[2], &[3.0])];
+    let learn = |m: &mut Diagonal, k: usize| {
+        let row = Row::Sparse64(rows[k % 3].0, rows[k % 3].1);
+        let seen = m.observe(row);
+        m.update(row, 0.1, 1.0, seen.variance, 0.0);
+    };
+    (0..10).for_each(|k| learn(&mut model, k));
+    let before = model.clone();
+    let (clock, stored) = model.lazy_noise().unwrap();
+    assert_eq!(model, before);
+    let restore = |stored: &[f64]| {
+        let kind = CovarianceKind::Diagonal;
+        let (mean, eager) = (model.mean(), model.covariance());
+        let mut copy = Diagonal::from_parts(kind, shape, &mean, &eager).unwrap();
+        copy.set_process_noise(0.01).unwrap();
+        copy.restore_lazy_noise(clock, stored).map(|()| copy)
+    };
+    let mut tampered = stored.clone();
+    tampered[1] *= 2.0;
+    assert!(restore(&tampered).is_err());
+    assert!(restore(&stored[..2]).is_err());
+    let mut copy = restore(&stored).unwrap();
+    assert!(model.covariance().iter().all(|&v| v > 0.0));
+    for k in 10..20 {
+        learn(&mut model, k);
+        learn(&mut copy, k);
+        assert_eq!(model.coordinates(), copy.coordinates());
+    }
+}

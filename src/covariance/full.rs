@@ -741,9 +741,15 @@ impl Covariance for Full {
         }
     }
 
+    /// The variance the next round meets: xᵀ(Σ + q·I)x, its process noise added (the Kalman
+    /// filter's one-step-ahead prediction).
     fn moments(&self, row: Row) -> (f64, f64) {
         let x = self.shape.features(row);
-        (x.dot(&self.mean), self.variance(&x))
+        let v = match self.noise {
+            0.0 => self.variance(&x),
+            q => self.variance(&x) + q * x.squared_norm(),
+        };
+        (x.dot(&self.mean), v)
     }
 
     fn unit_scale_variance(&self, row: Row) -> Option<(f64, f64)> {
@@ -769,6 +775,12 @@ impl Covariance for Full {
         self.refresh_diagonal();
     }
 
+    fn fold_pending(&mut self) {
+        if !self.pending.is_empty() {
+            Covariance::fold(self);
+        }
+    }
+
     /// O(d²), after folding the pending terms.
     fn rescale_covariance(&mut self, r: f64) {
         Covariance::fold(self);
@@ -789,6 +801,51 @@ impl Covariance for Full {
 
     fn reset_covariance(&mut self, a: f64) -> Result<(), CwError> {
         self.reset(a);
+        Ok(())
+    }
+
+    /// The growth g not folded yet, with Σ₀'s diagonal (the state holds Σ₀ + g·I) and the
+    /// diagonals kept for the safeguards, which gained every round's q one by one.
+    fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
+        if self.noise == 0.0 && self.growth == 0.0 {
+            return None;
+        }
+        let d = self.dim;
+        let base = (0..d).map(|i| self.sigma[i * d + i]);
+        let stored = base.chain(self.base_diagonal.iter().copied());
+        Some((
+            [0.0, self.growth],
+            stored.chain(self.diagonal.iter().copied()).collect(),
+        ))
+    }
+
+    /// `stored`: Σ₀'s diagonal, which with g must give the restored one back bit for bit, then
+    /// the two diagonals of the safeguards.
+    fn restore_lazy_noise(&mut self, clock: [f64; 2], stored: &[f64]) -> Result<(), CwError> {
+        let d = self.dim;
+        let [round, growth] = clock;
+        let invalid = |what: &str| Err(CwError::InvalidState(format!("entry {what}")));
+        if round != 0.0 || !(growth >= 0.0 && growth.is_finite()) {
+            return invalid("\"noise_clock\" must hold 0 and a non-negative finite growth");
+        }
+        if stored.len() != 3 * d || stored.iter().any(|v| !(v.is_finite() && *v > 0.0)) {
+            return invalid(&format!(
+                "\"noise_variances\" must hold {} positive values",
+                3 * d
+            ));
+        }
+        let (base, safeguards) = stored.split_at(d);
+        if (0..d).any(|i| base[i] + growth != self.sigma[i * d + i]) {
+            return invalid(
+                "\"noise_variances\" does not give \"covariance_values\" with the growth",
+            );
+        }
+        (0..d).for_each(|i| self.sigma[i * d + i] = base[i]);
+        self.growth = growth;
+        self.base_diagonal.copy_from_slice(&safeguards[..d]);
+        self.diagonal.copy_from_slice(&safeguards[d..]);
+        self.roomy = self.is_roomy();
+        self.plan.clear();
         Ok(())
     }
 

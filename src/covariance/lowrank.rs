@@ -395,8 +395,16 @@ impl PrimalForm for LowRank {
             return Err(impossible(kind, "keeps its live sketch rows first"));
         }
         model.rows = rows;
+        // A sketch too large for its Gram matrix I + BSBᵀ (a crafted value no learning writes)
+        // factors into infinities or NaN, and the next update turned the mean into NaN.
+        let stride = model.capacity();
         for i in 0..rows {
             model.factor_row(i);
+            let gram = &model.gram[..=i];
+            let factor = &model.cholesky[i * stride..=i * stride + i];
+            if !gram.iter().chain(factor).all(|v| v.is_finite()) {
+                return Err(impossible(kind, "has a sketch whose Gram matrix overflows"));
+            }
         }
         Ok(model)
     }

@@ -224,6 +224,11 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
 
+    /// Folds pending rank-one terms, if any, for a state that stores Σ folded (the full form,
+    /// with its process noise; a no-op for the others). Process noise alone stays lazy (see
+    /// [`Covariance::lazy_noise`]).
+    fn fold_pending(&mut self) {}
+
     /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). A form those
     /// rules never reach (refused when the learner is built) says so with `unreachable!`.
     fn mean_norm2(&self) -> f64;
@@ -250,10 +255,27 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// Process noise (docs/design.md §10): from now on Σ ← Σ + q·I at the start of every
     /// learning round (in [`Covariance::learn_score`], [`Covariance::observe`] or the form's
-    /// own `learn_rows`), predictions seeing the noise of the rounds so far; q = 0 turns it
+    /// own `learn_rows`), predictions seeing the noise of the rounds so far and of the next one
+    /// (the one-step-ahead variance xᵀ(Σ + q·I)x, what the next row meets); q = 0 turns it
     /// off. Default: refused, for a form that has no exact way to do it.
     fn set_process_noise(&mut self, _q: f64) -> Result<(), CwError> {
         Err(no_process_noise())
+    }
+
+    /// The process noise applied lazily and not folded in (the diagonal form's clock, see
+    /// `diagonal.rs`): its [round, noise grown] and the stored variances σ̃ it offsets, which
+    /// a state keeps so that its copy continues with the same bits; `None` when none runs.
+    fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
+        None
+    }
+
+    /// Restores [`Covariance::lazy_noise`] in a model built from the same state's variances
+    /// (with its process noise set), after checking that they are those variances. Default:
+    /// refused, for a form without a lazy clock.
+    fn restore_lazy_noise(&mut self, _clock: [f64; 2], _stored: &[f64]) -> Result<(), CwError> {
+        Err(CwError::InvalidState(
+            "entry \"noise_clock\" is only for a diagonal covariance with process noise".into(),
+        ))
     }
 
     /// Σ ← a·I, the mean kept (the reset of `process_noise="auto"`). Default: refused.
@@ -457,11 +479,16 @@ impl CovarianceKind {
 
 /// Checks a restored mean: `dim` finite values, and a covariance of finite values.
 fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
-    if mean.len() != dim || mean.iter().any(|x| !x.is_finite()) {
+    if mean.len() != dim {
         return Err(CwError::InvalidInput(format!(
-            "a mean must hold {dim} finite values, got {}",
+            "a mean must hold {dim} values, got {}",
             mean.len()
         )));
+    }
+    if mean.iter().any(|x| !x.is_finite()) {
+        return Err(CwError::InvalidInput(
+            "mean contains NaN or infinity".into(),
+        ));
     }
     if covariance.iter().any(|x| !x.is_finite()) {
         return Err(CwError::InvalidInput(

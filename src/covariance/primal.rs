@@ -327,6 +327,12 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn fold_pending(&mut self) {
+                match self {
+                    $(Gaussian::$form(f) => f.fold_pending(),)*
+                }
+            }
+
             fn take_skipped(&mut self) -> u64 {
                 match self {
                     $(Gaussian::$form(f) => f.take_skipped(),)*
@@ -374,6 +380,18 @@ macro_rules! primal_forms {
             fn set_process_noise(&mut self, q: f64) -> Result<(), CwError> {
                 match self {
                     $(Gaussian::$form(f) => f.set_process_noise(q),)*
+                }
+            }
+
+            fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
+                match self {
+                    $(Gaussian::$form(f) => f.lazy_noise(),)*
+                }
+            }
+
+            fn restore_lazy_noise(&mut self, clock: [f64; 2], stored: &[f64]) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.restore_lazy_noise(clock, stored),)*
                 }
             }
 
