@@ -173,6 +173,19 @@ def test_full_covariance_with_pending_terms_is_kept_without_changing_the_model(
             assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
 
 
+def test_pending_terms_that_do_not_give_the_covariance_are_refused():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(37, 40))
+    model = cwrs.AROW(covariance="full", shuffle=False).fit(X, X[:, 0] > 0)
+    state = model.__getstate__()
+    native = state["_model"][1]
+    terms = native["pending_terms"].copy()
+    terms[np.argmax(np.abs(terms))] *= 1 + 2**-52
+    crafted = dict(state, _model=(state["_model"][0], dict(native, pending_terms=terms)))
+    with pytest.raises(cwrs.InvalidModelStateError, match="pending_terms"):
+        cwrs.AROW().__setstate__(crafted)
+
+
 # ------------------------------------------------------------------ the property over learners
 EXTREMES = [0.0, 0.0, 1e-300, -1e-300, 1e-150, 1.0, -1.0, 1.7e9, -1e9, 1e50, 1e150, -1e154,
             1e200, 1e300, -1e300]
