@@ -394,6 +394,7 @@ fn restore_one<O: SingleModel>(
         mistakes,
     )?
     .with_rounds(rounds(state)?);
+    let learner = with_pending_terms(learner, state)?;
     let shape = learner.shape();
     let learner = penalised(learner, state, shape, |l, l1| {
         l.with_l1(restore_l1(l1, state, shape.dim())?)
@@ -401,12 +402,29 @@ fn restore_one<O: SingleModel>(
     with_noise(learner, state, Some(state))
 }
 
+/// `learner` (restored from `state`'s covariance) with the pending rank-one terms `state`
+/// keeps beside it, if any (see [`Online::pending_terms`]); before the lazy noise, whose check
+/// reads the base.
+fn with_pending_terms<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    state: &State,
+) -> Result<Online<O, M>, CwError> {
+    if !state.entries.contains_key("pending_counts") {
+        return Ok(learner);
+    }
+    learner.with_pending_terms(
+        state.u64s("pending_counts")?,
+        state.floats("pending_bases")?,
+        state.floats("pending_terms")?,
+    )
+}
+
 /// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
 fn rounds(state: &State) -> Result<u64, CwError> {
     Ok(state.optional_count("n_rounds")?.unwrap_or(0))
 }
 
-/// A linear model's mean and covariance; the full form's Σ folded (nothing pending).
+/// A linear model's mean and covariance; the full form's Σ folded into a copy.
 fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
     State::default()
         .with("mean", mean)
@@ -512,6 +530,7 @@ impl Estimator {
                     mistakes()?,
                 )?
                 .with_rounds(rounds(state)?);
+                let learner = with_pending_terms(learner, state)?;
                 let shape = learner.shape();
                 let learner = penalised(learner, state, shape, |l, l1| {
                     let totals = state.floats_of("l1_totals", n_classes)?;
@@ -564,19 +583,11 @@ impl Estimator {
     }
 
     /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
-    /// the model exactly. A full covariance is stored folded (Σ, nothing pending): the model
-    /// folds its pending terms first, so that it predicts with the same Σ as its restored copy.
-    /// Process noise not folded in is stored as it is (see [`Covariance::lazy_noise`]).
-    pub fn state(&mut self) -> State<'static> {
-        match &mut self.model {
-            Model::Binary(l) => l.fold_pending(),
-            Model::Regressor(l) => l.fold_pending(),
-            Model::Multiclass(l) if process_noise(&self.config).is_ok_and(|n| !n.is_off()) => {
-                l.fold_pending()
-            }
-            // The dual form has nothing to fold.
-            _ => {}
-        }
+    /// the model exactly, and taking it leaves the model as it is. A full covariance is stored
+    /// as Σ, its pending rank-one terms folded into a copy, with the terms and what they fold
+    /// into beside it (see [`Covariance::pending_terms`]); process noise not folded in is
+    /// stored as it is (see [`Covariance::lazy_noise`]).
+    pub fn state(&self) -> State<'static> {
         self.config.clone().merged(self.learned())
     }
 
@@ -618,6 +629,19 @@ impl Estimator {
                 let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
+        };
+        let pending = match &self.model {
+            Model::Binary(l) => l.pending_terms(),
+            Model::Regressor(l) => l.pending_terms(),
+            Model::Multiclass(l) => l.pending_terms(),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        };
+        let learned = match pending {
+            Some((counts, bases, terms)) => learned
+                .with("pending_counts", counts)
+                .with("pending_bases", bases)
+                .with("pending_terms", terms),
+            None => learned,
         };
         let learned = match each!(&self.model, l => l.lazy_noise()) {
             Some((clocks, stored)) => learned

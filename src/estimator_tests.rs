@@ -215,7 +215,7 @@ fn an_interrupted_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns()
         n_cols: N_FEATURES,
     };
     // A fresh model (undone by building it again) and a restored one (undone from a copy).
-    let mut fresh = Estimator::new(configs()[0].clone(), None).unwrap();
+    let fresh = Estimator::new(configs()[0].clone(), None).unwrap();
     let restored = Estimator::from_state(&fresh.state(), None).unwrap();
     for mut estimator in [fresh, restored] {
         let before = estimator.state();
@@ -394,4 +394,121 @@ mod process_noise_states {
             prop_assert_eq!(copy.state(), model.state());
         }
     }
+}
+
+/// Rows of `n_features` features with labels ±1 and class indices 0..3, as [`data`] gives.
+fn wide_data(n_rows: usize, n_features: usize) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    let mut seed = 987654321u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let x: Vec<f64> = (0..n_rows * n_features).map(|_| next()).collect();
+    let y = x.chunks(n_features).map(|r| r[0] - r[1] + next()).collect();
+    let classes = x
+        .chunks(n_features)
+        .map(|r| usize::from(r[0] > 0.0) + usize::from(r[1] + 0.3 * next() > 0.1))
+        .collect();
+    (x, y, classes)
+}
+
+#[test]
+fn taking_a_state_leaves_a_full_model_with_pending_terms_as_it_is() {
+    const D: usize = 40;
+    const ROWS: usize = 61;
+    // Not a multiple of the fold block (5 terms at d = 41): terms are pending at the split.
+    const SPLIT: usize = 33;
+    let (x, y, classes) = wide_data(ROWS, D);
+    let learn = |e: &mut Estimator, rows: std::ops::Range<usize>| {
+        let m = Matrix::Dense {
+            values: &x[rows.start * D..rows.end * D],
+            n_rows: rows.len(),
+            n_cols: D,
+        };
+        let signs: Vec<f64> = y[rows.clone()].iter().map(|v| v.signum()).collect();
+        let targets = match (e.n_classes(), e.kind()) {
+            (Some(_), _) => Targets::Classes(&classes[rows]),
+            (None, "regressor") => Targets::Values(&y[rows]),
+            (None, _) => Targets::Values(&signs),
+        };
+        e.partial_fit(&m, targets, Presentation::default()).unwrap();
+    };
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]).with("n_features", D);
+    let models = [
+        arow("binary"),
+        arow("regressor"),
+        arow("multiclass"),
+        arow("multiclass").with("strategy", "ovr"),
+    ];
+    for model in models {
+        for noise in [None, Some(0.01)] {
+            for average in [None, Some(3usize)] {
+                let config = model
+                    .clone()
+                    .with("covariance", "full")
+                    .with("process_noise", noise)
+                    .with("average", average);
+                let what = format!("{config:?}");
+                let mut original = Estimator::new(config, None).unwrap();
+                learn(&mut original, 0..SPLIT);
+                let mut twin = original.clone();
+                let state = original.state();
+                assert!(state.entries.contains_key("pending_terms"), "{what}");
+                assert_eq!(original.state(), state, "{what}");
+                let mut restored = Estimator::from_state(&state, None).unwrap();
+                assert_eq!(restored.state(), state, "{what}");
+                for e in [&mut original, &mut twin, &mut restored] {
+                    learn(e, SPLIT..ROWS);
+                }
+                let bits = |e: &Estimator| {
+                    let values = [e.mean().unwrap(), e.covariance().unwrap()].concat();
+                    values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&original), bits(&twin), "{what}");
+                assert_eq!(bits(&restored), bits(&twin), "{what}");
+                assert_eq!(restored.state(), twin.state(), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
+    const D: usize = 40;
+    let (x, _, classes) = wide_data(10, D);
+    let config = config("multiclass", "AROW", &[("r", 1.0)])
+        .with("n_features", D)
+        .with("covariance", "full");
+    let mut model = Estimator::new(config, None).unwrap();
+    let m = Matrix::Dense {
+        values: &x,
+        n_rows: 10,
+        n_cols: D,
+    };
+    model
+        .partial_fit(&m, Targets::Classes(&classes), Presentation::default())
+        .unwrap();
+    let state = model.state();
+    let refused = |state: State| {
+        let err = Estimator::from_state(&state, None).unwrap_err();
+        assert!(matches!(err, CwError::InvalidState(_)), "{err}");
+        assert!(err.to_string().contains("pending"), "{err}");
+    };
+    let mut terms = state.floats("pending_terms").unwrap().to_vec();
+    terms[3] *= 1.0 + f64::EPSILON;
+    refused(state.clone().with("pending_terms", terms));
+    let mut bases = state.floats("pending_bases").unwrap().to_vec();
+    bases[1] += 1e-3; // no longer symmetric
+    refused(state.clone().with("pending_bases", bases));
+    let counts = state.u64s("pending_counts").unwrap();
+    let mut shifted = counts.to_vec();
+    shifted.rotate_left(1);
+    if shifted != counts {
+        refused(state.clone().with("pending_counts", shifted));
+    }
+    refused(state.clone().with("pending_counts", vec![1u64; 2]));
+    let diagonal = state.clone().with("covariance", "diag");
+    assert!(Estimator::from_state(&diagonal, None).is_err());
 }

@@ -62,12 +62,12 @@ fn learned(mut estimator: Estimator, labels: &FileLabels) -> Result<Estimator, C
 #[test]
 fn a_chunk_learns_as_partial_fit_does() {
     let three = FileLabels::new(&model("multiclass", 3), Some(vec![1.0, 2.0, 3.0])).unwrap();
-    let mut a = learned(model("multiclass", 3), &three).unwrap();
-    let mut b = by_hand(model("multiclass", 3), Targets::Classes(&[1, 0, 2, 1]));
+    let a = learned(model("multiclass", 3), &three).unwrap();
+    let b = by_hand(model("multiclass", 3), Targets::Classes(&[1, 0, 2, 1]));
     assert_eq!(a.state(), b.state());
     let values = FileLabels::new(&model("regressor", 3), None).unwrap();
-    let mut a = learned(model("regressor", 3), &values).unwrap();
-    let mut b = by_hand(
+    let a = learned(model("regressor", 3), &values).unwrap();
+    let b = by_hand(
         model("regressor", 3),
         Targets::Values(&[2.0, 1.0, 3.0, 2.0]),
     );

@@ -85,8 +85,7 @@ fn information_merge_of_the_full_regressor_is_the_sequential_fit() {
         for method in [Method::Information, Method::Auto] {
             let merged = merge(&refs, method, given, None).unwrap();
             assert_close(&merged.mean().unwrap(), &sequential.mean().unwrap(), 1e-9);
-            let mut folded = sequential.clone();
-            let sigma = folded.state();
+            let sigma = sequential.state();
             let sigma = sigma.floats("covariance_values").unwrap();
             assert_close(&merged.covariance().unwrap(), sigma, 1e-9);
             assert_eq!(merged.n_updates(), 80);
@@ -204,7 +203,7 @@ fn the_merged_l1_model_has_no_pending_threshold() {
         learned(fresh.clone(), &x, &y, 0..25),
         learned(fresh, &x, &y, 25..50),
     );
-    let mut merged = merge(&[&a, &b], Method::Auto, None, None).unwrap();
+    let merged = merge(&[&a, &b], Method::Auto, None, None).unwrap();
     let state = merged.state();
     let total = state.float("l1_total").unwrap();
     assert!(state.floats("l1_last").unwrap().iter().all(|&h| h == total));
@@ -244,8 +243,8 @@ fn the_prior_base_is_a_fresh_model() {
             _ => &[Method::Auto, Method::Precision, Method::Average],
         };
         for &method in methods {
-            let mut prior = merge(&[&a, &b], method, None, None).unwrap();
-            let mut given = merge(&[&a, &b], method, Some(&fresh), None).unwrap();
+            let prior = merge(&[&a, &b], method, None, None).unwrap();
+            let given = merge(&[&a, &b], method, Some(&fresh), None).unwrap();
             assert_eq!(prior.state(), given.state(), "{method:?}");
         }
     }

@@ -243,9 +243,58 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.n_mistakes
     }
 
-    /// Folds every pending rank-one term (see [`Covariance::fold_pending`]).
-    pub fn fold_pending(&mut self) {
-        self.models.iter_mut().for_each(M::fold_pending);
+    /// Every model's pending rank-one terms (see [`Covariance::pending_terms`]): how many each
+    /// model keeps, then the bases and the terms of those that keep some, concatenated; `None`
+    /// when no model keeps any.
+    pub fn pending_terms(&self) -> Option<(Vec<u64>, Vec<f64>, Vec<f64>)> {
+        let each: Vec<_> = self.models.iter().map(M::pending_terms).collect();
+        if each.iter().all(Option::is_none) {
+            return None;
+        }
+        let (mut counts, mut bases, mut terms) = (Vec::new(), Vec::new(), Vec::new());
+        for pending in each {
+            match pending {
+                Some((base, pending)) => {
+                    counts.push((pending.len() / base.len().isqrt().max(1)) as u64);
+                    bases.extend(base);
+                    terms.extend_from_slice(pending);
+                }
+                None => counts.push(0),
+            }
+        }
+        Some((counts, bases, terms))
+    }
+
+    /// Restores [`Online::pending_terms`] (before the lazy noise).
+    pub fn with_pending_terms(
+        mut self,
+        counts: &[u64],
+        bases: &[f64],
+        terms: &[f64],
+    ) -> Result<Self, CwError> {
+        let n = self.models.len();
+        let keeping = counts.iter().filter(|&&c| c > 0).count();
+        let base_len = bases.len() / keeping.max(1);
+        let dim = base_len.isqrt();
+        let total = counts.iter().try_fold(0usize, |sum, &c| {
+            usize::try_from(c).ok()?.checked_mul(dim)?.checked_add(sum)
+        });
+        if counts.len() != n || bases.len() != keeping * dim * dim || total != Some(terms.len()) {
+            return Err(CwError::InvalidState(format!(
+                "entries \"pending_counts\", \"pending_bases\" and \"pending_terms\" must hold \
+                 a count per model ({n}), then a base and that many terms per model that keeps \
+                 some"
+            )));
+        }
+        let (mut bases, mut terms) = (bases.chunks_exact(base_len.max(1)), terms);
+        for (model, &count) in self.models.iter_mut().zip(counts) {
+            if count > 0 {
+                let (own, rest) = terms.split_at(count as usize * dim);
+                model.restore_pending_terms(bases.next().unwrap_or_default(), own)?;
+                terms = rest;
+            }
+        }
+        Ok(self)
     }
 
     /// Applies every pending covariance term (see [`Covariance::fold`]).

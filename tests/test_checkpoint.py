@@ -2,6 +2,7 @@
 continues bit for bit like the model that was never saved; an input that would break that is
 refused up front with a ValueError (docs/design.md §3.6, §10)."""
 
+import copy
 import io
 import pickle
 
@@ -121,6 +122,70 @@ def test_crafted_lowrank_sketch_is_refused_or_keeps_learning_finite(rule, value)
             assert np.all(np.isfinite(crafted.coef_)), (position, i)
 
 
+def _pending_model(kind, process_noise, average):
+    if kind == "regressor":
+        return cwrs.AROWRegressor(covariance="full", process_noise=process_noise,
+                                  average=average, shuffle=False)
+    multi_class = "ovr" if kind == "ovr" else "max-score"
+    return cwrs.AROW(covariance="full", process_noise=process_noise, average=average,
+                     multi_class=multi_class, shuffle=False)
+
+
+@pytest.mark.parametrize("d", [40, 64])
+@pytest.mark.parametrize("kind", ["binary", "regressor", "max-score", "ovr"])
+@pytest.mark.parametrize("process_noise", [0.0, 0.01])
+@pytest.mark.parametrize("average", [False, True])
+def test_full_covariance_with_pending_terms_is_kept_without_changing_the_model(
+    d, kind, process_noise, average
+):
+    # From 32 coordinates on, Σ keeps rank-one terms pending before a fold: taking a state
+    # (save, pickle, deepcopy) must neither fold them into the model nor lose them in the copy.
+    rng = np.random.default_rng(d)
+    X = rng.normal(size=(90, d))
+    if kind == "regressor":
+        y = X[:, 0] - X[:, 1] + 0.3 * rng.normal(size=90)
+    elif kind == "binary":
+        y = (X[:, 0] + 0.3 * rng.normal(size=90) > 0).astype(int)
+    else:
+        y = (X[:, 0] > 0).astype(int) + (X[:, 1] + 0.3 * rng.normal(size=90) > 0.1)
+    split = 37  # not a multiple of the fold block: terms are pending when the state is taken
+    first = {} if kind == "regressor" else {"classes": np.unique(y)}
+    original = _pending_model(kind, process_noise, average)
+    twin = _pending_model(kind, process_noise, average)  # learns the same rows, never saved
+    for model in (original, twin):
+        model.partial_fit(X[:split], y[:split], **first)
+    assert "pending_terms" in original.__getstate__()["_model"][1]
+    buffer = io.BytesIO()
+    original.save(buffer)
+    copies = [
+        cwrs.load(io.BytesIO(buffer.getvalue())),
+        pickle.loads(pickle.dumps(original)),
+        copy.deepcopy(original),
+    ]
+    for model in (original, twin, *copies):
+        model.partial_fit(X[split:], y[split:])
+    for model in (original, *copies):
+        for got, want in [
+            (outputs(model, X), outputs(twin, X)),
+            (model.coef_, twin.coef_),
+            (model.covariance_, twin.covariance_),
+        ]:
+            assert np.asarray(got).tobytes() == np.asarray(want).tobytes()
+
+
+def test_pending_terms_that_do_not_give_the_covariance_are_refused():
+    rng = np.random.default_rng(7)
+    X = rng.normal(size=(37, 40))
+    model = cwrs.AROW(covariance="full", shuffle=False).fit(X, X[:, 0] > 0)
+    state = model.__getstate__()
+    native = state["_model"][1]
+    terms = native["pending_terms"].copy()
+    terms[np.argmax(np.abs(terms))] *= 1 + 2**-52
+    crafted = dict(state, _model=(state["_model"][0], dict(native, pending_terms=terms)))
+    with pytest.raises(cwrs.InvalidModelStateError, match="pending_terms"):
+        cwrs.AROW().__setstate__(crafted)
+
+
 # ------------------------------------------------------------------ the property over learners
 EXTREMES = [0.0, 0.0, 1e-300, -1e-300, 1e-150, 1.0, -1.0, 1.7e9, -1e9, 1e50, 1e150, -1e154,
             1e200, 1e300, -1e300]
@@ -165,9 +230,13 @@ def cwrs_params(rule):
 
 
 def batches(draw, d, kind):
+    """Up to 8 rows: three columns drawn, any further ones random normals (wide rows stay
+    fast to draw)."""
     n = draw(st.integers(1, 8))
     value = st.one_of(st.sampled_from(EXTREMES), st.floats(-10, 10))
-    X = np.array([[draw(value) for _ in range(d)] for _ in range(n)])
+    drawn = np.array([[draw(value) for _ in range(min(d, 3))] for _ in range(n)])
+    rest = np.random.default_rng(draw(st.integers(0, 2**32))).normal(size=(n, max(d - 3, 0)))
+    X = np.hstack([drawn, rest])
     if kind == "regressor":
         target = st.one_of(st.sampled_from([0.0, 1.0, -1e150, 1e9]), st.floats(-10, 10))
         y = np.array([draw(target) for _ in range(n)])
@@ -198,6 +267,8 @@ def observed(model, X):
 def test_every_fitted_model_saves_loads_pickles_and_continues_bit_for_bit(learner, data):
     rule, params, kind = learner
     d = data.draw(st.integers(1, 3))
+    if params.get("covariance") == "full" and data.draw(st.booleans()):
+        d = data.draw(st.sampled_from([32, 40]))  # Σ keeps rank-one terms pending from 32 on
     X1, y1 = batches(data.draw, d, kind)
     X2, y2 = batches(data.draw, d, kind)
     classes = [] if kind == "regressor" else list(range(3 if kind == "multiclass" else 2))

@@ -246,7 +246,7 @@ fuzz_target!(|case: Case| {
     let state = model.state();
     // What the model saves, it takes back, as the same state.
     match Estimator::from_state(&state, None) {
-        Ok(mut restored) if finite(&state) => assert_eq!(restored.state(), state),
+        Ok(restored) if finite(&state) => assert_eq!(restored.state(), state),
         Ok(_) => {}
         Err(e) => assert!(!finite(&state), "the learned state is refused: {e}"),
     }

@@ -305,14 +305,16 @@ def _widen_state(state: dict, width: int, a: float) -> None:
             [_widen_l1(total, last, old, width) for total, last in zip(totals, parts)]
         )
     state["n_features"] = width
-    _restart_noise_clock(state)
+    _drop_lazy_entries(state)
 
 
-def _restart_noise_clock(state: dict) -> None:
-    """Drops the lazy process-noise clock, which describes the models as they were: the
-    changed state starts its clock from its eager variances (`covariance_values`)."""
-    state.pop("noise_clock", None)
-    state.pop("noise_variances", None)
+def _drop_lazy_entries(state: dict) -> None:
+    """Drops the lazy process-noise clock and the full form's pending rank-one terms, which
+    describe the models as they were: the changed state starts from its eager covariance
+    (`covariance_values`), nothing pending."""
+    for key in ("noise_clock", "noise_variances", "pending_counts", "pending_bases",
+                "pending_terms"):
+        state.pop(key, None)
 
 
 def _widen_mean(mean: Any, old: int, width: int) -> Any:
@@ -381,7 +383,7 @@ def _to_one_vs_rest(state: dict) -> None:
         state["l1_totals"] = np.array([total, total])
         state["l1_last"] = np.tile(state["l1_last"], 2)
     state.update(kind="multiclass", strategy="ovr", n_classes=2)
-    _restart_noise_clock(state)
+    _drop_lazy_entries(state)
 
 
 def _add_prior_class(state: dict, a: float) -> None:
@@ -399,7 +401,7 @@ def _add_prior_class(state: dict, a: float) -> None:
         state["l1_totals"] = np.append(state["l1_totals"], 0.0)
         state["l1_last"] = np.concatenate([state["l1_last"], np.zeros(dim)])
     state["n_classes"] = int(state["n_classes"]) + 1
-    _restart_noise_clock(state)
+    _drop_lazy_entries(state)
 
 
 # The docstring entries both adapters share.

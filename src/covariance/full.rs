@@ -126,6 +126,12 @@ fn diagonal_floor(base: f64) -> f64 {
     FULL_VARIANCE_FLOOR.max(RELATIVE_VARIANCE_FLOOR * base)
 }
 
+/// Whether the `dim`×`dim` row-major `sigma` is exactly symmetric.
+fn is_symmetric(dim: usize, sigma: &[f64]) -> bool {
+    let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
+    (0..dim).all(|i| (0..i).all(|j| row(i)[j] == row(j)[i]))
+}
+
 /// y += a·x.
 #[inline]
 fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
@@ -650,8 +656,7 @@ impl PrimalForm for Full {
         let (shape, mean, covariance) = (parts.shape, parts.mean, parts.covariance);
         let dim = shape.dim();
         if let Some(sigma) = dim.checked_mul(dim).and_then(|n| covariance.get(..n)) {
-            let row = |i: usize| &sigma[i * dim..(i + 1) * dim];
-            if (0..dim).any(|i| (0..i).any(|j| row(i)[j] != row(j)[i])) {
+            if !is_symmetric(dim, sigma) {
                 return Err(impossible(Self::KIND, "must be symmetric"));
             }
             if !is_positive_definite(dim, sigma, &covariance[dim * dim..])? {
@@ -775,10 +780,50 @@ impl Covariance for Full {
         self.refresh_diagonal();
     }
 
-    fn fold_pending(&mut self) {
-        if !self.pending.is_empty() {
-            Covariance::fold(self);
+    /// Σ₀ + g·I (as [`Full::state`] stores it) and the pending terms, when some wait.
+    fn pending_terms(&self) -> Option<(Vec<f64>, &[f64])> {
+        if self.pending.is_empty() {
+            return None;
         }
+        let mut base = self.sigma.clone();
+        add_to_diagonal(&mut base, self.dim, self.growth);
+        Some((base, &self.pending))
+    }
+
+    /// `base`: Σ₀ + g·I, symmetric; the model (built from Σ, nothing pending, no growth yet)
+    /// takes Σ₀ + g·I and the terms when folding them as [`Full::values`] does gives its Σ
+    /// back bit for bit. The lazy noise, if any, then takes g out of the diagonal.
+    fn restore_pending_terms(&mut self, base: &[f64], terms: &[f64]) -> Result<(), CwError> {
+        let d = self.dim;
+        let invalid = |what: &str| Err(CwError::InvalidState(format!("entry {what}")));
+        if base.len() != d * d || !is_symmetric(d, base) || base.iter().any(|v| !v.is_finite()) {
+            return invalid(&format!(
+                "\"pending_bases\" must hold a symmetric {d}×{d} matrix of finite values per \
+                 model with pending terms"
+            ));
+        }
+        if terms.is_empty()
+            || !terms.len().is_multiple_of(d)
+            || terms.iter().any(|v| !v.is_finite())
+        {
+            return invalid(&format!(
+                "\"pending_terms\" must hold finite terms of {d} values each"
+            ));
+        }
+        let mut restored =
+            Full::with_parts(self.shape, self.mean.clone(), base.to_vec(), terms.to_vec());
+        let bits = |values: &[f64]| values.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+        if self.growth != 0.0
+            || !self.pending.is_empty()
+            || bits(&restored.values()) != bits(&self.values())
+        {
+            return invalid(
+                "\"pending_terms\" folded into \"pending_bases\" does not give \"covariance_values\"",
+            );
+        }
+        restored.noise = self.noise;
+        *self = restored;
+        Ok(())
     }
 
     /// O(d²), after folding the pending terms.

@@ -224,10 +224,22 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// full form; a no-op for the others). Predictions do not change; later rounding may.
     fn fold(&mut self) {}
 
-    /// Folds pending rank-one terms, if any, for a state that stores Σ folded (the full form,
-    /// with its process noise; a no-op for the others). Process noise alone stays lazy (see
-    /// [`Covariance::lazy_noise`]).
-    fn fold_pending(&mut self) {}
+    /// The rank-one terms waiting apart from the covariance (the full form's pending terms,
+    /// see `full.rs`): the base Σ₀ + g·I they are folded into, row-major, and the terms, which
+    /// a state keeps beside Σ so that its copy continues with the same bits; `None` when none
+    /// wait.
+    fn pending_terms(&self) -> Option<(Vec<f64>, &[f64])> {
+        None
+    }
+
+    /// Restores [`Covariance::pending_terms`] in a model built from the same state's
+    /// covariance (before its lazy noise), after checking that folding `terms` into `base`
+    /// gives that covariance bit for bit. Default: refused, for a form that keeps none.
+    fn restore_pending_terms(&mut self, _base: &[f64], _terms: &[f64]) -> Result<(), CwError> {
+        Err(CwError::InvalidState(
+            "entry \"pending_terms\" is only for a full covariance".into(),
+        ))
+    }
 
     /// ‖μ‖², for the rules outside the (α, c) template (docs/design.md §2.9). A form those
     /// rules never reach (refused when the learner is built) says so with `unreachable!`.

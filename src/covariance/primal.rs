@@ -327,9 +327,15 @@ macro_rules! primal_forms {
                 }
             }
 
-            fn fold_pending(&mut self) {
+            fn pending_terms(&self) -> Option<(Vec<f64>, &[f64])> {
                 match self {
-                    $(Gaussian::$form(f) => f.fold_pending(),)*
+                    $(Gaussian::$form(f) => f.pending_terms(),)*
+                }
+            }
+
+            fn restore_pending_terms(&mut self, base: &[f64], terms: &[f64]) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.restore_pending_terms(base, terms),)*
                 }
             }
 

@@ -157,17 +157,17 @@ methods_and_attributes! {
         Self::built(state, kernel, true)
     }
 
-    /// An independent copy: a restore point that, unlike `state()`, leaves the model as it is.
+    /// An independent copy: a restore point.
     fn copy(&self, py: Python) -> PyResult<Self> {
         let copy = |e: &Estimator| Ok(e.clone());
         let copy = self.estimator.read(py, "copy", Work::Batch, copy)?;
         Ok(Self::wrap(copy))
     }
 
-    /// Everything needed to rebuild the model exactly, by name (a full covariance folded).
+    /// Everything needed to rebuild the model exactly, by name; the model stays as it is.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Dict<'py>> {
-        let state = |e: &mut Estimator| Ok(e.state());
-        state_to_dict(py, self.estimator.write(py, "state", Work::Quick, state)?)
+        let state = |e: &Estimator| Ok(e.state());
+        state_to_dict(py, self.estimator.read(py, "state", Work::Quick, state)?)
     }
 
     /// The lean path of the estimators' `partial_fit`: learns `x` and `y` when `x` is lean rows
