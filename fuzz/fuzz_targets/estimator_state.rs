@@ -121,7 +121,14 @@ impl Setup {
             .with("covariance", form)
             .with("rank", 1 + usize::from(self.rank % 3))
             .with("penalty", None::<String>)
-            .with("strategy", if self.rank % 2 == 0 { "max-score" } else { "ovr" })
+            .with(
+                "strategy",
+                if self.rank % 2 == 0 {
+                    "max-score"
+                } else {
+                    "ovr"
+                },
+            )
             .with("n_classes", 3usize);
         if let Some(kernel) = self.kernel {
             config.set("kernel", KERNELS[usize::from(kernel) % KERNELS.len()]);
@@ -209,17 +216,24 @@ fn finite(state: &State) -> bool {
 fn corrupted(mut state: State<'static>, change: &Corruption) -> State<'static> {
     let keys: Vec<String> = state.entries.keys().cloned().collect();
     let pick = |filter: &dyn Fn(&Value) -> bool, k: u8| {
-        let keys: Vec<&String> = keys.iter().filter(|key| filter(&state.entries[*key])).collect();
+        let keys: Vec<&String> = keys
+            .iter()
+            .filter(|key| filter(&state.entries[*key]))
+            .collect();
         (!keys.is_empty()).then(|| keys[usize::from(k) % keys.len()].clone())
     };
     match change {
         Corruption::Floats(k, values, delta) => {
             if let Some(key) = pick(&|v| matches!(v, Value::Floats(_)), *k) {
-                let Value::Floats(old) = &state.entries[&key] else { unreachable!() };
+                let Value::Floats(old) = &state.entries[&key] else {
+                    unreachable!()
+                };
                 let n = (old.len() as i64 + i64::from(*delta % 4)).clamp(0, MAX_LEN as i64);
                 let new: Vec<f64> = match values.is_empty() {
                     true => vec![1.0; n as usize],
-                    false => (0..n as usize).map(|i| values[i % values.len()].get()).collect(),
+                    false => (0..n as usize)
+                        .map(|i| values[i % values.len()].get())
+                        .collect(),
                 };
                 state.set(&key, new);
             }

@@ -7,7 +7,7 @@
 #![no_main]
 
 use cwrs::covariance::CovarianceKind;
-use cwrs::data::libsvm::{for_each_chunk, read_all, Chunk, IndexBase, Reader};
+use cwrs::data::libsvm::{for_each_chunk, read_all, Chunk, IndexBase, LabelField, Reader};
 use cwrs::data::Presentation;
 use cwrs::regression::Regressor;
 use cwrs::rules::RegressionRule;
@@ -101,7 +101,8 @@ fn check_error(error: &CwError, n_lines: u64) {
 }
 
 fn whole(data: &[u8], zero_based: Option<bool>, n_lines: u64) -> Result<Rows, CwError> {
-    let chunk = read_all(data, zero_based).inspect_err(|e| check_error(e, n_lines))?;
+    let (chunk, _) = read_all(data, zero_based, LabelField::Required)
+        .inspect_err(|e| check_error(e, n_lines))?;
     check_chunk(&chunk, usize::MAX);
     if zero_based == Some(false) {
         learn(&chunk);
