@@ -206,8 +206,14 @@ impl LowRank {
             };
             let s: f64 = row[..j].iter().zip(lj).map(|(a, b)| a * b).sum();
             row[j] = if i == j {
-                // I + BSBᵀ ⪰ I: rounding cannot take the pivot far below 1.
-                (entry - s).max(1.0).sqrt()
+                // I + BSBᵀ ⪰ I, but where a row lies (almost) in the span of the rows before
+                // it, entry − s is rounding noise of size ε·entry: a pivot of 1 would then
+                // divide that noise into the later rows of L, which grow by that ratio at every
+                // such row until they overflow. At least τ·entry keeps L bounded by √entry.
+                (entry - s)
+                    .max(1.0)
+                    .max(RELATIVE_VARIANCE_FLOOR * entry)
+                    .sqrt()
             } else {
                 (entry - s) / done[j * stride + j]
             };
