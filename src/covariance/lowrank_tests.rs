@@ -248,7 +248,7 @@ fn a_rank_deficient_sketch_far_above_the_prior_keeps_its_factor_bounded() {
         let x = [1e50 * next(), 1e50 * next(), 1e50 * next()];
         let (v, _) = low.prepare(Row::Dense(&x));
         assert!(v.is_finite() && v > 0.0, "row {t}: v = {v}");
-        // AROW with r = 1 adds the precision xxᵀ/r: c = 1, capped at c·v ≤ 1/τ.
+        // AROW with r = 1 adds the precision xxᵀ/r: c = 1 (before the form's own cap).
         low.update(Row::Dense(&x), 1e-50 / (v + 1.0), 1.0, v, 0.0);
         assert!(low.mean.iter().all(|m| m.is_finite()), "row {t}");
         let stride = 2 * low.rank();
