@@ -255,10 +255,10 @@ def test_covariance_matrix_inverts_the_stored_precision(fit_intercept, estimator
 def test_features_far_above_the_prior_keep_the_state_finite_and_scale_equivariant(
     seed, exponent, rank, task
 ):
-    # Rows at 2^e (1e20 to 1e150) with a = 1: the sketch's Gram matrix BSBᵀ reaches ~s², far
-    # past 1/ε, and with 2k rows over d + 1 = 5 columns it is rank-deficient. The model must
-    # stay finite and be the model of the rows at scale 1 with a = s² (the same numbers, to the
-    # bit for a power of two s).
+    # Rows at 2^e (1e20 to 1e150) with a = 1: AROW's increments xxᵀ/r would make the sketch's
+    # Gram matrix BSBᵀ ~s², far past 1/ε, and from rank 3 its 2k rows over d = 4 columns make
+    # it rank-deficient. The model must stay finite, savable, and be the model of the rows at
+    # scale 1 with a = s² (the same numbers, to the bit for a power of two s).
     rng = np.random.default_rng(seed)
     X = rng.normal(size=(150, 4))
     score = X @ np.array([1.0, -0.5, 0.25, 0.0])
@@ -278,9 +278,12 @@ def test_features_far_above_the_prior_keep_the_state_finite_and_scale_equivarian
     state = scaled._model.state()
     mean = state["means" if task == "multiclass" else "mean"]
     assert np.isfinite(mean).all() and np.isfinite(state["covariance_values"]).all()
+    restored = pickle.loads(pickle.dumps(scaled))
     if task == "regressor":
         np.testing.assert_allclose(scaled.predict(X * s) / s, at_one.predict(X), rtol=1e-9)
+        np.testing.assert_array_equal(restored.predict(X * s), scaled.predict(X * s))
         assert np.sqrt(np.mean((at_one.predict(X) - y) ** 2)) < 0.1
     else:
         decision = scaled.decision_function(X * s)
         np.testing.assert_allclose(decision, at_one.decision_function(X), rtol=1e-9)
+        np.testing.assert_array_equal(restored.decision_function(X * s), decision)
