@@ -243,3 +243,47 @@ def test_covariance_matrix_inverts_the_stored_precision(fit_intercept, estimator
     dense = model.covariance_matrix()
     assert dense.shape == ((3, d, d) if estimator == "multiclass" else (d, d))
     np.testing.assert_allclose(dense.reshape(-1, d, d), expected, rtol=1e-9, atol=1e-12)
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    exponent=st.sampled_from([66, 166, 332, 498]),
+    rank=st.sampled_from([1, 2, 3, 5, 10]),
+    task=st.sampled_from(["binary", "multiclass", "regressor"]),
+)
+def test_features_far_above_the_prior_keep_the_state_finite_and_scale_equivariant(
+    seed, exponent, rank, task
+):
+    # Rows at 2^e (1e20 to 1e150) with a = 1: AROW's increments xxᵀ/r would make the sketch's
+    # Gram matrix BSBᵀ ~s², far past 1/ε, and from rank 3 its 2k rows over d = 4 columns make
+    # it rank-deficient. The model must stay finite, savable, and be the model of the rows at
+    # scale 1 with a = s² (the same numbers, to the bit for a power of two s).
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(150, 4))
+    score = X @ np.array([1.0, -0.5, 0.25, 0.0])
+    s = 2.0**exponent
+    if task == "regressor":
+        estimator, y, y_scaled = cwrs.AROWRegressor, score, score * s
+    else:
+        estimator = cwrs.AROW
+        y = (score > 0).astype(int) if task == "binary" else np.digitize(score, [-0.5, 0.5])
+        y_scaled = y
+
+    def fit(rows, targets, a):
+        model = estimator(covariance="lowrank", rank=rank, a=a, fit_intercept=False, shuffle=False)
+        return model.fit(rows, targets)
+
+    scaled, at_one = fit(X * s, y_scaled, 1.0), fit(X, y, s * s)
+    state = scaled._model.state()
+    mean = state["means" if task == "multiclass" else "mean"]
+    assert np.isfinite(mean).all() and np.isfinite(state["covariance_values"]).all()
+    restored = pickle.loads(pickle.dumps(scaled))
+    if task == "regressor":
+        np.testing.assert_allclose(scaled.predict(X * s) / s, at_one.predict(X), rtol=1e-9)
+        np.testing.assert_array_equal(restored.predict(X * s), scaled.predict(X * s))
+        assert np.sqrt(np.mean((at_one.predict(X) - y) ** 2)) < 0.1
+    else:
+        decision = scaled.decision_function(X * s)
+        np.testing.assert_allclose(decision, at_one.decision_function(X), rtol=1e-9)
+        np.testing.assert_array_equal(restored.decision_function(X * s), decision)

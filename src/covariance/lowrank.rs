@@ -59,6 +59,8 @@ pub struct LowRank {
     /// entries (2k), the shrink's eigen-problem (2 × 2k×2k) and its block of columns
     /// (2k×PANEL).
     solved: Vec<f64>,
+    /// xᵀSx of the row last prepared.
+    prior: f64,
     sigma_x: Vec<f64>,
     scaled: Vec<f64>,
     gram: Vec<f64>,
@@ -206,8 +208,14 @@ impl LowRank {
             };
             let s: f64 = row[..j].iter().zip(lj).map(|(a, b)| a * b).sum();
             row[j] = if i == j {
-                // I + BSBᵀ ⪰ I: rounding cannot take the pivot far below 1.
-                (entry - s).max(1.0).sqrt()
+                // I + BSBᵀ ⪰ I, but where a row lies (almost) in the span of the rows before
+                // it, entry − s is rounding noise of size ε·entry: a pivot of 1 would then
+                // divide that noise into the later rows of L, which grow by that ratio at every
+                // such row until they overflow. At least τ·entry keeps L bounded by √entry.
+                (entry - s)
+                    .max(1.0)
+                    .max(RELATIVE_VARIANCE_FLOOR * entry)
+                    .sqrt()
             } else {
                 (entry - s) / done[j * stride + j]
             };
@@ -361,6 +369,7 @@ impl PrimalForm for LowRank {
             cholesky: vec![0.0; m * m],
             skipped: 0,
             solved: vec![0.0; m],
+            prior: 0.0,
             sigma_x: vec![0.0; dim],
             scaled: vec![0.0; dim],
             gram: vec![0.0; m],
@@ -472,17 +481,19 @@ impl Covariance for LowRank {
         let v = self.variance_from(&mut y, prior);
         self.backward(&mut y);
         self.solved = y;
+        self.prior = prior;
         (v, squared_norm)
     }
 
     /// Σx = S(x − Bᵀz) with z = (I + BSBᵀ)⁻¹BSx from `prepare`; then the sketch takes √c·x,
-    /// with c capped so that the variance along x keeps the fraction τ (§3.6) of v. Unless
-    /// the sketch must shrink first, the pass over the sketch rows b_i that forms Bᵀz also
-    /// takes the new row's Gram entries b_i·S·(√c·x).
+    /// with c capped so that its Gram entry c·xᵀSx stays ≤ 1/τ (§3.6; so c·v ≤ 1/τ too): rows
+    /// far above the prior (a·‖x‖² past 1/ε) would otherwise add Gram entries whose rounding
+    /// swamps the I of I + BSBᵀ. Unless the sketch must shrink first, the pass over the sketch
+    /// rows b_i that forms Bᵀz also takes the new row's Gram entries b_i·S·(√c·x).
     fn update(&mut self, row: Row, step: f64, c: f64, v: f64, _eta: f64) {
         let x = self.shape.features(row);
         let c = if c > 0.0 && v > 0.0 {
-            c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * v))
+            c.min(1.0 / (RELATIVE_VARIANCE_FLOOR * self.prior))
         } else {
             0.0
         };

@@ -233,3 +233,38 @@ fn a_sketch_row_that_underflows_is_not_kept() {
     let restored = LowRank::from_parts(kind, shape, &low.mean(), &low.covariance()).unwrap();
     assert_eq!(restored, low);
 }
+
+/// Rows far above the prior (a·‖x‖² ~ 1e100) with more sketch rows than columns: the Gram
+/// matrix BSBᵀ is huge and rank-deficient, so the factor's pivots past the rank are rounding
+/// noise. The factor must stay bounded (|L_ij|² ≤ its row's diagonal entry of I + BSBᵀ, up
+/// to rounding) and every variance and mean step finite, through several shrinks.
+#[test]
+fn a_rank_deficient_sketch_far_above_the_prior_keeps_its_factor_bounded() {
+    let shape = Shape::new(3, false).unwrap();
+    let kind = CovarianceKind::LowRank { rank: 5 };
+    let mut low = LowRank::new(kind, shape, 1.0);
+    let mut next = uniform(13);
+    for t in 0..60 {
+        let x = [1e50 * next(), 1e50 * next(), 1e50 * next()];
+        let (v, _) = low.prepare(Row::Dense(&x));
+        assert!(v.is_finite() && v > 0.0, "row {t}: v = {v}");
+        // AROW with r = 1 adds the precision xxᵀ/r: c = 1 (before the form's own cap).
+        low.update(Row::Dense(&x), 1e-50 / (v + 1.0), 1.0, v, 0.0);
+        assert!(low.mean.iter().all(|m| m.is_finite()), "row {t}");
+        let stride = 2 * low.rank();
+        for i in 0..low.live_rows() {
+            let diagonal = 1.0
+                + low
+                    .row(i)
+                    .iter()
+                    .zip(&low.variances)
+                    .map(|(b, s)| b * b * s)
+                    .sum::<f64>();
+            let row = &low.cholesky[i * stride..=i * stride + i];
+            assert!(
+                row.iter().all(|l| l * l <= 2.0 * diagonal),
+                "row {t}: {row:?}"
+            );
+        }
+    }
+}
