@@ -131,6 +131,26 @@ def _pending_model(kind, process_noise, average):
                      multi_class=multi_class, shuffle=False)
 
 
+@pytest.mark.parametrize("budget", [None, 4])
+@pytest.mark.parametrize("kernel", ["rbf", "poly", "linear"])
+@pytest.mark.parametrize("rule", ["AROW", "CW", "SCW1", "NAROW", "SOP"])
+def test_kernel_models_with_a_huge_prior_stay_savable(rule, kernel, budget):
+    """Σ's dual coefficients grow like a²·c along directions the support rows repeat: with
+    a = 1e300 and rows (nearly) repeated they overflowed, and the model could not be saved."""
+    rng = np.random.default_rng(0)
+    X = rng.normal(size=(12, 2)) * 1e-300  # every RBF kernel value 1: the rows repeat
+    X = np.vstack([X, rng.normal(size=(12, 2))])
+    y = np.tile([0, 1, 1], 8)
+    model = getattr(cwrs, rule)(a=1e300, kernel=kernel, budget=budget, fit_intercept=False)
+    model.partial_fit(X[:16], y[:16], classes=[0, 1])
+    for copy_ in kept(model):
+        model_rest, copy_rest = pickle.loads(pickle.dumps(model)), copy_
+        model_rest.partial_fit(X[16:], y[16:])
+        copy_rest.partial_fit(X[16:], y[16:])
+        np.testing.assert_array_equal(outputs(model_rest, X), outputs(copy_rest, X))
+        kept(model_rest)
+
+
 @pytest.mark.parametrize("d", [40, 64])
 @pytest.mark.parametrize("kind", ["binary", "regressor", "max-score", "ovr"])
 @pytest.mark.parametrize("process_noise", [0.0, 0.01])

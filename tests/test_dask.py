@@ -95,6 +95,8 @@ def test_files_read_on_the_workers_give_the_merge_of_the_shards(client, tmp_path
         for key in state:
             np.testing.assert_array_equal(state[key], expected[key], err_msg=key)
     assert streamed.n_features_in_ == n_features and list(streamed.classes_) == [-1, 1]
+    # Read one-based, as partial_fit_file keeps it: later files and `cwrs test` use that base.
+    assert fitted.zero_based_ is False and streamed.zero_based_ is model.zero_based_ is False
 
 
 @pytest.mark.parametrize("kind", ["regressor", "multiclass", "random-features"])

@@ -93,9 +93,12 @@ def fit(
     model: Any = None
     for _ in range(epochs):
         model = _epoch(client, template, model, parts, n_features, classes, merge)
+    fitted = fitted_attributes(model)
+    if isinstance(X, (list, tuple)):  # files, read one-based: kept as partial_fit_file keeps it
+        fitted["zero_based_"] = False
     with estimator._lock():
         estimator.__dict__.pop("feature_names_in_", None)
-        estimator._install(_model=model._model, **fitted_attributes(model))
+        estimator._install(_model=model._model, **fitted)
     return estimator
 
 

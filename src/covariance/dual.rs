@@ -51,6 +51,9 @@ pub struct DualGaussian {
     norm2: f64,
     /// Whether the last update already loaded the next row and computed its Πk.
     ahead: bool,
+    /// Steps skipped because float64 could not hold them, not yet taken (see
+    /// [`Covariance::take_skipped`]); not part of the model.
+    skipped: u64,
     /// What a custom kernel raised while learning: the rows after it are not learned, and the
     /// learner undoes the call.
     failure: Option<CwError>,
@@ -126,6 +129,7 @@ impl DualGaussian {
             kappa: 0.0,
             norm2: 0.0,
             ahead: false,
+            skipped: 0,
             failure: None,
             scratch: Scratch::default(),
         })
@@ -410,6 +414,10 @@ impl DualGaussian {
         if self.failure.is_some() {
             return;
         }
+        if !self.representable(step, c, v) {
+            self.skipped += 1;
+            return;
+        }
         self.nu
             .iter_mut()
             .zip(&self.pk)
@@ -456,13 +464,28 @@ impl DualGaussian {
         );
         if let Some(removed_nu) = removed_nu {
             for (nu, y) in self.nu.iter_mut().zip(&s.projection) {
-                *nu -= removed_nu * y / self.a;
+                *nu -= removed_nu * (y / self.a); // y/a first: ν_p·y alone overflows for a huge a
             }
         }
         if next.is_some() {
             std::mem::swap(&mut self.pk, &mut s.next_pk);
             self.ahead = true;
         }
+    }
+
+    /// Whether float64 holds the step on the prepared row: ν's increments step·(Πk, a) and
+    /// the terms β·h_i·h_j of Π's update, with room for the sweep's sums. Π = −a²(C⁻¹ + aK)⁻¹
+    /// reaches a²·c along directions the support rows repeat, which overflows for a huge prior
+    /// `a` (a = 1e300 with AROW's c = 1/r); such a row changes nothing, so the state stays
+    /// finite. With ordinary a, c and Πk the bound (1e307) is never near.
+    fn representable(&self, step: f64, c: f64, v: f64) -> bool {
+        let largest = self.pk.iter().fold(self.a, |m, g| m.max(g.abs()));
+        let beta = if self.second_order {
+            sherman_morrison_factor(c, v)
+        } else {
+            0.0
+        };
+        beta * largest * largest <= f64::MAX / 16.0 && (step * largest).is_finite()
     }
 
     /// Budget maintenance: removes the support row whose mean term ν_p·φ(x_p) has the smallest
@@ -684,9 +707,9 @@ impl Covariance for DualGaussian {
         }
     }
 
-    /// An update appends one finite coefficient α (the step gate's) to ν: no step to skip.
+    /// Steps float64 could not hold ([`DualGaussian::representable`]).
     fn take_skipped(&mut self) -> u64 {
-        0
+        std::mem::take(&mut self.skipped)
     }
 
     /// `learner::check_kernel_form` refuses the rules that read ‖μ‖² in the dual form.
