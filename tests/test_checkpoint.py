@@ -8,10 +8,11 @@ import pickle
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import cwrs
+from test_persist_attacks import array_of, native_path
 
 SECOND_ORDER = ["AROW", "CW", "SCW1", "SCW2", "NAROW", "SOP", "IELLIP", "NHERD", "ExactCW"]
 
@@ -204,6 +205,98 @@ def test_pending_terms_that_do_not_give_the_covariance_are_refused():
     crafted = dict(state, _model=(state["_model"][0], dict(native, pending_terms=terms)))
     with pytest.raises(cwrs.InvalidModelStateError, match="pending_terms"):
         cwrs.AROW().__setstate__(crafted)
+
+
+SKETCH_VALUES = [1e100, 1e150, 1e154, 1e155, 1e200, 1e300, 1.7e308, 1e-150, 1e-300, 5e-324]
+
+
+@st.composite
+def lowrank_crafts(draw):
+    """(rule, kind, rank, seed, rows, features, scale, edits): a low-rank learner fitted on
+    `rows` random rows of that scale, then a few of its state's values (variances S or
+    sketch entries, at positions taken modulo their count) set to huge or tiny finite values
+    (`value`) or their signs flipped (`None`)."""
+    kind = draw(st.sampled_from(["binary", "multiclass", "regressor"]))
+    rule = "AROWRegressor" if kind == "regressor" else draw(
+        st.sampled_from(["AROW", "CW", "SCW1", "SCW2"])
+    )
+    value = st.sampled_from([v * sign for v in SKETCH_VALUES for sign in (1, -1)])
+    edits = st.lists(st.tuples(st.integers(0, 10**6), st.none() | value), min_size=1, max_size=3)
+    return (
+        rule, kind, draw(st.integers(1, 3)), draw(st.integers(0, 2**32 - 1)),
+        draw(st.integers(1, 12)), draw(st.integers(1, 4)),
+        draw(st.sampled_from([1.0, 1e50, 1e150])), draw(edits),
+    )
+
+
+def crafted_lowrank(rule, kind, rank, seed, rows, features, scale, edits):
+    """The fitted learner of `lowrank_crafts` and its crafted covariance values."""
+    X = np.random.default_rng(seed).normal(size=(rows, features)) * scale
+    if kind == "regressor":
+        y, first = X[:, 0], {}
+    else:
+        n_classes = 3 if kind == "multiclass" else 2
+        y, first = np.arange(rows) % n_classes, {"classes": list(range(n_classes))}
+    model = getattr(cwrs, rule)(covariance="lowrank", rank=rank, shuffle=False)
+    model.partial_fit(X, y, **first)
+    values = model._model.state()["covariance_values"].copy()
+    for position, value in edits:
+        position %= len(values)
+        values[position] = -values[position] if value is None else value
+    return model, values
+
+
+@st.composite
+def extreme_rows(draw):
+    """(X, targets, labels): rows 4 features wide (a test takes the first ones it needs) with
+    values from EXTREMES, a regression target and a class label (of 3) for each."""
+    X, targets = batches(draw, 4, "regressor")
+    return X, targets, np.array([draw(st.integers(0, 2)) for _ in targets])
+
+
+@settings(max_examples=200, deadline=None)
+@given(craft=lowrank_crafts(), extreme=extreme_rows())
+# A variance far above the others (Σx can hold a NaN, which must not reach the mean) ...
+@example(craft=("AROWRegressor", "regressor", 2, 0, 3, 1, 1.0, [(0, 1e300)]),
+         extreme=(np.zeros((1, 4)), np.zeros(1), np.zeros(1, dtype=int)))
+# ... and a sketch whose shrink meets an eigen-problem near overflow.
+@example(craft=("AROW", "binary", 2, 1, 3, 1, 1.0, [(0, 1e150)]),
+         extreme=(np.zeros((1, 4)), np.zeros(1), np.zeros(1, dtype=int)))
+def test_crafted_lowrank_state_is_refused_or_keeps_learning_finite(craft, extreme):
+    # A state that loads must keep learning finite, on ordinary and extreme rows alike;
+    # a file holding it loads exactly when the state does.
+    model, values = crafted_lowrank(*craft)
+    kind = craft[1]
+    buffer = io.BytesIO()
+    model.save(buffer)
+    original = buffer.getvalue()
+    _, replaced = array_of(original, native_path(original, "covariance_values"))
+    state = dict(model._model.state(), covariance_values=values)
+    try:
+        native = cwrs._cwrs.Model.from_state(state)
+    except cwrs.InvalidModelStateError:
+        with pytest.raises(ValueError, match="invalid model state: a lowrank covariance"):
+            cwrs.load(io.BytesIO(replaced(values)))
+        return
+    loaded = cwrs.load(io.BytesIO(replaced(values)))
+    assert loaded._model.state()["covariance_values"].tobytes() == values.tobytes()
+    assert native.state()["covariance_values"].tobytes() == values.tobytes()
+    d = model.n_features_in_
+    ordinary = np.random.default_rng(0).normal(size=(8, d))
+    X, targets, labels = extreme
+    rows = np.vstack([ordinary, X[:, :d]])
+    if kind == "regressor":
+        y = np.concatenate([ordinary[:, 0], targets])
+    else:
+        y = np.concatenate([np.arange(8) % 2, labels if kind == "multiclass" else labels % 2])
+    for i in range(len(rows)):
+        loaded.partial_fit(rows[i : i + 1], y[i : i + 1])
+        state = loaded._model.state()
+        for name in ("mean", "means", "covariance_values"):
+            if name in state:
+                assert np.all(np.isfinite(state[name])), (name, i)
+        assert np.all(np.isfinite(loaded.coef_)), i
+    kept(loaded)
 
 
 # ------------------------------------------------------------------ the property over learners

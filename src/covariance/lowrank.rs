@@ -185,6 +185,14 @@ impl LowRank {
         self.factor_gram_row(i);
     }
 
+    /// Whether row i of L, and the Gram entries it came from, are finite: a sketch row too
+    /// large for I + BSBᵀ (~1e155 against S = 1) would make every later Woodbury solve NaN.
+    fn factor_row_is_finite(&self, i: usize) -> bool {
+        let stride = self.capacity();
+        let factor = &self.cholesky[i * stride..=i * stride + i];
+        self.gram[..=i].iter().chain(factor).all(|v| v.is_finite())
+    }
+
     /// `scaled` ← S∘b_i, and the Gram entry b_i·S·b_i into `gram[i]`.
     fn scale_row(&mut self, i: usize) {
         let bi = &self.sketch[i * self.dim..(i + 1) * self.dim];
@@ -245,8 +253,13 @@ impl LowRank {
             self.shrink();
         }
         if self.write_row(x, c) {
-            self.rows += 1;
-            self.factor_row(self.rows - 1);
+            self.factor_row(self.rows);
+            if self.factor_row_is_finite(self.rows) {
+                self.rows += 1;
+            } else {
+                let row = self.rows * self.dim..(self.rows + 1) * self.dim;
+                self.sketch[row].fill(0.0);
+            }
         }
     }
 
@@ -257,13 +270,25 @@ impl LowRank {
     fn shrink(&mut self) {
         let (m, k) = (self.rows, self.rank);
         let stride = self.capacity();
-        // BSBᵀ = LLᵀ − I, from the factor.
+        // t·BSBᵀ = (hL)(hL)ᵀ − t·I, from the factor, with h = √t a power of two bringing L's
+        // largest entry near 1: only the eigenvalues' ratios are used, the scaling is exact, and
+        // the products and the solver's squares cannot overflow (a crafted sketch's Gram
+        // entries can be finite up to ~1e308).
+        let largest = (0..m)
+            .flat_map(|i| &self.cholesky[i * stride..=i * stride + i])
+            .fold(0.0f64, |l, v| l.max(v.abs()));
+        let exponent = largest.log2().floor().clamp(-500.0, 500.0) as i32;
+        let h = 2f64.powi(-exponent);
         for i in 0..m {
             let li = &self.cholesky[i * stride..i * stride + i + 1];
             for j in 0..=i {
                 let lj = &self.cholesky[j * stride..j * stride + j + 1];
-                let s: f64 = li[..=j].iter().zip(lj).map(|(a, b)| a * b).sum();
-                let g = s - f64::from(u8::from(i == j));
+                let s: f64 = li[..=j]
+                    .iter()
+                    .zip(lj)
+                    .map(|(a, b)| (h * a) * (h * b))
+                    .sum();
+                let g = s - f64::from(u8::from(i == j)) * (h * h);
                 self.eigen[i * m + j] = g;
                 self.eigen[j * m + i] = g;
             }
@@ -406,12 +431,9 @@ impl PrimalForm for LowRank {
         model.rows = rows;
         // A sketch too large for its Gram matrix I + BSBᵀ (a crafted value no learning writes)
         // factors into infinities or NaN, and the next update turned the mean into NaN.
-        let stride = model.capacity();
         for i in 0..rows {
             model.factor_row(i);
-            let gram = &model.gram[..=i];
-            let factor = &model.cholesky[i * stride..=i * stride + i];
-            if !gram.iter().chain(factor).all(|v| v.is_finite()) {
+            if !model.factor_row_is_finite(i) {
                 return Err(impossible(kind, "has a sketch whose Gram matrix overflows"));
             }
         }
@@ -502,6 +524,12 @@ impl Covariance for LowRank {
             self.scale_row(self.rows);
         }
         let dim = self.dim;
+        if fused && step == 0.0 {
+            for i in 0..self.rows {
+                self.gram[i] = dot(&self.sketch[i * dim..(i + 1) * dim], &self.scaled);
+            }
+        }
+        let mut overflows = false;
         if step != 0.0 {
             self.sigma_x.iter_mut().for_each(|s| *s = 0.0);
             for i in 0..self.rows {
@@ -520,34 +548,42 @@ impl Covariance for LowRank {
             x.for_each(|j, xj| sigma_x[j] += xj);
             let variances = &self.variances;
             sigma_x.iter_mut().zip(variances).for_each(|(s, v)| *s *= v);
-            let largest = sigma_x.iter().fold(0.0f64, |m, s| m.max(s.abs()));
-            if step.abs() * largest >= MEAN_STEP_LIMIT {
-                let mean = &self.mean;
-                let overflows = mean
+            // A NaN in Σx counts as infinite (`f64::max` would pass over it).
+            let largest = sigma_x.iter().fold(0.0f64, |m, &s| {
+                if s.is_nan() {
+                    f64::INFINITY
+                } else {
+                    m.max(s.abs())
+                }
+            });
+            overflows = step.abs() * largest >= MEAN_STEP_LIMIT
+                && self
+                    .mean
                     .iter()
                     .zip(sigma_x.iter())
                     .any(|(m, s)| !(m + step * s).is_finite());
-                if overflows {
-                    self.skipped += 1;
-                    if fused {
-                        self.sketch[self.rows * dim..(self.rows + 1) * dim].fill(0.0);
-                    }
-                    return;
-                }
+        }
+        // The new sketch row's factor row, before anything changes: a row that would make
+        // I + BSBᵀ overflow is not learned, as a mean step that would overflow is not.
+        let unfactorable = fused && {
+            self.factor_gram_row(self.rows);
+            !self.factor_row_is_finite(self.rows)
+        };
+        if overflows || unfactorable {
+            self.skipped += 1;
+            if fused {
+                self.sketch[self.rows * dim..(self.rows + 1) * dim].fill(0.0);
             }
+            return;
+        }
+        if step != 0.0 {
             let mean = &mut self.mean;
             mean.iter_mut()
-                .zip(sigma_x.iter())
+                .zip(self.sigma_x.iter())
                 .for_each(|(m, s)| *m += step * s);
         }
         if fused {
-            if step == 0.0 {
-                for i in 0..self.rows {
-                    self.gram[i] = dot(&self.sketch[i * dim..(i + 1) * dim], &self.scaled);
-                }
-            }
             self.rows += 1;
-            self.factor_gram_row(self.rows - 1);
         } else if c > 0.0 && self.rows == self.capacity() {
             self.insert(&x, c);
         }
