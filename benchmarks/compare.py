@@ -752,6 +752,13 @@ def section_latency(n_calls, n_warmup, repeat, d=100):
 
         return make
 
+    def cwrs_with_classes():
+        """The README's streaming loop: `classes=` passed again on every call."""
+        est = cwrs.AROW(r=1.0)
+        est.partial_fit(rows[0], targets[0], classes=CLASSES)
+        classes = CLASSES.tolist()
+        return lambda i: est.partial_fit(rows[i], targets[i], classes=classes)
+
     def sklearn_learner():
         est = _peers.sklearn_pa1(C=1.0)
         est.partial_fit(rows[0], targets[0], classes=CLASSES)
@@ -785,6 +792,8 @@ def section_latency(n_calls, n_warmup, repeat, d=100):
         "cwrs PA1 partial_fit": latency_bench(cwrs_learner(cwrs.PA1, C=1.0)),
         "sklearn PA-I partial_fit": peer_missing("sklearn") or latency_bench(sklearn_learner),
         "cwrs AROW diag partial_fit, 2 rows": latency_bench(cwrs_two_rows, "(2, d) rows"),
+        "cwrs AROW diag partial_fit, classes= every call": latency_bench(
+            cwrs_with_classes, "classes= repeated"),
         "cwrs AROW diag decision_function": latency_bench(
             predictor(lambda: cwrs.AROW(r=1.0), "decision_function"), "prediction"),
         "cwrs AROW diag predict": latency_bench(

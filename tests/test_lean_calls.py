@@ -146,3 +146,23 @@ def test_hyper_parameters_are_checked_once_per_assignment(monkeypatch):
     model.partial_fit(X[12:14], Y_BINARY[12:14])
     model.partial_fit(X[14:16], Y_BINARY[14:16])
     assert len(calls) == 2  # once per assignment
+
+
+@pytest.mark.parametrize("labels", [[0, 1], ["ham", "spam"], [-1.0, 2.0, 7.0]])
+def test_classes_repeated_on_every_call_learn_as_without_them(labels):
+    """A stream passes the same `classes=` on every call: listed in order (a list, tuple or
+    array) it is recognised without NumPy's sorting, and every other form is still checked."""
+    rng = np.random.default_rng(5)
+    X = rng.normal(size=(60, 4))
+    y = np.asarray(labels, dtype=object)[rng.integers(0, len(labels), 60)].tolist()
+    with_classes, without = cwrs.AROW(), cwrs.AROW()
+    with_classes.partial_fit(X[:10], y[:10], classes=labels)
+    without.partial_fit(X[:10], y[:10], classes=labels)
+    forms = [list(labels), tuple(labels), np.array(labels), list(reversed(labels)), labels * 2]
+    for i in range(10, 60):
+        with_classes.partial_fit(X[i : i + 1], y[i : i + 1], classes=forms[i % len(forms)])
+        without.partial_fit(X[i : i + 1], y[i : i + 1])
+    np.testing.assert_array_equal(with_classes.decision_function(X), without.decision_function(X))
+    for other in (labels[:-1], list(labels) + [labels[-1] * 3]):
+        with pytest.raises(ValueError, match="is not the same as on the first call"):
+            with_classes.partial_fit(X[:1], y[:1], classes=other)

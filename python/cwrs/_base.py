@@ -45,6 +45,7 @@ from ._validation import (
     classes_of,
     feature_names,
     learned_in_canonical_form,
+    lists_classes,
     mapped_rows,
     not_fitted_error,
     refuse_overflow,
@@ -87,8 +88,8 @@ def _lean_rows(X, n_features):
 # - `_checked_params`: present while the hyper-parameters are as last validated (see
 #   `_check_params_if_changed`).
 # - `_one_row`: (native model, label -> native target map or None, n_features, its bound lean
-#   methods learn_lean, decision_lean, predict_lean or None, proba_lean, classes_ or None and
-#   its one-element slices) while the lean paths of `partial_fit` (a few rows) and of
+#   methods learn_lean, decision_lean, predict_lean or None, proba_lean, classes_ or None, its
+#   one-element slices and classes_ as a list or None) while the lean paths of `partial_fit` (a few rows) and of
 #   prediction may be taken: a primal model without feature map, fitted without feature names,
 #   whose hyper-parameters were validated since the last `set_params`. One attribute, read at
 #   once, so that the path never pairs a model with another fit's labels. The lean methods
@@ -313,7 +314,7 @@ class Estimator(HyperParameters):
             self.__dict__["_one_row"] = (
                 model, self._one_row_targets(model), self.n_features_in_, model.learn_lean,
                 model.decision_lean, model.predict_lean if plain else None, model.proba_lean,
-                classes, rows,
+                classes, rows, None if classes is None else classes.tolist(),
             )
 
     def save(self, file: ModelFile) -> None:
@@ -641,7 +642,9 @@ class Classifier(Estimator):
         (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
         """
         one_row = self._one_row
-        if one_row is not None and classes is None and sample_weight is None:
+        if one_row is not None and sample_weight is None and (
+            classes is None or lists_classes(classes, one_row[9])
+        ):
             if one_row[3](X, y, one_row[1], self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, classes, sample_weight)
@@ -663,8 +666,10 @@ class Classifier(Estimator):
             model, feature_map, n_features_in, known, fitted_names = self._fitted_state()
             check_feature_names(type(self).__name__, fitted_names, X)
             self._check_params_if_changed()
-            if classes is not None and not np.array_equal(
-                np.unique(check_labels(classes, None, "classes")), known
+            if (
+                classes is not None
+                and not lists_classes(classes, known.tolist())
+                and not np.array_equal(np.unique(check_labels(classes, None, "classes")), known)
             ):
                 raise ValueError(
                     f"classes={np.unique(classes)!r} is not the same as on the first call to "

@@ -477,6 +477,21 @@ def refuse_overflow(values, method):
     return values
 
 
+def lists_classes(classes, known):
+    """Whether `classes` is a list, tuple or 1-d array of exactly the fitted classes `known` (a
+    list), in their sorted order: the form a stream passes on every `partial_fit` call, checked
+    without NumPy's sorting. False means "not shown so", and the caller compares the general
+    way."""
+    try:
+        if type(classes) is list:
+            return bool(classes == known)
+        if type(classes) is np.ndarray:
+            return classes.ndim == 1 and bool(classes.tolist() == known)
+        return type(classes) is tuple and bool(list(classes) == known)
+    except (TypeError, ValueError):  # elements whose comparison is not a truth value
+        return False
+
+
 def classes_of(y):
     """The sorted distinct labels of y, at least two of them."""
     classes = _two_numbers(y)
