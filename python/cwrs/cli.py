@@ -528,14 +528,20 @@ def trained_model(path):
     return model
 
 
+def opened_for_predictions(stack, args, path):
+    """What `test` and `predict` start from: the predictions output (-p; None without it, and
+    never one of the inputs), the trained model (-i) and the index base to read `path` with."""
+    (predictions,) = open_outputs(
+        stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
+    )
+    model = trained_model(args.input)
+    return predictions, model, model_indexing(path, args.zero_based, model)
+
+
 def run_test(args, reporter):
     path = data_path(args.data)
     with contextlib.ExitStack() as stack:
-        (predictions,) = open_outputs(
-            stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
-        )
-        model = trained_model(args.input)
-        zero_based = model_indexing(path, args.zero_based, model)
+        predictions, model, zero_based = opened_for_predictions(stack, args, path)
         n_rows, metrics = evaluate(model, path, zero_based, reporter, predictions)
         if predictions is not None:
             predictions.commit()
@@ -549,11 +555,7 @@ def run_test(args, reporter):
 def run_predict(args, reporter):
     path = data_path(args.data)
     with contextlib.ExitStack() as stack:
-        (predictions,) = open_outputs(
-            stack, [("-p", args.predictions, False)], [("-i", args.input), ("-d", path)]
-        )
-        model = trained_model(args.input)
-        zero_based = model_indexing(path, args.zero_based, model)
+        predictions, model, zero_based = opened_for_predictions(stack, args, path)
         n_rows = 0
         read = predicted_chunks(model, path, zero_based, reporter, "predict", labels=False)
         with contextlib.closing(read):
