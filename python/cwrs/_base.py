@@ -90,10 +90,11 @@ def _lean_rows(X, n_features):
 # - `_one_row`: (native model, label -> native target map or None, n_features, its bound lean
 #   methods learn_lean, decision_lean, predict_lean or None, proba_lean, classes_ or None, its
 #   one-element slices and classes_ as a list or None) while the lean paths of `partial_fit`
-#   (a few rows) and of prediction may be taken: a primal model without feature map, fitted without feature names,
-#   whose hyper-parameters were validated since the last `set_params`. One attribute, read at
-#   once, so that the path never pairs a model with another fit's labels. The lean methods
-#   return None (learn_lean False) for what they do not take: the general path checks it.
+#   (a few rows) and of prediction may be taken: a primal model without feature map, fitted
+#   without feature names, whose hyper-parameters were validated since the last `set_params`.
+#   One attribute, read at once, so that the path never pairs a model with another fit's
+#   labels. The lean methods return None (learn_lean False) for what they do not take: the
+#   general path checks it.
 _TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
 
 # The fitted attributes `_one_row` is built from: assigning any of them (the river adapter
