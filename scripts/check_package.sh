@@ -101,6 +101,6 @@ EOF
 "$work/venv/bin/cwrs" --shuffle 1 --learners AROW,PA --json -q >"$work/cli.json" \
     || fail "the cwrs command failed in the NumPy-only install"
 "$work/venv/bin/cwrs" --plot "$work/m.png" 2>"$work/cli.err" && fail "--plot without matplotlib"
-grep -q "pip install 'cwrs\[plot\]'" "$work/cli.err" || fail "--plot does not say how to get matplotlib"
+grep -qF 'pip install ".[plot]"' "$work/cli.err" || fail "--plot does not say how to get matplotlib"
 echo "console script: ok"
 echo "package-check: ok"
