@@ -16,6 +16,11 @@ const QUICK_WORK: f64 = 8192.0;
 /// Rows per call on the lean paths: "a few", as a stream sends them.
 pub const LEAN_ROWS: usize = 64;
 
+/// Multiply-adds above which the lean path leaves a call to the general one, which Ctrl-C
+/// interrupts ([`crate::interrupt`]): a few milliseconds, where the general path's fixed cost
+/// (microseconds) no longer shows.
+const LONG_WORK: f64 = 4.0 * crate::interrupt::POLL_WORK;
+
 /// The work of a row of a model, fixed over its life (its kind and size never change).
 #[derive(Clone, Copy, Debug)]
 pub struct CallCost {
@@ -46,6 +51,14 @@ impl CallCost {
     /// Whether the lean paths take `x`: 1 to [`LEAN_ROWS`] rows of the model's width.
     pub fn lean(self, x: &Matrix) -> bool {
         x.n_cols() == self.n_features && (1..=LEAN_ROWS).contains(&x.n_rows())
+    }
+
+    /// Whether learning the rows of `x` is long enough to be left to the interruptible path:
+    /// more than [`LONG_WORK`] (always for a kernel model).
+    pub fn long(self, x: &Matrix) -> bool {
+        self.per_row_and_entry.is_none_or(|(per_row, per_entry)| {
+            per_row * x.n_rows() as f64 + per_entry * x.n_entries() as f64 > LONG_WORK
+        })
     }
 
     /// Values per row of a prediction: one per class of a multiclass model (`None`: one).

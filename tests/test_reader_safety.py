@@ -327,6 +327,29 @@ def test_ctrl_c_interrupts_a_short_expensive_batch_and_restores_the_model(make, 
 
 
 @POSIX
+def test_ctrl_c_interrupts_a_few_expensive_rows_and_restores_the_model():
+    """64 rows (a call the lean path of `partial_fit` could take) of a full covariance at
+    d = 3,000, a fraction of a second: a long call is left to the interruptible path, so SIGINT
+    during it ends it with KeyboardInterrupt and the model exactly as before."""
+    out = run_script("""
+        import signal, threading, numpy as np, cwrs
+        rng = np.random.RandomState(0)
+        X = rng.randn(64, 3000)
+        y = np.where(X[:, 0] > 0, 1, -1)
+        est = cwrs.AROW(covariance="full").partial_fit(X[:1], y[:1], classes=[-1, 1])
+        before = repr(est.__getstate__())
+        threading.Timer(0.05, signal.pthread_kill,
+                        (threading.main_thread().ident, signal.SIGINT)).start()
+        try:
+            est.partial_fit(X, y)
+            print("finished")
+        except KeyboardInterrupt:
+            print("interrupted", repr(est.__getstate__()) == before)
+    """)
+    assert out.splitlines() == ["interrupted True"]
+
+
+@POSIX
 def test_ctrl_c_interrupts_a_sharded_fit_waiting_for_a_slower_shard():
     """fit(n_jobs=2) whose second shard presents a row 2**32-1 times, the first learned at once:
     the calling thread (the only one that runs Python's signal handlers) keeps asking for Ctrl-C

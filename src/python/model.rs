@@ -183,7 +183,8 @@ methods_and_attributes! {
         targets: Option<&Dict>,
         check_batch: &Object,
     ) -> PyResult<bool> {
-        let Some(rows) = self.lean_rows(x) else {
+        // A long call takes the general path, which Ctrl-C interrupts (the lean one does not).
+        let Some(rows) = self.lean_rows(x).filter(|rows| !self.cost.long(rows)) else {
             return Ok(false);
         };
         let Some(targets) = lean_targets(y, rows.n_rows(), targets) else {
