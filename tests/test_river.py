@@ -27,11 +27,22 @@ LEARNERS = [
     cwrs.NHERD(covariance="full", a=3.0),
     cwrs.PA1(C=0.3),
     cwrs.Perceptron(fit_intercept=False),
+    # The forms with per-feature state beside a mean and a covariance: the low-rank sketch (a
+    # new feature has no sketch entry) and averaging (a new weight has no change to average).
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=2),
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=3, fit_intercept=False),
+    cwrs.SCW1(covariance="lowrank", rank=4),
+    cwrs.AROW(r=0.5, average=True),
+    cwrs.AROW(r=0.5, covariance="full", average=7),
+    cwrs.AROW(r=0.5, covariance="lowrank", rank=2, average=True),
+    cwrs.PA1(C=0.3, average=True),
 ]
 MULTICLASS = [
     cwrs.AROW(covariance="full", a=2.0),
     cwrs.SCW1(penalty="l1-uniform", alpha=0.01),
     cwrs.PA2(multi_class="ovr"),
+    cwrs.AROW(covariance="lowrank", rank=2, a=2.0),
+    cwrs.PA2(average=True),
 ]
 REGRESSORS = [
     cwrs.AROWRegressor(r=0.3, a=2.0),
@@ -41,6 +52,7 @@ REGRESSORS = [
     cwrs.AROWRegressor(r=0.3, covariance="full", process_noise="auto"),
     cwrs.AROWRegressor(penalty="l1", alpha=0.01),
     cwrs.PA1Regressor(C=0.5),
+    cwrs.AROWRegressor(r=0.3, average=True),
 ]
 
 
@@ -156,59 +168,6 @@ def test_growing_is_exact_regression(learner):
     _same_model(grown, wide, len(rows))
     for x in _probe(rows):
         assert grown.predict_one(x) == pytest.approx(wide.predict_one(x), rel=1e-10, abs=1e-12)
-
-
-# The forms with per-feature state beside a mean and a covariance: the low-rank sketch (a new
-# feature has no sketch entry) and averaging (a new weight has no change to average yet).
-GROWN_FORMS = [
-    cwrs.AROW(r=0.5, covariance="lowrank", rank=2),
-    cwrs.AROW(r=0.5, covariance="lowrank", rank=3, fit_intercept=False),
-    cwrs.SCW1(covariance="lowrank", rank=4),
-    cwrs.AROW(r=0.5, average=True),
-    cwrs.AROW(r=0.5, covariance="full", average=7),
-    cwrs.AROW(r=0.5, covariance="lowrank", rank=2, average=True),
-    cwrs.PA1(C=0.3, average=True),
-]
-
-
-@pytest.mark.parametrize("learner", GROWN_FORMS, ids=repr)
-def test_growing_lowrank_and_averaged_models_is_exact(learner):
-    rows = _stream(300, 40, labels=["spam", "ham"], seed=6)
-    grown, wide = RiverClassifier(learner, capacity=1), RiverClassifier(learner, capacity=200)
-    widths = set()
-    for x, y in rows:
-        grown.learn_one(x, y)
-        wide.learn_one(x, y)
-        widths.add(grown.estimator_.n_features_in_)
-    assert len(widths) > 4  # it grew several times
-    _same_model(grown, wide, len(rows))
-    for x in _probe(rows):
-        assert grown.predict_one(x) == wide.predict_one(x)
-        p, q = grown.predict_proba_one(x), wide.predict_proba_one(x)
-        np.testing.assert_allclose(list(p.values()), list(q.values()), rtol=1e-10, atol=1e-12)
-
-
-@pytest.mark.parametrize(
-    "learner",
-    [cwrs.AROW(covariance="lowrank", rank=2, a=2.0), cwrs.PA2(average=True)],
-    ids=repr,
-)
-def test_growing_lowrank_and_averaged_multiclass_and_regression_is_exact(learner):
-    labels = ["low", "mid", "high"]
-    rows = _stream(200, 30, labels=labels, seed=7)
-    grown = RiverClassifier(learner, capacity=2, classes=labels)
-    wide = RiverClassifier(learner, capacity=100, classes=labels)
-    for x, y in rows:
-        grown.learn_one(x, y)
-        wide.learn_one(x, y)
-    _same_model(grown, wide, len(rows))
-    regressor = cwrs.AROWRegressor(r=0.3, average=True)
-    rows = _stream(200, 30, labels=None, seed=8, regression=True)
-    grown, wide = RiverRegressor(regressor, capacity=1), RiverRegressor(regressor, capacity=64)
-    for x, y in rows:
-        grown.learn_one(x, y)
-        wide.learn_one(x, y)
-    _same_model(grown, wide, len(rows))
 
 
 @pytest.mark.parametrize(
