@@ -102,30 +102,7 @@ def test_native_predictions_release_the_gil(covariance):
     # counting thread, but not for a hundred calls in a row.
     big = np.ascontiguousarray(np.tile(X, (250, 1)))
     native = model._model
-    count, go, stop = [0], threading.Event(), threading.Event()
-
-    def spin():
-        go.wait()
-        while not stop.is_set():
-            count[0] += 1
-            time.sleep(0.001)  # without the GIL, so the main thread never waits for it
-
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
-    try:
-        go.set()
-        before = count[0]
-        for _ in range(100):
-            native.decision_function(big)
-            if count[0] != before:
-                break
-        moved = count[0] != before
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        spinner.join()
+    moved = _moves_during(lambda: native.decision_function(big), 100)
     assert moved, "a batch prediction held the GIL for its whole run"
 
 
@@ -139,7 +116,7 @@ def _moves_during(call, attempts):
         go.wait()
         while not stop.is_set():
             count[0] += 1
-            time.sleep(0.001)
+            time.sleep(0.001)  # without the GIL, so the main thread never waits for it
 
     spinner = threading.Thread(target=spin)
     spinner.start()
