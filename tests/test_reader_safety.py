@@ -40,6 +40,24 @@ def run_script(*parts, timeout=120):
     return done.stdout
 
 
+# Script code: SIGINT after `delay` seconds into each of `calls`, printing whether the call was
+# interrupted and then whether the estimator is exactly as it was before the first.
+INTERRUPT_EACH = """
+    import signal, threading
+
+    def interrupt_each(est, calls, delay):
+        before = repr(est.__getstate__())
+        for call in calls:
+            threading.Timer(delay, signal.pthread_kill,
+                            (threading.main_thread().ident, signal.SIGINT)).start()
+            try:
+                call()
+                print("finished")
+            except KeyboardInterrupt:
+                print("interrupted", repr(est.__getstate__()) == before)
+"""
+
+
 def stream_text(n_rows, seed=0, n_features=20):
     rng = np.random.RandomState(seed)
     lines = []
@@ -272,26 +290,18 @@ def test_a_kernel_calling_its_own_estimator_raises_instead_of_deadlocking():
 def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
     """A weight of 2**32-1 would present a row for hours: SIGINT ends the call with
     KeyboardInterrupt, and the model is exactly as before it (for partial_fit and fit)."""
-    out = run_script(f"""
-        import signal, threading, numpy as np, cwrs
+    out = run_script(INTERRUPT_EACH, f"""
+        import numpy as np, cwrs
         rng = np.random.RandomState(0)
         X = rng.randn(30, 4)
         est = {make}
         regressor = isinstance(est, cwrs.Regressor)
         y = X[:, 0] if regressor else np.arange(30) % (2 if "kernel" in {make!r} else 3)
         est.fit(X, y)
-        before = repr(est.__getstate__())
         weights = np.zeros(30)
         weights[0] = 2**32 - 1
-        for call in (lambda: est.partial_fit(X, y, sample_weight=weights),
-                     lambda: est.fit(X, y, sample_weight=weights)):
-            threading.Timer(0.2, signal.pthread_kill,
-                            (threading.main_thread().ident, signal.SIGINT)).start()
-            try:
-                call()
-                print("finished")
-            except KeyboardInterrupt:
-                print("interrupted", repr(est.__getstate__()) == before)
+        interrupt_each(est, (lambda: est.partial_fit(X, y, sample_weight=weights),
+                             lambda: est.fit(X, y, sample_weight=weights)), 0.2)
     """)
     assert out.splitlines() == ["interrupted True"] * 2
 
@@ -307,21 +317,13 @@ def test_ctrl_c_interrupts_a_short_expensive_batch_and_restores_the_model(make, 
     more in all): Ctrl-C is polled by the work done, so SIGINT during the batch ends it with
     KeyboardInterrupt and the model exactly as before (a fitted one: restored from its copy;
     a fresh one: built again), not once the whole batch was learned."""
-    out = run_script(f"""
-        import signal, threading, numpy as np, cwrs
+    out = run_script(INTERRUPT_EACH, f"""
+        import numpy as np, cwrs
         rng = np.random.RandomState(0)
         X = rng.randn(3000, {width})
         y = np.where(X[:, 0] + 0.5 * rng.randn(3000) > 0, 1, -1)
         est = {make}.partial_fit(X[:200], y[:200], classes=[-1, 1])
-        before = repr(est.__getstate__())
-        for call in (lambda: est.partial_fit(X, y), lambda: est.fit(X, y)):
-            threading.Timer(0.1, signal.pthread_kill,
-                            (threading.main_thread().ident, signal.SIGINT)).start()
-            try:
-                call()
-                print("finished")
-            except KeyboardInterrupt:
-                print("interrupted", repr(est.__getstate__()) == before)
+        interrupt_each(est, (lambda: est.partial_fit(X, y), lambda: est.fit(X, y)), 0.1)
     """)
     assert out.splitlines() == ["interrupted True"] * 2
 
@@ -331,20 +333,13 @@ def test_ctrl_c_interrupts_a_few_expensive_rows_and_restores_the_model():
     """64 rows (a call the lean path of `partial_fit` could take) of a full covariance at
     d = 3,000, a fraction of a second: a long call is left to the interruptible path, so SIGINT
     during it ends it with KeyboardInterrupt and the model exactly as before."""
-    out = run_script("""
-        import signal, threading, numpy as np, cwrs
+    out = run_script(INTERRUPT_EACH, """
+        import numpy as np, cwrs
         rng = np.random.RandomState(0)
         X = rng.randn(64, 3000)
         y = np.where(X[:, 0] > 0, 1, -1)
         est = cwrs.AROW(covariance="full").partial_fit(X[:1], y[:1], classes=[-1, 1])
-        before = repr(est.__getstate__())
-        threading.Timer(0.05, signal.pthread_kill,
-                        (threading.main_thread().ident, signal.SIGINT)).start()
-        try:
-            est.partial_fit(X, y)
-            print("finished")
-        except KeyboardInterrupt:
-            print("interrupted", repr(est.__getstate__()) == before)
+        interrupt_each(est, (lambda: est.partial_fit(X, y),), 0.05)
     """)
     assert out.splitlines() == ["interrupted True"]
 
