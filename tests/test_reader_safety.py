@@ -53,6 +53,7 @@ INTERRUPT_EACH = """
             try:
                 call()
                 print("finished")
+                before = repr(est.__getstate__())
             except KeyboardInterrupt:
                 print("interrupted", repr(est.__getstate__()) == before)
 """
@@ -309,14 +310,15 @@ def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
 @POSIX
 @pytest.mark.parametrize(
     "make, width",
-    [("cwrs.AROW(covariance='full')", 700), ("cwrs.AROW(covariance='lowrank', rank=50)", 1000),
+    [("cwrs.AROW(covariance='full')", 1400), ("cwrs.AROW(covariance='lowrank', rank=50)", 2000),
      ("cwrs.AROW(kernel='rbf', budget=500)", 10)],
 )
 def test_ctrl_c_interrupts_a_short_expensive_batch_and_restores_the_model(make, width):
     """Fewer rows than any fixed count (3,000, each learned by many multiply-adds, a second or
-    more in all): Ctrl-C is polled by the work done, so SIGINT during the batch ends it with
-    KeyboardInterrupt and the model exactly as before (a fitted one: restored from its copy;
-    a fresh one: built again), not once the whole batch was learned."""
+    more in all: ten times the signal's delay, so that a loaded machine still sends it in time):
+    Ctrl-C is polled by the work done, so SIGINT during the batch ends it with KeyboardInterrupt
+    and the model exactly as before (a fitted one: restored from its copy; a fresh one: built
+    again), not once the whole batch was learned."""
     out = run_script(INTERRUPT_EACH, f"""
         import numpy as np, cwrs
         rng = np.random.RandomState(0)
@@ -331,12 +333,13 @@ def test_ctrl_c_interrupts_a_short_expensive_batch_and_restores_the_model(make, 
 @POSIX
 def test_ctrl_c_interrupts_a_few_expensive_rows_and_restores_the_model():
     """64 rows (a call the lean path of `partial_fit` could take) of a full covariance at
-    d = 3,000, a fraction of a second: a long call is left to the interruptible path, so SIGINT
-    during it ends it with KeyboardInterrupt and the model exactly as before."""
+    d = 4,000, half a second (ten times the signal's delay): a long call is left to the
+    interruptible path, so SIGINT during it ends it with KeyboardInterrupt and the model exactly
+    as before."""
     out = run_script(INTERRUPT_EACH, """
         import numpy as np, cwrs
         rng = np.random.RandomState(0)
-        X = rng.randn(64, 3000)
+        X = rng.randn(64, 4000)
         y = np.where(X[:, 0] > 0, 1, -1)
         est = cwrs.AROW(covariance="full").partial_fit(X[:1], y[:1], classes=[-1, 1])
         interrupt_each(est, (lambda: est.partial_fit(X, y),), 0.05)
