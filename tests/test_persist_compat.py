@@ -4,6 +4,7 @@ they predicted when they were saved, and keep learning. A kernel model's decisio
 differ in their last bits: its kernel values now come from the crate's own exp and fused dot
 products (docs/design.md §3.4.1)."""
 
+import pickle
 from pathlib import Path
 
 import numpy as np
@@ -38,3 +39,39 @@ def test_version_1_file_loads_with_identical_predictions(name):
     again = cwrs.load(FIXTURES / f"{name}.cwrs")
     again.partial_fit(X[:5], labels)
     np.testing.assert_array_equal(model.predict(X), again.predict(X))
+
+
+# Format version 2 (today's): a model of every kind, as a file and as a pickle, predicts exactly
+# what it predicted when it was saved, and one more `partial_fit` learns exactly what it learned
+# then (tests/data/format_v2/generate.py).
+FIXTURES_V2 = Path(__file__).parent / "data" / "format_v2"
+EXPECTED_V2 = np.load(FIXTURES_V2 / "expected.npz", allow_pickle=False)
+NAMES_V2 = sorted(path.stem for path in FIXTURES_V2.glob("*.cwrs"))
+
+
+def assert_says(model, expected, prefix):
+    X = expected["X"]
+    said = {tuple(key.rsplit(".", 1)) for key in expected.files}
+    methods = [m for m in ("predict", "decision_function", "predict_proba") if (prefix, m) in said]
+    assert "predict" in methods
+    for method in methods:
+        np.testing.assert_array_equal(getattr(model, method)(X), expected[f"{prefix}.{method}"])
+
+
+def test_every_version_2_fixture_has_a_pickle_and_expectations():
+    assert len(NAMES_V2) >= 30
+    assert {path.stem for path in FIXTURES_V2.glob("*.pkl")} == set(NAMES_V2)
+    assert all(f"{name}.continued.predict" in EXPECTED_V2.files for name in NAMES_V2)
+
+
+@pytest.mark.parametrize("form", ["file", "pickle"])
+@pytest.mark.parametrize("name", NAMES_V2)
+def test_version_2_model_predicts_and_continues_bit_for_bit(name, form):
+    if form == "file":
+        model = cwrs.load(FIXTURES_V2 / f"{name}.cwrs")
+    else:
+        model = pickle.loads((FIXTURES_V2 / f"{name}.pkl").read_bytes())
+    assert_says(model, EXPECTED_V2, name)
+    X = EXPECTED_V2["X"]
+    model.partial_fit(X[30:36], EXPECTED_V2[f"{name}.more"])
+    assert_says(model, EXPECTED_V2, f"{name}.continued")
