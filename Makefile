@@ -4,6 +4,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
+# The Cargo profile of the extension built into $(VENV): "quick" (Cargo.toml: release code
+# without fat LTO, which takes most of a release build's time) for running and testing;
+# `make compare` builds with "release", the profile of wheels. pip passes the profile to maturin.
+PROFILE ?= quick
+export MATURIN_PEP517_ARGS ?= --profile $(PROFILE)
 
 .PHONY: help venv install-run install run test lint lint-rust typecheck package-check bench compare
 
@@ -18,7 +23,7 @@ venv:
 # The package and its runtime dependency (NumPy) only. The Rust build shows its progress.
 install-run: venv
 	$(PY) -m pip install --quiet "maturin>=1.7,<2"
-	@echo "cwrs setup: building the Rust extension (release; about 2 minutes the first time)"
+	@echo "cwrs setup: building the Rust extension (profile $(PROFILE); 1-2 minutes the first time)"
 	$(PY) -m pip install --no-build-isolation --progress-bar off -v -e . 2>&1 \
 	    | grep --line-buffered -E '^ *(Compiling|Finished|Built|Installing|Successfully|error|warning: unused)|ERROR' || true
 	@$(PY) -c "import cwrs" || { echo "cwrs setup: the build failed; run '$(PY) -m pip install -v -e .' to see why" >&2; exit 1; }
@@ -46,20 +51,24 @@ typecheck: install
 	$(PY) -m mypy
 
 # The sdist builds a wheel on its own; that wheel is abi3, holds the stubs, py.typed and the
-# data, and works in a fresh venv with NumPy only (scripts/check_package.sh; ~3 minutes).
+# data, and works in a fresh venv with NumPy only (scripts/check_package.sh; the wheel is built
+# with $(PROFILE), reusing the dependencies `make install` compiled).
 package-check: install
-	PYTHON=$(PY) bash scripts/check_package.sh
+	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 
+# pytest runs on every core (pytest-xdist's -n auto).
 test: install lint
 	cargo test
-	$(PY) -m pytest -q
-	PYTHON=$(PY) bash scripts/check_package.sh
+	$(PY) -m pytest -q -n auto
+	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 
 # Criterion benches of the core (diagonal, full, kernel, LIBSVM parser).
 bench:
 	cargo bench
 
-# cwrs against scikit-learn, Vowpal Wabbit, river and NumPy+BLAS on the same generated data.
+# cwrs against scikit-learn, Vowpal Wabbit, river and NumPy+BLAS on the same generated data,
+# with the extension built as wheels are (fat LTO).
+compare: PROFILE = release
 compare: install
 	$(PY) -m pip install --quiet --no-build-isolation -e ".[test,bench]"
 	$(PY) benchmarks/compare.py --plot benchmarks/compare.png

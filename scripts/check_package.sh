@@ -10,7 +10,10 @@
 #     without river; the `cwrs` command runs the main job.
 #
 # Needs maturin (make install puts it there) and PyPI (maturin and NumPy in the fresh venvs).
-# Keeps its work in a temporary directory, removed at the end unless KEEP=1.
+# Keeps its work in a temporary directory, removed at the end unless KEEP=1. The wheel is built
+# with the Cargo profile $PROFILE (default release) in the project's target directory, so that
+# the dependencies `make install` compiled with that profile are not compiled again; cwrs itself
+# is cleaned from it first, so that it is compiled from the sdist's sources alone.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PYTHON=${PYTHON:-python3}
@@ -36,11 +39,14 @@ echo "sdist: $(basename "$sdist") ($(wc -l <"$work/sdist.txt") files, $(du -k "$
 
 # ---------------------------------------------------------------- 2. wheel from the sdist
 start=$(seconds)
-"$PYTHON" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheel" "$sdist" \
+profile=${PROFILE:-release}
+export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
+cargo clean --quiet --package cwrs --profile "$profile"
+MATURIN_PEP517_ARGS="--profile $profile" "$PYTHON" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheel" "$sdist" \
     || fail "building a wheel from the sdist failed"
 wheel=$(ls "$work"/wheel/cwrs-*.whl)
 name=$(basename "$wheel")
-echo "wheel: $name (built from the sdist in $(($(seconds) - start)) s)"
+echo "wheel: $name (built from the sdist with the $profile profile in $(($(seconds) - start)) s)"
 [[ "$name" == cwrs-*-cp39-abi3-*.whl ]] || fail "$name is not an abi3 (cp39-abi3) wheel"
 "$PYTHON" - "$wheel" <<'EOF' || fail "the wheel's contents are wrong"
 import sys, zipfile

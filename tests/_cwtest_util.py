@@ -4,6 +4,7 @@ construction and scale-aware comparisons."""
 from __future__ import annotations
 
 import os
+import re
 
 import numpy as np
 from hypothesis import strategies as st
@@ -21,6 +22,13 @@ CLASSES = np.array([-1, 1])
 
 # CWRS_TEST_EXAMPLES_SCALE=10 runs ten times as many hypothesis examples (a longer soak).
 _EXAMPLES_SCALE = float(os.environ.get("CWRS_TEST_EXAMPLES_SCALE", "1"))
+
+
+def stable_id(value):
+    """A test id for `value`: its name, or its text without any object's address (ids must be
+    the same in every process, or pytest-xdist's workers disagree on the tests)."""
+    name = getattr(value, "__name__", None)
+    return name if isinstance(name, str) else re.sub(r" at 0x[0-9a-fA-F]+", "", str(value))
 
 
 def examples(n):

@@ -14,6 +14,7 @@ import scipy.sparse as sp
 import cwrs
 from cwrs import InvalidParameterError
 
+from _cwtest_util import stable_id
 from _shared_data import shared_data
 
 # (class, extra hyper-parameters, task): every covariance form, both multiclass strategies and
@@ -220,7 +221,7 @@ KERNEL_CASES = [
 ]
 
 
-@pytest.mark.parametrize("cls, params, task", KERNEL_CASES, ids=lambda v: getattr(v, "__name__", str(v)))
+@pytest.mark.parametrize("cls, params, task", KERNEL_CASES, ids=stable_id)
 @pytest.mark.parametrize("average", [True, 9])
 def test_kernel_models_average_their_dual_coefficients(cls, params, task, average):
     """μ·φ(x) is linear in ν, so the averaged model's scores are the plain model's scores after

@@ -20,6 +20,7 @@ import numpy as np
 import pytest
 
 import cwrs
+from _cwtest_util import stable_id
 
 X = np.random.default_rng(0).normal(size=(30, 4))
 Y = np.where(X[:, 0] > 0, 1, -1)
@@ -93,7 +94,7 @@ def test_warned_once_per_fit(estimator, message):
     assert getattr(plain, predict)(X).tobytes() == getattr(estimator, predict)(X).tobytes()
 
 
-@pytest.mark.parametrize("estimator", EFFECTIVE, ids=repr)
+@pytest.mark.parametrize("estimator", EFFECTIVE, ids=stable_id)
 def test_no_message_when_every_parameter_acts(estimator):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
