@@ -24,6 +24,7 @@ pub(crate) mod huge_pages;
 pub mod interrupt;
 pub mod kernel;
 pub mod learner;
+pub(crate) mod linalg;
 pub mod merge;
 pub mod multiclass;
 pub mod objective;

@@ -11,6 +11,7 @@ use crate::covariance::CovarianceKind;
 use crate::drift::ProcessNoise;
 use crate::error::{zeros, CwError};
 use crate::estimator::{process_noise, Estimator, Model};
+use crate::linalg::{axpy, cholesky, dot_in_order};
 use crate::state::State;
 
 #[path = "merge_lowrank.rs"]
@@ -541,13 +542,6 @@ fn part(values: &[f64], class: usize, len: usize) -> &[f64] {
     &values[class * len..(class + 1) * len]
 }
 
-/// y += a·x.
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    for (y, x) in y.iter_mut().zip(x) {
-        *y += a * x;
-    }
-}
-
 /// The natural parameters (Λ = Σ⁻¹, η = Λμ) of one class of a full-covariance model.
 fn natural(dim: usize, mu: &[f64], sigma: &[f64]) -> Result<(Vec<f64>, Vec<f64>), CwError> {
     let factor = cholesky(sigma, dim)
@@ -564,30 +558,6 @@ fn moments(dim: usize, lambda: &[f64], eta: &[f64], mean: &mut [f64]) -> Result<
     let sigma = inverse(&factor, dim);
     mean.copy_from_slice(&symmetric_times(&sigma, eta));
     Ok(sigma)
-}
-
-/// The lower Cholesky factor L (row-major, LLᵀ = A) of a symmetric positive definite A,
-/// read from A's lower triangle; `None` if A is not positive definite.
-pub(crate) fn cholesky(a: &[f64], dim: usize) -> Option<Vec<f64>> {
-    let mut l = vec![0.0; dim * dim];
-    for i in 0..dim {
-        for j in 0..=i {
-            let s = a[i * dim + j] - dot(&l[i * dim..i * dim + j], &l[j * dim..j * dim + j]);
-            if i == j {
-                if !(s > 0.0 && s.is_finite()) {
-                    return None;
-                }
-                l[i * dim + i] = s.sqrt();
-            } else {
-                l[i * dim + j] = s / l[j * dim + j];
-            }
-        }
-    }
-    Some(l)
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
 }
 
 /// A⁻¹ = L⁻ᵀL⁻¹ from the Cholesky factor L of A, exactly symmetric. Both steps run along rows
@@ -639,7 +609,7 @@ fn inverse(l: &[f64], dim: usize) -> Vec<f64> {
 /// A·x for a symmetric A (row-major).
 fn symmetric_times(a: &[f64], x: &[f64]) -> Vec<f64> {
     a.chunks_exact(x.len().max(1))
-        .map(|row| dot(row, x))
+        .map(|row| dot_in_order(row, x))
         .collect()
 }
 

@@ -6,9 +6,10 @@
 //! D, so the merged Λ keeps the diagonal of the exact merge. While the stacked rows fit in 2k
 //! nothing is dropped and the merge is the full form's.
 
-use super::{cholesky, not_definite, Method};
+use super::{not_definite, Method};
 use crate::covariance::{symmetric_eigen, VARIANCE_FLOOR};
 use crate::error::CwError;
+use crate::linalg::{axpy, backward_solve, cholesky, dot_in_order, forward_solve};
 
 /// Directions of the stacked rows whose squared length (in the metric of S) is below this
 /// fraction of the largest are numerically in the span of the others (a shard that did not
@@ -47,7 +48,7 @@ impl Factors {
     fn precision_times(&self, mu: &[f64]) -> Vec<f64> {
         let mut eta: Vec<f64> = mu.iter().zip(&self.variances).map(|(m, s)| m / s).collect();
         for row in self.rows.chunks_exact(self.dim()) {
-            axpy(dot(row, mu), row, &mut eta);
+            axpy(dot_in_order(row, mu), row, &mut eta);
         }
         eta
     }
@@ -72,10 +73,10 @@ impl Factors {
         let mut z: Vec<f64> = self
             .rows
             .chunks_exact(dim)
-            .map(|r| dot(r, &scaled))
+            .map(|r| dot_in_order(r, &scaled))
             .collect();
-        forward(&factor, n, &mut z);
-        backward(&factor, n, &mut z);
+        forward_solve(&factor, n, n, &mut z);
+        backward_solve(&factor, n, n, &mut z);
         let mut mu = eta.to_vec();
         for (row, &zi) in self.rows.chunks_exact(dim).zip(&z) {
             axpy(-zi, row, &mut mu);
@@ -386,7 +387,7 @@ fn gram(rows: &[f64], n: usize, s: &[f64]) -> Vec<f64> {
     for i in 0..n {
         let weighted = scaled(&rows[i * dim..(i + 1) * dim], s);
         for j in 0..=i {
-            let entry = dot(&rows[j * dim..(j + 1) * dim], &weighted);
+            let entry = dot_in_order(&rows[j * dim..(j + 1) * dim], &weighted);
             k[i * n + j] = entry;
             k[j * n + i] = entry;
         }
@@ -409,31 +410,6 @@ fn solve_rows(factor: &[f64], n: usize, rows: &[f64], s: &[f64]) -> Vec<f64> {
     out
 }
 
-/// y ← L⁻¹y.
-fn forward(l: &[f64], n: usize, y: &mut [f64]) {
-    for i in 0..n {
-        let s: f64 = (0..i).map(|t| l[i * n + t] * y[t]).sum();
-        y[i] = (y[i] - s) / l[i * n + i];
-    }
-}
-
-/// y ← L⁻ᵀy.
-fn backward(l: &[f64], n: usize, y: &mut [f64]) {
-    for i in (0..n).rev() {
-        let s: f64 = (i + 1..n).map(|t| l[t * n + i] * y[t]).sum();
-        y[i] = (y[i] - s) / l[i * n + i];
-    }
-}
-
 fn scaled(row: &[f64], s: &[f64]) -> Vec<f64> {
     row.iter().zip(s).map(|(r, s)| r * s).collect()
-}
-
-fn dot(a: &[f64], b: &[f64]) -> f64 {
-    a.iter().zip(b).map(|(x, y)| x * y).sum()
-}
-
-/// y += a·x.
-fn axpy(a: f64, x: &[f64], y: &mut [f64]) {
-    y.iter_mut().zip(x).for_each(|(y, x)| *y += a * x);
 }

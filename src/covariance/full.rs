@@ -10,6 +10,7 @@ use super::{
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
 use crate::interrupt::POLL_WORK;
+use crate::linalg::{axpy, dot_by_fours as dot, sum_by_fours};
 use crate::rules::sherman_morrison_factor;
 use crate::simd::{fold_rows, mirror, product_rows};
 use blocks::{as_lanes, as_lanes_ref, BlockProducts, Plan};
@@ -132,12 +133,6 @@ fn is_symmetric(dim: usize, sigma: &[f64]) -> bool {
     (0..dim).all(|i| (0..i).all(|j| row(i)[j] == row(j)[i]))
 }
 
-/// y += a·x.
-#[inline]
-fn axpy(y: &mut [f64], a: f64, x: &[f64]) {
-    y.iter_mut().zip(x).for_each(|(y, &x)| *y += a * x);
-}
-
 /// Whether μ + step·Σx overflows (the round is then skipped; see
 /// [`super::MEAN_STEP_LIMIT`]). O(d), beside the O(d²) of a row.
 #[inline]
@@ -148,35 +143,10 @@ fn mean_step_overflows(mean: &[f64], step: f64, sigma_x: &[f64]) -> bool {
         .all(|(&m, &g)| (m + step * g).is_finite())
 }
 
-/// Σ_j term(x_j, y_j) with four independent sums, so the loop vectorizes and pipelines.
-#[inline]
-fn sum_of_terms(x: &[f64], y: &[f64], term: impl Fn(&f64, &f64) -> f64) -> f64 {
-    let mut sums = [0.0; 4];
-    let (xc, yc) = (x.chunks_exact(4), y.chunks_exact(4));
-    let tail: f64 = xc
-        .remainder()
-        .iter()
-        .zip(yc.remainder())
-        .map(|(a, b)| term(a, b))
-        .sum();
-    for (a, b) in xc.zip(yc) {
-        for k in 0..4 {
-            sums[k] += term(&a[k], &b[k]);
-        }
-    }
-    (sums[0] + sums[1]) + (sums[2] + sums[3]) + tail
-}
-
-/// x·y.
-#[inline]
-pub(super) fn dot(x: &[f64], y: &[f64]) -> f64 {
-    sum_of_terms(x, y, |a, b| a * b)
-}
-
 /// Σ_j x_j²·w_j.
 #[inline]
 fn weighted_squares(x: &[f64], w: &[f64]) -> f64 {
-    sum_of_terms(x, w, |a, b| a * a * b)
+    sum_by_fours(x, w, |a, b| a * a * b)
 }
 
 /// Rows of Σ per register tile.
@@ -500,10 +470,10 @@ impl Full {
     /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; v = x·Σx.
     fn correct(&self, x: &[f64], sigma_x: &mut [f64]) -> f64 {
         if self.growth != 0.0 {
-            axpy(sigma_x, self.growth, x);
+            axpy(self.growth, x, sigma_x);
         }
         for h in self.pending.chunks_exact(self.dim) {
-            axpy(sigma_x, -dot(h, x), h);
+            axpy(-dot(h, x), h, sigma_x);
         }
         dot(x, sigma_x)
     }
@@ -611,7 +581,7 @@ impl Full {
                         self.skipped += 1;
                         continue;
                     }
-                    axpy(&mut self.mean, step, &gk);
+                    axpy(step, &gk, &mut self.mean);
                     if c != 0.0 {
                         self.push(&x, &gk, c, variance, block_size);
                         if self.pending.is_empty() {
@@ -715,7 +685,7 @@ impl Covariance for Full {
             self.skipped += 1;
             return;
         }
-        axpy(&mut self.mean, step, &self.sigma_x);
+        axpy(step, &self.sigma_x, &mut self.mean);
         if c != 0.0 {
             let (x, sigma_x) = (
                 std::mem::take(&mut self.x),

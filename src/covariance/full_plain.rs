@@ -1,7 +1,7 @@
 //! The full form's plain loops for small Σ (below [`PLAIN_ORDER`]): the tiled loops' sums in
 //! the same order, without the tiles and the dispatch around them.
 
-use super::axpy;
+use crate::linalg::axpy;
 
 /// Below this order Σ (at most 8 KiB) sits in L1 and a row's work is a few hundred
 /// operations: plain loops beat the tiles and the dispatch around them.
@@ -13,7 +13,7 @@ pub(super) fn plain_product(sigma: &[f64], dim: usize, x: &[f64], y: &mut [f64])
     for (x, y) in x.chunks_exact(dim).zip(y.chunks_exact_mut(dim)) {
         y.fill(0.0);
         for (row, &xj) in sigma.chunks_exact(dim).zip(x) {
-            axpy(y, xj, row);
+            axpy(xj, row, y);
         }
     }
 }
@@ -26,7 +26,7 @@ pub(super) fn plain_fold(sigma: &mut [f64], dim: usize, pending: &[f64]) {
     for (i, row) in sigma.chunks_exact_mut(dim).enumerate() {
         sums.fill(0.0);
         for h in pending.chunks_exact(dim) {
-            axpy(sums, h[i], h);
+            axpy(h[i], h, sums);
         }
         row.iter_mut().zip(&*sums).for_each(|(s, a)| *s -= a);
     }

@@ -16,6 +16,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
+use crate::linalg::{backward_solve, forward_solve};
 use crate::simd::{dot, dot_axpy};
 
 #[path = "lowrank_eigen.rs"]
@@ -98,23 +99,12 @@ impl LowRank {
 
     /// y ← L⁻¹y over the live rows.
     fn forward(&self, y: &mut [f64]) {
-        let stride = self.capacity();
-        for i in 0..self.rows {
-            let l = &self.cholesky[i * stride..i * stride + i + 1];
-            let s: f64 = (0..i).map(|t| l[t] * y[t]).sum();
-            y[i] = (y[i] - s) / l[i];
-        }
+        forward_solve(&self.cholesky, self.capacity(), self.rows, y);
     }
 
-    /// y ← L⁻ᵀy over the live rows, by columns of Lᵀ (rows of L: contiguous).
+    /// y ← L⁻ᵀy over the live rows.
     fn backward(&self, y: &mut [f64]) {
-        let stride = self.capacity();
-        for i in (0..self.rows).rev() {
-            let l = &self.cholesky[i * stride..i * stride + i + 1];
-            let yi = y[i] / l[i];
-            y[i] = yi;
-            y[..i].iter_mut().zip(l).for_each(|(t, lt)| *t -= lt * yi);
-        }
+        backward_solve(&self.cholesky, self.capacity(), self.rows, y);
     }
 
     /// BSx into `p` (the live rows) by dots with Sx, written into `scaled`: the learning path's

@@ -62,6 +62,7 @@ pub use primal::{Gaussian, Parts, PrimalForm};
 
 use crate::data::{Features, Matrix, Row};
 use crate::error::CwError;
+use crate::linalg::{cholesky_in_place, dot_by_fours};
 use crate::sparse_l1::L1;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
@@ -559,27 +560,7 @@ fn is_positive_definite(dim: usize, sigma: &[f64], pending: &[f64]) -> Result<bo
             }
         }
     }
-    // Row-oriented (Cholesky–Banachiewicz) in blocks of rows, so that each finished row j is
-    // read once per block rather than once per row.
-    const ROWS: usize = 32;
-    for first in (0..dim).step_by(ROWS) {
-        let end = (first + ROWS).min(dim);
-        for j in 0..end {
-            for i in first.max(j)..end {
-                let (row_i, row_j) = (&l[i * dim..i * dim + j], &l[j * dim..j * dim + j]);
-                let s = l[i * dim + j] - full::dot(row_i, row_j);
-                if i == j {
-                    if !(s > 0.0 && s.is_finite()) {
-                        return Ok(false);
-                    }
-                    l[i * dim + i] = s.sqrt();
-                } else {
-                    l[i * dim + j] = s / l[j * dim + j];
-                }
-            }
-        }
-    }
-    Ok(true)
+    Ok(cholesky_in_place(&mut l, dim, dot_by_fours))
 }
 
 /// Asks the cache for `values[j]` of every feature j of `x`, a row that will be learned next
