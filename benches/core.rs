@@ -3,8 +3,8 @@
 //! `cargo bench` runs them; `cargo bench -- diag` selects a group.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cwrs::kernel::Kernel;
-use cwrs::learner::DualLearner;
+use cwrs::covariance::kernel::Kernel;
+use cwrs::learn::learner::DualLearner;
 use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
 use std::hint::black_box;
 

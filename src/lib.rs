@@ -2,47 +2,23 @@
 //!
 //! Every rule of the family is a scalar function `(m, v, ‖x‖²) -> (α, c)` ([`rules`]); every
 //! covariance form knows how to compute `v = xᵀΣx` and apply a precision increment
-//! ([`covariance`]); the one learning loop ([`online::Online`]) drives models of a form for an
-//! objective ([`objective`]: binary, regression, multiclass). See docs/design.md for the math.
+//! ([`covariance`]); the one learning loop ([`learn::online::Online`]) drives models of a form
+//! for an objective ([`learn::objective`]: binary, regression, multiclass); [`model`] holds a
+//! model of any kind, [`parallel`] trains on several cores and merges, [`host`] serves a caller
+//! from another runtime. See docs/design.md for the math.
 
-pub mod attributes;
-pub mod average;
-// Used by the Python bindings only; its tests run with `cargo test`.
-#[cfg_attr(not(feature = "python"), allow(dead_code))]
-pub(crate) mod call_cost;
-// Used by the Python bindings only; its tests run with `cargo test`.
-#[cfg_attr(not(feature = "python"), allow(dead_code))]
-pub(crate) mod calls;
 pub mod covariance;
 pub mod data;
-pub mod drift;
 pub mod error;
-pub mod estimator;
-pub(crate) mod exp;
-pub mod file_learning;
-pub(crate) mod huge_pages;
-pub mod interrupt;
-pub mod kernel;
-pub mod learner;
+// The host layer: what a caller from another runtime (the Python bindings) needs around a model.
+pub mod host;
+pub mod learn;
 pub(crate) mod linalg;
-pub mod merge;
-pub mod multiclass;
-pub mod objective;
-pub mod online;
-pub mod regression;
+pub mod model;
+pub mod parallel;
 pub mod rules;
-pub mod sharded;
-pub(crate) mod simd;
-// Used by the Python bindings only; its tests run with `cargo test`.
-#[cfg_attr(not(feature = "python"), allow(dead_code))]
-pub(crate) mod shared;
-pub mod sparse_l1;
-pub mod state;
-#[cfg(test)]
-mod state_props;
 #[cfg(test)]
 mod test_rng;
-pub(crate) mod threads;
 
 #[cfg(feature = "python")]
 mod python;
@@ -55,11 +31,11 @@ pub(crate) fn available_cores() -> usize {
 }
 
 /// `here()` on this thread while `there()` runs on a second one (on this one after `here()`
-/// when the system refuses the thread, [`threads::spawn_or_keep`]). A panic of either is
+/// when the system refuses the thread, [`parallel::threads::spawn_or_keep`]). A panic of either is
 /// resumed here.
 pub(crate) fn on_two_threads(here: impl FnOnce(), there: impl FnOnce() + Send) {
     std::thread::scope(|scope| {
-        let second = threads::spawn_or_keep(scope, there);
+        let second = parallel::threads::spawn_or_keep(scope, there);
         here();
         second.join();
     });
@@ -68,5 +44,5 @@ pub(crate) fn on_two_threads(here: impl FnOnce(), there: impl FnOnce() + Send) {
 pub use covariance::CovarianceKind;
 pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;
-pub use learner::Learner;
+pub use learn::learner::Learner;
 pub use rules::Rule;

@@ -156,7 +156,7 @@ def test_support_vectors_follow_the_input_format():
     assert sp.issparse(sparse.support_vectors_)
     np.testing.assert_array_equal(sparse.support_vectors_.toarray(), dense.support_vectors_)
     assert dense.support_vectors_.shape == (dense.n_support_, 2)
-    # Dense rows meet dense support rows in fused multiply-adds (simd.rs), sparse ones in plain
+    # Dense rows meet dense support rows in fused multiply-adds (linalg/simd), sparse ones in plain
     # sums: the same model up to rounding (decision values of order 1, equal to 1e-12).
     np.testing.assert_allclose(
         dense.decision_function(X), sparse.decision_function(X), rtol=0, atol=1e-12

@@ -9,9 +9,9 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cwrs::estimator::{Estimator, Targets};
+use cwrs::model::{Estimator, Targets};
 use cwrs::rules::{REGRESSION_RULE_NAMES, RULE_NAMES};
-use cwrs::state::{State, Value};
+use cwrs::model::state::{State, Value};
 use cwrs::{Matrix, Presentation};
 use libfuzzer_sys::fuzz_target;
 

@@ -9,7 +9,7 @@
 use cwrs::covariance::CovarianceKind;
 use cwrs::data::libsvm::{for_each_chunk, read_all, Chunk, IndexBase, LabelField, Reader};
 use cwrs::data::Presentation;
-use cwrs::regression::Regressor;
+use cwrs::learn::regression::Regressor;
 use cwrs::rules::RegressionRule;
 use cwrs::CwError;
 use libfuzzer_sys::fuzz_target;

@@ -19,7 +19,7 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
-use crate::sparse_l1::{Penalty, L1};
+use crate::learn::sparse_l1::{Penalty, L1};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaGrad {

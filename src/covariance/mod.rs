@@ -48,6 +48,7 @@ mod ftrl;
 pub(crate) mod full;
 mod gradient_sums;
 mod identity;
+pub mod kernel;
 mod lowrank;
 mod primal;
 
@@ -62,8 +63,8 @@ pub use primal::{Gaussian, Parts, PrimalForm};
 
 use crate::data::{Features, Matrix, Row};
 use crate::error::CwError;
+use crate::learn::sparse_l1::L1;
 use crate::linalg::{cholesky_in_place, dot_by_fours};
-use crate::sparse_l1::L1;
 
 /// The smallest variance a diagonal coordinate keeps: the smallest positive normal f64. Far
 /// below anything ordinary data produces, it only stops an overflowing precision gain from
@@ -104,7 +105,7 @@ pub struct Update {
 }
 
 /// One linear model's Gaussian over weights, in one representation, as the learning loop
-/// ([`crate::online::Online`]) sees it. A new covariance form is one type implementing this.
+/// ([`crate::learn::online::Online`]) sees it. A new covariance form is one type implementing this.
 pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Input features a row has (rows are validated against it by the loop).
     fn n_features(&self) -> usize;
@@ -226,7 +227,7 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     fn fold(&mut self) {}
 
     /// The rank-one terms waiting apart from the covariance (the full form's pending terms,
-    /// see `full.rs`): the base Σ₀ + g·I they are folded into, row-major, and the terms, which
+    /// see `full/mod.rs`): the base Σ₀ + g·I they are folded into, row-major, and the terms, which
     /// a state keeps beside Σ so that its copy continues with the same bits; `None` when none
     /// wait.
     fn pending_terms(&self) -> Option<(Vec<f64>, &[f64])> {
@@ -253,7 +254,7 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// [`Covariance::mean_norm2`]).
     fn rescale_covariance(&mut self, r: f64);
 
-    /// Averaged models ([`crate::average`]): the length of the mean that
+    /// Averaged models ([`crate::learn::average`]): the length of the mean that
     /// [`Covariance::visit_mean`] indexes, or why this model's mean cannot be averaged exactly.
     fn averaged_len(&self) -> Result<usize, CwError>;
 
@@ -276,7 +277,7 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     }
 
     /// The process noise applied lazily and not folded in (the diagonal form's clock, see
-    /// `diagonal.rs`): its [round, noise grown] and the stored variances σ̃ it offsets, which
+    /// `diagonal/mod.rs`): its [round, noise grown] and the stored variances σ̃ it offsets, which
     /// a state keeps so that its copy continues with the same bits; `None` when none runs.
     fn lazy_noise(&self) -> Option<([f64; 2], Vec<f64>)> {
         None

@@ -11,7 +11,7 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
-use crate::sparse_l1::L1;
+use crate::learn::sparse_l1::L1;
 
 /// A saved model as [`PrimalForm::from_parts`] takes it back: the form with its parameters, the
 /// coordinates, [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].

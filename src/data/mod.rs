@@ -8,7 +8,7 @@ pub mod libsvm;
 use std::ops::Range;
 
 use crate::error::CwError;
-use crate::threads::{spawn_or_keep, Spawned};
+use crate::parallel::threads::{spawn_or_keep, Spawned};
 
 /// A sparse index type as found in SciPy CSR matrices.
 pub trait SparseIndex: Copy + PartialOrd + Send + Sync + std::fmt::Display {
@@ -377,7 +377,7 @@ impl<'a> Matrix<'a> {
     /// indices in range and strictly increasing, values finite.
     pub fn validate_rows(&self, rows: Range<usize>, n_features: usize) -> Result<(), CwError> {
         #[cfg(target_arch = "x86_64")]
-        if crate::simd::has_avx2() {
+        if crate::linalg::simd::has_avx2() {
             // SAFETY: the CPU has AVX2, checked just above.
             return unsafe { validate_rows_avx2(self, rows, n_features) };
         }
@@ -702,7 +702,7 @@ pub struct Presentation<'a> {
 
 /// Whether to end a batch early: `asked` is true once the caller wants it to stop (sticky). It is
 /// asked every `every` presentations (at least 1), which the caller sets from the work of a row
-/// (see [`crate::interrupt`]), and between chunks of rows.
+/// (see [`crate::host::interrupt`]), and between chunks of rows.
 #[derive(Clone, Copy)]
 pub struct Stop<'a> {
     pub asked: &'a (dyn Fn() -> bool + Sync),

@@ -10,9 +10,9 @@ use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
 use super::convert::vector;
+use crate::covariance::kernel::KernelFunction;
 use crate::data::Matrix;
 use crate::error::{CwError, Raised};
-use crate::kernel::KernelFunction;
 
 /// A `cwrs._kernel.CallableKernel`.
 #[derive(Debug)]

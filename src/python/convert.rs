@@ -15,8 +15,8 @@ use pyo3::{ffi, intern, Borrowed};
 
 use crate::data::{CsrIndex, Matrix};
 use crate::error::CwError;
-use crate::estimator::Targets;
-use crate::state::{Held, HeldArray, State, Value};
+use crate::model::state::{Held, HeldArray, State, Value};
+use crate::model::Targets;
 
 use super::{Dict, Object};
 

@@ -1,6 +1,6 @@
 //! The core's errors as Python exceptions (`From<CwError>` below), invalid parameters and model
 //! states with their own subclasses of `ValueError`, defined here once. An internal failure (a
-//! panic, a call from inside a call on the same model, a poisoned model: see `crate::shared`) is
+//! panic, a call from inside a call on the same model, a poisoned model: see `crate::host::shared`) is
 //! a `RuntimeError`, not PyO3's `PanicException`, which escapes `except Exception`.
 
 use pyo3::create_exception;
@@ -8,7 +8,7 @@ use pyo3::exceptions::{PyMemoryError, PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 
 use crate::error::CwError;
-use crate::shared::{Detach, Internal};
+use crate::host::shared::{Detach, Internal};
 
 /// Waiting for a model, and long work, run without the GIL: other Python threads run
 /// meanwhile, and the thread holding a model can always finish.

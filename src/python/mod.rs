@@ -28,7 +28,7 @@ mod _cwrs {
 
     use super::convert::{state_to_dict, vector};
     use super::{Array1, Dict, Object};
-    use crate::shared::guarded;
+    use crate::host::shared::guarded;
 
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};

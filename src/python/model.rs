@@ -1,5 +1,5 @@
 //! `Model`: the one Python-facing model type, a thin wrapper over [`Estimator`] held in a
-//! [`Guarded`] lock (see `crate::shared`: threads sharing a model wait for each other, and a
+//! [`Guarded`] lock (see `crate::host::shared`: threads sharing a model wait for each other, and a
 //! panic raises `RuntimeError`), built from a configuration or state dict (docs/model-format.md).
 //! Its lean methods take a few rows as a stream sends them and give None (False) for
 //! anything else: the estimators then take their general path, which checks and converts.
@@ -14,13 +14,13 @@ use super::callable_kernel::CallableKernel;
 use super::convert::{dense, held_entries, indices, lean_targets, matrix, output, state_to_dict};
 use super::convert::{targets, value_to_py, values, vector};
 use super::{check_signals, Dict, Object};
-use crate::call_cost::{best_class, CallCost, LEAN_ROWS};
-use crate::calls;
 use crate::data::Matrix;
 use crate::error::CwError;
-use crate::estimator::Estimator;
-use crate::shared::{guarded, Guarded, Work};
-use crate::state::Value;
+use crate::host::call_cost::{best_class, CallCost, LEAN_ROWS};
+use crate::host::calls;
+use crate::host::shared::{guarded, Guarded, Work};
+use crate::model::state::Value;
+use crate::model::Estimator;
 
 const NAME: &str = "Model";
 
@@ -238,7 +238,7 @@ methods_and_attributes! {
     }
 
     /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
-    /// with float64 labels ±1 or targets, or int64 class indices, as `crate::calls::partial_fit`
+    /// with float64 labels ±1 or targets, or int64 class indices, as `crate::host::calls::partial_fit`
     /// says: validated before the first update; a long batch stops at Ctrl-C.
     #[pyo3(signature = (x, y, repeats=None, order=None))]
     fn partial_fit(
@@ -257,7 +257,7 @@ methods_and_attributes! {
         calls::partial_fit(model, batch, presentation, check_signals)
     }
 
-    /// `fit`'s passes on `n_jobs` threads (see `crate::calls::fit_sharded`): one pass per row
+    /// `fit`'s passes on `n_jobs` threads (see `crate::host::calls::fit_sharded`): one pass per row
     /// order of the iterable `orders` (None: the stored order), each drawn with the GIL taken
     /// back, from inside the fit's hold on the model.
     #[pyo3(signature = (x, y, orders, n_jobs, repeats=None))]

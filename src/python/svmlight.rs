@@ -15,7 +15,7 @@ use super::model::Model;
 use crate::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase, LabelField};
 
 /// Learns the LIBSVM file `path` into `model` for `cwrs.dask`'s streamed partitions, as
-/// `crate::calls::learn_file` says: not all or nothing, so learn into a copy.
+/// `crate::host::calls::learn_file` says: not all or nothing, so learn into a copy.
 #[pyfunction]
 #[pyo3(signature = (model, path, n_features, classes=None, zero_based=false, chunk_rows=10_000))]
 pub(super) fn learn_svmlight(
@@ -31,7 +31,7 @@ pub(super) fn learn_svmlight(
         (&model.estimator, py),
         (path.as_path(), zero_based, chunk_rows),
     );
-    crate::calls::learn_file(model, file, n_features, classes, check_signals)
+    crate::host::calls::learn_file(model, file, n_features, classes, check_signals)
 }
 
 /// Whether `zero_based="auto"` reads the LIBSVM file `path` as zero-based (an index 0 occurs):

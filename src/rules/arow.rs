@@ -1,5 +1,5 @@
 //! AROW: Adaptive Regularization of Weight vectors (the classification rule; its squared-loss
-//! regression twin is in `regression.rs` and shares [`l1_rate`]).
+//! regression twin is in `rules/regression.rs` and shares [`l1_rate`]).
 
 use super::{Build, Entry, Param, Range, Rule, Step};
 

@@ -2,7 +2,7 @@
 //! the Python estimators take their hyper-parameter checks and docstrings.
 
 use super::{Entry, Param, TABLE};
-use crate::state::State;
+use crate::model::state::State;
 
 /// Every rule: name, kind ("classification" or "regression"), second_order, params (name,
 /// default, low, high, low_open, high_open, requirement, doc), title, reference and summary

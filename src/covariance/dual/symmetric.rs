@@ -2,7 +2,7 @@
 //! the support Gram matrix).
 
 use crate::data::Row;
-use crate::simd::{dot, dot_axpy, quadratic_forms, subtract_scaled};
+use crate::linalg::simd::{dot, dot_axpy, quadratic_forms, subtract_scaled};
 
 /// A stored support row: its non-zeros and ‖x‖².
 #[derive(Clone, Debug, PartialEq)]

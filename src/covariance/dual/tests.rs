@@ -1,7 +1,7 @@
 use super::*;
 use crate::covariance::CovarianceKind;
 use crate::data::Presentation;
-use crate::learner::{DualLearner, Learner};
+use crate::learn::learner::{DualLearner, Learner};
 use crate::rules::Rule;
 
 fn stream(n: usize, d: usize) -> (Vec<f64>, Vec<f64>) {

@@ -14,8 +14,8 @@ use std::time::Duration;
 
 use super::{decompressed, has_index_zero, read_all, Chunk, ChunkStream, IndexBase, LabelField};
 use crate::error::CwError;
-use crate::interrupt::SIGNAL_POLL;
-use crate::shared::{catch_panic, internal_error, wait, Detach, Internal};
+use crate::host::interrupt::SIGNAL_POLL;
+use crate::host::shared::{catch_panic, internal_error, wait, Detach, Internal};
 
 /// The chunks of a file, parsed ahead on a background thread ([`ChunkStream`]), with errors
 /// that name the file. The threads of a host (Python's) may share them.
@@ -40,7 +40,7 @@ impl FileChunks {
         Some(polled.map_err(|e| in_file(&self.path, e)))
     }
 
-    /// The next chunk (`None` at the end), waited for detached as [`crate::shared::wait`]
+    /// The next chunk (`None` at the end), waited for detached as [`crate::host::shared::wait`]
     /// does, the host's `check` run every [`SIGNAL_POLL`]. Refused in a process forked from
     /// the one that made the chunks.
     #[cfg_attr(not(feature = "python"), allow(dead_code))]
@@ -245,7 +245,7 @@ impl<T> Pending<T> {
 }
 
 impl<T: Send> Pending<T> {
-    /// The result, waited for detached as [`crate::shared::wait`] does (the host's `check`
+    /// The result, waited for detached as [`crate::host::shared::wait`] does (the host's `check`
     /// run every [`SIGNAL_POLL`]); an interrupted wait cancels the work. A panic of the work is
     /// an [`Internal`] error of `class.operation`.
     #[cfg_attr(not(feature = "python"), allow(dead_code))]

@@ -30,7 +30,7 @@ pub use stream::{for_each_chunk, ChunkStream};
 
 use crate::data::Matrix;
 use crate::error::CwError;
-use crate::state::State;
+use crate::model::state::State;
 
 /// Bytes read per block; a longer line grows the buffer as far as it needs.
 const BLOCK_SIZE: usize = 1 << 20;

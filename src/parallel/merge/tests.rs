@@ -1,0 +1,296 @@
+use super::*;
+use crate::data::{Matrix, Presentation};
+use crate::model::Targets;
+
+const N_FEATURES: usize = 4;
+
+/// Rows and targets of a noisy linear function: a low-discrepancy sequence (reproducible).
+fn data(n_rows: usize) -> (Vec<f64>, Vec<f64>) {
+    let spread = |i: usize, step: f64| ((i as f64 + 1.0) * step).fract() - 0.5;
+    let x: Vec<f64> = (0..n_rows * N_FEATURES)
+        .map(|i| spread(i, 0.754_877_666_2))
+        .collect();
+    let noise = |i| 0.1 * spread(i, 0.569_840_290_9);
+    let rows = x.chunks(N_FEATURES).enumerate();
+    let y = rows.map(|(i, r)| r[0] - 2.0 * r[1] + 0.5 * r[3] + noise(i));
+    let y = y.collect();
+    (x, y)
+}
+
+fn config(kind: &str, rule: &str, params: &[(&str, f64)], covariance: &str) -> State<'static> {
+    let params = params.iter().map(|(k, v)| (k.to_string(), *v));
+    State::default()
+        .with("kind", kind)
+        .with("rule", rule)
+        .with("params", params.collect::<Vec<_>>())
+        .with("n_features", N_FEATURES)
+        .with("fit_intercept", true)
+        .with("a", 1.0)
+        .with("covariance", covariance)
+        .with("penalty", None::<String>)
+        .with("strategy", "max-score")
+        .with("n_classes", 3usize)
+}
+
+fn regressor(covariance: &str) -> Estimator {
+    let config = config("regressor", "AROW", &[("r", 0.5)], covariance);
+    Estimator::new(config, None).unwrap()
+}
+
+/// `model` after learning rows `rows` of (x, y) (y as ±1 by sign for a binary model).
+fn learned(mut model: Estimator, x: &[f64], y: &[f64], rows: std::ops::Range<usize>) -> Estimator {
+    let x = Matrix::Dense {
+        values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
+        n_rows: rows.len(),
+        n_cols: N_FEATURES,
+    };
+    let y = &y[rows];
+    let signs: Vec<f64> = y
+        .iter()
+        .map(|v| if *v > 0.0 { 1.0 } else { -1.0 })
+        .collect();
+    let classes: Vec<usize> = y.iter().map(|v| (v.abs() * 2.0) as usize % 3).collect();
+    let targets = match model.kind() {
+        "binary" => Targets::Values(&signs),
+        "multiclass" => Targets::Classes(&classes),
+        _ => Targets::Values(y),
+    };
+    model
+        .partial_fit(&x, targets, Presentation::default())
+        .unwrap();
+    model
+}
+
+fn assert_close(a: &[f64], b: &[f64], tolerance: f64) {
+    assert_eq!(a.len(), b.len());
+    let scale = b.iter().fold(1e-300_f64, |m, v| m.max(v.abs()));
+    for (u, v) in a.iter().zip(b) {
+        assert!((u - v).abs() <= tolerance * scale, "{u} vs {v}");
+    }
+}
+
+#[test]
+fn information_merge_of_the_full_regressor_is_the_sequential_fit() {
+    let (x, y) = data(80);
+    let sequential = learned(regressor("full"), &x, &y, 0..80);
+    for base_rows in [0, 20] {
+        let base = learned(regressor("full"), &x, &y, 0..base_rows);
+        let bounds = [base_rows, 35, 50, 66, 80];
+        let shards: Vec<Estimator> = bounds
+            .windows(2)
+            .map(|w| learned(base.clone(), &x, &y, w[0]..w[1]))
+            .collect();
+        let refs: Vec<&Estimator> = shards.iter().collect();
+        let given = (base_rows > 0).then_some(&base);
+        for method in [Method::Information, Method::Auto] {
+            let merged = merge(&refs, method, given, None).unwrap();
+            assert_close(&merged.mean().unwrap(), &sequential.mean().unwrap(), 1e-9);
+            let sigma = sequential.state();
+            let sigma = sigma.floats("covariance_values").unwrap();
+            assert_close(&merged.covariance().unwrap(), sigma, 1e-9);
+            assert_eq!(merged.n_updates(), 80);
+        }
+    }
+}
+
+#[test]
+fn merging_one_model_gives_it_back() {
+    let (x, y) = data(40);
+    let l1 = |kind| {
+        config(kind, "AROW", &[("r", 1.0)], "diag")
+            .with("penalty", "l1")
+            .with("alpha", 0.05)
+            .with("penalize_intercept", false)
+    };
+    let configs = [
+        config("binary", "AROW", &[("r", 1.0)], "diag"),
+        config("binary", "AROW", &[("r", 1.0)], "full"),
+        config("binary", "PA", &[], "identity"),
+        config("regressor", "AROW", &[("r", 1.0)], "full"),
+        l1("binary"),
+    ];
+    for config in configs {
+        let model = learned(Estimator::new(config, None).unwrap(), &x, &y, 0..40);
+        let methods: &[Method] = match model.covariance_kind() {
+            Some(CovarianceKind::Identity) => &[Method::Average, Method::Auto],
+            _ => &[Method::Information, Method::Precision, Method::Average],
+        };
+        for &method in methods {
+            let merged = merge(&[&model], method, None, None).unwrap();
+            assert_close(&merged.mean().unwrap(), &model.mean().unwrap(), 1e-9);
+            let folded = model.clone().state();
+            let sigma = folded.floats("covariance_values").unwrap();
+            assert_close(&merged.covariance().unwrap(), sigma, 1e-9);
+            assert_eq!(merged.n_updates(), model.n_updates());
+            assert_eq!(merged.n_mistakes(), model.n_mistakes());
+        }
+    }
+}
+
+#[test]
+fn average_weights_the_means_by_updates() {
+    let (x, y) = data(60);
+    let pa = || Estimator::new(config("binary", "PA", &[], "identity"), None).unwrap();
+    let (a, b) = (learned(pa(), &x, &y, 0..20), learned(pa(), &x, &y, 20..60));
+    let merged = merge(&[&a, &b], Method::Auto, None, None).unwrap();
+    let (ua, ub) = (a.n_updates() as f64, b.n_updates() as f64);
+    let expected: Vec<f64> = (a.mean().unwrap().iter().zip(b.mean().unwrap()))
+        .map(|(p, q)| (ua * p + ub * q) / (ua + ub))
+        .collect();
+    assert_close(&merged.mean().unwrap(), &expected, 1e-12);
+    assert_eq!(merged.n_updates(), a.n_updates() + b.n_updates());
+}
+
+#[test]
+fn refusals_name_the_problem_and_change_nothing() {
+    let (x, y) = data(30);
+    let arow = learned(regressor("diag"), &x, &y, 0..30);
+    let full = learned(regressor("full"), &x, &y, 0..30);
+    let pa = Estimator::new(config("binary", "PA", &[], "identity"), None).unwrap();
+    let pa = learned(pa, &x, &y, 0..30);
+    let other_r = config("regressor", "AROW", &[("r", 2.0)], "diag");
+    let other_r = Estimator::new(other_r, None).unwrap();
+    let before = (arow.clone().state(), full.clone().state());
+    let refused =
+        |models: &[&Estimator], method, base: Option<&Estimator>, needle: &str| match merge(
+            models, method, base, None,
+        ) {
+            Err(CwError::InvalidParameter(message)) => {
+                assert!(message.contains(needle), "{message:?} lacks {needle:?}")
+            }
+            other => panic!("expected a refusal naming {needle:?}, got {other:?}"),
+        };
+    refused(&[], Method::Auto, None, "at least one model");
+    refused(&[&arow, &full], Method::Auto, None, "covariance form");
+    refused(&[&arow, &other_r], Method::Auto, None, "hyper-parameters");
+    refused(&[&arow], Method::Auto, Some(&other_r), "base");
+    refused(&[&pa], Method::Information, None, "first-order");
+    refused(&[&pa], Method::Precision, None, "first-order");
+    refused(&[&arow, &pa], Method::Auto, None, "kind of model");
+    // A "base" that saw more than the model was not its start.
+    refused(
+        &[&regressor("diag")],
+        Method::Auto,
+        Some(&arow),
+        "fewer updates",
+    );
+    assert_eq!((arow.clone().state(), full.clone().state()), before);
+    let mut kernel = config("kernel", "AROW", &[("r", 1.0)], "diag")
+        .with("kernel", "rbf")
+        .with("gamma", 0.5)
+        .with("degree", 3i64)
+        .with("coef0", 1.0);
+    kernel.set("budget", None::<usize>);
+    let kernel = Estimator::new(kernel, None).unwrap();
+    refused(&[&kernel], Method::Auto, None, "kernel");
+    assert!(Method::from_name("sum").is_err());
+}
+
+/// Binary diagonal AROW with an L1 penalty (alpha 0.05).
+fn l1_config() -> State<'static> {
+    config("binary", "AROW", &[("r", 1.0)], "diag")
+        .with("penalty", "l1")
+        .with("alpha", 0.05)
+        .with("penalize_intercept", false)
+}
+
+#[test]
+fn the_merged_l1_model_has_no_pending_threshold() {
+    let (x, y) = data(50);
+    let l1 = l1_config();
+    let fresh = Estimator::new(l1, None).unwrap();
+    let (a, b) = (
+        learned(fresh.clone(), &x, &y, 0..25),
+        learned(fresh, &x, &y, 25..50),
+    );
+    let merged = merge(&[&a, &b], Method::Auto, None, None).unwrap();
+    let state = merged.state();
+    let total = state.float("l1_total").unwrap();
+    assert!(state.floats("l1_last").unwrap().iter().all(|&h| h == total));
+    // Nothing pending: the stored mean is the thresholded one.
+    assert_eq!(
+        state.floats("mean").unwrap(),
+        merged.mean().unwrap().as_slice()
+    );
+}
+
+/// The prior of base=None, read without building a model for the identity and diagonal forms,
+/// is what a fresh model of the configuration holds: the merge gives the same bits as with the
+/// fresh model passed as base, for every kind, form and method (with an L1 penalty and with
+/// process noise too).
+#[test]
+fn the_prior_base_is_a_fresh_model() {
+    let (x, y) = data(60);
+    let l1 = l1_config();
+    let configs = [
+        config("binary", "AROW", &[("r", 1.0)], "diag"),
+        config("binary", "AROW", &[("r", 1.0)], "full"),
+        config("binary", "AROW", &[("r", 1.0)], "lowrank").with("rank", 2usize),
+        config("binary", "PA", &[], "identity"),
+        config("regressor", "AROW", &[("r", 1.0)], "diag").with("a", 0.3),
+        config("multiclass", "AROW", &[("r", 1.0)], "diag"),
+        config("binary", "SCW1", &[("eta", 0.9), ("C", 1.0)], "diag").with("process_noise", 0.01),
+        l1,
+    ];
+    for config in configs {
+        let fresh = Estimator::new(config, None).unwrap();
+        let (a, b) = (
+            learned(fresh.clone(), &x, &y, 0..25),
+            learned(fresh.clone(), &x, &y, 25..60),
+        );
+        let methods: &[Method] = match fresh.covariance_kind() {
+            Some(CovarianceKind::Identity) => &[Method::Average, Method::Auto],
+            _ => &[Method::Auto, Method::Precision, Method::Average],
+        };
+        for &method in methods {
+            let prior = merge(&[&a, &b], method, None, None).unwrap();
+            let given = merge(&[&a, &b], method, Some(&fresh), None).unwrap();
+            assert_eq!(prior.state(), given.state(), "{method:?}");
+        }
+    }
+}
+
+/// The inverse by rows gives the bits of its definition (each sum in k's ascending order, as
+/// the column-by-column loops computed it).
+#[test]
+fn the_inverse_by_rows_is_its_definition_bit_for_bit() {
+    fn by_definition(l: &[f64], dim: usize) -> Vec<f64> {
+        let mut m = vec![0.0; dim * dim];
+        for col in 0..dim {
+            m[col * dim + col] = 1.0 / l[col * dim + col];
+            for i in col + 1..dim {
+                let s: f64 = (col..i).map(|k| l[i * dim + k] * m[k * dim + col]).sum();
+                m[i * dim + col] = -s / l[i * dim + i];
+            }
+        }
+        let mut inv = vec![0.0; dim * dim];
+        for i in 0..dim {
+            for j in 0..=i {
+                let s: f64 = (i..dim).map(|k| m[k * dim + i] * m[k * dim + j]).sum();
+                inv[i * dim + j] = s;
+                inv[j * dim + i] = s;
+            }
+        }
+        inv
+    }
+    for dim in [1, 2, 7, 33] {
+        // A = BBᵀ + I of a deterministic, irregular B.
+        let b: Vec<f64> = (0..dim * dim)
+            .map(|k| ((k as f64 + 1.0) * 0.754_877_666).fract() - 0.5)
+            .collect();
+        let a: Vec<f64> = (0..dim * dim)
+            .map(|ij| {
+                let (i, j) = (ij / dim, ij % dim);
+                let dot: f64 = (0..dim).map(|k| b[i * dim + k] * b[j * dim + k]).sum();
+                dot + f64::from(u8::from(i == j))
+            })
+            .collect();
+        let l = cholesky(&a, dim).unwrap();
+        let bits = |v: Vec<f64>| v.into_iter().map(f64::to_bits).collect::<Vec<_>>();
+        assert_eq!(
+            bits(inverse(&l, dim)),
+            bits(by_definition(&l, dim)),
+            "dim {dim}"
+        );
+    }
+}
