@@ -36,13 +36,15 @@ install: install-run
 run: install-run
 	$(PY) -m cwrs
 
-# Every static check: the Rust lints, then the type checks (which need the built extension).
+# Every static check: the Rust lints and docs, then the type checks (which need the built
+# extension).
 lint: lint-rust typecheck
 
 lint-rust:
 	cargo fmt --check
 	cargo clippy --all-targets -- -D warnings
 	cargo clippy --features python -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
 
 # The stubs of the native module against the built extension (names, parameters, defaults:
 # stubtest), then the package and the typing examples in tests/typing ([tool.mypy]).

@@ -111,7 +111,7 @@ const SCALE_WARM_UP: f64 = 10.0;
 /// The regressor's process noise estimated online by covariance matching (docs/design.md
 /// §10.5). AROW's r is a regulariser, not the noise variance, so the innovations are matched in
 /// the filter's own units: under the model y = w·x + N(0, s²r), w a random walk of variance
-/// s²q per round, E[e²] = s²·(v + r + q·‖x‖²). The scale s² is the slow mean of e²/(v + r)
+/// s²q per round, E\[e²\] = s²·(v + r + q·‖x‖²). The scale s² is the slow mean of e²/(v + r)
 /// (its estimate on a stationary stream, where q = 0); each row then gives the unbiased
 /// estimate d = (e²/s² − v − r)/‖x‖² of q, averaged over the fast window; q is that average
 /// less one standard error, clipped to [0, a]: raised only when the window's excess is

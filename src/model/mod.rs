@@ -57,7 +57,7 @@ impl Model {
 pub struct Estimator {
     config: State<'static>,
     model: Model,
-    /// Whether a call is undone by building the model again (see [`first_fit`]).
+    /// Whether a call is undone by building the model again (see `first_fit`).
     fresh: bool,
 }
 
@@ -764,7 +764,7 @@ impl Estimator {
     }
 
     /// Learns the rows of `x` as `presentation` says; everything is validated first (by a
-    /// fresh model, as it learns: [`first_fit`]). An error leaves the model as it was.
+    /// fresh model, as it learns: `first_fit`). An error leaves the model as it was.
     pub fn partial_fit(
         &mut self,
         x: &Matrix,

@@ -1,5 +1,5 @@
 //! Several cores: the sharded fit ([`sharded`]), merging models ([`merge`]) and the rule for a
-//! thread of its own ([`threads`]).
+//! thread of its own (`threads`).
 
 pub mod merge;
 pub mod sharded;

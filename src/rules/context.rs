@@ -14,7 +14,7 @@ pub struct Context {
     pub round: u64,
     /// Rounds that updated the model before this one.
     pub updates: u64,
-    /// ‖μ‖² before the round (NaN unless the rule asks for it: [`super::Rule::needs_mean_norm`]).
+    /// ‖μ‖² before the round (NaN unless the rule asks for it: [`crate::rules::StepRule::needs_mean_norm`]).
     pub mean_norm2: f64,
     /// Whether a zero margin is a mistake: LIBOL predicts +1 at μ·x = 0, so for a negative
     /// label (and for the rival class of a multiclass round) it is, for a positive one not.

@@ -513,7 +513,7 @@ impl Covariance for Diagonal {
         Ok(())
     }
 
-    /// Exact and O(nnz) per row by the lazy catch-up of [`NoiseClock`]; not with an L1 penalty,
+    /// Exact and O(nnz) per row by the lazy catch-up of `NoiseClock`; not with an L1 penalty,
     /// whose lazy thresholds assume Σ_j constant between a coordinate's rows. Called only when
     /// the option is on (q = 0 for "auto"), it also switches the update to the diagonal of the
     /// covariance update (docs/design.md §10.3).
@@ -603,7 +603,7 @@ impl Covariance for Diagonal {
     }
 }
 
-/// The row's xᵀΣx; `NOISY`: the stored variances lack `offset` (see [`NoiseClock`]).
+/// The row's xᵀΣx; `NOISY`: the stored variances lack `offset` (see `NoiseClock`).
 #[inline(always)]
 fn variance_of_row<const NOISY: bool>(
     coordinates: &[Coordinate],
@@ -624,7 +624,7 @@ fn variance_of_row<const NOISY: bool>(
 }
 
 /// The row's (μ·x, xᵀΣx, ‖x‖²); `NOISY`: the stored variances lack `offset` (see
-/// [`NoiseClock`]).
+/// `NoiseClock`).
 #[inline(always)]
 fn observe_coordinates<const NOISY: bool>(
     coordinates: &[Coordinate],
@@ -647,7 +647,7 @@ fn observe_coordinates<const NOISY: bool>(
 }
 
 /// The mean step μ_j += step·Σ_j x_j and Σ_j ← shrink(Σ_j, x_j) over the row's non-zeros
-/// (`NOISY`: stored as Σ_j − `offset`, see [`NoiseClock`]). A zero of a dense row changes
+/// (`NOISY`: stored as Σ_j − `offset`, see `NoiseClock`). A zero of a dense row changes
 /// nothing, so it is skipped; the floor keeps Σ_j > 0, so an infinite c (see
 /// `sherman_morrison_factor`) never meets Σ_j = 0 to make 0·∞ = NaN.
 #[inline(always)]
@@ -838,7 +838,7 @@ fn shrink_pair(coordinates: &mut [Coordinate], j: [usize; 2], x: [f64; 2], by: M
     }
 }
 
-/// Σ_j from its stored σ̃_j and the noise clock's offset (see [`NoiseClock`]), at least the
+/// Σ_j from its stored σ̃_j and the noise clock's offset (see `NoiseClock`), at least the
 /// floor: σ̃_j = Σ_j − offset loses the bits of a Σ_j far below the offset, and the sum
 /// then rounds to 0.
 #[inline(always)]

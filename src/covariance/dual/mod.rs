@@ -707,7 +707,7 @@ impl Covariance for DualGaussian {
         }
     }
 
-    /// Steps float64 could not hold ([`DualGaussian::representable`]).
+    /// Steps float64 could not hold (`DualGaussian::representable`).
     fn take_skipped(&mut self) -> u64 {
         std::mem::take(&mut self.skipped)
     }

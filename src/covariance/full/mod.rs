@@ -21,10 +21,10 @@ mod blocks;
 mod noise;
 mod plain;
 
-/// The most rows handed to [`Full::learn_block`] at once: the buffer bounds the memory of a call.
+/// The most rows handed to `Full::learn_block` at once: the buffer bounds the memory of a call.
 const MAX_ROWS_PER_CALL: usize = 64 * MAX_BLOCK;
 
-/// Rows handed to [`Full::learn_block`] at once for Σ of order `dim`: about [`POLL_WORK`] of
+/// Rows handed to `Full::learn_block` at once for Σ of order `dim`: about [`POLL_WORK`] of
 /// updates (d² each), so that a caller who may stop a batch between the rows it hands over
 /// ([`crate::data::Stop`]) is asked that often, but at least a block (its rows share a pass
 /// over Σ₀). A row's arithmetic is the same in any block, so the bits are too.
@@ -71,16 +71,16 @@ const LANES: usize = 8;
 /// Sherman–Morrison, Σ ← Σ − h hᵀ with h = √β·Σx and β = c / (1 + c·v).
 ///
 /// Σ is kept as Σ = Σ₀ − Σ_b h_b h_bᵀ: the last rank-one terms h_b wait in `pending` (up to a
-/// block of them, see [`block_size`]) and are folded into Σ₀ together, in one pass that keeps
+/// block of them, see `block_size`) and are folded into Σ₀ together, in one pass that keeps
 /// tiles of Σ₀ in registers (Σ₀ ← Σ₀ − H Hᵀ). A row's Σx is Σ₀x corrected by the pending
-/// terms in O(d) each, and [`Full::learn_block`] computes Σ₀x for a block of rows in one pass
+/// terms in O(d) each, and `Full::learn_block` computes Σ₀x for a block of rows in one pass
 /// over Σ₀, again by tiles. Two passes over Σ per block of updates replace two per update.
 /// Folds happen when `pending` is full, whatever rows came in which call, and a row's
 /// arithmetic is the same alone or among others, so learning a batch gives the same bits as
 /// learning its rows one by one.
 ///
 /// Each rank-one step is guarded so that Σ stays positive definite and its diagonal away from
-/// 0 in float64 (see [`Full::guarded_factor`] and the safeguards of `crate::covariance`); for
+/// 0 in float64 (see `Full::guarded_factor` and the safeguards of `crate::covariance`); for
 /// that the diagonals of Σ₀ and of Σ are kept alongside, in O(d) per update.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Full {
@@ -114,7 +114,7 @@ pub struct Full {
 
 /// How far above its floor (see [`diagonal_floor`]) every diagonal entry must stand, with a
 /// step that keeps at least 1/FLOOR_MARGIN of the variance along x, for the per-entry floor
-/// check of [`Full::guarded_factor`] to be skipped: 2²⁰.
+/// check of `Full::guarded_factor` to be skipped: 2²⁰.
 const FLOOR_MARGIN: f64 = (1u64 << 20) as f64;
 
 /// The least value an update may leave at Σ_jj, for Σ₀_jj = `base`: [`FULL_VARIANCE_FLOOR`],
@@ -350,7 +350,7 @@ pub(crate) fn mirror_entries(sigma: &mut [f64], dim: usize, i: usize, columns: R
 
 impl Full {
     /// From the mean and [`Full::state`]: Σ₀ row-major, then any number of pending terms (a
-    /// block fills up at most to [`block_size`], but a saved state is accepted whatever the
+    /// block fills up at most to `block_size`, but a saved state is accepted whatever the
     /// block size was); `None` if the length does not fit.
     fn from_state(shape: Shape, mean: Vec<f64>, state: &[f64]) -> Option<Self> {
         let dim = shape.dim();
@@ -410,7 +410,7 @@ impl Full {
         self.roomy = self.is_roomy();
     }
 
-    /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor (see [`Full::guarded_factor`]).
+    /// Whether every Σ_jj stands [`FLOOR_MARGIN`] above its floor (see `Full::guarded_factor`).
     fn is_roomy(&self) -> bool {
         self.diagonal
             .iter()
@@ -436,7 +436,7 @@ impl Full {
         }
     }
 
-    /// Σ₀ + g·I row-major, then the pending terms: what [`Full::from_state`] takes back.
+    /// Σ₀ + g·I row-major, then the pending terms: what `Full::from_state` takes back.
     pub fn state(&self) -> Vec<f64> {
         let mut state = [&self.sigma[..], &self.pending[..]].concat();
         add_to_diagonal(&mut state[..self.dim * self.dim], self.dim, self.growth);
@@ -512,7 +512,7 @@ impl Full {
         beta.max(0.0)
     }
 
-    /// Adds h = √β·Σx to the pending terms (β from [`Full::guarded_factor`]) and takes h_i² off
+    /// Adds h = √β·Σx to the pending terms (β from `Full::guarded_factor`) and takes h_i² off
     /// the diagonal, folding them when there are `limit`.
     fn push(&mut self, x: &[f64], sigma_x: &[f64], c: f64, v: f64, limit: usize) {
         let scale = self.guarded_factor(x, sigma_x, c, v).sqrt();
@@ -675,7 +675,7 @@ impl Covariance for Full {
         block_size(self.dim) > 1
     }
 
-    /// One row's update: its rank-one term waits with the others, as in [`Full::learn_block`],
+    /// One row's update: its rank-one term waits with the others, as in `Full::learn_block`,
     /// so rows learned one at a time (the multiclass learners) also fold once per block.
     fn update(&mut self, _row: Row, step: f64, c: f64, v: f64, _eta: f64) {
         if mean_step_overflows(&self.mean, step, &self.sigma_x) {
@@ -693,7 +693,7 @@ impl Covariance for Full {
         }
     }
 
-    /// Blocks of rows share one pass over Σ (see [`Full::learn_block`]).
+    /// Blocks of rows share one pass over Σ (see `Full::learn_block`).
     fn learn_rows<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,

@@ -72,7 +72,7 @@ impl FileChunks {
 }
 
 /// The file at `path` opened on a background thread, which reports its [`FileChunks`], or the
-/// error: chunks of up to `chunk_rows` rows (`zero_based` resolved first, see [`resolve_base`]),
+/// error: chunks of up to `chunk_rows` rows (`zero_based` resolved first, see `resolve_base`),
 /// parsed ahead until they are dropped; or, without `chunk_rows`, the whole file as one chunk,
 /// read in one pass as [`read_all`] reads it (so "auto" takes a pipe too).
 pub fn stream_file(
@@ -113,7 +113,7 @@ pub fn stream_file(
 }
 
 /// Whether scikit-learn's "auto" reads the file at `path` as zero-based, found on a thread of
-/// its own as [`stream_file`] opens a file ([`resolve_base`]: a scan for an index 0 that parses
+/// its own as [`stream_file`] opens a file (`resolve_base`: a scan for an index 0 that parses
 /// nothing, and nothing parsed after it).
 pub fn auto_index_base(path: PathBuf) -> std::io::Result<Pending<IndexBase>> {
     spawn(move |report| {

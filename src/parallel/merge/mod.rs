@@ -113,7 +113,7 @@ impl Moments {
 }
 
 /// What a merge reads of one model: its configuration, covariance form (`None`: the dual
-/// form), classes and [`Moments`] (`None` for a kernel model). Taken from each model in turn
+/// form), classes and `Moments` (`None` for a kernel model). Taken from each model in turn
 /// (under its lock, by `calls::merge`), it copies the mean and covariance once, not the model.
 pub struct Snapshot {
     config: State<'static>,
