@@ -2,7 +2,7 @@
 
 1. Accuracy on a1a (tested on a1a.t, the shared data sets beside the repository): one pass in
    file order, then ten shuffled passes without and with averaging, for PA1 and SOP (the
-   learners issue 18 names) and AROW.
+   first-order and second-order learners averaging helps most) and AROW.
 2. Cost: rows per second of `fit` (one pass in order) with `average=False` and `average=True`,
    and of `decision_function`, on sparse rows (diagonal and identity forms) and dense rows (full
    form). `--off-only` times `average=False` alone, so that the same script measures a build

@@ -1,4 +1,4 @@
-"""Process noise on drifting streams (issue 17; docs/design.md §10): prints a markdown section
+"""Process noise on drifting streams (docs/design.md §10): prints a markdown section
 for benchmarks/RESULTS.md and draws docs/drift.png.
 
 1. The abrupt-drift regression stream of the test suite (tests/test_regression.py,

@@ -1,5 +1,5 @@
 """Full-covariance AROW at small orders (d = 4, 8, 16, 31 by default) in several cwrs builds,
-one run (issue 19: small d must not be slower than the old plain loop).
+one run (small d must not be slower than the plain loop of docs/design.md §3.3).
 
 Each build is a Python interpreter with its own cwrs installed (`--python`, repeatable; the
 default is this interpreter alone). The rounds alternate between the builds (build A, build B,

@@ -1,7 +1,7 @@
 """Online error against sparsity for AROW (diag) with the coordinate-dependent L1 step
 (penalty="l1", threshold eta_t*lambda*Sigma_jj) and the classic uniform truncated gradient
 (penalty="l1-uniform", threshold eta_t*lambda), on a synthetic high-dimensional sparse text-like
-stream (issue 5).
+stream.
 
 The stream (seeded): 2^18 features; each row draws ~62 tokens (~50 distinct word ids) from a
 Zipf distribution over the vocabulary (p_k ~ 1/k^1.05, word ids randomly permuted); values are

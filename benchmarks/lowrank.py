@@ -1,5 +1,5 @@
 """covariance="lowrank" against "diag", "full" and Vowpal Wabbit's sketched Online Newton Step
-(issue 17; results in benchmarks/RESULTS.md, "Low-rank covariance").
+(results in benchmarks/RESULTS.md, "Low-rank covariance").
 
 Two streams of correlated features, chosen by --stream:
 

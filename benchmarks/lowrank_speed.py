@@ -1,4 +1,4 @@
-"""Time per row of covariance="lowrank" against "diag" (issue 17), for old-against-new
+"""Time per row of covariance="lowrank" against "diag", for old-against-new
 comparisons on a loaded machine; results in benchmarks/RESULTS.md, "Low-rank covariance".
 
 Dense rows of benchmarks/lowrank.py's "factors" stream (10 latent factors, d features), AROW,

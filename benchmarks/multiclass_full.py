@@ -1,4 +1,4 @@
-"""Multiclass full covariance, old build against new (issue 19: the blocked path for multiclass,
+"""Multiclass full covariance, old build against new (the blocked path for multiclass,
 docs/design.md §4.4). Rows per second of `partial_fit` (one call over the whole stream) of
 AROW(covariance="full") with max-score and one-vs-rest on a dense stream of K classes (rows
 x = c_y + ε, class centres c ~ N(0, I/d)·3, ε ~ N(0, I/d)), d = 300, K = 10 by default.

@@ -1,4 +1,4 @@
-"""`n_jobs=1` against `n_jobs=2` in one process, interleaved (issue 16, docs/design.md §9.4):
+"""`n_jobs=1` against `n_jobs=2` in one process, interleaved (docs/design.md §9.4):
 AROW diag `fit`, one pass in stored order over the first --rows rows of benchmarks/scale.py's
 stream (kept by `scale.py --cache DIR`). Per fit: wall seconds and the process's CPU seconds
 (all threads), so that a loaded machine still shows the work each setting does; the wall ratio

@@ -1,6 +1,6 @@
-"""Diagonal AROW's learning speed with and without process noise (issue 17; docs/design.md
+"""Diagonal AROW's learning speed with and without process noise (docs/design.md
 §10.1): one pass over a sparse stream (2^20 features, ~100 non-zeros per row, Zipf-distributed
-indices as in /work/bench/cg/learn.py), q = 0 and q = 1e-4 alternated, median seconds of the
+indices as in benchmarks/acceptance_cg.py), q = 0 and q = 1e-4 alternated, median seconds of the
 repeats. To compare two builds, run it under each (PYTHONPATH=<dir holding a cwrs package>)
 alternately; for instruction counts run one fit under `valgrind --tool=callgrind` with --once.
 

@@ -1,4 +1,4 @@
-"""Training on more than one core (issue 16, docs/design.md §9), one run, ratios side by side.
+"""Training on more than one core (docs/design.md §9), one run, ratios side by side.
 
 Sections (each prints a Markdown table):
 

@@ -1,4 +1,4 @@
-"""The overhead of `n_jobs` (issue 16, docs/design.md §9.4): one AROW diag pass in stored order
+"""The overhead of `n_jobs` (docs/design.md §9.4): one AROW diag pass in stored order
 over the first N rows of the text-like stream of benchmarks/compare.py, with n_jobs=1, n_jobs=2
 (the core's sharded fit) and n_jobs=2 the way it was before (Python: copies, `partial_fit` per
 shard, `_cwrs.merge` through states; the reference of tests/test_sharded_fit.py).
