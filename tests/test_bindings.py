@@ -90,5 +90,5 @@ def test_lean_calls_wait_for_a_busy_model_and_then_see_its_update():
     seen = model.decision_lean(wide[:3])  # waits for it rather than giving None
     worker.join()
     np.testing.assert_array_equal(seen, model.decision_function(wide[:3]))
-    assert model.learn_lean(wide[:2], labels[:2], estimator._one_row[1], lambda: None) is True
+    assert model.learn_lean(wide[:2], labels[:2], estimator._lean.targets, lambda: None) is True
     assert model.n_updates > 1

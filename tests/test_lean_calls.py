@@ -40,7 +40,7 @@ def test_lean_predictions_are_fresh_arrays_equal_to_the_checked_ones(y, covarian
 
 def test_lean_paths_fall_back_for_what_they_do_not_take():
     model = cwrs.AROW().fit(X, Y_BINARY)
-    lean = model._one_row
+    lean = model._lean
     rows = X[:3]
     unusual = [
         rows.astype(">f8"),  # another byte order
@@ -52,8 +52,8 @@ def test_lean_paths_fall_back_for_what_they_do_not_take():
         rows[:, :5].copy(),  # another width
     ]
     for x in unusual:
-        assert lean[4](x) is None and lean[6](x) is None
-        assert lean[5](x, lean[7], lean[8]) is None
+        assert lean.decision(x) is None and lean.proba(x) is None
+        assert lean.predict(x, lean.classes, lean.class_rows) is None
     for x in unusual[:-1]:
         np.testing.assert_array_equal(
             model.decision_function(x), model.decision_function(np.asarray(x, dtype=float).tolist())
@@ -74,7 +74,7 @@ def test_overflowing_scores_on_the_lean_path_raise_as_on_the_checked_one():
     assert abs(w[j]) > 1 and abs(w[k]) > 1
     row = np.zeros((1, X.shape[1]))
     row[0, j], row[0, k] = 1.7e308 * np.sign(w[j]), -1.7e308 * np.sign(w[k])  # inf − inf
-    assert model._one_row[4](row) is None  # refused by the lean path ...
+    assert model._lean.decision(row) is None  # refused by the lean path ...
     with pytest.raises(ValueError, match="decision_function overflows on row 0"):
         model.decision_function(row)  # ... and reported by the checked one
     with pytest.raises(ValueError, match="decision_function overflows on row 0"):
@@ -113,7 +113,7 @@ def test_labels_read_from_their_buffer_learn_as_the_checked_path(labels):
         checked.partial_fit(rows.tolist(), y.tolist())
     np.testing.assert_array_equal(fast._model.mean, checked._model.mean)
     np.testing.assert_array_equal(fast._model.covariance, checked._model.covariance)
-    native, targets = fast._model, fast._one_row[1]
+    native, targets = fast._model, fast._lean.targets
     for refused in (np.array([3.0, np.nan]), np.array([3, 4]), np.array([[3], [-2]])):
         assert native.learn_lean(X[:2], refused, targets, fast._check_params_if_changed) is False
 

@@ -57,7 +57,7 @@ def _started_pair(make, y):
 def test_one_row_path_equals_the_general_path(make, y):
     fast, general = _started_pair(make, y)
     probe = make().partial_fit(X[:1], y[:1], classes=np.unique(y))
-    assert probe._model.learn_lean(X[1:2], y[1:2], probe._one_row[1], None)  # lean path applies
+    assert probe._model.learn_lean(X[1:2], y[1:2], probe._lean.targets, None)  # lean path applies
     for i in range(1, len(X)):
         fast.partial_fit(X[i : i + 1], y[i : i + 1])
         # A Python list never takes the one-row path.
@@ -140,7 +140,7 @@ def test_set_params_turns_the_one_row_path_off_until_the_next_check():
         model.partial_fit(X[i : i + 1], Y_BINARY[i : i + 1])
         reference.partial_fit(X[i : i + 1].tolist(), list(Y_BINARY[i : i + 1]))
     _assert_same(model, reference)
-    assert "_one_row" in model.__dict__  # back on after the checked call
+    assert "_lean" in model.__dict__  # back on after the checked call
 
 
 # ----------------------------------------------------------------------------- a few rows
@@ -171,7 +171,7 @@ def test_few_rows_regression_equals_the_general_path(make):
 
 def test_learn_lean_takes_only_what_it_can_learn_as_the_checked_path_would():
     model = cwrs.AROW().partial_fit(X[:10], Y_BINARY[:10], classes=["no", "yes"])
-    native, targets = model._model, model._one_row[1]
+    native, targets = model._model, model._lean.targets
     before = _state(model)
     refused = [
         (X[:3].tolist(), Y_BINARY[:3]),  # not an array
@@ -208,7 +208,7 @@ def test_few_rows_path_refuses_a_bad_row_and_keeps_the_model():
 @pytest.mark.parametrize("y", [Y_BINARY, Y_MULTI], ids=["binary", "multiclass"])
 def test_lean_predictions_equal_the_checked_ones(make, y):
     model = make().fit(X, y)
-    assert "_one_row" in model.__dict__
+    assert "_lean" in model.__dict__
     for rows in (X[:1], X[3:5], X):
         checked = np.asfortranarray(rows) if rows.shape[0] > 1 else rows.tolist()
         for method in ("decision_function", "predict"):

@@ -207,7 +207,7 @@ def test_estimator_answers_from_the_grown_model(adapter):
         assert adapter.predict_one(x) == pytest.approx(estimator.predict(new_row)[0], rel=1e-12)
     else:
         assert adapter.predict_one(x) == adapter.classes_[int(estimator.predict(new_row)[0])]
-    assert estimator._one_row[0] is estimator._model  # noqa: SLF001 - the one-row path again
+    assert estimator._lean.model is estimator._model  # noqa: SLF001 - the one-row path again
 
 
 # Learners for growing to one-vs-rest: forms, L1, averaging, constant process noise, first order.

@@ -17,6 +17,10 @@ import numpy.typing as npt
 from . import _cwrs
 from ._covariance import dense_covariances, feature_block
 from ._kernel import CallableKernel, RandomFourierFeatures
+from ._lean import LEAN, LeanPaths
+from ._lean import SOURCES as LEAN_SOURCES
+from ._lean import enable as enable_lean
+from ._lean import forget as forget_lean
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
@@ -87,22 +91,8 @@ def _lean_rows(X, n_features):
 # - `_fit_lock`: see `Estimator._lock`.
 # - `_checked_params`: present while the hyper-parameters are as last validated (see
 #   `_check_params_if_changed`).
-# - `_one_row`: (native model, label -> native target map or None, n_features, its bound lean
-#   methods learn_lean, decision_lean, predict_lean or None, proba_lean, classes_ or None, its
-#   one-element slices and classes_ as a list or None) while the lean paths of `partial_fit`
-#   (a few rows) and of prediction may be taken: a primal model without feature map, fitted
-#   without feature names, whose hyper-parameters were validated since the last `set_params`.
-#   One attribute, read at once, so that the path never pairs a model with another fit's
-#   labels. The lean methods return None (learn_lean False) for what they do not take: the
-#   general path checks it.
-_TRANSIENT = ("_fit_lock", "_checked_params", "_one_row", "_target_of")
-
-# The fitted attributes `_one_row` is built from: assigning any of them (the river adapter
-# installs a grown model so) drops it, so that the lean paths never answer from, or learn into,
-# a model that is no longer the fitted one.
-_ONE_ROW_SOURCES = frozenset(
-    ("_model", "_feature_map", "n_features_in_", "classes_", "feature_names_in_")
-)
+# - `_lean`: the lean paths of `partial_fit` and prediction (`cwrs._lean`).
+_TRANSIENT = ("_fit_lock", "_checked_params", LEAN, "_target_of")
 
 
 _Method = TypeVar("_Method", bound=Callable[..., Any])
@@ -139,7 +129,7 @@ class Estimator(HyperParameters):
 
     # A map applied to rows before the model sees them (random Fourier features), if any.
     _feature_map = None
-    _one_row: Optional[tuple[Any, ...]] = None  # the lean paths (see `_TRANSIENT`)
+    _lean: Optional[LeanPaths] = None  # the lean paths (`cwrs._lean`)
 
     @_holding_fit_lock
     def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
@@ -237,13 +227,13 @@ class Estimator(HyperParameters):
 
         def __setattr__(self, name, value):
             super().__setattr__(name, value)
-            if name in _ONE_ROW_SOURCES:  # enabled again by the next checked `partial_fit`
-                self.__dict__.pop("_one_row", None)
+            if name in LEAN_SOURCES:  # enabled again by the next checked `partial_fit`
+                forget_lean(self)
 
         def __delattr__(self, name):
             super().__delattr__(name)
-            if name in _ONE_ROW_SOURCES:
-                self.__dict__.pop("_one_row", None)
+            if name in LEAN_SOURCES:
+                forget_lean(self)
 
     # ----------------------------------------------------------------- threads
     def _lock(self):
@@ -265,13 +255,13 @@ class Estimator(HyperParameters):
                     return self._partial_fit(*args, first_call=True)
         return self._partial_fit(*args, first_call=False)
 
-    def _reenable_one_row(self, model):
-        """After a checked `partial_fit` of `model`: the one-row path again, if `set_params`
-        (or unpickling) turned it off and `model` is still the fitted one."""
-        if "_one_row" not in self.__dict__:
+    def _reenable_lean(self, model):
+        """After a checked `partial_fit` of `model`: the lean paths again, if `set_params`
+        (or unpickling) turned them off and `model` is still the fitted one."""
+        if LEAN not in self.__dict__:
             with self._lock():
                 if self._model is model:
-                    self._enable_one_row()
+                    self._enable_lean()
 
     def _fitted_state(self):
         """(native model, feature map, n_features_in_, classes_ or None, feature_names_in_ or
@@ -285,38 +275,25 @@ class Estimator(HyperParameters):
 
     def _install(self, **fitted):
         """Sets the fitted attributes in one step, with the hyper-parameters just validated,
-        and enables the one-row path where it applies. Called holding `_lock`. A
+        and enables the lean paths where they apply. Called holding `_lock`. A
         `feature_names_in_` of None (X had no column names) removes the attribute, as in
         scikit-learn."""
         fitted["_checked_params"] = True
-        self.__dict__.pop("_one_row", None)
+        forget_lean(self)
         if "zero_based_" not in fitted:  # a new model has learned from no LIBSVM file yet
             self.__dict__.pop("zero_based_", None)
         if fitted.get("feature_names_in_") is None:
             fitted.pop("feature_names_in_", None)
             self.__dict__.pop("feature_names_in_", None)
         self.__dict__.update(fitted)
-        self._enable_one_row()
+        self._enable_lean()
 
-    def _enable_one_row(self):
-        """Enables the one-row path of `partial_fit` for the current model if it applies (a
-        primal model without feature map, fitted without feature names: a bare row must warn
-        about the missing names). Called holding `_lock`, after validation."""
-        model = self._model
-        if (
-            model.kind in _ONE_ROW_KINDS
-            and self._feature_map is None
-            and "feature_names_in_" not in self.__dict__
-        ):
-            classes = self.__dict__.get("classes_")
-            rows = () if classes is None else tuple(classes[k : k + 1] for k in range(len(classes)))
-            # `predict` goes through `decision_function` where a subclass overrides it.
-            plain = rows and type(self).decision_function is Classifier.decision_function
-            self.__dict__["_one_row"] = (
-                model, self._one_row_targets(model), self.n_features_in_, model.learn_lean,
-                model.decision_lean, model.predict_lean if plain else None, model.proba_lean,
-                classes, rows, None if classes is None else classes.tolist(),
-            )
+    def _enable_lean(self):
+        """Enables the lean paths for the current model where they apply (`cwrs._lean.enable`).
+        Called holding `_lock`, after validation. `predict` goes through `decision_function`
+        where a subclass overrides it."""
+        plain = getattr(type(self), "decision_function", None) is Classifier.decision_function
+        enable_lean(self, self._lean_targets, plain)
 
     def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
@@ -351,9 +328,9 @@ class Estimator(HyperParameters):
 
     def _model_and_rows(self, X):
         """The fitted native model and X as it takes it: as is if `_lean_rows`, else checked."""
-        one_row = self._one_row
-        if one_row is not None and _lean_rows(X, one_row[2]):
-            return one_row[0], X
+        lean = self._lean
+        if lean is not None and _lean_rows(X, lean.n_features):
+            return lean.model, X
         return self._fitted_model(), self._check_X_for(X)
 
     def _checked_scores(self, X, method):
@@ -482,11 +459,11 @@ class Estimator(HyperParameters):
         with self._lock():
             if model is not None:
                 attributes["_model"] = model
-            attributes.pop("_one_row", None)
+            attributes.pop(LEAN, None)
             self.__dict__.clear()
             self.__dict__.update(attributes)
             if model is not None and "_checked_params" in attributes:
-                self._enable_one_row()
+                self._enable_lean()
 
     @property
     def n_updates_(self) -> int:
@@ -590,8 +567,8 @@ class Classifier(Estimator):
         """Configuration entries of the rule beyond its numbers (OGD's `loss`), checked."""
         return {}
 
-    def _one_row_targets(self, model):
-        """label -> native target, for the one-row path of a primal model."""
+    def _lean_targets(self, model):
+        """label -> native target, for the lean paths of a primal model."""
         classes = self.classes_.tolist()  # Python values: NumPy scalars compare slowly
         if model.kind == "binary":
             return {classes[0]: -1.0, classes[1]: 1.0}
@@ -642,11 +619,11 @@ class Classifier(Estimator):
         of float64 (shape (n, n_features), C order, n ≤ 64) with known labels take a lean path
         (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
         """
-        one_row = self._one_row
-        if one_row is not None and sample_weight is None and (
-            classes is None or lists_classes(classes, one_row[9])
+        lean = self._lean
+        if lean is not None and sample_weight is None and (
+            classes is None or lists_classes(classes, lean.class_list)
         ):
-            if one_row[3](X, y, one_row[1], self._check_params_if_changed):
+            if lean.learn(X, y, lean.targets, self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, classes, sample_weight)
 
@@ -686,7 +663,7 @@ class Classifier(Estimator):
                 _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
             )
         else:
-            self._reenable_one_row(model)
+            self._reenable_lean(model)
         return self
 
     # ----------------------------------------------------------------- prediction
@@ -695,14 +672,17 @@ class Classifier(Estimator):
         means `classes_[1]`), else μ_k·x per class, shape (n, n_classes). A score that
         overflows float64 is ±inf; one whose terms overflow with both signs (inf − inf) raises
         `ValueError`."""
-        lean = self._one_row
-        scores = None if lean is None else lean[4](X)
+        lean = self._lean
+        scores = None if lean is None else lean.decision(X)
         return scores if scores is not None else self._checked_scores(X, "decision_function")
 
     def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
         """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
-        lean = self._one_row
-        labels = None if lean is None or lean[5] is None else lean[5](X, lean[7], lean[8])
+        lean = self._lean
+        labels = (
+            None if lean is None or lean.predict is None
+            else lean.predict(X, lean.classes, lean.class_rows)
+        )
         if labels is not None:
             return labels
         scores = self.decision_function(X)
@@ -821,8 +801,8 @@ class ConfidenceWeightedClassifier(Classifier):
         the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
         the classes exactly as `decision_function` does.
         """
-        lean = self._one_row
-        both = None if lean is None else lean[6](X)
+        lean = self._lean
+        both = None if lean is None else lean.proba(X)
         if both is not None:
             return both
         model, rows = self._model_and_rows(X)
@@ -864,7 +844,6 @@ class ConfidenceWeightedClassifier(Classifier):
 
 
 # The kinds of model the one-row path of partial_fit drives (primal: no kernel).
-_ONE_ROW_KINDS = ("binary", "multiclass", "regressor")
 
 
 def _config(kind, rule, params, n_features, fit_intercept, a, **entries):

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 import numpy as np
 
 from . import _cwrs
+from ._lean import forget as forget_lean
 from ._typing import (
     ClassifierParams,
     RegressorParams,
@@ -692,7 +693,7 @@ class HyperParameters:
                 )
             setattr(self, name, value)
         # Validated by the next partial_fit, which takes its checked path until then.
-        self.__dict__.pop("_one_row", None)
+        forget_lean(self)
         self.__dict__.pop("_checked_params", None)
         return self
 

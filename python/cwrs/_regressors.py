@@ -95,7 +95,7 @@ class Regressor(Estimator):
         )
         return config, {}
 
-    def _one_row_targets(self, model: Any) -> None:
+    def _lean_targets(self, model: Any) -> None:
         return None
 
     def _fit(
@@ -114,9 +114,9 @@ class Regressor(Estimator):
         of float64 (shape (n, n_features), C order, n ≤ 64) with finite numeric targets take a
         lean path (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the
         same."""
-        one_row = self._one_row
-        if sample_weight is None and one_row is not None:
-            if one_row[3](X, y, None, self._check_params_if_changed):
+        lean = self._lean
+        if sample_weight is None and lean is not None:
+            if lean.learn(X, y, None, self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, sample_weight)
 
@@ -138,13 +138,13 @@ class Regressor(Estimator):
         if first_call:
             self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
         else:
-            self._reenable_one_row(model)
+            self._reenable_lean(model)
         return self
 
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
-        lean = self._one_row
-        values = None if lean is None else lean[4](X)
+        lean = self._lean
+        values = None if lean is None else lean.decision(X)
         return values if values is not None else self._checked_scores(X, "predict")
 
     def score(
