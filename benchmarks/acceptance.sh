@@ -1,5 +1,5 @@
 #!/bin/bash
-# The speed acceptance of the one-row and fit paths, old build against new in one run (benchmarks/RESULTS.md).
+# The speed acceptance of the one-row and fit paths, old build against new in one run (benchmarks/archive/RESULTS-2026-11.md).
 #   OLD_PY, NEW_PY: Pythons with each build of cwrs installed (fat LTO, as released);
 #   OLD_BENCH, NEW_BENCH: each build's criterion binary (`cargo bench --bench core --no-run`).
 # Prints callgrind instruction counts of the native partial_fit (fits) and of a whole process

@@ -1,5 +1,5 @@
 """Work for callgrind, old build against new (the speed acceptance of the one-row and
-fit paths; benchmarks/RESULTS.md).
+fit paths; benchmarks/archive/RESULTS-2026-11.md).
 
     python acceptance_cg.py fit RULE     one fit of 20,000 sparse rows (2^20 features, 100 Zipf
                                          non-zeros per row): count the native partial_fit

@@ -8,7 +8,7 @@ random ±1 labels, so the rules keep updating), shuffle=False; the median of `--
 ALMA and the ROMMAs pay O(d) per row for ‖μ‖² and O(d) per update for the rescale; a scalar
 scale of the identity form (μ = s·u, ‖μ‖² kept: docs/design.md §2.9, measured at commit ad7ecdd
 and reverted) makes them O(nnz). Run this script with two builds to compare
-(benchmarks/RESULTS.md). For instruction counts (immune to load) run
+(benchmarks/archive/RESULTS-2026-11.md, "ALMA and the ROMMAs in O(nnz)"). For instruction counts (immune to load) run
 one learner under callgrind: `valgrind --tool=callgrind python benchmarks/catalog_sparse.py
 --rows 1000 --repeats 1 --learners ROMMA`.
 """

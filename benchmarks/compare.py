@@ -78,7 +78,7 @@ import _peers  # noqa: E402
 
 N_FEATURES = 2**20
 CLASSES = np.array([-1, 1])
-LIBSOL_NOTE = "published, not measured: 2-core machine of this kind, by the issue author"
+LIBSOL_NOTE = "published, not measured: 2-core machine of this kind"
 LIBSOL_RATES = {"LIBSOL AROW diag, LIBSVM text": 172e3, "LIBSOL AROW diag, binary format": 457e3}
 
 
