@@ -19,8 +19,9 @@ NORMS = ("l1", "l2", None)
 
 
 class HashingVectorizer(HyperParameters):
-    """Documents (str, or bytes in UTF-8) to a SciPy CSR matrix of hashed token counts: no
-    vocabulary to build or store, so a text stream goes straight into `partial_fit`.
+    """Documents (str, or bytes in UTF-8) to a SciPy CSR matrix of hashed token counts (the
+    hashing trick, Weinberger et al., ICML 2009): no vocabulary to build or store, so a text
+    stream goes straight into `partial_fit`.
 
     The same parameters, defaults and output as scikit-learn's `HashingVectorizer` (the values
     identical), tokenized and hashed in the Rust core with the GIL released: the documents are
