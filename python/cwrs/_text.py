@@ -142,10 +142,6 @@ class HashingVectorizer(HyperParameters):
             )
         if self.norm not in NORMS:
             raise InvalidParameterError(f"norm must be 'l1', 'l2' or None, got {self.norm!r}")
-        if not isinstance(self.token_pattern, str):
-            raise InvalidParameterError(
-                f"token_pattern must be a str, got {self.token_pattern!r}"
-            )
         ngram_range = self.ngram_range
         if not (
             isinstance(ngram_range, tuple)
@@ -170,6 +166,10 @@ class HashingVectorizer(HyperParameters):
         """The compiled `token_pattern` (None unless the analyzer is "word")."""
         if self.analyzer != "word":
             return None
+        if not isinstance(self.token_pattern, str):
+            raise InvalidParameterError(
+                f"token_pattern must be a str, got {self.token_pattern!r}"
+            )
         try:
             pattern = re.compile(self.token_pattern)
         except re.error as error:

@@ -266,9 +266,10 @@ pub(super) fn hash_samples<'py>(
                     rows.add(name_bytes(&name?)?.as_ref(), 1.0);
                 }
             }
+            // Checked by `FeatureHasher` before (its message).
             other => {
                 return Err(PyValueError::new_err(format!(
-                    "input_type must be \"dict\", \"pair\" or \"string\", got {other:?}"
+                    "unknown input_type {other:?}"
                 )))
             }
         }
