@@ -31,10 +31,12 @@ CODE_POINTS = [c for c in range(0x110000) if not 0xD800 <= c < 0xE000]
 # accented letters (precomposed and combining), letters whose lowercase is special (the capital
 # sigma, final or not; dotted I, which lowercases to two characters; a titlecase digraph),
 # case-ignorable characters (apostrophe, period, modifier letter, combining mark), CJK and
-# kana, other scripts' digits, punctuation, and whitespace of several kinds.
+# kana, other scripts' digits, combining marks that Rust calls alphabetic and Python's \w does
+# not (a Devanagari vowel sign, the Greek ypogegrammeni), punctuation, and whitespace of several
+# kinds.
 ALPHABET = (
     "aZz09_ ÉéèñÅøß" + "e\u0301" + "ΣσςΟΔİıǅ" + "'.ʰ\u0301\u0307" + "日本語のテキスト漢"
-    + "٣१" + ",;!?-()\"" + " \t\n\u00a0\u3000\u2028\x1f"
+    + "٣१" + "क\u093e\u0345" + ",;!?-()\"" + " \t\n\u00a0\u3000\u2028\x1f"
 )
 documents = st.lists(st.text(alphabet=ALPHABET, max_size=40), min_size=1, max_size=8)
 
@@ -132,6 +134,28 @@ def test_capital_sigma_and_dotted_capital_i():
 def test_python_tokenizers_as_scikit_learn(params):
     docs = ["Hello wörld, a b ΟΔΟΣ 42_x", b"bytes doc", "", "x"]
     assert_same(*both(docs, **params))
+
+
+def test_any_iterable_of_documents_and_pretokenized_input():
+    docs = ["Some text here", b"more TEXT", "x y z"]
+    expected = cwrs.HashingVectorizer().transform(docs)
+    assert_same(cwrs.HashingVectorizer().transform(iter(docs)), expected)
+    assert_same(cwrs.HashingVectorizer().fit_transform(d for d in docs), expected)
+    strings = np.array(["Some text here", "more TEXT", "x y z"])  # numpy.str_ items
+    assert_same(cwrs.HashingVectorizer().transform(strings), expected)
+    # A callable analyzer gets anything but bytes as it is: token lists hash as they are.
+    tokens = [["some", "text", "here"], ["more", "text"], ["x"]]
+    assert_same(*both(tokens, analyzer=lambda doc: doc))
+
+
+def test_pickles_and_copies():
+    import copy
+    import pickle
+
+    vectorizer = cwrs.HashingVectorizer(n_features=64, analyzer="char_wb", ngram_range=(2, 3))
+    for twin in (pickle.loads(pickle.dumps(vectorizer)), copy.deepcopy(vectorizer)):
+        assert twin.get_params() == vectorizer.get_params()
+        assert_same(twin.transform(["abc de"]), vectorizer.transform(["abc de"]))
 
 
 @pytest.mark.parametrize("analyzer", ["word", "char_wb"])

@@ -190,8 +190,9 @@ class HashingVectorizer(HyperParameters):
         lowercase = params["lowercase"]
         same_unicode = unicodedata.unidata_version == _cwrs.TEXT_UNICODE_VERSION
         if callable(self.analyzer):
+            # As scikit-learn: bytes decoded, anything else (a token list, say) passed as it is.
             analyzer = self.analyzer
-            return lambda doc: analyzer(decoded(doc))
+            return lambda doc: analyzer(doc.decode("utf-8") if isinstance(doc, bytes) else doc)
         if self.analyzer != "word":
             if same_unicode or not lowercase:
                 return None
