@@ -204,6 +204,9 @@ def test_parameters_clone_and_pipeline():
     model.fit(["good fine", "bad awful", "fine good good", "awful bad"], [1, 0, 1, 0])
     assert list(sklearn_base.clone(model).fit(["good", "bad"], [1, 0]).predict(["good"])) == [1]
     assert vectorizer.fit(["a"]) is vectorizer and vectorizer.partial_fit(["a"]) is vectorizer
+    tags = pytest.importorskip("sklearn.utils").get_tags
+    assert tags(vectorizer).input_tags.string and not tags(vectorizer).requires_fit
+    assert tags(cwrs.FeatureHasher()).input_tags.dict
 
 
 @pytest.mark.parametrize(
@@ -285,7 +288,8 @@ def test_feature_hasher_takes_any_mapping_and_pairs():
     assert_same(cwrs.FeatureHasher(64).transform(data), sklearn_hasher(64).transform(data))
     pairs = [[["a", 1.0], ("b", 2)], iter([("c", -1.0)])]
     ours = cwrs.FeatureHasher(64, input_type="pair").transform(pairs)
-    assert_same(ours, sklearn_hasher(64, input_type="pair").transform([[("a", 1.0), ("b", 2)], [("c", -1.0)]]))
+    theirs = sklearn_hasher(64, input_type="pair").transform([[("a", 1.0), ("b", 2)], [("c", -1.0)]])
+    assert_same(ours, theirs)
     with pytest.raises(ValueError, match="not enough values to unpack"):
         cwrs.FeatureHasher(8, input_type="pair").transform([[("a",)]])
     with pytest.raises(ValueError, match="too many values to unpack"):

@@ -46,6 +46,20 @@ def csr_rows(arrays: tuple[Any, Any, Any], n_features: int, owner: str, what: st
     return sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features))
 
 
+def stateless_transformer_tags(**input_tags: bool) -> Any:
+    """scikit-learn's tags of a stateless transformer (no fit needed) of the input `input_tags`
+    say (the tags of scikit-learn's own hashers)."""
+    from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+    return Tags(
+        estimator_type=None,
+        target_tags=TargetTags(required=False),
+        transformer_tags=TransformerTags(),
+        input_tags=InputTags(two_d_array=False, **input_tags),
+        requires_fit=False,
+    )
+
+
 class FeatureHasher(HyperParameters):
     """The hashing trick (Weinberger, Dasgupta, Langford, Smola, Attenberg, ICML 2009): hashes
     each sample's features into `n_features` columns, returning a SciPy CSR matrix that every
@@ -100,6 +114,11 @@ class FeatureHasher(HyperParameters):
             )
         alternate_sign = check_bool("alternate_sign", self.alternate_sign)
         return check_n_features(self.n_features), self.input_type, alternate_sign
+
+    def __sklearn_tags__(self) -> Any:
+        return stateless_transformer_tags(
+            string=self.input_type == "string", dict=self.input_type == "dict"
+        )
 
     def fit(self, X: Optional[Iterable[Any]] = None, y: Any = None) -> Self:
         """Checks the parameters and returns self (the hasher is stateless)."""

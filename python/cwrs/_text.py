@@ -2,12 +2,19 @@
 
 from __future__ import annotations
 
+import numbers
 import re
 import unicodedata
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Literal, Optional, Union
 
 from . import _cwrs
-from ._hashing import check_bool, check_n_features, csr_rows, sparse_module
+from ._hashing import (
+    check_bool,
+    check_n_features,
+    csr_rows,
+    sparse_module,
+    stateless_transformer_tags,
+)
 from ._params import HyperParameters, InvalidParameterError
 
 if TYPE_CHECKING:
@@ -96,6 +103,9 @@ class HashingVectorizer(HyperParameters):
         matrix.has_canonical_format = True  # sorted columns, each once
         return matrix
 
+    def __sklearn_tags__(self) -> Any:
+        return stateless_transformer_tags(string=True)
+
     def fit(self, X: Optional[Iterable[Union[str, bytes]]] = None, y: Any = None) -> Self:
         """Checks the parameters and returns self (the vectorizer is stateless)."""
         self._checked_params(X)
@@ -146,7 +156,8 @@ class HashingVectorizer(HyperParameters):
         if not (
             isinstance(ngram_range, tuple)
             and len(ngram_range) == 2
-            and all(isinstance(n, int) and not isinstance(n, bool) for n in ngram_range)
+            and all(isinstance(n, numbers.Integral) for n in ngram_range)
+            and not any(isinstance(n, bool) for n in ngram_range)
             and 1 <= ngram_range[0] <= ngram_range[1]
         ):
             raise InvalidParameterError(
