@@ -105,6 +105,16 @@ pub struct HashedRows {
     pub indptr: Vec<i64>,
 }
 
+/// Checks that `n_features` columns have int32 indices, as SciPy and scikit-learn want them.
+pub fn check_n_features(n_features: u32) -> Result<(), CwError> {
+    if n_features == 0 || n_features > i32::MAX as u32 {
+        return Err(CwError::InvalidParameter(format!(
+            "n_features must be an integer in [1, 2**31), got {n_features}"
+        )));
+    }
+    Ok(())
+}
+
 /// Hashed tokens gathered into rows (see the module's documentation).
 pub struct RowBuilder {
     hashing: Hashing,
@@ -116,12 +126,7 @@ pub struct RowBuilder {
 
 impl RowBuilder {
     pub fn new(hashing: Hashing) -> Result<RowBuilder, CwError> {
-        if hashing.n_features == 0 || hashing.n_features > i32::MAX as u32 {
-            return Err(CwError::InvalidParameter(format!(
-                "n_features must be an integer in [1, 2**31), got {}",
-                hashing.n_features
-            )));
-        }
+        check_n_features(hashing.n_features)?;
         let rows = HashedRows {
             indptr: vec![0],
             ..HashedRows::default()

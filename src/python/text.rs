@@ -10,8 +10,8 @@ use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 use super::{Array1, Object};
 use crate::data::hashing::hashed_column;
 use crate::data::text::{
-    hash_documents as hash_texts, Analysis, Analyzer, HashedRows, Hashing, Norm, RowBuilder,
-    TextAnalyzer,
+    check_n_features, hash_documents as hash_texts, Analysis, Analyzer, HashedRows, Hashing, Norm,
+    RowBuilder, TextAnalyzer,
 };
 use crate::shared::guarded;
 
@@ -224,8 +224,7 @@ pub(super) fn hash_samples<'py>(
     n_features: u32,
     alternate_sign: bool,
 ) -> PyResult<Csr<'py>> {
-    // The same check and message as the text rows'.
-    RowBuilder::new(hashing(n_features, alternate_sign, false, None)?)?;
+    check_n_features(n_features)?;
     let mut rows = Samples {
         rows: HashedRows {
             indptr: vec![0],
