@@ -299,3 +299,17 @@ def test_feature_hasher_takes_any_mapping_and_pairs():
         cwrs.FeatureHasher(8, input_type="pair").transform([[3]])
     with pytest.raises(cwrs.InvalidParameterError, match="alternate_sign"):
         cwrs.FeatureHasher(8, alternate_sign="no").fit()
+
+
+@pytest.mark.parametrize("n_features", [1, 2, 7, 2**20])
+def test_feature_hasher_token_lists_keep_scikit_learns_entries(n_features):
+    # Collisions of opposite signs leave stored zeros in both (SciPy's sum_duplicates keeps
+    # them; the core sums token lists itself).
+    sklearn_hasher = pytest.importorskip("sklearn.feature_extraction").FeatureHasher
+    rng = np.random.default_rng(4)
+    words = [f"t{i}" for i in range(50)] + ["é", "日本", b"raw"]
+    lists = [[words[i] for i in rng.integers(0, len(words), 12)] for _ in range(30)] + [[]]
+    ours = cwrs.FeatureHasher(n_features, input_type="string").transform(lists)
+    theirs = sklearn_hasher(n_features, input_type="string").transform(lists)
+    assert_same(ours, theirs)
+    assert ours.has_canonical_format

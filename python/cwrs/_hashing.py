@@ -101,6 +101,12 @@ class FeatureHasher(HyperParameters):
         """The samples of `raw_X` (an iterable) as a CSR matrix of shape (n, n_features)."""
         n_features, input_type, alternate_sign = self._checked_params()
         sparse_module("FeatureHasher")
+        if input_type == "string":
+            # Values ±1: the core sums the duplicates (exact in any order), as for text.
+            arrays = _cwrs.hash_token_lists(raw_X, n_features, alternate_sign, False, None)
+            matrix = csr_rows(arrays, n_features, "FeatureHasher", "raw_X")
+            matrix.has_canonical_format = True
+            return matrix
         arrays = _cwrs.hash_samples(raw_X, input_type, n_features, alternate_sign)
         matrix = csr_rows(arrays, n_features, "FeatureHasher", "raw_X")
         # SciPy sums the duplicates, as for scikit-learn: the same order, the same float sums.

@@ -178,8 +178,10 @@ pub(super) fn analyze_documents<'py>(
     Ok(lists)
 }
 
-/// The CSR arrays of `token_lists` (an iterable of iterables of token names, str or bytes), each
-/// token counted once where it occurs, made as `hash_documents` makes its rows.
+/// The CSR arrays of `token_lists` (an iterable of iterables of token names, str or bytes; a
+/// str is refused as a list, as scikit-learn's `FeatureHasher` refuses it), each token counted
+/// once where it occurs, made as `hash_documents` makes its rows: `FeatureHasher`'s "string"
+/// input, and the tokens of `HashingVectorizer`'s Python tokenizers.
 #[pyfunction]
 pub(super) fn hash_token_lists<'py>(
     token_lists: &Object<'py>,
@@ -190,7 +192,14 @@ pub(super) fn hash_token_lists<'py>(
 ) -> PyResult<Csr<'py>> {
     let mut rows = RowBuilder::new(hashing(n_features, alternate_sign, binary, norm)?)?;
     for tokens in token_lists.try_iter()? {
-        for token in tokens?.try_iter()? {
+        let tokens = tokens?;
+        if tokens.is_instance_of::<PyString>() {
+            return Err(PyValueError::new_err(
+                "Samples can not be a single string. The input must be an iterable over \
+                 iterables of strings.",
+            ));
+        }
+        for token in tokens.try_iter()? {
             rows.add(name_bytes(&token?)?.as_ref());
         }
         rows.end_row();
@@ -214,8 +223,8 @@ fn name_bytes<'a>(name: &'a Object) -> PyResult<std::borrow::Cow<'a, [u8]>> {
     }
 }
 
-/// The CSR arrays of the samples of `cwrs.FeatureHasher` (see its documentation), each row's
-/// entries in the samples' order and not summed (SciPy's `sum_duplicates` sums them, as for
+/// The CSR arrays of the samples of `cwrs.FeatureHasher` of input types "dict" and "pair" (see
+/// its documentation), each row's entries in the samples' order and not summed (SciPy's `sum_duplicates` sums them, as for
 /// scikit-learn, so that the float sums are the same).
 #[pyfunction]
 pub(super) fn hash_samples<'py>(
@@ -252,17 +261,6 @@ pub(super) fn hash_samples<'py>(
                 for item in sample.try_iter()? {
                     let (name, value) = pair(&item?)?;
                     rows.add_feature(&name, &value)?;
-                }
-            }
-            "string" => {
-                if sample.is_instance_of::<PyString>() {
-                    return Err(PyValueError::new_err(
-                        "Samples can not be a single string. The input must be an iterable over \
-                         iterables of strings.",
-                    ));
-                }
-                for name in sample.try_iter()? {
-                    rows.add(name_bytes(&name?)?.as_ref(), 1.0);
                 }
             }
             // Checked by `FeatureHasher` before (its message).
