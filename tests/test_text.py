@@ -255,6 +255,7 @@ def test_parameters_clone_and_pipeline():
         ("ngram_range", (2, 1)),
         ("ngram_range", (0, 1)),
         ("ngram_range", [1, 2]),
+        ("ngram_range", (1, 2**70)),
         ("analyzer", "words"),
         ("norm", "max"),
         ("input", "filename"),

@@ -158,11 +158,11 @@ class HashingVectorizer(HyperParameters):
             and len(ngram_range) == 2
             and all(isinstance(n, numbers.Integral) for n in ngram_range)
             and not any(isinstance(n, bool) for n in ngram_range)
-            and 1 <= ngram_range[0] <= ngram_range[1]
+            and 1 <= ngram_range[0] <= ngram_range[1] < 2**31
         ):
             raise InvalidParameterError(
                 f"ngram_range must be a tuple (min_n, max_n) of integers with "
-                f"1 <= min_n <= max_n, got {ngram_range!r}"
+                f"1 <= min_n <= max_n < 2**31, got {ngram_range!r}"
             )
         return {
             "pattern": self._checked_pattern(),
