@@ -4,8 +4,9 @@ Deterministic text: words drawn from a Zipf distribution (exponent 1.1) over a v
 50,000 made-up words (one in twenty with an accented letter; one in ten occurrences capitalized,
 one in eight followed by a comma or period), in two shapes: 5,000 documents of 200 words and
 50,000 documents of 20 words. For each shape, the default `HashingVectorizer` of both libraries
-on the documents, and `FeatureHasher(input_type="string")` of both on the same documents' token
-lists (scikit-learn's analyzer's output); best of `--repeat` runs each, interleaved in one
+on the documents, `FeatureHasher(input_type="string")` of both on the same documents' token
+lists (scikit-learn's analyzer's output), and `FeatureHasher()` on each list's counts as a
+dict {token: count}; best of `--repeat` runs each, interleaved in one
 process, pinned to one core. The outputs are checked identical (values to the bit, indices,
 indptr) before anything is timed.
 
@@ -15,6 +16,7 @@ indptr) before anything is timed.
 import argparse
 import os
 import time
+from collections import Counter
 
 import numpy as np
 from sklearn.feature_extraction import FeatureHasher as SkFeatureHasher
@@ -87,6 +89,7 @@ def main():
     for n_docs, n_words in SHAPES:
         docs = documents(n_docs, n_words)
         tokens = [SkHashingVectorizer().build_analyzer()(d) for d in docs]
+        counts = [{t: float(c) for t, c in Counter(ts).items()} for ts in tokens]
         text_mb = sum(len(d.encode()) for d in docs) / 1e6
         token_mb = sum(len(t.encode()) for ts in tokens for t in ts) / 1e6
         tasks = {
@@ -98,6 +101,11 @@ def main():
             "FeatureHasher (token lists)": (
                 lambda: cwrs.FeatureHasher(input_type="string").transform(tokens),
                 lambda: SkFeatureHasher(input_type="string").transform(tokens),
+                token_mb,
+            ),
+            "FeatureHasher (dicts of counts)": (
+                lambda: cwrs.FeatureHasher().transform(counts),
+                lambda: SkFeatureHasher().transform(counts),
                 token_mb,
             ),
         }
