@@ -122,6 +122,8 @@ pub struct RowBuilder {
     /// The current row's tokens, each as its column times 2 plus 1 if it counts -1: sorting
     /// these plain integers sorts by column, cheaper than sorting (column, value) pairs.
     row: Vec<u32>,
+    /// Memory ran out while the current row was gathered (reported by `end_row`).
+    out_of_memory: bool,
 }
 
 impl RowBuilder {
@@ -135,6 +137,7 @@ impl RowBuilder {
             hashing,
             rows,
             row: Vec::new(),
+            out_of_memory: false,
         })
     }
 
@@ -143,11 +146,26 @@ impl RowBuilder {
     pub fn add(&mut self, token: &[u8]) {
         let (column, sign) = hashed_column(token, self.hashing.n_features);
         let negative = self.hashing.alternate_sign && sign < 0.0;
+        // Buffers that grow with the input grow fallibly: out of memory is an error, not an
+        // abort.
+        if self.row.len() == self.row.capacity() && self.row.try_reserve(64).is_err() {
+            self.out_of_memory = true;
+            return;
+        }
         self.row.push(column << 1 | u32::from(negative));
     }
 
     /// Ends the current row: sorted, its duplicates summed, made binary and normalized.
-    pub fn end_row(&mut self) {
+    pub fn end_row(&mut self) -> Result<(), CwError> {
+        let room = self.rows.data.try_reserve(self.row.len()).is_ok()
+            && self.rows.indices.try_reserve(self.row.len()).is_ok()
+            && self.rows.indptr.try_reserve(1).is_ok();
+        if self.out_of_memory || !room {
+            return Err(CwError::OutOfMemory(format!(
+                "not enough memory for the hashed rows ({} entries so far)",
+                self.rows.data.len()
+            )));
+        }
         self.row.sort_unstable();
         let start = self.rows.data.len();
         let mut keys = self.row.iter().copied().peekable();
@@ -171,6 +189,7 @@ impl RowBuilder {
             normalize(values, norm);
         }
         self.rows.indptr.push(self.rows.data.len() as i64);
+        Ok(())
     }
 
     pub fn finish(self) -> HashedRows {
@@ -201,7 +220,7 @@ pub fn hash_documents<'a>(
     let mut analyzer = TextAnalyzer::new(analysis);
     for document in documents {
         analyzer.for_each_token(document, |token| rows.add(token));
-        rows.end_row();
+        rows.end_row()?;
     }
     Ok(rows.finish())
 }
@@ -496,8 +515,8 @@ mod tests {
         let mut rows = RowBuilder::new(hashing).unwrap();
         rows.add(b"a");
         rows.add(b"b");
-        rows.end_row();
-        rows.end_row();
+        rows.end_row().unwrap();
+        rows.end_row().unwrap();
         let rows = rows.finish();
         assert_eq!(
             (rows.data, rows.indices, rows.indptr),

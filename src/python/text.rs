@@ -3,7 +3,7 @@
 //! `cwrs.FeatureHasher` (dicts, pairs, strings) read in one pass over the Python objects.
 
 use numpy::PyArray1;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 
@@ -54,6 +54,18 @@ struct Documents {
 }
 
 impl Documents {
+    /// Appends a document's text; a copy larger than the memory left is a `MemoryError`.
+    fn push(&mut self, text: &str) -> PyResult<()> {
+        if self.text.try_reserve(text.len()).is_err() {
+            return Err(PyMemoryError::new_err(format!(
+                "not enough memory to copy the documents ({} bytes so far)",
+                self.text.len()
+            )));
+        }
+        self.text.push_str(text);
+        Ok(())
+    }
+
     fn iter(&self) -> impl Iterator<Item = &str> {
         let starts = std::iter::once(0).chain(self.ends.iter().copied());
         starts
@@ -76,21 +88,21 @@ fn read_documents(documents: &Object, analyzer: Analyzer) -> PyResult<Documents>
         let document = document?;
         if let Ok(text) = document.cast::<PyString>() {
             match utf8(text) {
-                Ok(text) => read.text.push_str(text),
+                Ok(text) => read.push(text)?,
                 Err(_) if analyzer == Analyzer::Word => {
                     let replaced = text.call_method1("encode", ("utf-8", "replace"))?;
                     let replaced = replaced.cast::<PyBytes>()?.as_bytes();
-                    read.text.push_str(&String::from_utf8_lossy(replaced));
+                    read.push(&String::from_utf8_lossy(replaced))?;
                 }
                 Err(error) => return Err(error),
             }
         } else if let Ok(bytes) = document.cast::<PyBytes>() {
             match std::str::from_utf8(bytes.as_bytes()) {
-                Ok(text) => read.text.push_str(text),
+                Ok(text) => read.push(text)?,
                 // Python's own decoding error (its message names the bad byte).
                 Err(_) => {
                     let decoded = document.call_method1("decode", ("utf-8",))?;
-                    read.text.push_str(utf8(decoded.cast::<PyString>()?)?);
+                    read.push(utf8(decoded.cast::<PyString>()?)?)?;
                 }
             }
         } else {
@@ -202,7 +214,7 @@ pub(super) fn hash_token_lists<'py>(
         for token in tokens.try_iter()? {
             rows.add(name_bytes(&token?)?.as_ref());
         }
-        rows.end_row();
+        rows.end_row()?;
     }
     Ok(to_numpy(token_lists.py(), rows.finish()))
 }
