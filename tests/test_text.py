@@ -180,8 +180,8 @@ def _runs_during(call, attempts):
     calls), with a switch interval far longer than the calls: only a call that releases the GIL
     lets it. The other thread stamps the time under the GIL; a stamp inside a call's window
     proves it. (A count compared before and after the call, as `_moves_during` of
-    test_threads.py does, also moves when the GIL is released between the calls: it passed with
-    the hashing holding the GIL.)"""
+    test_threads.py does, also moves when the GIL is released between the calls, so it can pass
+    for a call that holds the GIL throughout.)"""
     call()  # once before: a first call may import modules (file reads release the GIL)
     stamps, go, stop = [], threading.Event(), threading.Event()
 
