@@ -40,6 +40,7 @@ PAPER_YEARS = {
     "PA1Regressor": 2006,
     "PA2Regressor": 2006,
     "FeatureHasher": 2009,
+    "HashingVectorizer": 2009,
 }
 ESTIMATORS = [*cwrs.CLASSIFIERS, *cwrs.REGRESSORS]
 # Fitted attributes that `fit` sets on the instance (the others are properties of the class).
@@ -62,7 +63,9 @@ def _init_parameters(obj):
 
 
 def test_every_estimator_has_a_paper_year():
-    assert {cls.__name__ for cls in ESTIMATORS} | {"FeatureHasher"} == set(PAPER_YEARS)
+    assert {cls.__name__ for cls in ESTIMATORS} | {"FeatureHasher", "HashingVectorizer"} == set(
+        PAPER_YEARS
+    )
 
 
 @pytest.mark.parametrize("obj", PUBLIC_CALLABLES, ids=lambda o: o.__name__)
@@ -71,7 +74,7 @@ def test_public_name_has_a_docstring(obj):
 
 
 @pytest.mark.parametrize(
-    "cls", [*ESTIMATORS, cwrs.FeatureHasher], ids=lambda c: c.__name__
+    "cls", [*ESTIMATORS, cwrs.FeatureHasher, cwrs.HashingVectorizer], ids=lambda c: c.__name__
 )
 def test_class_docstring_names_paper_year_and_every_parameter(cls):
     doc = inspect.cleandoc(cls.__doc__)

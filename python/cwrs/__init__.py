@@ -10,6 +10,7 @@ Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, 
 Several cores and machines: `n_jobs=`, `cwrs.merge(models)` and `cwrs.dask`.
 Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
+Text streams: `HashingVectorizer` (raw documents) and `FeatureHasher` (token lists, dicts).
 The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
@@ -44,6 +45,7 @@ from ._regressors import (
     Regressor,
 )
 from ._svmlight import iter_svmlight, load_svmlight
+from ._text import HashingVectorizer
 from ._validation import (
     DataConversionWarning,
     IneffectiveParameterWarning,
@@ -82,6 +84,7 @@ __all__ = [
     "DataConversionWarning",
     "ExactCW",
     "FeatureHasher",
+    "HashingVectorizer",
     "IneffectiveParameterWarning",
     "InvalidModelStateError",
     "InvalidParameterError",

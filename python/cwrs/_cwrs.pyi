@@ -19,7 +19,11 @@ __all__ = [
     "InvalidParameterError",
     "InvalidModelStateError",
     "margin_probabilities",
-    "hash_tokens",
+    "hash_documents",
+    "analyze_documents",
+    "hash_token_lists",
+    "hash_samples",
+    "TEXT_UNICODE_VERSION",
     "merge",
     "learn_svmlight",
     "SvmlightChunks",
@@ -64,7 +68,35 @@ class _RuleEntry(TypedDict):
 def rule_table() -> list[_RuleEntry]: ...
 
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...
-def hash_tokens(tokens: list[bytes], n_features: int) -> tuple[_I64, _F64]: ...
+
+# Feature hashing (src/python/text.rs): CSR arrays (data, indices, indptr).
+_Csr: TypeAlias = tuple[_F64, _I32, _I64]
+# The Unicode version of the text tokenizer's character tables.
+TEXT_UNICODE_VERSION: str
+
+def hash_documents(
+    documents: Iterable[str | bytes],
+    n_features: int,
+    lowercase: bool,
+    analyzer: str,
+    ngram_range: tuple[int, int],
+    alternate_sign: bool,
+    binary: bool,
+    norm: str | None,
+) -> _Csr: ...
+def analyze_documents(
+    documents: Iterable[str | bytes], lowercase: bool, analyzer: str, ngram_range: tuple[int, int]
+) -> list[list[str]]: ...
+def hash_token_lists(
+    token_lists: Iterable[Iterable[str | bytes]],
+    n_features: int,
+    alternate_sign: bool,
+    binary: bool,
+    norm: str | None,
+) -> _Csr: ...
+def hash_samples(
+    samples: Iterable[Any], input_type: str, n_features: int, alternate_sign: bool
+) -> _Csr: ...
 def merge(
     models: list[Model], method: str, base: Model | None = None, weights: list[float] | None = None
 ) -> Model: ...

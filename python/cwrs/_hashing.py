@@ -3,21 +3,74 @@
 from __future__ import annotations
 
 import numbers
-from typing import Any, Iterable, Iterator, Literal, Optional
+from typing import TYPE_CHECKING, Any, Iterable, Literal, Optional
 
-import numpy as np
+from . import _cwrs
+from ._extras import install_hint
+from ._params import HyperParameters, InvalidParameterError
+from ._params import _check_bool as check_bool
 
-from ._cwrs import hash_tokens
+if TYPE_CHECKING:
+    from typing_extensions import Self
 
 
-class FeatureHasher:
+def check_n_features(n_features: Any) -> int:
+    """`n_features` as an int, if it is an integer in [1, 2**31) (scikit-learn's range)."""
+    if (
+        isinstance(n_features, bool)
+        or not isinstance(n_features, numbers.Integral)
+        or not 1 <= int(n_features) < 2**31
+    ):
+        raise InvalidParameterError(
+            f"n_features must be an integer in [1, 2**31), got {n_features!r}"
+        )
+    return int(n_features)
+
+
+def sparse_module(owner: str) -> Any:
+    """`scipy.sparse`, which the hashers' output needs; `owner` names the class in the error."""
+    try:
+        import scipy.sparse
+    except ImportError:
+        raise ImportError(f"cwrs.{owner} needs SciPy: {install_hint('sklearn')}") from None
+    return scipy.sparse
+
+
+def csr_rows(arrays: tuple[Any, Any, Any], n_features: int, owner: str, what: str) -> Any:
+    """The CSR matrix of the native (data, indices, indptr) `arrays`, with `n_features`
+    columns; no row at all is refused, as scikit-learn refuses it (`what` names the input)."""
+    sparse = sparse_module(owner)
+    data, indices, indptr = arrays
+    if len(indptr) == 1:
+        raise ValueError(f"Cannot vectorize empty sequence: {what} holds no sample.")
+    return sparse.csr_matrix((data, indices, indptr), shape=(len(indptr) - 1, n_features))
+
+
+def stateless_transformer_tags(**input_tags: bool) -> Any:
+    """scikit-learn's tags of a stateless transformer (no fit needed) of the input `input_tags`
+    say (the tags of scikit-learn's own hashers)."""
+    from sklearn.utils import InputTags, Tags, TargetTags, TransformerTags
+
+    return Tags(
+        estimator_type=None,
+        target_tags=TargetTags(required=False),
+        transformer_tags=TransformerTags(),
+        input_tags=InputTags(two_d_array=False, **input_tags),
+        requires_fit=False,
+    )
+
+
+class FeatureHasher(HyperParameters):
     """The hashing trick (Weinberger, Dasgupta, Langford, Smola, Attenberg, ICML 2009): hashes
     each sample's features into `n_features` columns, returning a SciPy CSR matrix that every
     cwrs learner takes, with no vocabulary to build or store.
 
-    Same columns and signs as scikit-learn's `FeatureHasher` (MurmurHash3, seed 0; column
-    |h| mod n_features; with `alternate_sign` the value is multiplied by the sign of h, so that
-    collisions cancel in expectation). Stateless: `fit` does nothing. Requires SciPy.
+    Same columns, signs and values as scikit-learn's `FeatureHasher` (MurmurHash3, seed 0;
+    column |h| mod n_features; with `alternate_sign` the value is multiplied by the sign of h,
+    so that collisions cancel in expectation), read from the samples by the Rust core in one
+    pass. Stateless: `fit` only checks the parameters; `get_params`/`set_params` and
+    scikit-learn's `clone` work as for every cwrs estimator. Requires SciPy. For raw text, see
+    `HashingVectorizer`.
 
     Parameters
     ----------
@@ -44,73 +97,38 @@ class FeatureHasher:
         self.input_type = input_type
         self.alternate_sign = alternate_sign
 
-    def _pairs(self, sample: Any) -> Iterator[tuple[bytes, float]]:
-        """(name as hashed bytes, value) of a sample's non-zero features, as scikit-learn's
-        FeatureHasher takes them: a str name is hashed as its UTF-8 bytes, a bytes name as is,
-        a string value v of feature f as the name "f=v" (formatted with %s) with value 1; a
-        zero value is skipped; other names are refused."""
-        if self.input_type == "dict":
-            items = sample.items()
-        elif self.input_type == "pair":
-            items = sample
-        elif self.input_type == "string":
-            if isinstance(sample, str):
-                raise ValueError(
-                    "Samples can not be a single string. The input must be an iterable over "
-                    "iterables of strings."
-                )
-            items = ((name, 1.0) for name in sample)
-        else:
-            raise ValueError(
-                f'input_type must be "dict", "pair" or "string", got {self.input_type!r}'
-            )
-        for name, value in items:
-            if isinstance(value, str):
-                name, value = "%s=%s" % (name, value), 1.0
-            elif isinstance(value, (bytes, bytearray)) or not hasattr(value, "__float__"):
-                raise TypeError(f"feature {name!r} has a value of type {type(value).__name__}")
-            value = float(value)
-            if value == 0:
-                continue
-            if isinstance(name, str):
-                name = name.encode("utf-8")
-            elif not isinstance(name, bytes):
-                raise TypeError(
-                    f"feature names must be strings (str or bytes), got {name!r} of type "
-                    f"{type(name).__name__}"
-                )
-            yield name, value
-
     def transform(self, raw_X: Iterable[Any]) -> Any:
         """The samples of `raw_X` (an iterable) as a CSR matrix of shape (n, n_features)."""
-        import scipy.sparse
-
-        n_features = self.n_features
-        if isinstance(n_features, bool) or not isinstance(n_features, numbers.Integral) or not (
-            1 <= n_features < 2**31
-        ):
-            raise ValueError(f"n_features must be an integer in [1, 2**31), got {n_features!r}")
-        tokens, values, indptr = [], [], [0]
-        for sample in raw_X:
-            for name, value in self._pairs(sample):
-                tokens.append(name)
-                values.append(value)
-            indptr.append(len(tokens))
-        if len(indptr) == 1:
-            raise ValueError("Cannot vectorize empty sequence: raw_X holds no sample.")
-        columns, signs = hash_tokens(tokens, int(n_features))
-        data = np.asarray(values, dtype=np.float64)
-        if self.alternate_sign:
-            data = data * signs
-        matrix = scipy.sparse.csr_matrix(
-            (data, columns, np.asarray(indptr, dtype=np.int64)),
-            shape=(len(indptr) - 1, int(n_features)),
-        )
+        n_features, input_type, alternate_sign = self._checked_params()
+        sparse_module("FeatureHasher")
+        if input_type == "string":
+            # Values ±1: the core sums the duplicates (exact in any order), as for text.
+            arrays = _cwrs.hash_token_lists(raw_X, n_features, alternate_sign, False, None)
+            matrix = csr_rows(arrays, n_features, "FeatureHasher", "raw_X")
+            matrix.has_canonical_format = True
+            return matrix
+        arrays = _cwrs.hash_samples(raw_X, input_type, n_features, alternate_sign)
+        matrix = csr_rows(arrays, n_features, "FeatureHasher", "raw_X")
+        # SciPy sums the duplicates, as for scikit-learn: the same order, the same float sums.
         matrix.sum_duplicates()
         return matrix
 
-    def fit(self, X: Optional[Iterable[Any]] = None, y: Any = None) -> FeatureHasher:
-        """Stateless: returns self (for pipelines)."""
+    def _checked_params(self) -> tuple[int, str, bool]:
+        if self.input_type not in ("dict", "pair", "string"):
+            raise InvalidParameterError(
+                f'input_type must be "dict", "pair" or "string", got {self.input_type!r}'
+            )
+        alternate_sign = check_bool("alternate_sign", self.alternate_sign)
+        return check_n_features(self.n_features), self.input_type, alternate_sign
+
+    def __sklearn_tags__(self) -> Any:
+        return stateless_transformer_tags(
+            string=self.input_type == "string", dict=self.input_type == "dict"
+        )
+
+    def fit(self, X: Optional[Iterable[Any]] = None, y: Any = None) -> Self:
+        """Checks the parameters and returns self (the hasher is stateless)."""
+        self._checked_params()
         return self
 
     def fit_transform(self, raw_X: Iterable[Any], y: Any = None) -> Any:

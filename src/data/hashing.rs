@@ -1,8 +1,6 @@
 //! Feature hashing: MurmurHash3 (x86, 32-bit), the hash scikit-learn's `FeatureHasher` uses, so
 //! the same tokens land in the same columns with the same signs in both libraries.
 
-use crate::error::CwError;
-
 /// MurmurHash3_x86_32 of `key` with `seed`.
 pub fn murmur3_32(key: &[u8], seed: u32) -> u32 {
     const C1: u32 = 0xcc9e_2d51;
@@ -36,23 +34,6 @@ pub fn hashed_column(token: &[u8], n_features: u32) -> (u32, f64) {
     let h = murmur3_32(token, 0) as i32;
     let column = (i64::from(h).unsigned_abs() % u64::from(n_features)) as u32;
     (column, if h < 0 { -1.0 } else { 1.0 })
-}
-
-/// The columns and signs of `tokens` hashed into `n_features` columns (see [`hashed_column`]).
-pub fn hashed_columns<'a>(
-    tokens: impl Iterator<Item = &'a [u8]>,
-    n_features: u32,
-) -> Result<(Vec<i64>, Vec<f64>), CwError> {
-    if n_features == 0 {
-        return Err(CwError::InvalidInput(
-            "n_features must be at least 1".into(),
-        ));
-    }
-    let hashed = tokens.map(|token| {
-        let (column, sign) = hashed_column(token, n_features);
-        (i64::from(column), sign)
-    });
-    Ok(hashed.unzip())
 }
 
 #[cfg(test)]

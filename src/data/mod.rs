@@ -4,6 +4,8 @@
 
 pub mod hashing;
 pub mod libsvm;
+pub mod text;
+mod unicode_tables;
 
 use std::ops::Range;
 

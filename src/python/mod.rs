@@ -9,6 +9,7 @@ mod convert;
 mod errors;
 mod model;
 mod svmlight;
+mod text;
 
 /// A Python object, a dict, and a 1-D NumPy array.
 type Object<'py> = Bound<'py, PyAny>;
@@ -24,7 +25,6 @@ fn check_signals() -> PyResult<()> {
 mod _cwrs {
     use numpy::PyArray1;
     use pyo3::prelude::*;
-    use pyo3::types::PyBytes;
 
     use super::convert::{state_to_dict, vector};
     use super::{Array1, Dict, Object};
@@ -36,10 +36,13 @@ mod _cwrs {
     use super::model::{merge, Model};
     #[pymodule_export]
     use super::svmlight::{learn_svmlight, svmlight_zero_based, SvmlightChunks};
+    #[pymodule_export]
+    use super::text::{analyze_documents, hash_documents, hash_samples, hash_token_lists};
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())
+        m.add("RULE_NAMES", crate::rules::RULE_NAMES.to_vec())?;
+        m.add("TEXT_UNICODE_VERSION", crate::data::text::unicode_version())
     }
 
     /// Every rule as a dict, its entries as `crate::rules::table_states` lists them, and the
@@ -60,20 +63,5 @@ mod _cwrs {
         let p = || Ok::<_, PyErr>(crate::rules::margin_probabilities(scores, variances)?);
         let p = guarded("_cwrs", "margin_probabilities", p)?;
         Ok(PyArray1::from_vec(py, p))
-    }
-
-    /// Columns (as int64) and signs (±1.0) of `tokens` (bytes: str names UTF-8 encoded) hashed
-    /// into `n_features` columns (MurmurHash3 as scikit-learn's `FeatureHasher` uses it).
-    #[pyfunction]
-    fn hash_tokens<'py>(
-        py: Python<'py>,
-        tokens: Vec<Bound<PyBytes>>,
-        n_features: u32,
-    ) -> PyResult<(Array1<'py, i64>, Array1<'py, f64>)> {
-        let tokens = tokens.iter().map(|t| t.as_bytes());
-        let hashed = || Ok::<_, PyErr>(crate::data::hashing::hashed_columns(tokens, n_features)?);
-        let (columns, signs) = guarded("_cwrs", "hash_tokens", hashed)?;
-        let columns = PyArray1::from_vec(py, columns);
-        Ok((columns, PyArray1::from_vec(py, signs)))
     }
 }

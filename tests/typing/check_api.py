@@ -39,6 +39,8 @@ assert_type(cwrs.load("model.cwrs", cwrs.AROW), cwrs.AROW)
 assert_type(cwrs.load("model.cwrs", cwrs.Classifier).predict(X), npt.NDArray[Any])
 
 hasher = cwrs.FeatureHasher(2**10, input_type="string")
+vectorizer = cwrs.HashingVectorizer(n_features=2**10, ngram_range=(1, 2), norm=None)
+assert_type(vectorizer.fit(["a text"]), cwrs.HashingVectorizer)
 river_clf = RiverClassifier(cwrs.SCW1(C=0.5), capacity=8)
 river_clf.learn_one({"a": 1.0, 2: 0.5}, True)
 assert_type(river_clf.predict_proba_one({"a": 1.0}), dict[Any, float])
@@ -50,4 +52,5 @@ cwrs.CW(covariance="dense")  # type: ignore[arg-type]
 cwrs.AROW(1.0)  # type: ignore[call-arg]
 cwrs.PA.predict_proba  # type: ignore[attr-defined]
 cwrs.FeatureHasher(input_type="text")  # type: ignore[arg-type]
+cwrs.HashingVectorizer(norm="max")  # type: ignore[arg-type]
 cwrs.load("model.cwrs", dict)  # type: ignore[type-var]
