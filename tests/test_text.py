@@ -4,8 +4,6 @@ protocol, refusals; and cwrs.FeatureHasher as an estimator."""
 
 import re
 import sys
-import threading
-import time
 import unicodedata
 
 import numpy as np
@@ -14,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import cwrs
+from _gil import runs_during
 from cwrs import _cwrs
 
 text = pytest.importorskip("sklearn.feature_extraction.text")
@@ -175,47 +174,10 @@ def test_lone_surrogates_separate_words_as_in_scikit_learn():
         cwrs.HashingVectorizer(analyzer="char").transform(docs)
 
 
-def _runs_during(call, attempts):
-    """Whether another Python thread runs Python code while `call` runs (in one of `attempts`
-    calls), with a switch interval far longer than the calls: only a call that releases the GIL
-    lets it. The other thread stamps the time under the GIL; a stamp inside a call's window
-    proves it. (A count compared before and after the call, as `_moves_during` of
-    test_threads.py does, also moves when the GIL is released between the calls, so it can pass
-    for a call that holds the GIL throughout.)"""
-    call()  # once before: a first call may import modules (file reads release the GIL)
-    stamps, go, stop = [], threading.Event(), threading.Event()
-
-    def spin():
-        go.wait()
-        while not stop.is_set():
-            stamps.append(time.perf_counter())
-            time.sleep(0.0005)  # without the GIL
-
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
-    try:
-        go.set()
-        for _ in range(attempts):
-            start = time.perf_counter()
-            call()
-            end = time.perf_counter()
-            if any(start < t < end for t in stamps):
-                return True
-        return False
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        spinner.join()
-
-
 def test_hashing_releases_the_gil():
     docs = [" ".join(f"w{i % 977}x{j}" for j in range(200)) for i in range(2000)]
     hashing = (2**20, True, "word", (1, 2), True, False, "l2")
-    assert _runs_during(lambda: _cwrs.hash_documents(docs, *hashing), attempts=20)
-    # And the check can fail: a pure-Python call holds the GIL throughout.
-    assert not _runs_during(lambda: sum(range(300_000)), attempts=3)
+    assert runs_during(lambda: _cwrs.hash_documents(docs, *hashing), attempts=20)
 
 
 def test_parameters_clone_and_pipeline():

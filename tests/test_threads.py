@@ -13,15 +13,14 @@ against the sequential orders they may equal.
 from __future__ import annotations
 
 import pickle
-import sys
 import threading
-import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
 
 import cwrs
+from _gil import runs_during
 
 RNG = np.random.default_rng(5)
 D = 12
@@ -92,48 +91,23 @@ def test_concurrent_regression_predictions():
     assert all(run_threads(8, work))
 
 
+def test_the_gil_check_can_fail():
+    """A pure-Python call holds the GIL throughout: `runs_during` says so."""
+    assert not runs_during(lambda: sum(range(300_000)), attempts=3)
+
+
 @pytest.mark.parametrize("covariance", ["diag", "full"])
 def test_native_predictions_release_the_gil(covariance):
     # With a switch interval far longer than the calls, the GIL changes hands only when released:
-    # a counting thread can advance while the main thread is inside a native call only if that
-    # call released the GIL. The count moves iff it did.
+    # another thread runs while the main thread is inside a native call only if that call
+    # released the GIL (`_gil.runs_during`).
     model = cwrs.AROW(covariance=covariance).fit(X, Y["binary"])
     # Calls of a few milliseconds each, many of them: a loaded machine may be slow to wake the
     # counting thread, but not for a hundred calls in a row.
     big = np.ascontiguousarray(np.tile(X, (250, 1)))
     native = model._model
-    moved = _moves_during(lambda: native.decision_function(big), 100)
+    moved = runs_during(lambda: native.decision_function(big), 100)
     assert moved, "a batch prediction held the GIL for its whole run"
-
-
-def _moves_during(call, attempts):
-    """Whether a counting thread advances while the main thread makes `call` (up to `attempts`
-    times), with a switch interval far longer than the calls: only a call that releases the GIL
-    lets it (see test_native_predictions_release_the_gil)."""
-    count, go, stop = [0], threading.Event(), threading.Event()
-
-    def spin():
-        go.wait()
-        while not stop.is_set():
-            count[0] += 1
-            time.sleep(0.001)  # without the GIL, so the main thread never waits for it
-
-    spinner = threading.Thread(target=spin)
-    spinner.start()
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(30.0)
-    try:
-        go.set()
-        before = count[0]
-        for _ in range(attempts):
-            call()
-            if count[0] != before:
-                return True
-        return False
-    finally:
-        stop.set()
-        sys.setswitchinterval(interval)
-        spinner.join()
 
 
 @pytest.mark.parametrize("how", ["from_state", "pickle", "deepcopy"])
@@ -151,7 +125,7 @@ def test_restoring_a_full_covariance_releases_the_gil(how):
         "pickle": lambda: pickle.loads(pickled),
         "deepcopy": lambda: copy.deepcopy(model),
     }[how]
-    assert _moves_during(call, attempts=20), f"{how} held the GIL for its whole run"
+    assert runs_during(call, attempts=20), f"{how} held the GIL for its whole run"
 
 
 # ----------------------------------------------------------------------------- concurrent updates

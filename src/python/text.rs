@@ -13,7 +13,7 @@ use crate::data::text::{
     check_n_features, hash_documents as hash_texts, Analysis, Analyzer, HashedRows, Hashing, Norm,
     RowBuilder, TextAnalyzer,
 };
-use crate::shared::guarded;
+use crate::host::shared::guarded;
 
 /// The UTF-8 of `text`, which Python caches in the string object (ASCII strings hold it
 /// already): no copy. A lone surrogate has no UTF-8 (UnicodeEncodeError). PyO3 offers
