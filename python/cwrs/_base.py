@@ -843,9 +843,6 @@ class ConfidenceWeightedClassifier(Classifier):
         return dense if model.kind == "multiclass" else dense[0]
 
 
-# The kinds of model the one-row path of partial_fit drives (primal: no kernel).
-
-
 def _config(kind, rule, params, n_features, fit_intercept, a, **entries):
     """The configuration of a native model (docs/model-format.md lists its entries)."""
     return {

@@ -2,6 +2,8 @@
 //! out as UTF-8 under the GIL, then analyzed and hashed without it; samples of
 //! `cwrs.FeatureHasher` (dicts, pairs, strings) read in one pass over the Python objects.
 
+use std::borrow::Cow;
+
 use numpy::PyArray1;
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -18,8 +20,10 @@ use crate::host::shared::guarded;
 /// The UTF-8 of `text`, which Python caches in the string object (ASCII strings hold it
 /// already): no copy. A lone surrogate has no UTF-8 (UnicodeEncodeError). PyO3 offers
 /// `to_str` only where the limited API of every Python supported has the function (3.10), but
-/// Python 3.9 exports it too.
-fn utf8<'a>(text: &'a Bound<PyString>) -> PyResult<&'a str> {
+/// Python 3.9 exports it too, except from the `python3.dll` of Windows, where the copy that
+/// PyO3's `to_cow` makes is taken instead.
+#[cfg(not(windows))]
+fn utf8<'a>(text: &'a Bound<PyString>) -> PyResult<Cow<'a, str>> {
     extern "C" {
         fn PyUnicode_AsUTF8AndSize(
             text: *mut pyo3::ffi::PyObject,
@@ -34,8 +38,13 @@ fn utf8<'a>(text: &'a Bound<PyString>) -> PyResult<&'a str> {
             return Err(PyErr::fetch(text.py()));
         }
         let bytes = std::slice::from_raw_parts(data.cast::<u8>(), size as usize);
-        Ok(std::str::from_utf8_unchecked(bytes))
+        Ok(Cow::Borrowed(std::str::from_utf8_unchecked(bytes)))
     }
+}
+
+#[cfg(windows)]
+fn utf8<'a>(text: &'a Bound<PyString>) -> PyResult<Cow<'a, str>> {
+    text.to_cow()
 }
 
 /// CSR arrays (data, indices, indptr) as NumPy arrays.
@@ -88,7 +97,7 @@ fn read_documents(documents: &Object, analyzer: Analyzer) -> PyResult<Documents>
         let document = document?;
         if let Ok(text) = document.cast::<PyString>() {
             match utf8(text) {
-                Ok(text) => read.push(text)?,
+                Ok(text) => read.push(&text)?,
                 Err(_) if analyzer == Analyzer::Word => {
                     let replaced = text.call_method1("encode", ("utf-8", "replace"))?;
                     let replaced = replaced.cast::<PyBytes>()?.as_bytes();
@@ -102,7 +111,7 @@ fn read_documents(documents: &Object, analyzer: Analyzer) -> PyResult<Documents>
                 // Python's own decoding error (its message names the bad byte).
                 Err(_) => {
                     let decoded = document.call_method1("decode", ("utf-8",))?;
-                    read.push(utf8(decoded.cast::<PyString>()?)?)?;
+                    read.push(&utf8(decoded.cast::<PyString>()?)?)?;
                 }
             }
         } else {
@@ -221,11 +230,14 @@ pub(super) fn hash_token_lists<'py>(
 
 /// The bytes a feature name is hashed as: a str's UTF-8, a bytes object's bytes; any other name
 /// is refused as scikit-learn's `FeatureHasher` refuses it.
-fn name_bytes<'a>(name: &'a Object) -> PyResult<std::borrow::Cow<'a, [u8]>> {
+fn name_bytes<'a>(name: &'a Object) -> PyResult<Cow<'a, [u8]>> {
     if let Ok(text) = name.cast::<PyString>() {
-        Ok(std::borrow::Cow::Borrowed(utf8(text)?.as_bytes()))
+        Ok(match utf8(text)? {
+            Cow::Borrowed(text) => Cow::Borrowed(text.as_bytes()),
+            Cow::Owned(text) => Cow::Owned(text.into_bytes()),
+        })
     } else if let Ok(bytes) = name.cast::<PyBytes>() {
-        Ok(std::borrow::Cow::Borrowed(bytes.as_bytes()))
+        Ok(Cow::Borrowed(bytes.as_bytes()))
     } else {
         Err(PyTypeError::new_err(format!(
             "feature names must be strings (str or bytes), got {} of type {}",
