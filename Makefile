@@ -61,6 +61,7 @@ package-check: install
 # pytest runs on every core (pytest-xdist's -n auto).
 test: install lint
 	cargo test
+	cargo run --quiet --example stream
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 

@@ -6,6 +6,22 @@
 //! for an objective ([`learn::objective`]: binary, regression, multiclass); [`model`] holds a
 //! model of any kind, [`parallel`] trains on several cores and merges, [`host`] serves a caller
 //! from another runtime. See docs/design.md for the math.
+//!
+//! # Example
+//!
+//! A binary AROW learner with a diagonal covariance over two features and a bias, learning
+//! row by row (examples/stream.rs shows batches, multiclass and regression):
+//!
+//! ```
+//! use cwrs::{CovarianceKind, Learner, Row, Rule};
+//!
+//! let mut learner = Learner::new(Rule::AROW { r: 1.0 }, CovarianceKind::Diagonal, 2, true, 1.0)?;
+//! for (x, y) in [([1.0, 0.5], 1.0), ([-1.0, 0.2], -1.0), ([0.8, -0.1], 1.0)] {
+//!     learner.learn(Row::Dense(&x), y)?;
+//! }
+//! assert!(learner.decision(Row::Dense(&[1.0, 0.0]))? > 0.0);
+//! # Ok::<(), cwrs::CwError>(())
+//! ```
 
 pub mod covariance;
 pub mod data;
