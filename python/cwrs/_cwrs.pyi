@@ -199,3 +199,4 @@ class Model:
     n_support: Final[int | _U64]
     support_vectors: Final[_SupportVectors]
     dual_coef: Final[_F64]
+    noise_since_reset: Final[float | None]

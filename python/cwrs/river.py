@@ -227,21 +227,17 @@ class _Adapter:
         finally:  # never kept (nor pickled) past the row: the adapter is as it was
             self.__dict__.pop("_replaced", None)
 
-    def _unseen_variance(self, estimator: Estimator, state: Optional[dict] = None) -> float:
+    def _unseen_variance(self, estimator: Estimator) -> float:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
         rows with a constant process noise q; with "auto", a plus the noise the model added
-        since its last reset, read from its `state` (the classifiers add none, so theirs is not
-        read; a state saved before the model kept that total holds 9 statistics, and implies
-        none)."""
+        since its last reset (the classifiers add none)."""
         a = float(getattr(estimator, "a", 1.0))
         q = getattr(estimator, "process_noise", 0.0)
         if q == "auto":
             if isinstance(estimator, Classifier):
                 return a
-            if state is None:
-                state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
-            statistics = state.get("drift_statistics", ())
-            return a + (float(statistics[9]) if len(statistics) == 10 else 0.0)
+            added = estimator._model.noise_since_reset  # noqa: SLF001 - the adapter is cwrs
+            return a + (added or 0.0)
         if not q:
             return a
         return a + float(q) * getattr(self, "_rounds", 0)
@@ -256,7 +252,7 @@ class _Adapter:
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
         if state["kind"] not in ("binary", "regressor", "multiclass"):  # pragma: no cover
             raise TypeError(f"cannot grow a {state['kind']} model")  # kernels: refused in _setup
-        _widen_state(state, width, self._unseen_variance(estimator, state))
+        _widen_state(state, width, self._unseen_variance(estimator))
         self._install(estimator, state, n_features_in_=width)
 
     def _install(self, estimator: Estimator, state: dict, **fitted: Any) -> None:
@@ -508,7 +504,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         process noise q), having learned none of the earlier rows."""
         estimator = cast(Classifier, self.estimator_)
         state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
-        a = self._unseen_variance(estimator, state)
+        a = self._unseen_variance(estimator)
         if state["kind"] == "binary":
             _to_one_vs_rest(state)
         _add_prior_class(state, a)

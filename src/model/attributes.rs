@@ -60,6 +60,17 @@ impl Estimator {
                 _ => return None,
             },
             "config" => self.config().clone().into(),
+            // The process noise `"auto"` added since its last reset (None without it).
+            "noise_since_reset" => {
+                let detector = match self.model() {
+                    Model::Binary(l) => l.change_detector(),
+                    Model::Regressor(l) => l.change_detector(),
+                    Model::Multiclass(l) => l.change_detector(),
+                    Model::Kernel(l) => l.change_detector(),
+                    Model::MulticlassKernel(l) => l.change_detector(),
+                };
+                detector.map(|d| d.noise_since_reset).into()
+            }
             _ => return None,
         })
     }
