@@ -62,6 +62,7 @@ package-check: install
 test: install lint
 	cargo test
 	cargo run --quiet --example stream
+	cargo run --quiet --example serve
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 

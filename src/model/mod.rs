@@ -7,6 +7,7 @@
 //! entries of each kind are listed in docs/model-format.md.
 
 pub mod attributes;
+pub mod file;
 pub(crate) mod first_fit;
 pub mod state;
 #[cfg(test)]
