@@ -14,6 +14,7 @@ import importlib
 import importlib.metadata
 import importlib.util
 import pickle
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -43,7 +44,7 @@ def test_the_estimator_module_holds_the_reported_covariance_and_the_fit_retry_po
     for name in ("feature_block", "dense_covariances", "learned_in_canonical_form"):
         assert callable(getattr(_estimator, name))
     assert not hasattr(_validation, "learned_in_canonical_form")
-    assert "retr" not in Path(_validation.__file__).read_text()
+    assert not re.search(r"\bretr(y|ies|ied)\b", Path(_validation.__file__).read_text())
 
 
 @pytest.mark.parametrize("gone", ["cwrs._base", "cwrs._covariance", "cwrs._cli_io",
