@@ -23,8 +23,6 @@ import pytest
 
 import cwrs
 
-ROOT = Path(__file__).resolve().parents[1]
-
 
 def test_the_bases_live_in_the_modules_named_after_them():
     from cwrs import _classifier, _estimator, _regressor
