@@ -24,7 +24,7 @@ import numpy as np
 import scipy.sparse as sp
 
 import cwrs
-from cwrs._base import Estimator
+from cwrs._estimator import Estimator
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))

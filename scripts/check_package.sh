@@ -31,6 +31,7 @@ sdist=$(ls "$work"/sdist/cwrs-*.tar.gz)
 tar tzf "$sdist" | sed 's|^[^/]*/||' | sort >"$work/sdist.txt"
 for f in pyproject.toml Cargo.toml Cargo.lock README.md LICENSE src/lib.rs src/python/mod.rs \
     python/cwrs/__init__.py python/cwrs/_cwrs.pyi python/cwrs/py.typed python/cwrs/river.py \
+    python/cwrs/cli/__init__.py python/cwrs/cli/io.py python/cwrs/cli/report.py \
     python/cwrs/data/svmguide3.npz; do
     grep -qx "$f" "$work/sdist.txt" || fail "the sdist lacks $f"
 done
@@ -53,6 +54,7 @@ import sys, zipfile
 
 names = set(zipfile.ZipFile(sys.argv[1]).namelist())
 required = ["cwrs/__init__.py", "cwrs/py.typed", "cwrs/_cwrs.pyi", "cwrs/river.py",
+            "cwrs/cli/__init__.py", "cwrs/cli/io.py", "cwrs/cli/report.py",
             "cwrs/data/svmguide3.npz"]
 missing = [n for n in required if n not in names]
 extension = [n for n in names if n.startswith("cwrs/_cwrs.") and n.endswith((".so", ".pyd"))]

@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import cwrs
-from cwrs import _cli_io, _files, cli
+from cwrs import _files, cli
+from cwrs.cli import io as cli_io
 from cwrs.cli import main
 
 
@@ -667,13 +668,13 @@ def test_the_shuffle_buffer_on_sparse_rows_with_a_small_capacity_stays_bounded(m
     y = np.arange(5000)
     X = sparse.csr_matrix(np.repeat(y[:, None], 3, axis=1).astype(float))
     pools = []
-    add = _cli_io.RowPool.add
+    add = cli_io.RowPool.add
 
     def watched_add(pool, X, y):
         pools.append(pool)
         return add(pool, X, y)
 
-    monkeypatch.setattr(_cli_io.RowPool, "add", watched_add)
+    monkeypatch.setattr(cli_io.RowPool, "add", watched_add)
     emitted = list(cli.shuffled(chunked(X, y, 100), 40, np.random.default_rng(1)))
     order = np.concatenate([labels for _, labels in emitted])
     assert sorted(order) == list(y)

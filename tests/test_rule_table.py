@@ -13,8 +13,8 @@ import pytest
 
 import cwrs
 from cwrs import _cwrs, _typing
-from cwrs._base import ConfidenceWeightedClassifier
-from cwrs._regressors import ConfidenceWeightedRegressor
+from cwrs._classifier import ConfidenceWeightedClassifier
+from cwrs._regressor import ConfidenceWeightedRegressor
 from cwrs._params import (
     CLASSIFIER_PARAMETERS,
     REGRESSOR_PARAMETERS,

@@ -13,7 +13,7 @@ import scipy.sparse as sp
 
 import cwrs
 from cwrs import _cwrs
-from cwrs._base import Estimator
+from cwrs._estimator import Estimator
 from cwrs._params import check_n_jobs
 from cwrs._validation import check_sample_weight
 

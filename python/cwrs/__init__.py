@@ -15,8 +15,8 @@ The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
 from . import datasets
-from ._base import Classifier
 from ._catalog import ALMA, FTRL, IELLIP, OGD, ROMMA, AdaGrad, AggressiveROMMA
+from ._classifier import Classifier
 from ._classifiers import (
     AROW,
     CLASSIFIERS,
@@ -36,14 +36,8 @@ from ._cwrs import InvalidModelStateError, InvalidParameterError
 from ._hashing import FeatureHasher
 from ._merge import merge
 from ._persist import ModelFormatError, load
-from ._regressors import (
-    REGRESSORS,
-    AROWRegressor,
-    PA1Regressor,
-    PA2Regressor,
-    PARegressor,
-    Regressor,
-)
+from ._regressor import Regressor
+from ._regressors import REGRESSORS, AROWRegressor, PA1Regressor, PA2Regressor, PARegressor
 from ._svmlight import iter_svmlight, load_svmlight
 from ._text import HashingVectorizer
 from ._validation import (

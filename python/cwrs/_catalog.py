@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Literal, Optional
 
-from ._base import Classifier, ConfidenceWeightedClassifier
+from ._classifier import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
 from ._params import InvalidParameterError, store_params
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ._base import Classifier, ConfidenceWeightedClassifier
+from ._classifier import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
 from ._params import store_params
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, TypeVar
 import numpy as np
 
 from . import _cwrs
-from ._base import Estimator
+from ._estimator import Estimator
 from ._params import InvalidParameterError
 
 if TYPE_CHECKING:

@@ -650,7 +650,7 @@ def _param_set(cls):
 
 
 class HyperParameters:
-    """The hyper-parameter half of every estimator (a base of `cwrs._base.Estimator`): the
+    """The hyper-parameter half of every estimator (a base of `cwrs._estimator.Estimator`): the
     rule's parameters and order from the table, scikit-learn's `get_params`/`set_params` and
     repr, and validation when the parameters changed.
 

@@ -23,11 +23,12 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, o
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, Estimator
-from ._regressors import Regressor
+from ._classifier import Classifier
+from ._estimator import Estimator
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
 from ._params import init_defaults, with_added_parameters
+from ._regressor import Regressor
 from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.

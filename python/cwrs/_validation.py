@@ -209,8 +209,8 @@ def check_X(X, scan_format=True):
 
     Without `scan_format`, the CSR arrays are passed as they are, without SciPy's scan for the
     canonical form (an O(nnz) pass on a matrix's first use): the core's validation refuses any
-    row whose indices are not strictly increasing, which is exactly a non-canonical one, and the
-    caller then retries with `canonical_csr` (as `fit` does).
+    row whose indices are not strictly increasing, which is exactly a non-canonical one, and
+    `fit` then learns `canonical_csr` (`cwrs._estimator.learned_in_canonical_form`).
     """
     if is_sparse(X):
         _check_shape(X.shape)
@@ -258,22 +258,6 @@ def mapped_rows(matrix, n_rows, feature_map, scanned):
     if not scanned:
         matrix = canonical_csr(matrix, n_rows) or matrix
     return feature_map.transform(matrix, n_rows)
-
-
-def learned_in_canonical_form(learn, matrix, n_rows):
-    """`learn(matrix)`; if the core refuses a CSR matrix that is not in canonical form (unsorted
-    or repeated indices, which `fit` left to the core to find), `learn` again on its canonical
-    form: a refused call leaves the model as it was, and the retry draws no new row order.
-    Returns the matrix learned."""
-    try:
-        learn(matrix)
-        return matrix
-    except ValueError:
-        canonical = canonical_csr(matrix, n_rows)
-        if canonical is None:
-            raise
-    learn(canonical)
-    return canonical
 
 
 def column_or_1d(y, name="y") -> np.ndarray:

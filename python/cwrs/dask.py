@@ -23,7 +23,8 @@ from typing import Any, Optional, Sequence, Union
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, Estimator
+from ._classifier import Classifier
+from ._estimator import Estimator
 from ._extras import install_hint
 from ._merge import METHODS, fitted_attributes, merge as merge_models, with_model
 from ._params import InvalidParameterError, check_pass_params

@@ -66,8 +66,9 @@ from typing import TYPE_CHECKING, Any, Hashable, Optional, Sequence, cast
 import numpy as np
 
 from . import _cwrs
-from ._base import Classifier, ConfidenceWeightedClassifier, Estimator
-from ._regressors import Regressor
+from ._classifier import Classifier, ConfidenceWeightedClassifier
+from ._estimator import Estimator
+from ._regressor import Regressor
 
 if TYPE_CHECKING:
     from river.base import Classifier as _RiverClassifierBase

@@ -9,9 +9,9 @@ import sys
 
 import numpy as np
 
-from ._classifiers import CLASSIFIERS
-from ._cli_io import UsageError
-from ._extras import install_hint
+from .._classifiers import CLASSIFIERS
+from .._extras import install_hint
+from .io import UsageError
 
 # Labels named in one message at most.
 LABELS_SHOWN = 10

@@ -16,10 +16,10 @@ from pathlib import Path
 
 import numpy as np
 
-from ._files import AtomicOutput
-from ._svmlight import _line_chunks, index_base_for, load_svmlight, zero_based_file
+from .._files import AtomicOutput
+from .._svmlight import _line_chunks, index_base_for, load_svmlight, zero_based_file
 
-BUNDLED = {"svmguide3": Path(__file__).parent / "data" / "svmguide3.npz"}
+BUNDLED = {"svmguide3": Path(__file__).parent.parent / "data" / "svmguide3.npz"}
 CHUNK_ROWS = 10_000
 
 

@@ -36,8 +36,13 @@ import time
 
 import numpy as np
 
-from ._classifiers import CLASSIFIERS
-from ._cli_io import (
+from .._classifiers import CLASSIFIERS
+from .._extras import install_hint
+from .._params import SECOND_ORDER_PARAMETERS
+from .._persist import load
+from .._regressors import REGRESSORS
+from .._validation import regression_like
+from .io import (
     INDEXING,
     VERBOSE,
     UsageError,
@@ -52,7 +57,7 @@ from ._cli_io import (
     shuffled,
     with_width,
 )
-from ._cli_report import (
+from .report import (
     Reporter,
     emit,
     format_comparison,
@@ -63,11 +68,6 @@ from ._cli_report import (
     plot_curves,
     pyplot,
 )
-from ._extras import install_hint
-from ._params import SECOND_ORDER_PARAMETERS
-from ._persist import load
-from ._regressors import REGRESSORS
-from ._validation import regression_like
 
 COMMANDS = {  # name: (summary, description)
     "compare": (
@@ -398,7 +398,7 @@ def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
     """`cwrs.dask.fit` of `model` on the rows (in the order of one --shuffle pass), split into
     one contiguous part per worker and written as LIBSVM files to a temporary folder beside the
     output (which a remote scheduler's workers must see), learned for --passes epochs."""
-    from . import dask as cwrs_dask
+    from .. import dask as cwrs_dask
 
     try:
         import distributed
@@ -599,7 +599,7 @@ EXIT_STATUS = "Exit status: 0 on success, 1 for any error (wrong options or bad 
 
 
 def parser():
-    from . import __version__
+    from .. import __version__
 
     top = Parser(
         prog="cwrs",

@@ -1,7 +1,10 @@
-"""The scikit-learn-style estimator machinery shared by every learner.
+"""The scikit-learn-style estimator machinery shared by every learner (`Estimator`): the
+scikit-learn plumbing, pickling, threads and locks, model construction, the fitting passes (with
+their fit-retry policy), `save`, and the covariance the second-order estimators report.
 
 Duck-typed: scikit-learn is not needed at run time. The math lives in the Rust core
-(`cwrs._cwrs`); this layer validates, encodes labels and exposes fitted attributes.
+(`cwrs._cwrs`); this layer validates, encodes labels and exposes fitted attributes. The
+classifier and regressor bases build on it (`cwrs._classifier`, `cwrs._regressor`).
 """
 
 from __future__ import annotations
@@ -15,8 +18,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _cwrs
-from ._covariance import dense_covariances, feature_block
-from ._kernel import CallableKernel, RandomFourierFeatures
+from ._kernel import CallableKernel
 from ._lean import LEAN, LeanPaths
 from ._lean import SOURCES as LEAN_SOURCES
 from ._lean import enable as enable_lean
@@ -24,52 +26,31 @@ from ._lean import forget as forget_lean
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
-    average_start,
-    check_n_components,
     check_n_jobs,
     check_params,
     check_pass_params,
-    covariance_config,
-    kernel_spec,
-    l1_spec,
-    model_args,
-    process_noise_spec,
-    resolve_gamma,
-    store_params,
     warn_if_shards_do_not_pay,
     with_added_parameters,
 )
 from ._svmlight import _line_chunks, index_base_for, zero_based_file
 from ._validation import (
+    canonical_csr,
     check_feature_names,
-    check_labels,
     check_sample_weight,
-    check_targets,
     check_X,
-    classes_of,
     feature_names,
-    learned_in_canonical_form,
-    lists_classes,
     mapped_rows,
     not_fitted_error,
     refuse_overflow,
-    warn_if_regression_like,
 )
 
 if TYPE_CHECKING:
     import os
 
-    from typing_extensions import Self, Unpack
+    from typing_extensions import Self
 
     from ._persist import ModelFile
-    from ._typing import (
-        ArrayLike,
-        ClassifierParams,
-        Float64Array,
-        MatrixLike,
-        SampleWeight,
-        SecondOrderClassifierParams,
-    )
+    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
 
 
 _FLOAT64 = np.dtype(np.float64)
@@ -290,10 +271,13 @@ class Estimator(HyperParameters):
 
     def _enable_lean(self):
         """Enables the lean paths for the current model where they apply (`cwrs._lean.enable`).
-        Called holding `_lock`, after validation. `predict` goes through `decision_function`
-        where a subclass overrides it."""
-        plain = getattr(type(self), "decision_function", None) is Classifier.decision_function
-        enable_lean(self, self._lean_targets, plain)
+        Called holding `_lock`, after validation."""
+        enable_lean(self, self._lean_targets, self._plain_predict())
+
+    def _plain_predict(self) -> bool:
+        """Whether `predict` may answer from the lean path's labels: a classifier whose
+        `decision_function` no subclass overrides (`predict` goes through an override)."""
+        return False
 
     def save(self, file: ModelFile) -> None:
         """Writes this estimator (hyper-parameters and fitted state) to `file`, a path or a
@@ -483,367 +467,25 @@ class Estimator(HyperParameters):
         return scipy.sparse.csr_matrix(np.atleast_2d(self.coef_))
 
 
-class Classifier(Estimator):
-    """Base of all online linear classifiers (`isinstance(est, cwrs.Classifier)`); not used
-    directly: each learner (`cwrs.AROW`, ...) sets its rule and documents its hyper-parameters.
-
-    With two classes the model is the binary learner of the papers (labels ±1, `classes_[1]`
-    positive); with more it keeps one Gaussian per class (`multi_class="max-score"`, the
-    single-constraint update of docs/design.md §4, or `"ovr"`, one binary problem per class).
-
-    The scikit-learn estimator API, duck-typed (scikit-learn is not needed at run time):
-    `partial_fit(X, y, classes=None, sample_weight=None)` (classes on the first call) learns a
-    stream, `fit(X, y)` forgets and makes `n_iter` passes; `predict`, `decision_function`,
-    `score`, `get_params`/`set_params`; second-order learners (`ConfidenceWeightedClassifier`)
-    add `predict_proba` from the Gaussian over weights. X is a dense array-like or a SciPy CSR/CSC
-    matrix; class labels are all numbers (bool, int or whole floats), all strings or all bytes.
-    Pickling round-trips exactly.
-    """
-
-    _rule_kind = "classification"
-
-    if TYPE_CHECKING:  # set by fit and the first partial_fit
-        classes_: npt.NDArray[Any]
-        _sparse_input: bool
-
-    # The parameters of a first-order learner whose rule has none (`_params.store_params`).
-    def __init__(self, **params: Unpack[ClassifierParams]) -> None:
-        store_params(self, locals())
-
-    def __sklearn_tags__(self):
-        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
-
-        return Tags(
-            estimator_type="classifier",
-            target_tags=TargetTags(required=True),
-            classifier_tags=ClassifierTags(multi_class=True),
-            input_tags=InputTags(sparse=True),
-        )
-
-    def _new_model(self, n_classes, n_features, sparse):
-        """The native model for `n_classes` and the feature map in front of it (or None);
-        `sparse` tells whether the training input is sparse."""
-        config, custom = self._checked_config(n_classes, n_features, sparse)
-        feature_map = None
-        if self.kernel_approximation is not None:
-            gamma = resolve_gamma(self.gamma, n_features)
-            feature_map = RandomFourierFeatures(
-                gamma, config["n_features"], n_features, self.random_state
-            )
-        return _cwrs.Model(config, **custom), feature_map
-
-    def _model_config(self, n_classes, n_features, sparse):
-        """The configuration of the native model for `n_classes` and `n_features` (its width
-        is `n_components` with `kernel_approximation`), and the callable kernel passed with it
-        (`_checked_config`)."""
-        params, covariance, a, fit_intercept = model_args(self)
-        width = n_features
-        if self.kernel_approximation is not None:
-            width = check_n_components(self.n_components)
-        kernel = kernel_spec(self, n_classes, n_features)
-        if kernel is not None:
-            built_in = isinstance(kernel.kernel, str)
-            gamma, degree, coef0 = kernel.params
-            config = _config(
-                "kernel" if n_classes == 2 else "multiclass_kernel", self._rule, params,
-                width, fit_intercept, a, kernel=kernel.kernel if built_in else None,
-                gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
-                strategy=self.multi_class, n_classes=n_classes, average=average_start(self),
-                **self._rule_config(),
-            )
-            # A callable kernel is passed on its own: it is code, not configuration.
-            custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}
-            return config, custom
-        shape = {} if n_classes == 2 else {"strategy": self.multi_class, "n_classes": n_classes}
-        config = _config(
-            "binary" if n_classes == 2 else "multiclass", self._rule, params, width,
-            fit_intercept, a, **covariance_config(self, covariance), **_l1_config(l1_spec(self)),
-            **shape, **self._rule_config(), average=average_start(self),
-            process_noise=process_noise_spec(self),
-        )
-        return config, {}
-
-    def _rule_config(self):
-        """Configuration entries of the rule beyond its numbers (OGD's `loss`), checked."""
-        return {}
-
-    def _lean_targets(self, model):
-        """label -> native target, for the lean paths of a primal model."""
-        classes = self.classes_.tolist()  # Python values: NumPy scalars compare slowly
-        if model.kind == "binary":
-            return {classes[0]: -1.0, classes[1]: 1.0}
-        return {label: float(k) for k, label in enumerate(classes)}  # a float: the fast extraction
-
-    def _targets(self, model, y, classes, from_y=False):
-        """Labels as the native model takes them: ±1 (binary) or class indices. `from_y`: the
-        classes were taken from y, so every label is among them."""
-        if from_y and model.kind == "binary":
-            return np.where(y == classes[1], 1.0, -1.0)
-        index = np.searchsorted(classes, y)
-        known = index < classes.shape[0]
-        known[known] = classes[index[known]] == y[known]
-        if not known.all():
-            unknown = np.unique(y[~known]).tolist()
-            raise ValueError(f"y contains labels {unknown} that are not in classes {classes}")
-        if model.n_classes is not None:
-            return index.astype(np.int64)
-        return np.where(index == 1, 1.0, -1.0)
-
-    # ----------------------------------------------------------------- learning
-    def _fit(
-        self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,
-        n_features: int, names: Any,
-    ) -> None:
-        y = check_labels(y, n_rows)
-        classes = classes_of(y)
-        warn_if_regression_like(y, classes, exact=True)
-        model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
-        targets = self._targets(model, y, classes, from_y=True)
-        matrix = mapped_rows(matrix, n_rows, feature_map, scanned=False)
-        model = self._fit_passes(model, matrix, targets, sample_weight, n_rows)
-        self._install(
-            _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
-            _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
-        )
-
-    def partial_fit(
-        self,
-        X: MatrixLike,
-        y: ArrayLike,
-        classes: Optional[ArrayLike] = None,
-        sample_weight: SampleWeight = None,
-    ) -> Self:
-        """Learns the rows of X once, in order, continuing from the current state.
-
-        `classes` (every label the stream will hold) is required on the first call. A few rows
-        of float64 (shape (n, n_features), C order, n ≤ 64) with known labels take a lean path
-        (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
-        """
-        lean = self._lean
-        if lean is not None and sample_weight is None and (
-            classes is None or lists_classes(classes, lean.class_list)
-        ):
-            if lean.learn(X, y, lean.targets, self._check_params_if_changed):
-                return self
-        return self._serialized_partial_fit(X, y, classes, sample_weight)
-
-    def _partial_fit(self, X, y, classes, sample_weight, first_call):
-        names = feature_names(X) if first_call else None
-        matrix, n_rows, n_features = check_X(X)
-        y = check_labels(y, n_rows)
-        if first_call:
-            if classes is None:
-                raise ValueError("classes must be passed on the first call to partial_fit.")
-            check_pass_params(self)
-            known = classes_of(check_labels(classes, None, "classes"))
-            warn_if_regression_like(y, known)
-            model, feature_map = self._new_model(
-                known.shape[0], n_features, isinstance(matrix, tuple)
-            )
-        else:
-            model, feature_map, n_features_in, known, fitted_names = self._fitted_state()
-            check_feature_names(type(self).__name__, fitted_names, X)
-            self._check_params_if_changed()
-            if (
-                classes is not None
-                and not lists_classes(classes, known.tolist())
-                and not np.array_equal(np.unique(check_labels(classes, None, "classes")), known)
-            ):
-                raise ValueError(
-                    f"classes={np.unique(classes)!r} is not the same as on the first call to "
-                    f"partial_fit, classes_={known!r}."
-                )
-            self._check_n_features(n_features, n_features_in)
-        targets = self._targets(model, y, known)
-        matrix = mapped_rows(matrix, n_rows, feature_map, scanned=True)
-        model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
-        if first_call:
-            self._install(
-                _model=model, _feature_map=feature_map, classes_=known, n_features_in_=n_features,
-                _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
-            )
-        else:
-            self._reenable_lean(model)
-        return self
-
-    # ----------------------------------------------------------------- prediction
-    def decision_function(self, X: MatrixLike) -> Float64Array:
-        """Scores of the mean weights: μ·x (+ intercept), shape (n,) for two classes (positive
-        means `classes_[1]`), else μ_k·x per class, shape (n, n_classes). A score that
-        overflows float64 is ±inf; one whose terms overflow with both signs (inf − inf) raises
-        `ValueError`."""
-        lean = self._lean
-        scores = None if lean is None else lean.decision(X)
-        return scores if scores is not None else self._checked_scores(X, "decision_function")
-
-    def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
-        """The class of highest mean score (for two classes: `classes_[1]` where μ·x > 0)."""
-        lean = self._lean
-        labels = (
-            None if lean is None or lean.predict is None
-            else lean.predict(X, lean.classes, lean.class_rows)
-        )
-        if labels is not None:
-            return labels
-        scores = self.decision_function(X)
-        best = (scores > 0).astype(np.intp) if scores.ndim == 1 else scores.argmax(axis=1)
-        return self.classes_[best]
-
-    def score(
-        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
-    ) -> float:
-        """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
-        predicted = self.predict(X)
-        correct = predicted == check_labels(y, predicted.shape[0])
-        return float(np.average(correct, weights=sample_weight))
-
-    # ----------------------------------------------------------------- fitted attributes
-    def _weights(self):
-        """The fitted means as rows × (model features + bias)."""
-        model = self._fitted_model()
-        if model.kind == "multiclass":
-            return model.mean
-        if model.kind == "multiclass_kernel":
-            raise AttributeError("a multiclass kernel learner has no coef_")
-        if model.kind == "kernel":
-            config = model.config
-            kernel, fit_intercept = config["kernel"], config["fit_intercept"]
-            if kernel != "linear":
-                raise AttributeError("coef_ is only defined without a kernel or with kernel='linear'")
-            weights = model.dual_coef @ self.support_vectors_
-            bias = [model.dual_coef.sum()] if fit_intercept else []
-            return np.concatenate([np.ravel(weights), bias])[None, :]
-        return model.mean[None, :]
-
-    def _n_weights(self):
-        """Number of feature weights (random features with kernel_approximation)."""
-        feature_map = self._feature_map
-        return self.n_features_in_ if feature_map is None else feature_map.weights.shape[1]
-
-    @property
-    def coef_(self) -> Float64Array:
-        """Mean weight vectors, shape (1, n_features) for two classes, else
-        (n_classes, n_features) (over the random features with kernel_approximation)."""
-        return self._weights()[:, : self._n_weights()]
-
-    @property
-    def intercept_(self) -> Float64Array:
-        """Bias weights, shape (1,) or (n_classes,); 0 when `fit_intercept=False`."""
-        weights = self._weights()
-        if weights.shape[1] > self._n_weights():
-            return weights[:, self._n_weights()]
-        return np.zeros(weights.shape[0])
-
-    def _kernel_model(self):
-        model = self._fitted_model()
-        if model.kind != "kernel":
-            raise AttributeError("only binary kernel learners (kernel=...) have one support set")
-        return model
-
-    @property
-    def n_support_(self) -> int:
-        """Number of support rows of a kernel learner (summed over the classes' support sets
-        for more than two classes)."""
-        model = self._fitted_model()
-        if model.kind == "multiclass_kernel":
-            return int(model.n_support.sum())
-        return self._kernel_model().n_support
-
-    @property
-    def support_vectors_(self) -> Any:
-        """The support rows of a kernel learner: a CSR matrix if it was fitted on sparse input,
-        else a dense array, shape (n_support_, n_features)."""
-        rows = self._kernel_model().support_vectors
-        data, indices, indptr = rows["values"], rows["indices"], rows["indptr"]
-        indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
-        shape = (indptr.shape[0] - 1, self.n_features_in_)
-        if self._sparse_input:
-            import scipy.sparse
-
-            return scipy.sparse.csr_matrix((data, indices, indptr), shape=shape)
-        dense = np.zeros(shape)
-        rows = np.repeat(np.arange(shape[0]), np.diff(indptr))
-        dense[rows, indices] = data
-        return dense
-
-    @property
-    def dual_coef_(self) -> Float64Array:
-        """Mean coefficients ν of a binary kernel learner, one per support row (μ = Σ_p ν_p
-        φ(x_p)), shape (1, n_support_) as in scikit-learn's SVC."""
-        return self._kernel_model().dual_coef[None, :]
-
-    @property
-    def n_mistakes_(self) -> int:
-        """Rounds whose label did not score strictly best before learning (binary: y·f ≤ 0),
-        over everything seen."""
-        return self._fitted_model().n_mistakes
+# ----------------------------------------------------------------- the fit-retry policy
+def learned_in_canonical_form(learn, matrix, n_rows):
+    """`learn(matrix)`; if the core refuses a CSR matrix that is not in canonical form (unsorted
+    or repeated indices, which `fit` left to the core to find), `learn` again on its canonical
+    form: a refused call leaves the model as it was, and the retry draws no new row order.
+    Returns the matrix learned."""
+    try:
+        learn(matrix)
+        return matrix
+    except ValueError:
+        canonical = canonical_csr(matrix, n_rows)
+        if canonical is None:
+            raise
+    learn(canonical)
+    return canonical
 
 
-class ConfidenceWeightedClassifier(Classifier):
-    """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
-
-    a: float
-    _second_order = True
-
-    # The parameters of a second-order learner whose rule has none (`_params.store_params`).
-    def __init__(self, **params: Unpack[SecondOrderClassifierParams]) -> None:
-        store_params(self, locals())
-
-    def predict_proba(self, X: MatrixLike) -> Float64Array:
-        """Class probabilities under the Gaussian over weights.
-
-        Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)), the probability that a weight
-        vector drawn from N(μ, Σ) puts x on the positive side. It has the sign of
-        `decision_function` (> 1/2 exactly where μ·x > 0), but it is not a monotone function of
-        it across rows: a row whose margin is uncertain (large xᵀΣx) gets a probability closer
-        to 1/2. More classes: the probability that class k scores highest when the class
-        scores are independent Gaussians N(μ_k·x, σ²) with the common variance σ² the mean of
-        the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
-        the classes exactly as `decision_function` does.
-        """
-        lean = self._lean
-        both = None if lean is None else lean.proba(X)
-        if both is not None:
-            return both
-        model, rows = self._model_and_rows(X)
-        probabilities = refuse_overflow(model.probabilities(rows), "predict_proba")
-        if probabilities.ndim == 2:
-            return probabilities
-        both = np.empty((probabilities.shape[0], 2))
-        both[:, 1] = probabilities
-        np.subtract(1.0, probabilities, out=both[:, 0])
-        return both
-
-    def predict_log_proba(self, X: MatrixLike) -> Float64Array:
-        """Logarithm of `predict_proba`."""
-        with np.errstate(divide="ignore"):
-            return np.log(self.predict_proba(X))
-
-    @property
-    def covariance_(self) -> Float64Array:
-        """The covariance over the features (the bias coordinate left out). Two classes: shape
-        (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for
-        "lowrank" its factors (1 + 2·rank, n_features): the variances S, then the sketch B,
-        with Σ = (diag(1/S) + BᵀB)⁻¹ over features and bias (`covariance_matrix()` forms it);
-        more classes: one such covariance per class, stacked on a first axis."""
-        model = self._fitted_model()
-        if model.kind in ("kernel", "multiclass_kernel"):
-            raise AttributeError("a kernel learner keeps its covariance in the dual form")
-        if model.kind == "binary":
-            return feature_block(model.covariance[None, :], model, self._n_weights())[0]
-        return feature_block(model.covariance, model, self._n_weights())
-
-    def covariance_matrix(self) -> Float64Array:
-        """Σ over the features (bias left out) as a dense matrix, whatever the covariance form:
-        shape (n_features, n_features), or one per class stacked on a first axis with more than
-        two classes. For `covariance="lowrank"` this forms (diag(1/S) + BᵀB)⁻¹: O(d²) memory."""
-        self.covariance_  # the same refusals (kernel learners)
-        model = self._fitted_model()
-        dense = dense_covariances(model, self._n_weights())
-        return dense if model.kind == "multiclass" else dense[0]
-
-
-def _config(kind, rule, params, n_features, fit_intercept, a, **entries):
+# ----------------------------------------------------------------- the native configuration
+def native_config(kind, rule, params, n_features, fit_intercept, a, **entries):
     """The configuration of a native model (docs/model-format.md lists its entries)."""
     return {
         "kind": kind, "rule": rule, "params": dict(params), "n_features": n_features,
@@ -851,10 +493,31 @@ def _config(kind, rule, params, n_features, fit_intercept, a, **entries):
     }
 
 
-def _l1_config(l1):
+def l1_config(l1):
     """The configuration entries of an L1 penalty spec (penalty, alpha, penalize_intercept)."""
     if l1 is None:
         return {"penalty": None}
     penalty, alpha, penalize_intercept = l1
     return {"penalty": penalty, "alpha": alpha, "penalize_intercept": penalize_intercept}
 
+
+# ----------------------------------------------------------------- the reported covariance
+# What `covariance_` and `covariance_matrix()` report, from the values the native model stores:
+# the block over the features (the bias left out), and Σ as dense matrices whatever the form.
+def feature_block(covariances, model, n_features):
+    """Per-row covariance values (as the native model stores them) restricted to the features."""
+    if model.covariance_kind == "diag":
+        return covariances[:, :n_features]
+    if model.covariance_kind == "lowrank":  # the variances S, then the sketch B (2k × dim)
+        dim = n_features + int(model.config["fit_intercept"])
+        return covariances.reshape(len(covariances), -1, dim)[:, :, :n_features]
+    dim = int(round(np.sqrt(covariances.shape[1])))
+    return covariances.reshape(-1, dim, dim)[:, :n_features, :n_features]
+
+
+def dense_covariances(model, n_features):
+    """Σ over the features as dense matrices, one per class (one for two classes or a
+    regressor), whatever the form: the core forms them (`Model.dense_covariance`; the low-rank
+    form's (diag(1/S) + BᵀB)⁻¹ by Woodbury's identity)."""
+    dim = n_features + int(model.config["fit_intercept"])
+    return model.dense_covariance.reshape(-1, dim, dim)[:, :n_features, :n_features]
