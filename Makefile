@@ -63,6 +63,7 @@ test: install lint
 	cargo test
 	cargo run --quiet --example stream
 	cargo run --quiet --example serve
+	cargo run --quiet --example save
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 

@@ -18,7 +18,7 @@ import os
 import stat
 import struct
 import zlib
-from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, overload
+from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, cast, overload
 
 import numpy as np
 
@@ -763,9 +763,47 @@ def _parse_header(
     return cls, state, _layout(header.get("arrays"), payload_size)
 
 
+def hyper_parameters_of(cls: Any, config: dict[str, Any]) -> dict[str, Any]:
+    """The hyper-parameters with which an estimator of class `cls` builds a native model of
+    `config` (its configuration entries): what a file that holds the model alone (written by
+    the Rust crate, `cwrs::model::file::save`) gets. The configuration is the model's, so
+    values the estimator resolves at fit (a kernel's `gamma="scale"`, ALMA's default C) come
+    back resolved; what the configuration does not hold (`n_iter`, `shuffle`, `random_state`,
+    `n_jobs`) keeps its default."""
+    params = dict(init_defaults(cls))
+    rule_params = config.get("params")
+    if isinstance(rule_params, dict):
+        params.update({k: v for k, v in rule_params.items() if k in params})
+    for key in ("a", "fit_intercept", "rank", "alpha", "penalize_intercept", "process_noise",
+                "kernel", "gamma", "degree", "coef0", "budget", "loss"):
+        if key in config and key in params:
+            params[key] = config[key]
+    if "covariance" in params and config.get("covariance") in ("diag", "full", "lowrank"):
+        params["covariance"] = config["covariance"]
+    if "penalty" in params:
+        penalty = config.get("penalty")
+        params["penalty"] = "l1" if penalty == "l1-rda" else penalty
+        if penalty == "l1-rda":
+            params["l1_form"] = "rda"
+    if "multi_class" in params and "strategy" in config:
+        params["multi_class"] = config["strategy"]
+    if "average" in params:
+        start = config.get("average")
+        params["average"] = False if start is None else True if start == 1 else start
+    return params
+
+
 def _rebuild(cls: type[Estimator], state: dict[str, Any]) -> Estimator:
     """The estimator of class `cls` with `state`, refused unless it passes `_check_state` and
-    its native model's validating `from_state`."""
+    its native model's validating `from_state`. A state holding the fitted model without any
+    hyper-parameter (a file the Rust crate wrote) gets those the model's configuration
+    implies (`hyper_parameters_of`)."""
+    model = state.get("_model")
+    if (
+        isinstance(model, tuple) and len(model) == 2 and isinstance(model[1], dict)
+        and not set(init_defaults(cast(Any, cls))) & set(state)
+    ):
+        state = {**hyper_parameters_of(cls, model[1]), **state}
     state = with_added_parameters(cls, state)
     try:
         _check_entries(cls, state)

@@ -1,15 +1,18 @@
-//! Reading `.cwrs` model files (docs/model-format.md) in Rust: a model trained and saved in
-//! Python (`estimator.save(path)`) loads here and predicts the same values, so a service
-//! written in Rust can serve it.
+//! `.cwrs` model files (docs/model-format.md) in Rust: a model trained and saved in Python
+//! (`estimator.save(path)`) loads here and predicts the same values, so a service written in
+//! Rust can serve it; a model trained here and saved loads in Python with `cwrs.load`.
 //!
-//! The file's signature, version, header and CRC-32 are checked as Python's `cwrs.load` checks
-//! them; the native model is rebuilt from its named state by [`Estimator::from_state`], which
-//! validates every entry. What only Python can apply is refused: a random feature map
+//! Reading checks the file's signature, version, header and CRC-32 as Python's `cwrs.load`
+//! checks them; the native model is rebuilt from its named state by [`Estimator::from_state`],
+//! which validates every entry. What only Python can apply is refused: a random feature map
 //! (`kernel_approximation="rff"`, NumPy code) and a callable kernel (never in a file).
+//! Writing stores the native state and what prediction needs beside it (`classes_`,
+//! `n_features_in_`); Python derives the estimator's hyper-parameters from the model's
+//! configuration when a file holds none.
 
 use std::path::Path;
 
-use serde_json::Value as Json;
+use serde_json::{Map, Value as Json};
 
 use super::state::{State, Value};
 use super::Estimator;
@@ -21,6 +24,8 @@ const MAGIC: &[u8; 9] = b"\x89CWRS\r\n\x1a\n";
 const FORMAT_VERSION: u32 = 2;
 /// Signature, version (u32) and header length (u64).
 const PREFIX: usize = 9 + 4 + 8;
+/// Every array of the payload starts at a multiple of this.
+const ALIGNMENT: usize = 8;
 
 /// The labels a classifier predicts, as the file keeps them (`classes_`).
 #[derive(Clone, Debug, PartialEq)]
@@ -141,6 +146,215 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
         classes,
         n_features_in,
     })
+}
+
+/// Writes `model` to a `.cwrs` file at `path` that Python's `cwrs.load` reads: the class of
+/// estimator its rule names, with `classes` as `classes_` (a classifier's, in the order of the
+/// model's classes; None for a regressor). The file appears only when complete: it is written
+/// beside `path` under another name, synced, then renamed over it.
+pub fn save(
+    path: impl AsRef<Path>,
+    model: &Estimator,
+    classes: Option<&Labels>,
+) -> Result<(), CwError> {
+    let path = path.as_ref();
+    let bytes = write(model, classes)?;
+    let failed =
+        |error: std::io::Error| CwError::InvalidInput(format!("{}: {error}", path.display()));
+    let name = path
+        .file_name()
+        .ok_or_else(|| failed(std::io::ErrorKind::InvalidInput.into()))?;
+    let mut temporary = name.to_os_string();
+    temporary.push(format!(".{}.tmp", std::process::id()));
+    let temporary = path.with_file_name(temporary);
+    let written = (|| {
+        use std::io::Write;
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&temporary)?;
+        file.write_all(&bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&temporary, path)
+    })();
+    written.map_err(|error| {
+        let _ = std::fs::remove_file(&temporary);
+        failed(error)
+    })
+}
+
+/// The bytes of the `.cwrs` file of [`save`].
+pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwError> {
+    let state = model.state();
+    let rule = state.string("rule")?;
+    let regressor = model.kind() == "regressor";
+    if classes.is_some() == regressor {
+        return Err(CwError::InvalidInput(
+            "a classifier is saved with its classes, a regressor without".into(),
+        ));
+    }
+    let n_classes = model.n_classes().unwrap_or(2);
+    let mut encoder = Encoder::default();
+    let mut fitted = Map::new();
+    fitted.insert(
+        "_model".into(),
+        serde_json::json!({"$tuple": ["Model", encoder.state(&state)]}),
+    );
+    fitted.insert(
+        "n_features_in_".into(),
+        state.count::<u64>("n_features")?.into(),
+    );
+    if let Some(classes) = classes {
+        let count = match classes {
+            Labels::Ints(v) => v.len(),
+            Labels::Floats(v) => v.len(),
+            Labels::Strings(v) => v.len(),
+        };
+        if count != n_classes {
+            return Err(CwError::InvalidInput(format!(
+                "the model has {n_classes} classes, but {count} labels were given"
+            )));
+        }
+        fitted.insert("classes_".into(), encoder.labels(classes));
+        fitted.insert("_feature_map".into(), Json::Null);
+        fitted.insert("_sparse_input".into(), false.into());
+    }
+    let estimator = if regressor {
+        format!("{rule}Regressor")
+    } else {
+        rule.to_string()
+    };
+    let mut descriptors = Vec::new();
+    let mut offset = 0;
+    for (dtype, len, bytes) in &encoder.arrays {
+        descriptors.push(serde_json::json!({"dtype": dtype, "shape": [len], "offset": offset}));
+        offset += bytes.len() + padding(bytes.len());
+    }
+    let header = serde_json::json!({
+        "format": "cwrs-model",
+        "cwrs_version": env!("CARGO_PKG_VERSION"),
+        "estimator": estimator,
+        "state": fitted,
+        "arrays": descriptors,
+    });
+    let header =
+        serde_json::to_vec(&header).map_err(|error| CwError::InvalidInput(error.to_string()))?;
+    let mut bytes = Vec::with_capacity(PREFIX + header.len() + offset + 4);
+    bytes.extend_from_slice(MAGIC);
+    bytes.extend_from_slice(&FORMAT_VERSION.to_le_bytes());
+    bytes.extend_from_slice(&(header.len() as u64).to_le_bytes());
+    bytes.extend_from_slice(&header);
+    for (_, _, array) in &encoder.arrays {
+        bytes.extend_from_slice(array);
+        bytes.resize(bytes.len() + padding(array.len()), 0);
+    }
+    let checksum = crc32(&bytes);
+    bytes.extend_from_slice(&checksum.to_le_bytes());
+    Ok(bytes)
+}
+
+/// Zero bytes after an array of `len` bytes, up to the next multiple of [`ALIGNMENT`].
+fn padding(len: usize) -> usize {
+    (ALIGNMENT - len % ALIGNMENT) % ALIGNMENT
+}
+
+/// The header's values of a state, its arrays gathered for the payload (type, length, bytes).
+#[derive(Default)]
+struct Encoder {
+    arrays: Vec<(&'static str, usize, Vec<u8>)>,
+}
+
+impl Encoder {
+    fn array(&mut self, dtype: &'static str, len: usize, bytes: Vec<u8>) -> Json {
+        self.arrays.push((dtype, len, bytes));
+        serde_json::json!({"$array": self.arrays.len() - 1})
+    }
+
+    /// `{"$dict": [["version", v], [key, value], ...]}`, as Python's encoder writes a state.
+    fn state(&mut self, state: &State) -> Json {
+        let mut pairs = vec![serde_json::json!(["version", state.version])];
+        for (key, value) in &state.entries {
+            pairs.push(serde_json::json!([key, self.value(value)]));
+        }
+        serde_json::json!({ "$dict": pairs })
+    }
+
+    fn value(&mut self, value: &Value) -> Json {
+        match value {
+            Value::None => Json::Null,
+            Value::Bool(b) => (*b).into(),
+            Value::Int(i) => (*i).into(),
+            Value::Float(x) => float(*x),
+            Value::Str(s) => s.as_str().into(),
+            Value::Floats(v) => self.array(
+                "<f8",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Value::U32s(v) => self.array(
+                "<u4",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Value::U64s(v) => self.array(
+                "<u8",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Value::I64s(v) => self.array(
+                "<i8",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Value::Params(params) => {
+                let pairs: Vec<Json> = params
+                    .iter()
+                    .map(|(k, v)| serde_json::json!([k, float(*v)]))
+                    .collect();
+                serde_json::json!({ "$dict": pairs })
+            }
+            Value::States(states) => states
+                .iter()
+                .map(|s| self.state(s))
+                .collect::<Vec<_>>()
+                .into(),
+            Value::State(state) => self.state(state),
+        }
+    }
+
+    /// `classes_` as Python keeps it: a NumPy array of ints or floats, or of strings.
+    fn labels(&mut self, labels: &Labels) -> Json {
+        match labels {
+            Labels::Ints(v) => self.array(
+                "<i8",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Labels::Floats(v) => self.array(
+                "<f8",
+                v.len(),
+                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
+            ),
+            Labels::Strings(v) => {
+                let longest = v
+                    .iter()
+                    .map(|s| s.chars().count())
+                    .max()
+                    .unwrap_or(0)
+                    .max(1);
+                serde_json::json!({"$strings": format!("<U{longest}"), "values": v})
+            }
+        }
+    }
+}
+
+/// A float as Python's encoder writes it: a JSON number, or a tag for NaN and the infinities.
+fn float(x: f64) -> Json {
+    match serde_json::Number::from_f64(x) {
+        Some(number) => Json::Number(number),
+        None if x.is_nan() => serde_json::json!({"$float": "nan"}),
+        None => serde_json::json!({"$float": if x > 0.0 { "inf" } else { "-inf" }}),
+    }
 }
 
 /// The payload's arrays, as the header describes them.

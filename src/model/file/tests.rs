@@ -112,3 +112,64 @@ fn crc32_is_zlibs() {
     assert_eq!(crc32(b""), 0);
     assert_eq!(crc32(b"123456789"), 0xCBF4_3926);
 }
+
+/// The files this crate writes for the models of the Python fixtures, kept in
+/// tests/data/format_v2/rust/ for Python's tests to load (tests/test_persist_compat.py): the
+/// writer must go on writing them byte for byte (`CWRS_WRITE_FIXTURES=1 cargo test` writes
+/// them again, after a deliberate change of the format or of the crate's version).
+#[test]
+fn written_files_read_back_and_are_the_committed_ones() {
+    let (x, width, decisions) = decisions();
+    let rows = Matrix::Dense {
+        values: &x,
+        n_rows: x.len() / width,
+        n_cols: width,
+    };
+    let folder = fixtures().join("rust");
+    let write_them = std::env::var_os("CWRS_WRITE_FIXTURES").is_some();
+    for name in decisions.keys().filter(|name| !name.ends_with("_rff")) {
+        let saved = load(fixtures().join(format!("{name}.cwrs"))).unwrap();
+        let bytes = write(&saved.model, saved.classes.as_ref()).unwrap();
+        let again = read(&bytes).unwrap();
+        assert_eq!(again.classes, saved.classes, "{name}");
+        assert_eq!(again.n_features_in, saved.n_features_in, "{name}");
+        assert_eq!(again.model.state(), saved.model.state(), "{name}");
+        let path = folder.join(format!("{name}.cwrs"));
+        if write_them {
+            std::fs::create_dir_all(&folder).unwrap();
+            save(&path, &saved.model, saved.classes.as_ref()).unwrap();
+        }
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name}");
+        let mut values = vec![0.0; flat(&decisions[name]).len()];
+        again.model.decision_function(&rows, &mut values).unwrap();
+        assert_eq!(values, flat(&decisions[name]), "{name}");
+    }
+}
+
+#[test]
+fn a_classifier_is_written_with_its_classes_and_a_regressor_without() {
+    let classifier = load(fixtures().join("arow_diag.cwrs")).unwrap();
+    let regressor = load(fixtures().join("arow_regressor.cwrs")).unwrap();
+    assert!(write(&classifier.model, None).is_err());
+    let three = Labels::Ints(vec![1, 2, 3]);
+    assert!(write(&classifier.model, Some(&three)).is_err());
+    assert!(write(&regressor.model, Some(&three)).is_err());
+    assert!(write(&regressor.model, None).is_ok());
+}
+
+#[test]
+fn save_leaves_no_partial_file() {
+    let saved = load(fixtures().join("arow_full.cwrs")).unwrap();
+    let folder = std::env::temp_dir().join(format!("cwrs-save-{}", std::process::id()));
+    std::fs::create_dir_all(&folder).unwrap();
+    let path = folder.join("model.cwrs");
+    std::fs::write(&path, b"the old model").unwrap();
+    save(&path, &saved.model, saved.classes.as_ref()).unwrap();
+    assert_eq!(load(&path).unwrap().model.state(), saved.model.state());
+    // A folder that does not exist: refused, nothing written.
+    let missing = folder.join("no such folder").join("model.cwrs");
+    assert!(save(&missing, &saved.model, saved.classes.as_ref()).is_err());
+    let left: Vec<_> = std::fs::read_dir(&folder).unwrap().collect();
+    assert_eq!(left.len(), 1, "{left:?}");
+    std::fs::remove_dir_all(&folder).unwrap();
+}
