@@ -265,8 +265,15 @@ struct Encoder {
 }
 
 impl Encoder {
-    fn array(&mut self, dtype: &'static str, len: usize, bytes: Vec<u8>) -> Json {
-        self.arrays.push((dtype, len, bytes));
+    /// `values` as the next array of the payload, each value as its little-endian bytes.
+    fn array_of<T: Copy, const N: usize>(
+        &mut self,
+        dtype: &'static str,
+        values: &[T],
+        to_le: fn(T) -> [u8; N],
+    ) -> Json {
+        let bytes = values.iter().flat_map(|&x| to_le(x)).collect();
+        self.arrays.push((dtype, values.len(), bytes));
         serde_json::json!({"$array": self.arrays.len() - 1})
     }
 
@@ -286,26 +293,10 @@ impl Encoder {
             Value::Int(i) => (*i).into(),
             Value::Float(x) => float(*x),
             Value::Str(s) => s.as_str().into(),
-            Value::Floats(v) => self.array(
-                "<f8",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
-            Value::U32s(v) => self.array(
-                "<u4",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
-            Value::U64s(v) => self.array(
-                "<u8",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
-            Value::I64s(v) => self.array(
-                "<i8",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
+            Value::Floats(v) => self.array_of("<f8", v, f64::to_le_bytes),
+            Value::U32s(v) => self.array_of("<u4", v, u32::to_le_bytes),
+            Value::U64s(v) => self.array_of("<u8", v, u64::to_le_bytes),
+            Value::I64s(v) => self.array_of("<i8", v, i64::to_le_bytes),
             Value::Params(params) => {
                 let pairs: Vec<Json> = params
                     .iter()
@@ -325,16 +316,8 @@ impl Encoder {
     /// `classes_` as Python keeps it: a NumPy array of ints or floats, or of strings.
     fn labels(&mut self, labels: &Labels) -> Json {
         match labels {
-            Labels::Ints(v) => self.array(
-                "<i8",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
-            Labels::Floats(v) => self.array(
-                "<f8",
-                v.len(),
-                v.iter().flat_map(|x| x.to_le_bytes()).collect(),
-            ),
+            Labels::Ints(v) => self.array_of("<i8", v, i64::to_le_bytes),
+            Labels::Floats(v) => self.array_of("<f8", v, f64::to_le_bytes),
             Labels::Strings(v) => {
                 let longest = v
                     .iter()
