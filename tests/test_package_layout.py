@@ -12,14 +12,10 @@ that pickles name keep importing.
 
 import importlib
 import importlib.metadata
-import importlib.util
 import pickle
-import re
 import subprocess
 import sys
 from pathlib import Path
-
-import pytest
 
 import cwrs
 
@@ -42,13 +38,6 @@ def test_the_estimator_module_holds_the_reported_covariance_and_the_fit_retry_po
     for name in ("feature_block", "dense_covariances", "learned_in_canonical_form"):
         assert callable(getattr(_estimator, name))
     assert not hasattr(_validation, "learned_in_canonical_form")
-    assert not re.search(r"\bretr(y|ies|ied)\b", Path(_validation.__file__).read_text())
-
-
-@pytest.mark.parametrize("gone", ["cwrs._base", "cwrs._covariance", "cwrs._cli_io",
-                                  "cwrs._cli_report"])
-def test_size_driven_modules_are_gone(gone):
-    assert importlib.util.find_spec(gone) is None
 
 
 def test_the_learner_modules_hold_the_learners_pickles_name():
