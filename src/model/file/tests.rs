@@ -173,3 +173,72 @@ fn save_leaves_no_partial_file() {
     assert_eq!(left.len(), 1, "{left:?}");
     std::fs::remove_dir_all(&folder).unwrap();
 }
+
+/// `bytes` with its checksum made right again, so that a change reaches the parser.
+fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
+    let body = bytes.len() - 4;
+    let checksum = crc32(&bytes[..body]);
+    bytes[body..].copy_from_slice(&checksum.to_le_bytes());
+    bytes
+}
+
+mod crafted {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const NAMES: [&str; 6] = [
+        "arow_diag",
+        "arow_full",
+        "arow_lowrank",
+        "cw_poly_multiclass",
+        "arow_regressor_auto_noise",
+        "adagrad_l1",
+    ];
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 400, ..ProptestConfig::default() })]
+
+        /// Bytes changed anywhere (the checksum made right again, so that the header and the
+        /// arrays reach the parser) or cut short: the file reads, or is refused with an error;
+        /// never a panic, and what reads predicts finite or infinite values, never a crash.
+        #[test]
+        fn changed_files_read_or_are_refused(
+            which in 0..NAMES.len(),
+            changes in proptest::collection::vec((any::<prop::sample::Index>(), any::<u8>()), 1..6),
+            cut in proptest::option::of(any::<prop::sample::Index>()),
+        ) {
+            let mut bytes = std::fs::read(fixtures().join(format!("{}.cwrs", NAMES[which]))).unwrap();
+            for (at, value) in changes {
+                let at = at.index(bytes.len() - 4);
+                bytes[at] = value;
+            }
+            let mut bytes = resealed(bytes);
+            if let Some(cut) = cut {
+                bytes.truncate(cut.index(bytes.len()));
+            }
+            if let Ok(saved) = read(&bytes) {
+                let d = saved.n_features_in.min(64);
+                let x = vec![0.5; d];
+                let rows = Matrix::Dense { values: &x, n_rows: 1, n_cols: d };
+                let columns = saved.model.n_classes().filter(|&n| n > 2).unwrap_or(1);
+                let mut out = vec![0.0; columns];
+                let _ = saved.model.decision_function(&rows, &mut out);
+            }
+        }
+
+        /// Header text changed (a character of the JSON replaced): read or refused, never a
+        /// panic.
+        #[test]
+        fn changed_headers_read_or_are_refused(
+            which in 0..NAMES.len(),
+            at in any::<prop::sample::Index>(),
+            with in prop::sample::select(vec![b'0', b'9', b'-', b'"', b'[', b']', b'{', b'}', b',', b'e', b'.', b' ']),
+        ) {
+            let mut bytes = std::fs::read(fixtures().join(format!("{}.cwrs", NAMES[which]))).unwrap();
+            let length = u64::from_le_bytes(bytes[13..21].try_into().unwrap()) as usize;
+            bytes[21 + at.index(length)] = with;
+            let _ = read(&resealed(bytes));
+        }
+    }
+}
