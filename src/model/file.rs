@@ -35,6 +35,20 @@ pub enum Labels {
     Strings(Vec<String>),
 }
 
+impl Labels {
+    pub fn len(&self) -> usize {
+        match self {
+            Labels::Ints(v) => v.len(),
+            Labels::Floats(v) => v.len(),
+            Labels::Strings(v) => v.len(),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
 /// A model read from a `.cwrs` file: the native model and what the Python estimator keeps
 /// around it.
 #[derive(Clone, Debug)]
@@ -106,6 +120,9 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
         .ok_or_else(|| corrupted("its header is longer than the file"))?;
     let header: Json = serde_json::from_slice(&bytes[PREFIX..end])
         .map_err(|error| corrupted(format!("header: {error}")))?;
+    if header.get("format").and_then(Json::as_str) != Some("cwrs-model") {
+        return Err(corrupted("the header is not a cwrs model header"));
+    }
     let arrays = Arrays::new(&header, &body[end..])?;
     let estimator = header
         .get("estimator")
@@ -137,8 +154,19 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
     let classes = fitted("classes_")
         .map(|classes| arrays.labels(classes))
         .transpose()?;
-    if classes.is_some() == (model.kind() == "regressor") {
-        return Err(corrupted("classes_ do not match the model"));
+    let n_classes = model.n_classes().unwrap_or(2);
+    let fits = match &classes {
+        None => model.kind() == "regressor",
+        Some(labels) => model.kind() != "regressor" && labels.len() == n_classes,
+    };
+    if !fits {
+        return Err(corrupted("classes_ do not match the model's classes"));
+    }
+    // Without a feature map (refused above) the model takes the rows as they are.
+    if model.config().count::<usize>("n_features")? != n_features_in {
+        return Err(corrupted(
+            "n_features_in_ is not the model's number of features",
+        ));
     }
     Ok(SavedModel {
         estimator,
@@ -205,11 +233,7 @@ pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwE
         state.count::<u64>("n_features")?.into(),
     );
     if let Some(classes) = classes {
-        let count = match classes {
-            Labels::Ints(v) => v.len(),
-            Labels::Floats(v) => v.len(),
-            Labels::Strings(v) => v.len(),
-        };
+        let count = classes.len();
         if count != n_classes {
             return Err(CwError::InvalidInput(format!(
                 "the model has {n_classes} classes, but {count} labels were given"

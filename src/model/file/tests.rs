@@ -182,6 +182,34 @@ fn resealed(mut bytes: Vec<u8>) -> Vec<u8> {
     bytes
 }
 
+#[test]
+fn header_entries_that_contradict_the_model_are_refused() {
+    let bytes = std::fs::read(fixtures().join("arow_diag.cwrs")).unwrap();
+    let length = u64::from_le_bytes(bytes[13..21].try_into().unwrap()) as usize;
+    let header = std::str::from_utf8(&bytes[21..21 + length]).unwrap();
+    // Same lengths, so that the offsets stay right: another width, another format, one class.
+    for (from, to, message) in [
+        (
+            "\"n_features_in_\":6",
+            "\"n_features_in_\":5",
+            "n_features_in_",
+        ),
+        (
+            "\"cwrs-model\"",
+            "\"cwrs-other\"",
+            "not a cwrs model header",
+        ),
+        ("[\"no\",\"yes\"]", "[\"no\"      ]", "classes_"),
+    ] {
+        assert!(header.contains(from), "{from}");
+        let changed = header.replacen(from, to, 1);
+        let mut crafted = bytes.clone();
+        crafted[21..21 + length].copy_from_slice(changed.as_bytes());
+        let error = read(&resealed(crafted)).unwrap_err().to_string();
+        assert!(error.contains(message), "{error}");
+    }
+}
+
 mod crafted {
     use proptest::prelude::*;
 
