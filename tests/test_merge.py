@@ -336,7 +336,7 @@ def test_n_jobs_keeps_accuracy_and_refuses_bad_values():
     for bad in (0, 1.5, "2", True, None):
         with pytest.raises(cwrs.InvalidParameterError, match="n_jobs"):
             cwrs.AROW(n_jobs=bad).fit(X, y)
-    with pytest.raises(cwrs.InvalidParameterError, match="kernel learners"):
+    with pytest.raises(cwrs.InvalidParameterError, match="kernel models cannot be merged"):
         cwrs.AROW(kernel="rbf", n_jobs=2).fit(X[:50], y[:50])
     unmergeable = (
         cwrs.AdaGrad(), cwrs.FTRL(),

@@ -19,6 +19,7 @@ __all__ = [
     "InvalidParameterError",
     "InvalidModelStateError",
     "margin_probabilities",
+    "check_mergeable",
     "hash_documents",
     "analyze_documents",
     "hash_token_lists",
@@ -68,6 +69,7 @@ class _RuleEntry(TypedDict):
 def rule_table() -> list[_RuleEntry]: ...
 
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...
+def check_mergeable(config: _State) -> None: ...
 
 # Feature hashing (src/python/text.rs): CSR arrays (data, indices, indptr).
 _Csr: TypeAlias = tuple[_F64, _I32, _I64]

@@ -26,6 +26,7 @@ from ._lean import forget as forget_lean
 from ._locks import OwnedLock
 from ._params import (
     HyperParameters,
+    InvalidParameterError,
     check_n_jobs,
     check_params,
     check_pass_params,
@@ -144,7 +145,16 @@ class Estimator(HyperParameters):
         classifier's) and `n_features`, with the callable kernel passed with it; the native
         model checks the configuration as it is built."""
         check_params(self, n_classes)
-        return self._model_config(n_classes, n_features, sparse)
+        config, custom = self._model_config(n_classes, n_features, sparse)
+        n_jobs = getattr(self, "n_jobs", 1)
+        if n_jobs != 1:
+            try:
+                _cwrs.check_mergeable(config)
+            except InvalidParameterError as error:
+                raise InvalidParameterError(
+                    f"n_jobs={n_jobs!r} needs models that merge: {error}; use n_jobs=1"
+                ) from None
+        return config, custom
 
     def _check_params(self, n_classes: Optional[int] = None) -> None:
         """`_checked_config` for the fitted classes (or `n_classes`), with the native model's

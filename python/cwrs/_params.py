@@ -300,29 +300,13 @@ def check_pass_params(estimator):
 
 def check_n_jobs(estimator):
     """The number of threads `fit` trains with: n_jobs ≥ 1, or -1 (all cores) down to -k (all
-    but k − 1, scikit-learn's convention); 1 for a kernel learner, whose support sets do not
-    merge, and for the forms that do not merge yet (docs/design.md §9)."""
+    but k − 1, scikit-learn's convention). Whether the models merge, which n_jobs ≠ 1 needs, is
+    the core's rule, checked with the native configuration (`Estimator._checked_config`)."""
     n_jobs = getattr(estimator, "n_jobs", 1)
     if not _is_int(n_jobs) or n_jobs == 0 or abs(n_jobs) > MAX_N_JOBS:
         raise InvalidParameterError(
             f"n_jobs must be a non-zero integer from -{MAX_N_JOBS} to {MAX_N_JOBS} (-1: all "
             f"cores), got {n_jobs!r}"
-        )
-    if n_jobs != 1 and getattr(estimator, "kernel", None) is not None:
-        raise InvalidParameterError(
-            f"n_jobs={n_jobs!r} needs a linear model: kernel learners cannot merge shards "
-            "(their support sets differ); use n_jobs=1"
-        )
-    form = getattr(estimator, "_form", None) or getattr(estimator, "covariance", None)
-    unmergeable = (
-        f"{form!r} models" if form in ("adagrad", "ftrl")
-        else "averaged models" if getattr(estimator, "average", False) is not False
-        else 'models with process_noise="auto"'
-        if getattr(estimator, "process_noise", 0.0) == "auto" else None
-    )
-    if n_jobs != 1 and unmergeable is not None:
-        raise InvalidParameterError(
-            f"n_jobs={n_jobs!r} needs models that merge: {unmergeable} do not yet; use n_jobs=1"
         )
     affinity = getattr(os, "sched_getaffinity", None)
     cores = len(affinity(0)) if affinity is not None else os.cpu_count() or 1

@@ -53,6 +53,15 @@ mod _cwrs {
         entries.map(|e| state_to_dict(py, e)).collect()
     }
 
+    /// Refuses a model configuration whose models do not merge (InvalidParameterError with
+    /// the core's reason): what `n_jobs` > 1 needs.
+    #[pyfunction]
+    fn check_mergeable(config: &Dict) -> PyResult<()> {
+        let held = super::convert::held_entries(config)?;
+        let config = crate::model::state::State::from_held(&held, false)?;
+        Ok(crate::parallel::merge::check_config_mergeable(&config)?)
+    }
+
     /// Φ(score / √v) per row (1/2 where v = 0): the Gaussian-margin probability.
     #[pyfunction]
     fn margin_probabilities<'py>(

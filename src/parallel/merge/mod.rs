@@ -265,6 +265,19 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
     mergeable(model.covariance_kind(), model.config())
 }
 
+/// [`check_mergeable`] of the models a configuration builds, before any is built (what
+/// `n_jobs` > 1 needs, checked with the other hyper-parameters).
+pub fn check_config_mergeable(config: &State) -> Result<(), CwError> {
+    let kind = match config.string("kind")? {
+        "kernel" | "multiclass_kernel" => None,
+        _ => Some(CovarianceKind::from_config(
+            config.string("covariance")?,
+            || config.count("rank"),
+        )?),
+    };
+    mergeable(kind, config).map(|_| ())
+}
+
 /// [`check_mergeable`] of a model of covariance form `kind` built from `config`.
 fn mergeable(kind: Option<CovarianceKind>, config: &State) -> Result<CovarianceKind, CwError> {
     let kind = kind.ok_or_else(|| {
