@@ -265,7 +265,7 @@ pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwErr
     mergeable(model.covariance_kind(), model.config())
 }
 
-/// [`check_mergeable`] of the models a configuration builds, before any is built (what
+/// `check_mergeable` of the models a configuration builds, before any is built (what
 /// `n_jobs` > 1 needs, checked with the other hyper-parameters).
 pub fn check_config_mergeable(config: &State) -> Result<(), CwError> {
     let kind = match config.string("kind")? {
