@@ -86,16 +86,6 @@ impl CallCost {
     }
 }
 
-/// The class `predict` gives a row of scores: with one score (two classes), 1 where it is
-/// positive; else the first of the highest, as NumPy's `argmax` (no score NaN).
-pub fn best_class(scores: &[f64]) -> usize {
-    let first_best = |best: usize, (k, &s): (usize, &f64)| if s > scores[best] { k } else { best };
-    match scores {
-        [score] => usize::from(*score > 0.0),
-        _ => scores.iter().enumerate().fold(0, first_best),
-    }
-}
-
 impl Estimator {
     /// Learns a few rows, `targets[i]` for row `i` (a label ±1, a target, or a class index as
     /// a float): one row through [`Estimator::learn`], more as a batch (validated before the
@@ -126,17 +116,5 @@ impl Estimator {
             (out[2 * i], out[2 * i + 1]) = (1.0 - p, p);
         }
         Ok(())
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::best_class;
-
-    #[test]
-    fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
-        assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
-        assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
-        assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
     }
 }

@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json};
 
 use super::state::{State, Value};
-use super::Estimator;
+use super::{best_class, Estimator};
 use crate::error::CwError;
 
 /// The signature that opens every `.cwrs` file.
@@ -62,16 +62,12 @@ pub struct SavedModel {
 }
 
 impl SavedModel {
-    /// The class label of each score row, as the Python estimator's `predict` gives it: for two
-    /// classes `classes[1]` where the score is positive, else the class of highest score.
+    /// The class label of each score row, as the Python estimator's `predict` gives it
+    /// ([`best_class`]): for two classes `classes[1]` where the score is positive, else the
+    /// class of highest score.
     pub fn label_indices(&self, scores: &[f64]) -> Vec<usize> {
-        match self.model.n_classes() {
-            Some(n) if n > 2 => scores
-                .chunks_exact(n)
-                .map(|row| (0..n).fold(0, |best, k| if row[k] > row[best] { k } else { best }))
-                .collect(),
-            _ => scores.iter().map(|&s| usize::from(s > 0.0)).collect(),
-        }
+        let columns = self.model.n_classes().filter(|&n| n > 2).unwrap_or(1);
+        scores.chunks_exact(columns).map(best_class).collect()
     }
 }
 

@@ -822,6 +822,16 @@ impl Estimator {
     }
 }
 
+/// The class `predict` gives a row of scores: with one score (two classes), 1 where it is
+/// positive; else the first of the highest, as NumPy's `argmax` (no score NaN).
+pub fn best_class(scores: &[f64]) -> usize {
+    let first_best = |best: usize, (k, &s): (usize, &f64)| if s > scores[best] { k } else { best };
+    match scores {
+        [score] => usize::from(*score > 0.0),
+        _ => scores.iter().enumerate().fold(0, first_best),
+    }
+}
+
 /// A class index given as a float (the one-row path passes every target as one).
 pub(crate) fn class_index(target: f64) -> Result<usize, CwError> {
     if target >= 0.0 && target.fract() == 0.0 && target < usize::MAX as f64 {

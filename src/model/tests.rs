@@ -512,3 +512,10 @@ fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
     let diagonal = state.clone().with("covariance", "diag");
     assert!(Estimator::from_state(&diagonal, None).is_err());
 }
+
+#[test]
+fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
+    assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
+    assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
+    assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
+}

@@ -16,9 +16,10 @@ use super::convert::{targets, value_to_py, values, vector};
 use super::{check_signals, Dict, Object};
 use crate::data::Matrix;
 use crate::error::CwError;
-use crate::host::call_cost::{best_class, CallCost, LEAN_ROWS};
+use crate::host::call_cost::{CallCost, LEAN_ROWS};
 use crate::host::calls;
 use crate::host::shared::{guarded, Guarded, Work};
+use crate::model::best_class;
 use crate::model::state::Value;
 use crate::model::Estimator;
 
