@@ -413,15 +413,10 @@ impl<'a> Arrays<'a> {
     fn state_array(&self, index: &Json) -> Result<Value<'static>, CwError> {
         let (dtype, bytes) = self.bytes(index)?;
         Ok(match dtype {
-            "<f8" => Value::Floats(eight(bytes, f64::from_le_bytes).into()),
-            "<u4" => Value::U32s(
-                (bytes.chunks_exact(4))
-                    .map(|b| u32::from_le_bytes(b.try_into().expect("4 bytes")))
-                    .collect::<Vec<_>>()
-                    .into(),
-            ),
-            "<u8" => Value::U64s(eight(bytes, u64::from_le_bytes).into()),
-            "<i8" => Value::I64s(eight(bytes, i64::from_le_bytes).into()),
+            "<f8" => Value::Floats(from_le(bytes, f64::from_le_bytes).into()),
+            "<u4" => Value::U32s(from_le(bytes, u32::from_le_bytes).into()),
+            "<u8" => Value::U64s(from_le(bytes, u64::from_le_bytes).into()),
+            "<i8" => Value::I64s(from_le(bytes, i64::from_le_bytes).into()),
             other => return Err(corrupted(format!("a model array of type {other}"))),
         })
     }
@@ -506,13 +501,9 @@ impl<'a> Arrays<'a> {
         })?;
         let (dtype, bytes) = self.bytes(index)?;
         Ok(match dtype {
-            "<i8" => Labels::Ints(eight(bytes, i64::from_le_bytes)),
-            "<i4" => Labels::Ints(
-                (bytes.chunks_exact(4))
-                    .map(|b| i64::from(i32::from_le_bytes(b.try_into().expect("4 bytes"))))
-                    .collect(),
-            ),
-            "<f8" => Labels::Floats(eight(bytes, f64::from_le_bytes)),
+            "<i8" => Labels::Ints(from_le(bytes, i64::from_le_bytes)),
+            "<i4" => Labels::Ints(from_le(bytes, |b| i64::from(i32::from_le_bytes(b)))),
+            "<f8" => Labels::Floats(from_le(bytes, f64::from_le_bytes)),
             "|b1" => Labels::Ints(bytes.iter().map(|&b| i64::from(b)).collect()),
             other => return Err(corrupted(format!("classes_ of type {other}"))),
         })
@@ -549,10 +540,10 @@ fn number(value: &Json) -> Option<f64> {
     }
 }
 
-/// Little-endian 8-byte values.
-fn eight<T>(bytes: &[u8], from: fn([u8; 8]) -> T) -> Vec<T> {
-    (bytes.chunks_exact(8))
-        .map(|b| from(b.try_into().expect("8 bytes")))
+/// The little-endian values of N bytes each in `bytes`.
+fn from_le<T, const N: usize>(bytes: &[u8], from: fn([u8; N]) -> T) -> Vec<T> {
+    (bytes.chunks_exact(N))
+        .map(|b| from(b.try_into().expect("chunks of N bytes")))
         .collect()
 }
 
