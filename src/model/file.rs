@@ -150,13 +150,8 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
     let classes = fitted("classes_")
         .map(|classes| arrays.labels(classes))
         .transpose()?;
-    let n_classes = model.n_classes().unwrap_or(2);
-    let fits = match &classes {
-        None => model.kind() == "regressor",
-        Some(labels) => model.kind() != "regressor" && labels.len() == n_classes,
-    };
-    if !fits {
-        return Err(corrupted("classes_ do not match the model's classes"));
+    if let Some(problem) = classes_problem(&model, classes.as_ref()) {
+        return Err(corrupted(format!("classes_: {problem}")));
     }
     // Without a feature map (refused above) the model takes the rows as they are.
     if model.config().count::<usize>("n_features")? != n_features_in {
@@ -211,13 +206,10 @@ pub fn save(
 pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwError> {
     let state = model.state();
     let rule = state.string("rule")?;
-    let regressor = model.kind() == "regressor";
-    if classes.is_some() == regressor {
-        return Err(CwError::InvalidInput(
-            "a classifier is saved with its classes, a regressor without".into(),
-        ));
+    if let Some(problem) = classes_problem(model, classes) {
+        return Err(CwError::InvalidInput(problem));
     }
-    let n_classes = model.n_classes().unwrap_or(2);
+    let regressor = model.kind() == "regressor";
     let mut encoder = Encoder::default();
     let mut fitted = Map::new();
     fitted.insert(
@@ -229,12 +221,6 @@ pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwE
         state.count::<u64>("n_features")?.into(),
     );
     if let Some(classes) = classes {
-        let count = classes.len();
-        if count != n_classes {
-            return Err(CwError::InvalidInput(format!(
-                "the model has {n_classes} classes, but {count} labels were given"
-            )));
-        }
         fitted.insert("classes_".into(), encoder.labels(classes));
         fitted.insert("_feature_map".into(), Json::Null);
         fitted.insert("_sparse_input".into(), false.into());
@@ -271,6 +257,23 @@ pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwE
     let checksum = crc32(&bytes);
     bytes.extend_from_slice(&checksum.to_le_bytes());
     Ok(bytes)
+}
+
+/// What is wrong with `classes` as the labels of `model`'s classes, if anything: a classifier
+/// has one label per class, a regressor none.
+fn classes_problem(model: &Estimator, classes: Option<&Labels>) -> Option<String> {
+    let n_classes = model.n_classes().unwrap_or(2);
+    match (classes, model.kind() == "regressor") {
+        (None, true) => None,
+        (Some(_), true) => Some("a regressor has no classes".into()),
+        (None, false) => Some("a classifier needs its classes".into()),
+        (Some(labels), false) => (labels.len() != n_classes).then(|| {
+            format!(
+                "the model has {n_classes} classes, but {} labels were given",
+                labels.len()
+            )
+        }),
+    }
 }
 
 /// Zero bytes after an array of `len` bytes, up to the next multiple of [`ALIGNMENT`].
