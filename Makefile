@@ -41,10 +41,12 @@ run: install-run
 lint: lint-rust typecheck
 
 lint-rust:
-	cargo fmt --check
-	cargo clippy --all-targets -- -D warnings
-	cargo clippy --features python -- -D warnings
-	RUSTDOCFLAGS="-D warnings" cargo doc --no-deps --quiet
+	cargo fmt --all --check
+	cargo clippy --workspace --all-targets -- -D warnings
+	cargo clippy -p cwrs-python --features python -- -D warnings
+	RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --quiet
+	@cargo tree -p cwrs -e normal | grep -Eq '\b(pyo3|numpy) ' \
+	    && { echo "the cwrs crate must not depend on pyo3 or numpy" >&2; exit 1; } || true
 
 # The stubs of the native module against the built extension (names, parameters, defaults:
 # stubtest), then the package and the typing examples in tests/typing ([tool.mypy]).
@@ -60,7 +62,7 @@ package-check: install
 
 # pytest runs on every core (pytest-xdist's -n auto).
 test: install lint
-	cargo test
+	cargo test --workspace
 	cargo run --quiet --example stream
 	cargo run --quiet --example serve
 	cargo run --quiet --example save
@@ -69,7 +71,7 @@ test: install lint
 
 # Criterion benches of the core (diagonal, full, kernel, LIBSVM parser).
 bench:
-	cargo bench
+	cargo bench -p cwrs
 
 # cwrs against scikit-learn, Vowpal Wabbit, river and NumPy+BLAS on the same generated data,
 # with the extension built as wheels are (fat LTO).

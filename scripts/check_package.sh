@@ -29,7 +29,8 @@ maturin=("$PYTHON" -m maturin)
     || { cat "$work/sdist.log" >&2; fail "maturin sdist failed"; }
 sdist=$(ls "$work"/sdist/cwrs-*.tar.gz)
 tar tzf "$sdist" | sed 's|^[^/]*/||' | sort >"$work/sdist.txt"
-for f in pyproject.toml Cargo.toml Cargo.lock README.md LICENSE src/lib.rs src/python/mod.rs \
+for f in pyproject.toml Cargo.toml Cargo.lock README.md LICENSE crates/cwrs/src/lib.rs \
+    crates/cwrs-python/src/lib.rs crates/cwrs-python/src/python/mod.rs \
     python/cwrs/__init__.py python/cwrs/_cwrs.pyi python/cwrs/py.typed python/cwrs/river.py \
     python/cwrs/cli/__init__.py python/cwrs/cli/io.py python/cwrs/cli/report.py \
     python/cwrs/data/svmguide3.npz; do
@@ -42,7 +43,7 @@ echo "sdist: $(basename "$sdist") ($(wc -l <"$work/sdist.txt") files, $(du -k "$
 start=$(seconds)
 profile=${PROFILE:-release}
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$PWD/target}
-cargo clean --quiet --package cwrs --profile "$profile"
+cargo clean --quiet --package cwrs --package cwrs-python --profile "$profile"
 MATURIN_PEP517_ARGS="--profile $profile" "$PYTHON" -m pip wheel --quiet --no-deps --wheel-dir "$work/wheel" "$sdist" \
     || fail "building a wheel from the sdist failed"
 wheel=$(ls "$work"/wheel/cwrs-*.whl)
@@ -58,7 +59,7 @@ required = ["cwrs/__init__.py", "cwrs/py.typed", "cwrs/_cwrs.pyi", "cwrs/river.p
             "cwrs/data/svmguide3.npz"]
 missing = [n for n in required if n not in names]
 extension = [n for n in names if n.startswith("cwrs/_cwrs.") and n.endswith((".so", ".pyd"))]
-stray = [n for n in names if n.split("/")[0] in ("tests", "benches", "benchmarks", "src")]
+stray = [n for n in names if n.split("/")[0] in ("tests", "benches", "benchmarks", "src", "crates")]
 license_ = [n for n in names if n.endswith(".dist-info/licenses/LICENSE") or n.endswith("/LICENSE")]
 if missing or len(extension) != 1 or stray or not license_:
     sys.exit(f"missing {missing}, extension {extension}, stray {stray}, license {license_}")

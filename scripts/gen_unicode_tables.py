@@ -1,5 +1,5 @@
-"""Writes src/data/unicode_tables.rs: the character classes and lowercase mapping of the Python
-that runs this script, which the text tokenizer of `cwrs.HashingVectorizer` uses so that its
+"""Writes crates/cwrs/src/data/unicode_tables.rs: the character classes and lowercase mapping of
+the Python that runs this script, which the text tokenizer of `cwrs.HashingVectorizer` uses so that its
 tokens are those of Python's `str.lower` and `re` (and so of scikit-learn's HashingVectorizer).
 
     python scripts/gen_unicode_tables.py   # then cargo fmt
@@ -89,7 +89,7 @@ def main():
         + "".join(f'    (0x{a:X}, "{rust_str(s)}"),\n' for a, s in lower_multi)
         + "];\n",
     ]
-    path = Path(__file__).resolve().parent.parent / "src" / "data" / "unicode_tables.rs"
+    path = Path(__file__).resolve().parent.parent / "crates" / "cwrs" / "src" / "data" / "unicode_tables.rs"
     path.write_text("".join(out))
     print(f"wrote {path}: Unicode {unicodedata.unidata_version}, {len(ranges(words))} word "
           f"ranges, {len(lower)} + {len(lower_multi)} lowercase mappings")

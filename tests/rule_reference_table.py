@@ -1,11 +1,11 @@
-"""Prints the reference tables of the `stable_forms_*` tests in src/rules/tests.rs.
+"""Prints the reference tables of the `stable_forms_*` tests in crates/cwrs/src/rules/tests.rs.
 
 Each closed form of the rules is evaluated as printed in docs/design.md §2 (the textbook form, with its
 cancellations and squares) in decimal arithmetic on the exact float64 inputs, at 800 and at 1600
 digits (the two must round to the same float64), and rounded once to float64. Decimal's exponent
 range is unbounded here, so the textbook form is evaluated exactly where float64 overflows.
 
-    python tests/rule_reference_table.py > /tmp/table.rs   # then paste into src/rules/tests.rs
+    python tests/rule_reference_table.py > /tmp/table.rs   # then paste into crates/cwrs/src/rules/tests.rs
 
 Not a test itself (pytest does not collect it); stdlib only.
 """

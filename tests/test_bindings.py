@@ -1,4 +1,4 @@
-"""The native module's one buffer reader (src/python/convert.rs): rows, targets, indices and
+"""The native module's one buffer reader (crates/cwrs-python/src/python/convert.rs): rows, targets, indices and
 state arrays are read in place when they are C-contiguous, aligned and of the native type, and
 anything else is refused (or, for a state's arrays, copied) as before; the lean paths wait for a
 busy model instead of giving up."""

@@ -1,5 +1,5 @@
 """A fresh model's first batch (`fit`, a first `partial_fit`) keeps no copy of the model to undo
-it: a refused or interrupted one builds the model again (src/model/first_fit/mod.rs, docs/design.md
+it: a refused or interrupted one builds the model again (crates/cwrs/src/model/first_fit/mod.rs, docs/design.md
 §3.5.1). Every refusal leaves the estimator as it was, with the error of validating first."""
 
 from __future__ import annotations

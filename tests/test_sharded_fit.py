@@ -1,4 +1,4 @@
-"""`fit` with n_jobs > 1 in the core (src/parallel/sharded/mod.rs, docs/design.md §9.4): bit-identical to the
+"""`fit` with n_jobs > 1 in the core (crates/cwrs/src/parallel/sharded/mod.rs, docs/design.md §9.4): bit-identical to the
 definition, each pass split into contiguous shards of its row order, a copy of the model of the
 start of the pass learned on each, the copies merged by `_cwrs.merge(shards, "auto", base)`
 (the Python implementation it replaced, kept here as the reference)."""

@@ -1,4 +1,4 @@
-"""Type stubs of the native module `cwrs._cwrs` (the PyO3 bindings of the Rust core, src/python/).
+"""Type stubs of the native module `cwrs._cwrs` (the PyO3 bindings of the Rust core, crates/cwrs-python/src/python/).
 
 Checked against the built module by `python -m mypy.stubtest cwrs._cwrs` (`make typecheck`):
 every name, parameter name, parameter kind and default here matches the runtime. The types
@@ -71,7 +71,7 @@ def rule_table() -> list[_RuleEntry]: ...
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...
 def check_mergeable(config: _State) -> None: ...
 
-# Feature hashing (src/python/text.rs): CSR arrays (data, indices, indptr).
+# Feature hashing (crates/cwrs-python/src/python/text.rs): CSR arrays (data, indices, indptr).
 _Csr: TypeAlias = tuple[_F64, _I32, _I64]
 # The Unicode version of the text tokenizer's character tables.
 TEXT_UNICODE_VERSION: str

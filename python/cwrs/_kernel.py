@@ -50,7 +50,7 @@ class RandomFourierFeatures:
 
 
 class CallableKernel:
-    """A kernel callable `kernel(X, Z)` as the native dual form calls it (src/python/
+    """A kernel callable `kernel(X, Z)` as the native dual form calls it (crates/cwrs-python/src/python/
     callable_kernel.rs): rows come as a dense array or the CSR arrays
     `(data, indices, indptr, n_cols)`; the callable gets X dense or as a CSR matrix as the rows
     came, and Z (the support rows) as a CSR matrix when `sparse_support` (the model learned from

@@ -1,6 +1,6 @@
 """`cwrs.merge`: one model from models trained on shards of a stream (docs/design.md §9).
 
-The math lives in the Rust core (src/parallel/merge/mod.rs, reached through `_cwrs.merge`); this layer checks
+The math lives in the Rust core (crates/cwrs/src/parallel/merge/mod.rs, reached through `_cwrs.merge`); this layer checks
 that the estimators describe the same model (class, hyper-parameters, classes, features) and
 builds the merged estimator around the merged native model.
 """

@@ -1,6 +1,6 @@
 """Writes decisions.json beside this file: the rows X and, for every fixture, the decision
 values (predictions for a regressor) it gave when it was saved, taken from expected.npz, for the
-Rust reader's test (src/model/file/tests.rs), which reads JSON rather than NumPy's npz."""
+Rust reader's test (crates/cwrs/src/model/file/tests.rs), which reads JSON rather than NumPy's npz."""
 
 import json
 from pathlib import Path

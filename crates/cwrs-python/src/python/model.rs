@@ -1,0 +1,304 @@
+//! `Model`: the one Python-facing model type, a thin wrapper over [`Estimator`] held in a
+//! [`Guarded`] lock (see `crate::host::shared`: threads sharing a model wait for each other, and a
+//! panic raises `RuntimeError`), built from a configuration or state dict (docs/model-format.md).
+//! Its lean methods take a few rows as a stream sends them and give None (False) for
+//! anything else: the estimators then take their general path, which checks and converts.
+
+use numpy::npyffi::{NPY_ORDER, PY_ARRAY_API};
+use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyAttributeError;
+use pyo3::prelude::*;
+
+use super::PyResult;
+use pyo3::types::PyTuple;
+
+use super::callable_kernel::CallableKernel;
+use super::convert::{dense, held_entries, indices, lean_targets, matrix, output, state_to_dict};
+use super::convert::{targets, value_to_py, values, vector};
+use super::{check_signals, Dict, Object};
+use crate::host::call_cost::{CallCost, LEAN_ROWS};
+use crate::host::calls;
+use crate::host::shared::{guarded, Guarded, Work};
+use cwrs::data::Matrix;
+use cwrs::error::CwError;
+use cwrs::model::best_class;
+use cwrs::model::state::Value;
+use cwrs::model::Estimator;
+
+const NAME: &str = "Model";
+
+/// An [`Estimator`] method of rows → values.
+type Fill = fn(&Estimator, &Matrix, &mut [f64]) -> Result<(), CwError>;
+
+/// A model of any kind ("binary", "regressor", "multiclass", "kernel", "multiclass_kernel").
+/// The Python estimators in `cwrs` wrap it.
+#[pyclass(module = "cwrs._cwrs", frozen)]
+pub(super) struct Model {
+    pub(super) estimator: Guarded<Estimator, super::errors::Error>,
+    cost: CallCost,
+}
+
+impl Model {
+    fn wrap(estimator: Estimator) -> Self {
+        let cost = CallCost::of(&estimator);
+        let estimator = Guarded::new(NAME, estimator);
+        Model { estimator, cost }
+    }
+
+    /// `__new__` from a configuration dict, or `from_state` (`restoring`) from a state dict.
+    fn built(dict: &Dict, kernel: Option<Py<PyAny>>, restoring: bool) -> PyResult<Self> {
+        let (held, custom) = (held_entries(dict), CallableKernel::wrap(kernel));
+        let operation = if restoring { "from_state" } else { "__new__" };
+        let build = || {
+            Ok::<_, super::errors::Error>(calls::build_model(held, custom, restoring, dict.py())?)
+        };
+        Ok(Self::wrap(guarded(NAME, operation, build)?))
+    }
+
+    /// `x` as the lean paths take it (see [`CallCost::lean`]), in an ndarray that is not a
+    /// subclass (see [`dense`]).
+    fn lean_rows<'a>(&self, x: &'a Object) -> Option<Matrix<'a>> {
+        dense(x, true).filter(|rows| self.cost.lean(rows))
+    }
+
+    /// `f` of the rows `x` into `out`, attached or detached as the work says.
+    fn run(&self, py: Python, name: &str, x: &Matrix, out: &mut [f64], f: Fill) -> PyResult<()> {
+        let work = self.cost.work(x, x.n_rows());
+        self.estimator.read(py, name, work, |e| Ok(f(e, x, out)?))
+    }
+
+    /// `f` of the rows `x` into a fresh array of `columns` values per row (None: 1-D), and
+    /// whether none of them is NaN.
+    fn fill<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+        x: &Matrix,
+        columns: Option<usize>,
+        f: Fill,
+    ) -> PyResult<(Object<'py>, bool)> {
+        let array = output(py, x.n_rows(), columns)?;
+        // SAFETY: a fresh array, all of it written by `f` before Python sees it.
+        let values = unsafe { values(&array) };
+        self.run(py, name, x, values, f)?;
+        let no_nan = !values.iter().any(|v| v.is_nan());
+        Ok((array, no_nan))
+    }
+
+    /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
+    /// row per class; an `AttributeError` where the model has none.
+    fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Object<'py>> {
+        let read = |e: &Estimator| Ok((e.attribute(name), e.n_classes()));
+        match self.estimator.read(py, name, Work::Quick, read)? {
+            (Some(Value::Floats(values)), Some(n)) => {
+                let shape = [n, values.len() / n];
+                let array = PyArray1::from_vec(py, values.into_owned());
+                Ok(array.reshape(shape)?.into_any())
+            }
+            (Some(value), _) => value_to_py(py, value),
+            (None, _) => Err(PyAttributeError::new_err(format!("this model has no {name}")).into()),
+        }
+    }
+}
+
+/// The `#[pymethods]` of [`Model`] (one block: PyO3 takes one), with a read-only attribute for
+/// each name in the first list (see [`Model::attribute`]), a method of rows → values for each
+/// name in the second, and a lean one for each in the third (None unless `x` is lean rows and
+/// no value is NaN: the general path raises), computed by the [`Estimator`] method each names.
+macro_rules! methods_and_attributes {
+    ([$($name:ident),*] [$($output:ident => $method:ident),*]
+     [$($lean:ident => $f:ident, $columns:ident),*] $($methods:tt)*) => {
+        #[pymethods]
+        impl Model {
+            $($methods)*
+            $(#[getter]
+            fn $name<'py>(&self, py: Python<'py>) -> PyResult<Object<'py>> {
+                self.attribute(py, stringify!($name))
+            })*
+            $(fn $output<'py>(&self, py: Python<'py>, x: &Object<'py>) -> PyResult<Object<'py>> {
+                let (name, columns) = (stringify!($output), self.cost.columns());
+                Ok(self.fill(py, name, &matrix(x)?, columns, Estimator::$method)?.0)
+            })*
+            $(#[pyo3(signature = (x, /))]
+            fn $lean<'py>(&self, x: &Object<'py>) -> PyResult<Option<Object<'py>>> {
+                let Some(rows) = self.lean_rows(x) else {
+                    return Ok(None);
+                };
+                let (name, columns) = (stringify!($lean), self.cost.$columns());
+                let (array, no_nan) = self.fill(x.py(), name, &rows, columns, Estimator::$f)?;
+                Ok(no_nan.then_some(array))
+            })*
+        }
+    };
+}
+
+methods_and_attributes! {
+    [kind, n_classes, covariance_kind, mean, covariance, dense_covariance, n_updates,
+     n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset]
+    // μ·x, xᵀΣx, and Φ(μ·x / √(xᵀΣx)) (P(class k has the highest score)) for every row (and
+    // class: rows × classes for a multiclass model).
+    [decision_function => decision_function, variance => variances,
+     probabilities => probabilities]
+    // The estimators' `decision_function` and `predict_proba` (both classes of a binary model).
+    [decision_lean => decision_function, columns,
+     proba_lean => class_probabilities, proba_columns]
+
+    /// A fresh model as the configuration dict says (docs/model-format.md lists its entries).
+    /// A kernel model's kernel is a built-in one named in the configuration or a custom one,
+    /// `cwrs._kernel.CallableKernel` (its `evaluate` and `diagonal` give checked values).
+    #[new]
+    #[pyo3(signature = (config, kernel=None))]
+    fn new(config: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
+        Self::built(config, kernel, false)
+    }
+
+    /// Rebuilds a model from the dict returned by `state()` (with the custom kernel it was
+    /// built with, if any: the state holds no code).
+    #[staticmethod]
+    #[pyo3(signature = (state, kernel=None))]
+    fn from_state(state: &Dict, kernel: Option<Py<PyAny>>) -> PyResult<Self> {
+        Self::built(state, kernel, true)
+    }
+
+    /// An independent copy: a restore point.
+    fn copy(&self, py: Python) -> PyResult<Self> {
+        let copy = |e: &Estimator| Ok(e.clone());
+        let copy = self.estimator.read(py, "copy", Work::Batch, copy)?;
+        Ok(Self::wrap(copy))
+    }
+
+    /// Everything needed to rebuild the model exactly, by name; the model stays as it is.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Dict<'py>> {
+        let state = |e: &Estimator| Ok(e.state());
+        state_to_dict(py, self.estimator.read(py, "state", Work::Quick, state)?)
+    }
+
+    /// The lean path of the estimators' `partial_fit`: learns `x` and `y` when `x` is lean rows
+    /// and `y` (a 1-D array, list or tuple) one label per row, each a key of `targets` (label →
+    /// native target; None: finite numbers, for a regressor); else False, nothing learned.
+    /// `check_batch` is called before more than one row is learned (the estimator's check of
+    /// hyper-parameters changed since the last one: a batch re-checks them).
+    #[pyo3(signature = (x, y, targets, check_batch, /))]
+    fn learn_lean(
+        &self,
+        x: &Object,
+        y: &Object,
+        targets: Option<&Dict>,
+        check_batch: &Object,
+    ) -> PyResult<bool> {
+        // A long call takes the general path, which Ctrl-C interrupts (the lean one does not).
+        let Some(rows) = self.lean_rows(x).filter(|rows| !self.cost.long(rows)) else {
+            return Ok(false);
+        };
+        let Some(targets) = lean_targets(y, rows.n_rows(), targets) else {
+            return Ok(false);
+        };
+        if rows.n_rows() > 1 {
+            check_batch.call0()?;
+        }
+        let work = self.cost.work(&rows, rows.n_rows());
+        let learn = |e: &mut Estimator| Ok(e.learn_few(&rows, &targets)?);
+        self.estimator.write(x.py(), "partial_fit", work, learn)?;
+        Ok(true)
+    }
+
+    /// The lean path of the classifiers' `predict`: each row's best class taken from
+    /// `classes` (an array; `class_rows`: a copy of `class_rows[k]`, the array `classes[k:k+1]`,
+    /// for one row), or None where it does not apply (as the lean methods above).
+    #[pyo3(signature = (x, classes, class_rows, /))]
+    fn predict_lean<'py>(
+        &self,
+        x: &Object<'py>,
+        classes: &Object<'py>,
+        class_rows: &Bound<'py, PyTuple>,
+    ) -> PyResult<Option<Object<'py>>> {
+        let (py, width) = (x.py(), self.cost.columns().unwrap_or(1));
+        let mut scores = [0.0; LEAN_ROWS]; // no allocation: more scores take the general path
+        let fits = |rows: &Matrix| rows.n_rows() * width <= LEAN_ROWS;
+        let Some(rows) = self.lean_rows(x).filter(fits) else {
+            return Ok(None);
+        };
+        let scores = &mut scores[..rows.n_rows() * width];
+        self.run(py, "predict", &rows, scores, Estimator::decision_function)?;
+        if scores.iter().any(|s| s.is_nan()) {
+            return Ok(None);
+        }
+        let mut best = scores.chunks(width).map(best_class);
+        if rows.n_rows() > 1 {
+            let best = PyArray1::from_iter(py, best.map(|k| k as isize));
+            let take = pyo3::intern!(py, "take");
+            return Ok(Some(classes.call_method1(take, (best,))?));
+        }
+        let row = class_rows.get_item(best.next().unwrap_or(0))?;
+        let Ok(row) = row.cast::<PyUntypedArray>() else {
+            return Ok(None);
+        };
+        // SAFETY: an ndarray; NewCopy returns a new reference, or NULL with an exception set.
+        let copy = unsafe {
+            PY_ARRAY_API.PyArray_NewCopy(py, row.as_array_ptr(), NPY_ORDER::NPY_ANYORDER)
+        };
+        Ok(Some(unsafe { Bound::from_owned_ptr_or_err(py, copy) }?))
+    }
+
+    /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
+    /// with float64 labels ±1 or targets, or int64 class indices, as `crate::host::calls::partial_fit`
+    /// says: validated before the first update; a long batch stops at Ctrl-C.
+    #[pyo3(signature = (x, y, repeats=None, order=None))]
+    fn partial_fit(
+        &self,
+        py: Python,
+        x: &Object,
+        y: &Object,
+        repeats: Option<&Object>,
+        order: Option<&Object>,
+    ) -> PyResult<()> {
+        let (x, mut classes) = (matrix(x)?, Vec::new());
+        let targets = targets(y, &mut classes)?;
+        let order = order.map(|o| indices(o, "row order")).transpose()?;
+        let presentation = (repeats.map(vector).transpose()?, order.as_deref());
+        let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
+        calls::partial_fit(model, batch, presentation, check_signals)
+    }
+
+    /// `fit`'s passes on `n_jobs` threads (see `crate::host::calls::fit_sharded`): one pass per row
+    /// order of the iterable `orders` (None: the stored order), each drawn with the GIL taken
+    /// back, from inside the fit's hold on the model.
+    #[pyo3(signature = (x, y, orders, n_jobs, repeats=None))]
+    fn fit_sharded(
+        &self,
+        py: Python,
+        x: &Object,
+        y: &Object,
+        orders: &Object,
+        n_jobs: usize,
+        repeats: Option<&Object>,
+    ) -> PyResult<()> {
+        let (x, mut classes) = (matrix(x)?, Vec::new());
+        let targets = targets(y, &mut classes)?;
+        let batch = (&x, targets, repeats.map(vector).transpose()?);
+        let order = |o: Object| (!o.is_none()).then(|| indices(&o, "row order")).transpose();
+        let orders = orders.try_iter()?.unbind();
+        let orders = std::iter::from_fn(|| {
+            Python::attach(|py| orders.bind(py).clone().next().map(|o| order(o?)))
+        });
+        calls::fit_sharded((&self.estimator, py), n_jobs, batch, orders, check_signals)
+    }
+}
+
+/// The merge of `models` (native models of one configuration) trained from `base` (None: the
+/// prior) by `method` ("auto", "information", "precision", "average"; docs/design.md §9), with
+/// the weights bₖ of "precision" and "average" (None: by updates beyond `base`).
+#[pyfunction]
+#[pyo3(signature = (models, method, base=None, weights=None))]
+pub(super) fn merge(
+    py: Python,
+    models: Vec<PyRef<Model>>,
+    method: &str,
+    base: Option<PyRef<Model>>,
+    weights: Option<Vec<f64>>,
+) -> PyResult<Model> {
+    let models = models.iter().map(|m| &m.estimator).collect::<Vec<_>>();
+    let base = base.as_ref().map(|b| &b.estimator);
+    let merged = calls::merge(&models, base, py, method, weights.as_deref())?;
+    Ok(Model::wrap(merged))
+}

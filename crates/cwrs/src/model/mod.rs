@@ -1,0 +1,879 @@
+//! One type for every learner kind, built from a named configuration or state ([`State`]), with
+//! the one set of methods the Python bindings call. The configuration entries (all kinds:
+//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`
+//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and
+//! `penalize_intercept`; multiclass kinds: `strategy`, `n_classes`; kernel kinds: `kernel`,
+//! `gamma`, `degree`, `coef0`, `budget`; OGD's `loss`; optionally `average`) and the learned
+//! entries of each kind are listed in docs/model-format.md.
+
+pub mod attributes;
+mod costs;
+pub mod file;
+pub(crate) mod first_fit;
+pub mod state;
+#[cfg(test)]
+mod state_props;
+
+use crate::covariance::{Covariance, CovarianceKind, Gaussian};
+use crate::data::{Matrix, Presentation, Row, Shape};
+use crate::error::{check_memory, CwError};
+use crate::learn::drift::ProcessNoise;
+use std::sync::Arc;
+
+use crate::covariance::dual::{DualGaussian, DualState};
+use crate::covariance::kernel::{Kernel, KernelFunction};
+use crate::learn::learner::{check_initial_variance, DualLearner, Learner};
+use crate::learn::multiclass::{MulticlassLearner, Strategy};
+use crate::learn::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
+use crate::learn::online::Online;
+use crate::learn::regression::Regressor;
+use crate::learn::sparse_l1::{Penalty, L1};
+use crate::model::state::{State, Value};
+use crate::rules::{RegressionRule, Rule, StepRule};
+
+/// The learner of each kind.
+#[derive(Clone, Debug)]
+pub enum Model {
+    Binary(Learner),
+    Regressor(Regressor),
+    Multiclass(MulticlassLearner),
+    Kernel(DualLearner),
+    MulticlassKernel(MulticlassLearner<DualGaussian>),
+}
+
+impl Model {
+    /// The model averaging its means as `config` says (see [`averaged`]).
+    fn averaged(self, config: &State, restoring: bool) -> Result<Model, CwError> {
+        Ok(match self {
+            Model::Binary(l) => Model::Binary(averaged(l, config, restoring)?),
+            Model::Regressor(l) => Model::Regressor(averaged(l, config, restoring)?),
+            Model::Multiclass(l) => Model::Multiclass(averaged(l, config, restoring)?),
+            Model::Kernel(l) => Model::Kernel(averaged(l, config, restoring)?),
+            Model::MulticlassKernel(l) => Model::MulticlassKernel(averaged(l, config, restoring)?),
+        })
+    }
+}
+
+/// A learner and the configuration it was built from (returned with its state).
+#[derive(Clone, Debug)]
+pub struct Estimator {
+    config: State<'static>,
+    model: Model,
+    /// Whether a call is undone by building the model again (see `first_fit`).
+    fresh: bool,
+}
+
+/// What `partial_fit` learns from: labels ±1 or targets (binary, kernel, regression), or class
+/// indices (multiclass).
+#[derive(Clone, Copy, Debug)]
+pub enum Targets<'a> {
+    Values(&'a [f64]),
+    Classes(&'a [usize]),
+}
+
+/// The configuration entries, copied from a state (the rest of it is what was learned).
+const CONFIG_KEYS: [&str; 21] = [
+    "kind",
+    "rule",
+    "params",
+    "n_features",
+    "fit_intercept",
+    "a",
+    "covariance",
+    "rank",
+    "penalty",
+    "alpha",
+    "penalize_intercept",
+    "strategy",
+    "n_classes",
+    "kernel",
+    "gamma",
+    "degree",
+    "coef0",
+    "budget",
+    "loss",
+    "average",
+    "process_noise",
+];
+
+/// Runs `$body` with `$m` bound to the learner, whatever its kind.
+macro_rules! each {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            Model::Binary($m) => $body,
+            Model::Regressor($m) => $body,
+            Model::Multiclass($m) => $body,
+            Model::Kernel($m) => $body,
+            Model::MulticlassKernel($m) => $body,
+        }
+    };
+}
+
+fn named(params: &[(String, f64)]) -> Vec<(&str, f64)> {
+    params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
+}
+
+/// The configured rule, with OGD's `loss` entry if there is one.
+fn rule(config: &State) -> Result<Rule, CwError> {
+    let rule = Rule::from_name(config.string("rule")?, &named(config.params("params")?))?;
+    match config.optional_string("loss")? {
+        Some(loss) => rule.with_loss(loss),
+        None => Ok(rule),
+    }
+}
+
+/// The configuration entries of `state` (without what was learned).
+fn config_of(state: &State) -> State<'static> {
+    let entries = state.entries.iter();
+    let entries = entries.filter(|(key, _)| CONFIG_KEYS.contains(&key.as_str()));
+    let entries = entries.map(|(k, v)| (k.clone(), v.clone().into_owned()));
+    State {
+        entries: entries.collect(),
+        ..State::default()
+    }
+}
+
+fn regression_rule(config: &State) -> Result<RegressionRule, CwError> {
+    RegressionRule::from_name(config.string("rule")?, &named(config.params("params")?))
+}
+
+fn shape(config: &State) -> Result<(usize, bool), CwError> {
+    Ok((config.count("n_features")?, config.bool("fit_intercept")?))
+}
+
+fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
+    CovarianceKind::from_config(config.string("covariance")?, || config.count("rank"))
+}
+
+/// The `process_noise` entry: a number q ≥ 0, or "auto"; absent or None means 0.
+pub(crate) fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
+    match config.entries.get("process_noise") {
+        None | Some(Value::None) => Ok(ProcessNoise::Constant(0.0)),
+        Some(Value::Str(name)) => ProcessNoise::from_name(name),
+        Some(_) => ProcessNoise::constant(config.float("process_noise")?),
+    }
+}
+
+/// `learner` with the configured process noise; the learned detector statistics of "auto"
+/// restored from `state` when given.
+fn with_noise<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    config: &State,
+    state: Option<&State>,
+) -> Result<Online<O, M>, CwError> {
+    let noise = process_noise(config)?;
+    let lazy = state.filter(|s| s.entries.contains_key("noise_clock"));
+    if noise.is_off() {
+        return match lazy {
+            Some(_) => Err(CwError::InvalidState(
+                "entry \"noise_clock\" needs process noise".into(),
+            )),
+            None => Ok(learner),
+        };
+    }
+    let learner = learner.with_process_noise(noise, config.float("a")?)?;
+    let learner = match (state, learner.change_detector()) {
+        (Some(state), Some(_)) => {
+            learner.with_change_statistics(state.floats("drift_statistics")?)?
+        }
+        _ => learner,
+    };
+    match lazy {
+        Some(state) => learner.with_lazy_noise(
+            state.floats("noise_clock")?,
+            state.floats("noise_variances")?,
+        ),
+        None => Ok(learner),
+    }
+}
+
+fn strategy(config: &State) -> Result<Strategy, CwError> {
+    Strategy::from_name(config.string("strategy")?)
+}
+
+/// The objective of a primal multiclass model: its rule and strategy.
+fn multiclass(config: &State) -> Result<Multiclass, CwError> {
+    let (rule, strategy) = (rule(config)?, strategy(config)?);
+    Ok(Multiclass { rule, strategy })
+}
+
+/// The configured L1 penalty, if any, for a model of `shape`.
+fn penalty(config: &State, shape: Shape) -> Result<Option<L1>, CwError> {
+    config
+        .optional_string("penalty")?
+        .map(|name| {
+            L1::for_shape(
+                Penalty::from_name(name)?,
+                config.float("alpha")?,
+                config.bool("penalize_intercept")?,
+                shape,
+            )
+        })
+        .transpose()
+}
+
+/// `learner` (of `shape`) with the configured L1 penalty, if any, added by `with_l1`.
+fn penalised<L>(
+    learner: L,
+    config: &State,
+    shape: Shape,
+    with_l1: impl FnOnce(L, L1) -> Result<L, CwError>,
+) -> Result<L, CwError> {
+    match penalty(config, shape)? {
+        Some(l1) => with_l1(learner, l1),
+        None => Ok(learner),
+    }
+}
+
+/// `learner` averaging its means as configured (entry `average`: the row averaging starts
+/// from; absent or `None`: no averaging). When `restoring`, the saved averaging state too.
+fn averaged<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    config: &State,
+    restoring: bool,
+) -> Result<Online<O, M>, CwError> {
+    let Some(start) = config.optional_count("average")? else {
+        return Ok(learner);
+    };
+    if restoring {
+        let sums = config.floats("average_sums")?;
+        learner.with_average(start, config.count("average_rows")?, Some(sums))
+    } else {
+        learner.with_average(start, 0, None)
+    }
+}
+
+/// The averaging state of a learner, if it averages.
+fn average_entries<O: Objective, M: Covariance>(learner: &Online<O, M>) -> State<'static> {
+    match learner.average() {
+        Some(average) => State::default()
+            .with("average_rows", average.rows())
+            .with("average_sums", average.sums(learner.models())),
+        None => State::default(),
+    }
+}
+
+/// A custom kernel (a callable the bindings wrap): code, so never part of a configuration.
+pub type CustomKernel = Option<Arc<dyn KernelFunction>>;
+
+/// A fresh dual Gaussian as configured: the custom kernel if there is one, else the built-in
+/// kernel the configuration names.
+fn dual_gaussian(
+    config: &State,
+    rule: Rule,
+    custom: &CustomKernel,
+) -> Result<DualGaussian, CwError> {
+    crate::learn::learner::check_kernel_form(rule)?;
+    let kernel = match (custom, config.optional_string("kernel")?) {
+        (Some(function), _) => Kernel::Custom(function.clone()),
+        (None, Some(name)) => {
+            let degree = config.count::<u32>("degree")?;
+            Kernel::from_name(name, config.float("gamma")?, degree, config.float("coef0")?)?
+        }
+        (None, None) => {
+            return Err(CwError::InvalidParameter(
+                "a model with a callable kernel needs the callable: pass it as `kernel`".into(),
+            ))
+        }
+    };
+    let (n_features, fit_intercept) = shape(config)?;
+    DualGaussian::new(
+        kernel,
+        rule.is_second_order(),
+        n_features,
+        fit_intercept,
+        config.float("a")?,
+        config.optional_count("budget")?,
+    )
+}
+
+/// A multiclass kernel learner over `n_classes` fresh dual Gaussians that `restore(class,
+/// fresh)` turns into the classes.
+fn multiclass_kernel(
+    config: &State,
+    n_classes: usize,
+    mut restore: impl FnMut(usize, DualGaussian) -> Result<DualGaussian, CwError>,
+) -> Result<MulticlassLearner<DualGaussian>, CwError> {
+    let rule = rule(config)?;
+    if n_classes < 2 {
+        return Err(CwError::InvalidInput(
+            "a multiclass model needs at least 2 classes".into(),
+        ));
+    }
+    let per_class = std::mem::size_of::<DualGaussian>().div_ceil(8);
+    check_memory(
+        n_classes.checked_mul(per_class),
+        || format!("a kernel model of {n_classes} classes"),
+        "",
+    )?;
+    if config.optional_string("kernel")?.is_none() {
+        return Err(CwError::InvalidParameter(
+            "a multiclass kernel model needs a built-in kernel".into(),
+        ));
+    }
+    let fresh = dual_gaussian(config, rule, &None)?;
+    let classes = (0..n_classes)
+        .map(|class| restore(class, fresh.clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(MulticlassLearner::with_classes(
+        rule,
+        strategy(config)?,
+        config.count("n_features")?,
+        classes,
+    ))
+}
+
+/// The support set and coefficients of a dual Gaussian, by name; with a rule that reads its
+/// context, also the current a of Σ = a·I + ΦΠΦᵀ, which IELLIP rescales (docs/design.md §2.9).
+fn dual_entries(g: &DualGaussian, rule: Rule) -> State<'static> {
+    let (values, indices, indptr) = g.support_vectors();
+    let a = rule
+        .needs_context()
+        .then(|| State::default().with("dual_a", g.a()));
+    a.unwrap_or_default()
+        .with("support_values", values)
+        .with("support_indices", indices)
+        .with("support_indptr", indptr)
+        .with("dual_coef", g.dual_coef().to_vec())
+        .with("dual_covariance", g.dual_covariance())
+        .with("gram", g.gram())
+}
+
+fn restore_dual(fresh: DualGaussian, state: &State, rule: Rule) -> Result<DualGaussian, CwError> {
+    let a = rule.needs_context().then(|| state.float("dual_a"));
+    fresh.with_a(a.transpose()?)?.with_state(DualState {
+        values: state.floats("support_values")?,
+        indices: state.u32s("support_indices")?,
+        indptr: state.u64s("support_indptr")?,
+        nu: state.floats("dual_coef")?,
+        pi: state.floats("dual_covariance")?,
+        gram: state.floats("gram")?,
+    })
+}
+
+/// The lazy L1 state (H, H per coordinate) of a penalised single model.
+fn l1_entries(l1: Option<&L1>) -> State<'static> {
+    let state = State::default();
+    match l1 {
+        Some(l1) => state
+            .with("l1_total", l1.total())
+            .with("l1_last", l1.last().to_vec()),
+        None => state,
+    }
+}
+
+fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
+    l1.with_state(state.float("l1_total")?, state.floats_of("l1_last", dim)?)
+}
+
+/// A fresh one-model primal learner (binary or regressor) with `rule`, over `n_features`
+/// features, as `config` says.
+fn build_one<O: SingleModel>(
+    config: &State,
+    rule: O::Rule,
+    n_features: usize,
+    fit_intercept: bool,
+) -> Result<Online<O, Gaussian>, CwError> {
+    let kind = covariance(config)?;
+    let learner =
+        Online::<O, Gaussian>::new(rule, kind, n_features, fit_intercept, config.float("a")?)?;
+    let shape = learner.shape();
+    let learner = penalised(learner, config, shape, Online::<O, Gaussian>::with_l1)?;
+    with_noise(learner, config, None)
+}
+
+/// A one-model primal learner (binary or regressor) with `rule` and `mistakes`, restored from
+/// `state` (mean, covariance, counters, the L1 state).
+fn restore_one<O: SingleModel>(
+    state: &State,
+    rule: O::Rule,
+    mistakes: u64,
+) -> Result<Online<O, Gaussian>, CwError> {
+    let (n_features, fit_intercept) = shape(state)?;
+    let (mean, sigma) = (state.floats("mean")?, state.floats("covariance_values")?);
+    let learner = Online::<O, Gaussian>::from_state(
+        rule,
+        covariance(state)?,
+        n_features,
+        fit_intercept,
+        mean,
+        sigma,
+        state.count("n_updates")?,
+        mistakes,
+    )?
+    .with_rounds(rounds(state)?);
+    let learner = with_pending_terms(learner, state)?;
+    let shape = learner.shape();
+    let learner = penalised(learner, state, shape, |l, l1| {
+        l.with_l1(restore_l1(l1, state, shape.dim())?)
+    })?;
+    with_noise(learner, state, Some(state))
+}
+
+/// `learner` (restored from `state`'s covariance) with the pending rank-one terms `state`
+/// keeps beside it, if any (see [`Online::pending_terms`]); before the lazy noise, whose check
+/// reads the base.
+fn with_pending_terms<O: Objective, M: Covariance>(
+    learner: Online<O, M>,
+    state: &State,
+) -> Result<Online<O, M>, CwError> {
+    if !state.entries.contains_key("pending_counts") {
+        return Ok(learner);
+    }
+    learner.with_pending_terms(
+        state.u64s("pending_counts")?,
+        state.floats("pending_bases")?,
+        state.floats("pending_terms")?,
+    )
+}
+
+/// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
+fn rounds(state: &State) -> Result<u64, CwError> {
+    Ok(state.optional_count("n_rounds")?.unwrap_or(0))
+}
+
+/// A linear model's mean and covariance; the full form's Σ folded into a copy.
+fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
+    State::default()
+        .with("mean", mean)
+        .with("covariance_values", covariance)
+}
+
+impl Estimator {
+    /// A fresh model as `config` says. A malformed configuration is an invalid parameter.
+    pub fn new(config: State<'_>, custom: CustomKernel) -> Result<Estimator, CwError> {
+        let model = Self::build(&config, &custom).map_err(|err| match err {
+            CwError::InvalidState(message) => {
+                CwError::InvalidParameter(format!("model configuration: {message}"))
+            }
+            err => err,
+        })?;
+        Ok(Estimator {
+            fresh: first_fit::rebuildable(&model),
+            config: config_of(&config),
+            model,
+        })
+    }
+
+    fn build(config: &State, custom: &CustomKernel) -> Result<Model, CwError> {
+        let kind = config.string("kind")?;
+        let (n_features, fit_intercept) = match kind {
+            "binary" | "regressor" | "multiclass" => shape(config)?,
+            _ => (0, false),
+        };
+        let a = || config.float("a");
+        let model = match kind {
+            "binary" => Model::Binary(build_one(config, rule(config)?, n_features, fit_intercept)?),
+            "regressor" => {
+                let rule = regression_rule(config)?;
+                Model::Regressor(build_one(config, rule, n_features, fit_intercept)?)
+            }
+            "multiclass" => {
+                let learner = MulticlassLearner::new(
+                    multiclass(config)?,
+                    covariance(config)?,
+                    config.count("n_classes")?,
+                    Shape::new(n_features, fit_intercept)?,
+                    a()?,
+                )?;
+                let shape = learner.shape();
+                let learner = penalised(learner, config, shape, MulticlassLearner::with_l1)?;
+                Model::Multiclass(with_noise(learner, config, None)?)
+            }
+            "kernel" => {
+                let rule = rule(config)?;
+                let learner =
+                    DualLearner::from_gaussian(rule, dual_gaussian(config, rule, custom)?);
+                Model::Kernel(with_noise(learner, config, None)?)
+            }
+            "multiclass_kernel" => {
+                let learner =
+                    multiclass_kernel(config, config.count("n_classes")?, |_, fresh| Ok(fresh))?;
+                Model::MulticlassKernel(with_noise(learner, config, None)?)
+            }
+            other => {
+                return Err(CwError::InvalidParameter(format!(
+                    "unknown model kind {other:?}"
+                )))
+            }
+        };
+        model.averaged(config, false)
+    }
+
+    /// The model of [`Estimator::state`]. Any problem with `state` (a missing or malformed
+    /// entry, values that do not fit together, another version) is an invalid state.
+    pub fn from_state(state: &State, custom: CustomKernel) -> Result<Estimator, CwError> {
+        Self::restore(state, &custom).map_err(|err| match err {
+            CwError::OutOfMemory(_) | CwError::InvalidState(_) => err,
+            err => CwError::InvalidState(err.to_string()),
+        })
+    }
+
+    fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
+        state.check_version()?;
+        // The prior variance is read again by "auto"'s resets and the river adapter's growth.
+        if state.entries.contains_key("a") {
+            check_initial_variance(state.float("a")?)?;
+        }
+        let updates = state.count("n_updates")?;
+        let mistakes = || state.count("n_mistakes");
+        let model = match state.string("kind")? {
+            "binary" => Model::Binary(restore_one::<Binary>(state, rule(state)?, mistakes()?)?),
+            "regressor" => Model::Regressor(restore_one::<Regression>(
+                state,
+                regression_rule(state)?,
+                0,
+            )?),
+            "multiclass" => {
+                let (n_features, fit_intercept) = shape(state)?;
+                let n_classes: usize = state.count("n_classes")?;
+                let learner = MulticlassLearner::from_state(
+                    multiclass(state)?,
+                    covariance(state)?,
+                    n_classes,
+                    Shape::new(n_features, fit_intercept)?,
+                    state.floats("means")?,
+                    state.floats("covariance_values")?,
+                    updates,
+                    mistakes()?,
+                )?
+                .with_rounds(rounds(state)?);
+                let learner = with_pending_terms(learner, state)?;
+                let shape = learner.shape();
+                let learner = penalised(learner, state, shape, |l, l1| {
+                    let totals = state.floats_of("l1_totals", n_classes)?;
+                    let last = state.floats_of("l1_last", n_classes * shape.dim())?;
+                    let states = totals
+                        .iter()
+                        .zip(last.chunks_exact(shape.dim()))
+                        .map(|(&total, last)| (total, last.to_vec()))
+                        .collect::<Vec<_>>();
+                    l.with_l1(l1)?.with_l1_states(&states)
+                })?;
+                Model::Multiclass(with_noise(learner, state, Some(state))?)
+            }
+            "kernel" => {
+                let rule = rule(state)?;
+                let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state, rule)?;
+                let learner =
+                    DualLearner::from_gaussian(rule, gaussian).with_rounds(rounds(state)?);
+                let learner = with_noise(learner, state, Some(state))?;
+                Model::Kernel(learner.with_counters(updates, mistakes()?))
+            }
+            "multiclass_kernel" => {
+                let classes = state.states("classes")?;
+                let n_classes: usize = state.count("n_classes")?;
+                if classes.len() != n_classes {
+                    return Err(CwError::InvalidState(format!(
+                        "entry \"classes\" must hold one state per class ({n_classes}), got {}",
+                        classes.len()
+                    )));
+                }
+                let rule = rule(state)?;
+                let learner = multiclass_kernel(state, n_classes, |class, fresh| {
+                    restore_dual(fresh, &classes[class], rule)
+                })?
+                .with_rounds(rounds(state)?);
+                let learner = with_noise(learner, state, Some(state))?;
+                Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
+            }
+            other => {
+                return Err(CwError::InvalidState(format!(
+                    "unknown model kind {other:?}"
+                )))
+            }
+        };
+        Ok(Estimator {
+            config: config_of(state),
+            model: model.averaged(state, true)?,
+            fresh: false,
+        })
+    }
+
+    /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
+    /// the model exactly, and taking it leaves the model as it is. A full covariance is stored
+    /// as Σ, its pending rank-one terms folded into a copy, with the terms and what they fold
+    /// into beside it (see [`Covariance::pending_terms`]); process noise not folded in is
+    /// stored as it is (see [`Covariance::lazy_noise`]).
+    pub fn state(&self) -> State<'static> {
+        self.config.clone().merged(self.learned())
+    }
+
+    fn learned(&self) -> State<'static> {
+        let counters = State::default().with("n_updates", self.n_updates());
+        let counters = match self.n_mistakes() {
+            Some(mistakes) => counters.with("n_mistakes", mistakes),
+            None => counters,
+        };
+        let counters = match self.n_rounds() {
+            Some(rounds) => counters.with("n_rounds", rounds),
+            None => counters,
+        };
+        let averaging = each!(&self.model, l => average_entries(l));
+        let learned = match &self.model {
+            Model::Binary(l) => moments_entries(l.mean().into_owned(), l.covariance().into_owned())
+                .merged(l1_entries(l.l1())),
+            Model::Regressor(l) => {
+                moments_entries(l.mean().into_owned(), l.covariance().into_owned())
+                    .merged(l1_entries(l.l1()))
+            }
+            Model::Multiclass(l) => {
+                let learned = State::default()
+                    .with("means", l.means())
+                    .with("covariance_values", l.covariances());
+                match l.l1_states() {
+                    Some(states) => {
+                        let (totals, last): (Vec<f64>, Vec<Vec<f64>>) = states.into_iter().unzip();
+                        learned
+                            .with("l1_totals", totals)
+                            .with("l1_last", last.concat())
+                    }
+                    None => learned,
+                }
+            }
+            Model::Kernel(l) => dual_entries(l.model(), l.rule()),
+            Model::MulticlassKernel(l) => {
+                let entries = |g| dual_entries(g, l.rule());
+                let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
+                State::default().with("classes", classes)
+            }
+        };
+        let pending = match &self.model {
+            Model::Binary(l) => l.pending_terms(),
+            Model::Regressor(l) => l.pending_terms(),
+            Model::Multiclass(l) => l.pending_terms(),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        };
+        let learned = match pending {
+            Some((counts, bases, terms)) => learned
+                .with("pending_counts", counts)
+                .with("pending_bases", bases)
+                .with("pending_terms", terms),
+            None => learned,
+        };
+        let learned = match each!(&self.model, l => l.lazy_noise()) {
+            Some((clocks, stored)) => learned
+                .with("noise_clock", clocks)
+                .with("noise_variances", stored),
+            None => learned,
+        };
+        let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
+        let learned = match statistics {
+            Some(values) => learned.with("drift_statistics", values),
+            None => learned,
+        };
+        counters.merged(learned).merged(averaging)
+    }
+
+    /// The model kind's name, as the configuration gives it.
+    pub fn kind(&self) -> &'static str {
+        match self.model {
+            Model::Binary(_) => "binary",
+            Model::Regressor(_) => "regressor",
+            Model::Multiclass(_) => "multiclass",
+            Model::Kernel(_) => "kernel",
+            Model::MulticlassKernel(_) => "multiclass_kernel",
+        }
+    }
+
+    pub fn model(&self) -> &Model {
+        &self.model
+    }
+
+    pub fn model_mut(&mut self) -> &mut Model {
+        self.fresh = false;
+        &mut self.model
+    }
+
+    /// The entries it was built from.
+    pub fn config(&self) -> &State<'static> {
+        &self.config
+    }
+
+    /// The number of classes of a multiclass model (its outputs per row), `None` for one
+    /// output per row.
+    pub fn n_classes(&self) -> Option<usize> {
+        match &self.model {
+            Model::Multiclass(l) => Some(l.n_classes()),
+            Model::MulticlassKernel(l) => Some(l.n_classes()),
+            _ => None,
+        }
+    }
+
+    pub fn covariance_kind(&self) -> Option<CovarianceKind> {
+        match &self.model {
+            Model::Binary(l) => Some(l.covariance_kind()),
+            Model::Regressor(l) => Some(l.covariance_kind()),
+            Model::Multiclass(l) => Some(l.covariance_kind()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    pub fn n_updates(&self) -> u64 {
+        each!(&self.model, l => l.n_updates())
+    }
+
+    /// Rows learned, for a rule that reads them (`None` otherwise: the state omits them).
+    pub fn n_rounds(&self) -> Option<u64> {
+        each!(&self.model, l => l.rule().needs_context().then_some(l.n_rounds()))
+    }
+
+    /// Rounds that were mistakes (`None` for a regressor, which makes none).
+    pub fn n_mistakes(&self) -> Option<u64> {
+        match &self.model {
+            Model::Regressor(_) => None,
+            Model::Binary(l) => Some(l.n_mistakes()),
+            Model::Multiclass(l) => Some(l.n_mistakes()),
+            Model::Kernel(l) => Some(l.n_mistakes()),
+            Model::MulticlassKernel(l) => Some(l.n_mistakes()),
+        }
+    }
+
+    /// μ (classes × coordinates for a multiclass model) as predictions use it: with every L1
+    /// threshold applied, or averaged if the model averages; `None` for the dual form.
+    pub fn mean(&self) -> Option<Vec<f64>> {
+        match &self.model {
+            Model::Binary(l) => Some(l.effective_mean()),
+            Model::Regressor(l) => Some(l.effective_mean()),
+            Model::Multiclass(l) => Some(l.effective_means()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    /// The covariance values (empty, the variances, or Σ row-major; per class for a
+    /// multiclass model); `None` for the dual form.
+    pub fn covariance(&self) -> Option<Vec<f64>> {
+        match &self.model {
+            Model::Binary(l) => Some(l.covariance().into_owned()),
+            Model::Regressor(l) => Some(l.covariance().into_owned()),
+            Model::Multiclass(l) => Some(l.covariances()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        }
+    }
+
+    /// Learns one row with label ±1, target, or class index (as a float); returns whether the
+    /// model changed.
+    pub fn learn(&mut self, row: Row, target: f64) -> Result<bool, CwError> {
+        self.fresh = false;
+        match &mut self.model {
+            Model::Binary(l) => l.learn(row, target),
+            Model::Regressor(l) => l.learn(row, target),
+            Model::Multiclass(l) => l.learn(row, class_index(target)?),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidInput(
+                "a kernel model learns through partial_fit".into(),
+            )),
+        }
+    }
+
+    /// Learns the rows of `x` as `presentation` says; everything is validated first (by a
+    /// fresh model, as it learns: `first_fit`). An error leaves the model as it was.
+    pub fn partial_fit(
+        &mut self,
+        x: &Matrix,
+        targets: Targets,
+        presentation: Presentation,
+    ) -> Result<(), CwError> {
+        if let Some(learned) = self.first_fit(x, targets, presentation) {
+            return learned;
+        }
+        match (&mut self.model, targets) {
+            (Model::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Kernel(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (Model::Multiclass(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            (Model::MulticlassKernel(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            _ => Err(CwError::InvalidInput(format!(
+                "a {} model takes {}",
+                self.kind(),
+                match self.n_classes() {
+                    Some(_) => "class indices (int64)",
+                    None => "float64 targets",
+                }
+            ))),
+        }
+    }
+
+    /// μ·x per row (per row and class for a multiclass model).
+    pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            Model::Binary(l) => l.decision_function(x, out),
+            Model::Regressor(l) => l.predict(x, out),
+            Model::Multiclass(l) => l.decision_function(x, out),
+            Model::Kernel(l) => l.decision_function(x, out),
+            Model::MulticlassKernel(l) => l.decision_function(x, out),
+        }
+    }
+
+    /// xᵀΣx per row (per row and class for a multiclass model).
+    pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        each!(&self.model, l => l.variances(x, out))
+    }
+
+    /// P(y = +1) per row, or P(class k scores highest) per row and class.
+    pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            Model::Binary(l) => l.positive_probability(x, out),
+            Model::Kernel(l) => l.positive_probability(x, out),
+            Model::Multiclass(l) => l.probabilities(x, out),
+            Model::MulticlassKernel(l) => l.probabilities(x, out),
+            Model::Regressor(_) => Err(CwError::InvalidInput(
+                "a regressor gives no class probabilities".into(),
+            )),
+        }
+    }
+
+    /// What `predict_proba` gives: per row, both classes' probabilities `[1 − p, p]` of a
+    /// binary model (1 − p computed as NumPy does), else one per class.
+    pub fn class_probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        if self.n_classes().is_some() {
+            return self.probabilities(x, out);
+        }
+        let n_rows = x.n_rows();
+        self.probabilities(x, &mut out[..n_rows])?;
+        for i in (0..n_rows).rev() {
+            let p = out[i];
+            (out[2 * i], out[2 * i + 1]) = (1.0 - p, p);
+        }
+        Ok(())
+    }
+
+    /// Learns a few rows, `targets[i]` for row `i` (a label ±1, a target, or a class index as
+    /// a float): one row through [`Estimator::learn`], more as a batch (validated before the
+    /// first update).
+    pub fn learn_few(&mut self, x: &Matrix, targets: &[f64]) -> Result<(), CwError> {
+        let all = Presentation::default();
+        match (x.n_rows(), self.n_classes()) {
+            (1, _) => self.learn(x.row(0), targets[0]).map(drop),
+            (_, None) => self.partial_fit(x, Targets::Values(targets), all),
+            (_, Some(_)) => {
+                let classes = targets.iter().map(|&t| class_index(t));
+                let classes = classes.collect::<Result<Vec<_>, _>>()?;
+                self.partial_fit(x, Targets::Classes(&classes), all)
+            }
+        }
+    }
+}
+
+/// The class `predict` gives a row of scores: with one score (two classes), 1 where it is
+/// positive; else the first of the highest, as NumPy's `argmax` (no score NaN).
+pub fn best_class(scores: &[f64]) -> usize {
+    let first_best = |best: usize, (k, &s): (usize, &f64)| if s > scores[best] { k } else { best };
+    match scores {
+        [score] => usize::from(*score > 0.0),
+        _ => scores.iter().enumerate().fold(0, first_best),
+    }
+}
+
+/// A class index given as a float (the one-row path passes every target as one).
+fn class_index(target: f64) -> Result<usize, CwError> {
+    if target >= 0.0 && target.fract() == 0.0 && target < usize::MAX as f64 {
+        Ok(target as usize)
+    } else {
+        Err(CwError::InvalidInput(format!(
+            "a class index must be a non-negative integer, got {target}"
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,499 @@
+use super::*;
+
+const N_FEATURES: usize = 5;
+const N_ROWS: usize = 60;
+
+/// Rows with labels ±1 (from a fixed linear rule) and class indices 0..3.
+fn data() -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    let mut seed = 12345u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let x: Vec<f64> = (0..N_ROWS * N_FEATURES).map(|_| next()).collect();
+    let y = x
+        .chunks(N_FEATURES)
+        .map(|r| {
+            if r[0] + 0.5 * r[1] - r[2] > 0.0 {
+                1.0
+            } else {
+                -1.0
+            }
+        })
+        .collect();
+    let classes = x
+        .chunks(N_FEATURES)
+        .map(|r| usize::from(r[0] > 0.0) + usize::from(r[1] > 0.1))
+        .collect();
+    (x, y, classes)
+}
+
+fn config(kind: &str, rule: &str, params: &[(&str, f64)]) -> State<'static> {
+    let params = params
+        .iter()
+        .map(|(k, v)| (k.to_string(), *v))
+        .collect::<Vec<_>>();
+    State::default()
+        .with("kind", kind)
+        .with("rule", rule)
+        .with("params", params)
+        .with("n_features", N_FEATURES)
+        .with("fit_intercept", true)
+        .with("a", 1.0)
+        .with("covariance", "diag")
+        .with("penalty", None::<String>)
+        .with("strategy", "max-score")
+        .with("n_classes", 3usize)
+        .with("kernel", "rbf")
+        .with("gamma", 0.5)
+        .with("degree", 3i64)
+        .with("coef0", 1.0)
+        .with("budget", None::<usize>)
+}
+
+/// Every kind of model worth a round trip, each built from its configuration.
+fn configs() -> Vec<State<'static>> {
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
+    vec![
+        arow("binary"),
+        arow("binary").with("covariance", "full"),
+        config("binary", "PA", &[]).with("covariance", "identity"),
+        arow("binary")
+            .with("penalty", "l1")
+            .with("alpha", 0.01)
+            .with("penalize_intercept", false),
+        arow("multiclass"),
+        arow("multiclass")
+            .with("strategy", "ovr")
+            .with("covariance", "full"),
+        arow("multiclass")
+            .with("penalty", "l1")
+            .with("alpha", 0.01)
+            .with("penalize_intercept", true),
+        arow("regressor"),
+        arow("regressor").with("covariance", "full"),
+        arow("kernel").with("budget", 7usize),
+        arow("multiclass_kernel").with("strategy", "ovr"),
+    ]
+}
+
+fn train(estimator: &mut Estimator, rows: std::ops::Range<usize>) {
+    let (x, y, classes) = data();
+    let x = Matrix::Dense {
+        values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
+        n_rows: rows.len(),
+        n_cols: N_FEATURES,
+    };
+    let targets = match estimator.n_classes() {
+        Some(_) => Targets::Classes(&classes[rows]),
+        None => Targets::Values(&y[rows]),
+    };
+    let presentation = Presentation::default();
+    estimator.partial_fit(&x, targets, presentation).unwrap();
+}
+
+fn predictions(estimator: &Estimator) -> Vec<f64> {
+    let (x, _, _) = data();
+    let x = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    let width = estimator.n_classes().unwrap_or(1);
+    let mut scores = vec![0.0; N_ROWS * width];
+    let mut variances = scores.clone();
+    estimator.decision_function(&x, &mut scores).unwrap();
+    estimator.variances(&x, &mut variances).unwrap();
+    [scores, variances].concat()
+}
+
+#[test]
+fn every_kind_restores_from_its_state_exactly() {
+    for config in configs() {
+        let mut estimator = Estimator::new(config.clone(), None).unwrap();
+        train(&mut estimator, 0..N_ROWS / 2);
+        let state = estimator.state();
+        let mut restored = Estimator::from_state(&state, None).unwrap();
+        let kind = estimator.kind();
+        assert_eq!(restored.state(), state, "{kind}");
+        let before = predictions(&estimator);
+        assert_eq!(predictions(&restored), before, "{kind}");
+        // Both go on learning alike.
+        train(&mut estimator, N_ROWS / 2..N_ROWS);
+        train(&mut restored, N_ROWS / 2..N_ROWS);
+        assert_eq!(restored.state(), estimator.state(), "{kind}");
+        assert_eq!(predictions(&restored), predictions(&estimator), "{kind}");
+    }
+}
+
+#[test]
+fn the_full_covariance_is_stored_folded() {
+    let config = config("binary", "AROW", &[("r", 1.0)]).with("covariance", "full");
+    let mut estimator = Estimator::new(config, None).unwrap();
+    train(&mut estimator, 0..7); // fewer rows than a block: terms are pending
+    let dim = N_FEATURES + 1;
+    let state = estimator.state();
+    assert_eq!(state.floats("covariance_values").unwrap().len(), dim * dim);
+    assert_eq!(
+        state.floats("covariance_values").unwrap(),
+        estimator.covariance().unwrap()
+    );
+    let restored = Estimator::from_state(&state, None).unwrap();
+    assert_eq!(predictions(&restored), predictions(&estimator));
+}
+
+fn message(result: Result<Estimator, CwError>) -> String {
+    match result {
+        Err(CwError::InvalidState(message)) => message,
+        other => panic!("expected an invalid state, got {other:?}"),
+    }
+}
+
+#[test]
+fn malformed_states_are_refused_naming_the_entry() {
+    let mut estimator = Estimator::new(configs()[0].clone(), None).unwrap();
+    train(&mut estimator, 0..10);
+    let state = estimator.state();
+    let mut missing = state.clone();
+    missing.entries.remove("mean");
+    assert_eq!(
+        message(Estimator::from_state(&missing, None)),
+        "entry \"mean\" is missing"
+    );
+    let wrong_type = state.clone().with("mean", vec![1u32]);
+    assert_eq!(
+        message(Estimator::from_state(&wrong_type, None)),
+        "entry \"mean\" must be a float64 array, got a uint32 array"
+    );
+    let short = state.clone().with("covariance_values", vec![1.0]);
+    assert!(
+        message(Estimator::from_state(&short, None)).contains("covariance"),
+        "{}",
+        message(Estimator::from_state(&short, None))
+    );
+    let newer = State {
+        version: 2,
+        ..state.clone()
+    };
+    assert!(message(Estimator::from_state(&newer, None)).starts_with("version 2 is not known"));
+    let unknown_rule = state.clone().with("rule", "nope");
+    assert!(message(Estimator::from_state(&unknown_rule, None)).contains("nope"));
+    let negative = state.with("n_updates", -1i64);
+    assert!(message(Estimator::from_state(&negative, None)).contains("\"n_updates\""));
+}
+
+#[test]
+fn a_malformed_configuration_is_an_invalid_parameter() {
+    let mut config = configs()[0].clone();
+    config.entries.remove("a");
+    assert!(matches!(
+        Estimator::new(config, None),
+        Err(CwError::InvalidParameter(m)) if m == "model configuration: entry \"a\" is missing"
+    ));
+}
+
+#[test]
+fn one_row_learning_takes_class_indices_as_floats() {
+    let mut estimator = Estimator::new(configs()[4].clone(), None).unwrap();
+    let row = [0.1, 0.2, 0.3, 0.4, 0.5];
+    assert!(estimator.learn(Row::Dense(&row), 2.0).unwrap());
+    for bad in [-1.0, 0.5, f64::NAN] {
+        assert!(estimator.learn(Row::Dense(&row), bad).is_err());
+    }
+    assert!(estimator.learn(Row::Dense(&row), 3.0).is_err());
+}
+
+#[test]
+fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
+    let (x, y, _) = data();
+    let x = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    // A fresh model (undone by building it again) and a restored one (undone from a copy).
+    let fresh = Estimator::new(configs()[0].clone(), None).unwrap();
+    let restored = Estimator::from_state(&fresh.state(), None).unwrap();
+    for mut estimator in [fresh, restored] {
+        let before = estimator.state();
+        // Past the work between two questions to the stop (POLL_WORK) many times over.
+        let repeats = vec![100_000u32; N_ROWS];
+        let long = Presentation {
+            repeats: Some(&repeats),
+            ..Presentation::default()
+        };
+        let targets = Targets::Values(&y);
+        let stop = || true;
+        assert_eq!(
+            estimator.partial_fit_stoppable(&x, targets, long, &stop),
+            Ok(true)
+        );
+        assert_eq!(estimator.state(), before);
+        // Too short to be worth a copy: a restored model learns it to its end, the check never
+        // asked; a fresh one needs no copy (it is built again), so it stops there too.
+        let fresh = estimator.is_fresh();
+        let short = Presentation::default();
+        let learned = estimator.partial_fit_stoppable(&x, targets, short, &stop);
+        assert_eq!(learned, Ok(fresh));
+        if fresh {
+            assert_eq!(estimator.state(), before);
+        } else {
+            assert!(estimator.n_updates() > 0);
+        }
+    }
+}
+
+#[test]
+fn attributes_by_name_follow_the_methods_and_the_kind() {
+    use crate::model::state::Value;
+    for config in configs() {
+        let mut estimator = Estimator::new(config, None).unwrap();
+        train(&mut estimator, 0..N_ROWS);
+        let kind = estimator.kind();
+        let get = |name| estimator.attribute(name);
+        assert_eq!(get("kind"), Some(Value::from(kind)));
+        assert_eq!(get("n_updates"), Some(Value::from(estimator.n_updates())));
+        assert_eq!(get("n_mistakes"), Some(Value::from(estimator.n_mistakes())));
+        assert_eq!(get("n_classes"), Some(Value::from(estimator.n_classes())));
+        assert_eq!(get("mean"), estimator.mean().map(Value::from), "{kind}");
+        assert_eq!(get("covariance"), estimator.covariance().map(Value::from));
+        let kind_name = estimator.covariance_kind().map(|k| k.name());
+        assert_eq!(get("covariance_kind"), Some(Value::from(kind_name)));
+        match estimator.model() {
+            Model::Kernel(l) => {
+                let n = l.model().n_support();
+                assert_eq!(get("n_support"), Some(Value::from(n)));
+                assert_eq!(
+                    get("dual_coef"),
+                    Some(Value::from(l.model().dual_coef().to_vec()))
+                );
+            }
+            Model::MulticlassKernel(l) => {
+                let counts: Vec<u64> = l.classes().iter().map(|g| g.n_support() as u64).collect();
+                assert_eq!(get("n_support"), Some(Value::from(counts)));
+                assert_eq!(get("dual_coef"), None);
+            }
+            _ => assert_eq!((get("n_support"), get("dual_coef")), (None, None), "{kind}"),
+        }
+        assert_eq!(get("no such attribute"), None);
+    }
+}
+
+/// Process noise (constant or "auto", diagonal or full) on rows of every scale: a model whose
+/// state was taken, and its copy rebuilt from that state, go on learning with the bits of a
+/// twin that was never saved (taking a state changes nothing).
+mod process_noise_states {
+    use super::*;
+    use proptest::prelude::{prop, prop_assert_eq, prop_oneof, proptest, Just};
+    use proptest::strategy::Strategy as ValueStrategy;
+    use proptest::test_runner::Config as ProptestConfig;
+
+    const ROWS: usize = 8;
+
+    fn value() -> impl ValueStrategy<Value = f64> {
+        prop_oneof![
+            Just(0.0),
+            Just(1.7e9),
+            Just(-1e9),
+            Just(1e150),
+            Just(-1e154),
+            Just(1e300),
+            Just(1e-300),
+            (-8i8..8).prop_map(|k| f64::from(k) / 4.0),
+        ]
+    }
+
+    fn learn(estimator: &mut Estimator, x: &[f64], rows: std::ops::Range<usize>) {
+        let values = &x[rows.start * N_FEATURES..rows.end * N_FEATURES];
+        let matrix = Matrix::Dense {
+            values,
+            n_rows: rows.len(),
+            n_cols: N_FEATURES,
+        };
+        let rows = values.chunks(N_FEATURES);
+        let signs: Vec<f64> = rows
+            .clone()
+            .map(|r| if r[0] > 0.0 { 1.0 } else { -1.0 })
+            .collect();
+        let classes: Vec<usize> = rows.clone().map(|r| usize::from(r[1] > 0.0) * 2).collect();
+        let values: Vec<f64> = rows.map(|r| r[2] - r[3]).collect();
+        let targets = match estimator.kind() {
+            "multiclass" => Targets::Classes(&classes),
+            "binary" => Targets::Values(&signs),
+            _ => Targets::Values(&values),
+        };
+        // A refused batch leaves every copy as it was, alike.
+        let _ = estimator.partial_fit(&matrix, targets, Presentation::default());
+    }
+
+    fn outputs(estimator: &Estimator, x: &[f64]) -> Vec<u64> {
+        let matrix = Matrix::Dense {
+            values: x,
+            n_rows: ROWS,
+            n_cols: N_FEATURES,
+        };
+        let width = estimator.n_classes().unwrap_or(1);
+        let (mut scores, mut variances) = (vec![0.0; ROWS * width], vec![0.0; ROWS * width]);
+        estimator.decision_function(&matrix, &mut scores).unwrap();
+        estimator.variances(&matrix, &mut variances).unwrap();
+        scores
+            .iter()
+            .chain(&variances)
+            .map(|v| v.to_bits())
+            .collect()
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(96))]
+        #[test]
+        fn a_saved_model_continues_like_its_twin(
+            kind in prop::sample::select(vec!["binary", "regressor", "multiclass"]),
+            covariance in prop::sample::select(vec!["diag", "full"]),
+            noise in prop::sample::select(vec![1e-6, 0.01, 1.0, 1e100, 0.0]),
+            x in proptest::collection::vec(value(), ROWS * N_FEATURES),
+        ) {
+            let noise = if noise == 0.0 { Value::from("auto") } else { Value::Float(noise) };
+            let config = config(kind, "AROW", &[("r", 1.0)])
+                .with("covariance", covariance)
+                .with("process_noise", noise);
+            let mut model = Estimator::new(config.clone(), None).unwrap();
+            let mut twin = Estimator::new(config, None).unwrap();
+            learn(&mut model, &x, 0..ROWS / 2);
+            learn(&mut twin, &x, 0..ROWS / 2);
+            let state = model.state();
+            let mut copy = Estimator::from_state(&state, None).unwrap();
+            for estimator in [&mut model, &mut twin, &mut copy] {
+                learn(estimator, &x, ROWS / 2..ROWS);
+            }
+            prop_assert_eq!(outputs(&model, &x), outputs(&twin, &x));
+            prop_assert_eq!(outputs(&copy, &x), outputs(&twin, &x));
+            prop_assert_eq!(copy.state(), model.state());
+        }
+    }
+}
+
+/// Rows of `n_features` features with labels ±1 and class indices 0..3, as [`data`] gives.
+fn wide_data(n_rows: usize, n_features: usize) -> (Vec<f64>, Vec<f64>, Vec<usize>) {
+    let mut seed = 987654321u64;
+    let mut next = || {
+        seed = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (seed >> 11) as f64 / (1u64 << 53) as f64 - 0.5
+    };
+    let x: Vec<f64> = (0..n_rows * n_features).map(|_| next()).collect();
+    let y = x.chunks(n_features).map(|r| r[0] - r[1] + next()).collect();
+    let classes = x
+        .chunks(n_features)
+        .map(|r| usize::from(r[0] > 0.0) + usize::from(r[1] + 0.3 * next() > 0.1))
+        .collect();
+    (x, y, classes)
+}
+
+#[test]
+fn taking_a_state_leaves_a_full_model_with_pending_terms_as_it_is() {
+    const D: usize = 40;
+    const ROWS: usize = 61;
+    // Not a multiple of the fold block (5 terms at d = 41): terms are pending at the split.
+    const SPLIT: usize = 33;
+    let (x, y, classes) = wide_data(ROWS, D);
+    let learn = |e: &mut Estimator, rows: std::ops::Range<usize>| {
+        let m = Matrix::Dense {
+            values: &x[rows.start * D..rows.end * D],
+            n_rows: rows.len(),
+            n_cols: D,
+        };
+        let signs: Vec<f64> = y[rows.clone()].iter().map(|v| v.signum()).collect();
+        let targets = match (e.n_classes(), e.kind()) {
+            (Some(_), _) => Targets::Classes(&classes[rows]),
+            (None, "regressor") => Targets::Values(&y[rows]),
+            (None, _) => Targets::Values(&signs),
+        };
+        e.partial_fit(&m, targets, Presentation::default()).unwrap();
+    };
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]).with("n_features", D);
+    let models = [
+        arow("binary"),
+        arow("regressor"),
+        arow("multiclass"),
+        arow("multiclass").with("strategy", "ovr"),
+    ];
+    for model in models {
+        for noise in [None, Some(0.01)] {
+            for average in [None, Some(3usize)] {
+                let config = model
+                    .clone()
+                    .with("covariance", "full")
+                    .with("process_noise", noise)
+                    .with("average", average);
+                let what = format!("{config:?}");
+                let mut original = Estimator::new(config, None).unwrap();
+                learn(&mut original, 0..SPLIT);
+                let mut twin = original.clone();
+                let state = original.state();
+                assert!(state.entries.contains_key("pending_terms"), "{what}");
+                assert_eq!(original.state(), state, "{what}");
+                let mut restored = Estimator::from_state(&state, None).unwrap();
+                assert_eq!(restored.state(), state, "{what}");
+                for e in [&mut original, &mut twin, &mut restored] {
+                    learn(e, SPLIT..ROWS);
+                }
+                let bits = |e: &Estimator| {
+                    let values = [e.mean().unwrap(), e.covariance().unwrap()].concat();
+                    values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&original), bits(&twin), "{what}");
+                assert_eq!(bits(&restored), bits(&twin), "{what}");
+                assert_eq!(restored.state(), twin.state(), "{what}");
+            }
+        }
+    }
+}
+
+#[test]
+fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
+    const D: usize = 40;
+    let (x, _, classes) = wide_data(10, D);
+    let config = config("multiclass", "AROW", &[("r", 1.0)])
+        .with("n_features", D)
+        .with("covariance", "full");
+    let mut model = Estimator::new(config, None).unwrap();
+    let m = Matrix::Dense {
+        values: &x,
+        n_rows: 10,
+        n_cols: D,
+    };
+    model
+        .partial_fit(&m, Targets::Classes(&classes), Presentation::default())
+        .unwrap();
+    let state = model.state();
+    let refused = |state: State| {
+        let err = Estimator::from_state(&state, None).unwrap_err();
+        assert!(matches!(err, CwError::InvalidState(_)), "{err}");
+        assert!(err.to_string().contains("pending"), "{err}");
+    };
+    let mut terms = state.floats("pending_terms").unwrap().to_vec();
+    terms[3] *= 1.0 + f64::EPSILON;
+    refused(state.clone().with("pending_terms", terms));
+    let mut bases = state.floats("pending_bases").unwrap().to_vec();
+    bases[1] += 1e-3; // no longer symmetric
+    refused(state.clone().with("pending_bases", bases));
+    let counts = state.u64s("pending_counts").unwrap();
+    let mut shifted = counts.to_vec();
+    shifted.rotate_left(1);
+    if shifted != counts {
+        refused(state.clone().with("pending_counts", shifted));
+    }
+    refused(state.clone().with("pending_counts", vec![1u64; 2]));
+    let diagonal = state.clone().with("covariance", "diag");
+    assert!(Estimator::from_state(&diagonal, None).is_err());
+}
+
+#[test]
+fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
+    assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
+    assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
+    assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
+}
