@@ -17,8 +17,8 @@ use super::convert::{dense, held_entries, indices, lean_targets, matrix, output,
 use super::convert::{targets, value_to_py, values, vector};
 use super::{check_signals, Dict, Object};
 use crate::host::call_cost::{CallCost, LEAN_ROWS};
-use crate::host::calls;
 use crate::host::shared::{guarded, Guarded, Work};
+use crate::host::{attributes, calls};
 use cwrs::data::Matrix;
 use cwrs::error::CwError;
 use cwrs::model::best_class;
@@ -85,10 +85,10 @@ impl Model {
         Ok((array, no_nan))
     }
 
-    /// The attribute `name` (see [`Estimator::attribute`]), a multiclass model's arrays one
+    /// The attribute `name` (see [`attributes::attribute`]), a multiclass model's arrays one
     /// row per class; an `AttributeError` where the model has none.
     fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Object<'py>> {
-        let read = |e: &Estimator| Ok((e.attribute(name), e.n_classes()));
+        let read = |e: &Estimator| Ok((attributes::attribute(e, name), e.n_classes()));
         match self.estimator.read(py, name, Work::Quick, read)? {
             (Some(Value::Floats(values)), Some(n)) => {
                 let shape = [n, values.len() / n];

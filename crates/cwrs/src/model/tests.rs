@@ -246,38 +246,36 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
 }
 
 #[test]
-fn attributes_by_name_follow_the_methods_and_the_kind() {
-    use crate::model::state::Value;
+fn kernel_values_are_shown_by_kernel_models_only() {
     for config in configs() {
         let mut estimator = Estimator::new(config, None).unwrap();
         train(&mut estimator, 0..N_ROWS);
         let kind = estimator.kind();
-        let get = |name| estimator.attribute(name);
-        assert_eq!(get("kind"), Some(Value::from(kind)));
-        assert_eq!(get("n_updates"), Some(Value::from(estimator.n_updates())));
-        assert_eq!(get("n_mistakes"), Some(Value::from(estimator.n_mistakes())));
-        assert_eq!(get("n_classes"), Some(Value::from(estimator.n_classes())));
-        assert_eq!(get("mean"), estimator.mean().map(Value::from), "{kind}");
-        assert_eq!(get("covariance"), estimator.covariance().map(Value::from));
-        let kind_name = estimator.covariance_kind().map(|k| k.name());
-        assert_eq!(get("covariance_kind"), Some(Value::from(kind_name)));
         match estimator.model() {
             Model::Kernel(l) => {
-                let n = l.model().n_support();
-                assert_eq!(get("n_support"), Some(Value::from(n)));
-                assert_eq!(
-                    get("dual_coef"),
-                    Some(Value::from(l.model().dual_coef().to_vec()))
-                );
+                assert_eq!(estimator.n_support(), Some(vec![l.model().n_support()]));
+                assert_eq!(estimator.dual_coef(), Some(l.model().dual_coef().to_vec()));
+                let rows = estimator.support_vectors().unwrap();
+                assert_eq!(rows.2.len(), l.model().n_support() + 1);
+                assert_eq!(estimator.dense_covariance(), None);
             }
             Model::MulticlassKernel(l) => {
-                let counts: Vec<u64> = l.classes().iter().map(|g| g.n_support() as u64).collect();
-                assert_eq!(get("n_support"), Some(Value::from(counts)));
-                assert_eq!(get("dual_coef"), None);
+                let counts: Vec<usize> = l.classes().iter().map(|g| g.n_support()).collect();
+                assert_eq!(estimator.n_support(), Some(counts));
+                assert_eq!(
+                    (estimator.dual_coef(), estimator.support_vectors()),
+                    (None, None)
+                );
             }
-            _ => assert_eq!((get("n_support"), get("dual_coef")), (None, None), "{kind}"),
+            _ => {
+                assert_eq!(
+                    (estimator.n_support(), estimator.dual_coef()),
+                    (None, None),
+                    "{kind}"
+                );
+                assert!(estimator.support_vectors().is_none());
+            }
         }
-        assert_eq!(get("no such attribute"), None);
     }
 }
 
