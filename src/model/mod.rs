@@ -9,6 +9,7 @@
 pub mod attributes;
 pub mod file;
 pub(crate) mod first_fit;
+pub mod ops;
 pub mod state;
 #[cfg(test)]
 mod state_props;
