@@ -5,16 +5,18 @@
 //! growth (docs/design.md, river class growth), and the entries a model changed since a base
 //! ([`ModelDelta`], what a Dask worker sends back).
 //!
-//! The structural operations edit the model's state view, each in one function here, and
-//! rebuild the model from it: every covariance form, the L1 bookkeeping, the averaging sums
-//! and the lazy process-noise and pending-term entries are laid out per coordinate there, and
+//! The structural operations rebuild the model from its state view, changed in one function
+//! each: every covariance form widens its own values ([`Gaussian::widened_covariance`]) and a
+//! new class starts from a fresh form ([`Gaussian::new`]); the other per-coordinate arrays (the
+//! mean, the averaging sums, the L1 bookkeeping) get the new coordinates at their prior; and
 //! [`Estimator::from_state`] checks the result as it checks any state.
 
 use std::borrow::Cow;
 
+use crate::covariance::{with_new_features, Gaussian};
 use crate::error::CwError;
 use crate::model::state::{State, Value};
-use crate::model::Estimator;
+use crate::model::{Estimator, Model};
 
 /// The entries that describe process noise applied lazily and the full form's pending rank-one
 /// terms of the models as they were: a changed state starts from its eager covariance
@@ -35,38 +37,8 @@ fn rebuilt(mut state: State) -> Result<Estimator, CwError> {
     Estimator::from_state(&state, None)
 }
 
-/// How a linear state lays out its coordinates.
-struct Layout {
-    /// The models one after another in each per-coordinate array (the classes, or 1).
-    models: usize,
-    n_features: usize,
-    /// Coordinates per model: the features, then the bias if the model fits an intercept.
-    dim: usize,
-    /// The covariance form's name ("identity", "diag", "full", "lowrank", "adagrad", "ftrl").
-    form: String,
-}
-
-fn layout(state: &State, operation: &str) -> Result<Layout, CwError> {
-    let models = match state.string("kind")? {
-        "binary" | "regressor" => 1,
-        "multiclass" => state.count("n_classes")?,
-        kind => {
-            return Err(CwError::InvalidInput(format!(
-                "cannot {operation} a {kind} model: only a primal (binary, regressor or \
-                 multiclass) model has feature coordinates"
-            )))
-        }
-    };
-    let n_features: usize = state.count("n_features")?;
-    Ok(Layout {
-        models,
-        n_features,
-        dim: n_features + usize::from(state.bool("fit_intercept")?),
-        form: state.string("covariance")?.to_string(),
-    })
-}
-
-/// `state[key]` with `change(model, part)` in place of each model's part, if the state has it.
+/// `state[key]` with `change(model, part)` in place of each of `models` parts, if the state has
+/// it.
 fn each_model(
     state: &mut State<'static>,
     key: &str,
@@ -77,7 +49,7 @@ fn each_model(
         return Ok(());
     }
     let values = state.floats(key)?;
-    if models == 0 || values.len() % models != 0 {
+    if values.len() % models != 0 {
         return Err(CwError::InvalidState(format!(
             "entry {key:?} does not split into {models} models"
         )));
@@ -90,77 +62,49 @@ fn each_model(
     Ok(())
 }
 
-/// The model's coordinate values over `old` features (then the bias, if any) with `fill` for
-/// `new` features added after the old ones.
-fn with_features(values: &[f64], old: usize, new: usize, fill: f64) -> Vec<f64> {
-    let mut widened = Vec::with_capacity(values.len() + new);
-    widened.extend_from_slice(&values[..old]);
-    widened.resize(old + new, fill);
-    widened.extend_from_slice(&values[old..]);
-    widened
-}
-
 impl Estimator {
+    /// The primal Gaussians (one per class), or the refusal of `operation` for a kernel model,
+    /// which has no feature coordinates.
+    fn gaussians(&self, operation: &str) -> Result<&[Gaussian], CwError> {
+        match &self.model {
+            Model::Binary(l) => Ok(l.models()),
+            Model::Regressor(l) => Ok(l.models()),
+            Model::Multiclass(l) => Ok(l.models()),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidInput(format!(
+                "cannot {operation} a {} model: only a primal (binary, regressor or \
+                 multiclass) model has feature coordinates",
+                self.kind()
+            ))),
+        }
+    }
+
     /// The model over `n_features` features: each new feature (after the old ones, before the
     /// bias) at the prior of a weight never seen, mean 0 and variance `unseen_variance`,
-    /// uncorrelated with the others, never averaged or penalised (its L1 clock up to date);
-    /// exactly what a model wide from the start holds for a feature no row has named, in
-    /// every covariance form. Refused for a kernel model and for fewer features.
+    /// uncorrelated with the others (each covariance form widens itself:
+    /// [`Gaussian::widened_covariance`]), never averaged or penalised (its L1 clock up to
+    /// date); exactly what a model wide from the start holds for a feature no row has named.
+    /// Refused for a kernel model and for fewer features.
     pub fn widened(&self, n_features: usize, unseen_variance: f64) -> Result<Estimator, CwError> {
-        let mut state = self.state();
-        let Layout {
-            models,
-            n_features: old,
-            dim,
-            form,
-        } = layout(&state, "widen")?;
+        let gaussians = self.gaussians("widen")?;
+        let (models, shape) = (gaussians.len(), gaussians[0].shape());
+        let old = shape.n_features;
         if n_features < old {
             return Err(CwError::InvalidInput(format!(
                 "cannot widen a model over {old} features to {n_features}: widening only adds \
                  features"
             )));
         }
-        let (new, a) = (n_features - old, unseen_variance);
-        let mean = match state.entries.contains_key("means") {
-            true => "means",
-            false => "mean",
-        };
-        each_model(&mut state, mean, models, |_, m| {
-            with_features(m, old, new, 0.0)
-        })?;
-        each_model(&mut state, "average_sums", models, |_, u| {
-            with_features(u, old, new, 0.0)
-        })?;
-        each_model(&mut state, "covariance_values", models, |_, cov| {
-            match form.as_str() {
-                "identity" => cov.to_vec(),
-                "diag" => with_features(cov, old, new, a),
-                // AdaGrad's and FTRL's gradient sums: none for a feature never seen.
-                "adagrad" | "ftrl" => with_features(cov, old, new, 0.0),
-                // The low-rank form: its variances S, then the sketch rows B, which no
-                // increment √c·x of a row without the feature has touched (docs/design.md §3.3).
-                "lowrank" => {
-                    let (variances, sketch) = cov.split_at(dim.min(cov.len()));
-                    let mut widened = with_features(variances, old, new, a);
-                    for row in sketch.chunks(dim.max(1)) {
-                        widened.extend(with_features(row, old, new, 0.0));
-                    }
-                    widened
-                }
-                // The full form: Σ row-major, the new rows and columns those of a·I.
-                _ => {
-                    let wide = dim + new;
-                    let mut sigma = vec![0.0; wide * wide];
-                    for (i, row) in cov.chunks_exact(dim.max(1)).enumerate() {
-                        let to = if i < old { i } else { i + new };
-                        let row = with_features(row, old, new, 0.0);
-                        sigma[to * wide..(to + 1) * wide].copy_from_slice(&row);
-                    }
-                    (old..old + new).for_each(|j| sigma[j * wide + j] = a);
-                    sigma
-                }
-            }
-        })?;
+        let new = n_features - old;
+        let covariance = (gaussians.iter())
+            .flat_map(|g| g.widened_covariance(new, unseen_variance))
+            .collect::<Vec<_>>();
+        let mut state = self.state();
+        let zeros = |_, values: &[f64]| with_new_features(values, shape, new, 0.0);
+        each_model(&mut state, "mean", models, zeros)?;
+        each_model(&mut state, "means", models, zeros)?;
+        // u: no change of a new weight yet.
+        each_model(&mut state, "average_sums", models, zeros)?;
+        state.set("covariance_values", covariance);
         if state.entries.contains_key("l1_last") {
             let totals = match state.floats("l1_totals") {
                 Ok(totals) => totals.to_vec(),
@@ -168,7 +112,7 @@ impl Estimator {
             };
             // A new feature's weight is 0 and stays 0: its lazy L1 state is up to date.
             each_model(&mut state, "l1_last", models, |k, last| {
-                with_features(last, old, new, totals.get(k).copied().unwrap_or(0.0))
+                with_new_features(last, shape, new, totals.get(k).copied().unwrap_or(0.0))
             })?;
         }
         state.set("n_features", n_features);
@@ -221,49 +165,31 @@ impl Estimator {
     /// FTRL's sums 0, an empty low-rank sketch), nothing averaged or penalised yet. Refused
     /// for any model but a one-vs-rest one (a max-score model's classes compete in every row).
     pub fn with_prior_class(&self, prior_variance: f64) -> Result<Estimator, CwError> {
-        let mut state = self.state();
-        let Layout {
-            models, dim, form, ..
-        } = layout(&state, "add a class to")?;
-        if state.string("kind")? != "multiclass" || state.string("strategy")? != "ovr" {
+        let gaussians = self.gaussians("add a class to")?;
+        if self.config.optional_string("strategy")? != Some("ovr") || self.kind() != "multiclass" {
             return Err(CwError::InvalidInput(
                 "only a one-vs-rest model grows by a class: build a binary model's \
                  one-vs-rest form first, and give a max-score model every class from the start"
                     .into(),
             ));
         }
-        let append = |state: &mut State<'static>, key: &str, part: Vec<f64>| {
-            let values = [state.floats(key)?, &part].concat();
+        let (models, first) = (gaussians.len(), &gaussians[0]);
+        let (shape, dim) = (first.shape(), first.shape().dim());
+        let prior = Gaussian::new(first.kind(), shape, prior_variance);
+        let mut state = self.state();
+        let append = |state: &mut State<'static>, key: &str, part: &[f64]| {
+            let values = [state.floats(key)?, part].concat();
             state.set(key, values);
             Ok::<_, CwError>(())
         };
-        append(&mut state, "means", vec![0.0; dim])?;
-        let part = state.floats("covariance_values")?.len() / models;
-        let prior = match form.as_str() {
-            "identity" => Vec::new(),
-            "adagrad" | "ftrl" => vec![0.0; dim],
-            "full" => {
-                let mut sigma = vec![0.0; dim * dim];
-                sigma
-                    .iter_mut()
-                    .step_by(dim + 1)
-                    .for_each(|v| *v = prior_variance);
-                sigma
-            }
-            // diag: the variances; lowrank: S, then an empty sketch.
-            _ => {
-                let mut prior = vec![0.0; part];
-                prior[..dim.min(part)].fill(prior_variance);
-                prior
-            }
-        };
-        append(&mut state, "covariance_values", prior)?;
+        append(&mut state, "means", &prior.mean())?;
+        append(&mut state, "covariance_values", &prior.covariance())?;
         if state.entries.contains_key("average_sums") {
-            append(&mut state, "average_sums", vec![0.0; dim])?;
+            append(&mut state, "average_sums", &vec![0.0; dim])?;
         }
         if state.entries.contains_key("l1_last") {
-            append(&mut state, "l1_totals", vec![0.0])?;
-            append(&mut state, "l1_last", vec![0.0; dim])?;
+            append(&mut state, "l1_totals", &[0.0])?;
+            append(&mut state, "l1_last", &vec![0.0; dim])?;
         }
         state.set("n_classes", models + 1);
         rebuilt(state)
