@@ -5,8 +5,8 @@
 //! growth (docs/design.md, river class growth), and the entries a model changed since a base
 //! ([`ModelDelta`], what a Dask worker sends back).
 //!
-//! The structural operations rebuild the model from its state view, changed in one function
-//! each: every covariance form widens its own values ([`Gaussian::widened_covariance`]) and a
+//! The structural operations rebuild the model from its state view without what it keeps
+//! lazily ([`Estimator::eager_state`]), changed in one function each: every covariance form widens its own values ([`Gaussian::widened_covariance`]) and a
 //! new class starts from a fresh form ([`Gaussian::new`]); the other per-coordinate arrays (the
 //! mean, the averaging sums, the L1 bookkeeping) get the new coordinates at their prior; and
 //! [`Estimator::from_state`] checks the result as it checks any state.
@@ -17,25 +17,6 @@ use crate::covariance::{with_new_features, Gaussian};
 use crate::error::CwError;
 use crate::model::state::{State, Value};
 use crate::model::{Estimator, Model};
-
-/// The entries that describe process noise applied lazily and the full form's pending rank-one
-/// terms of the models as they were: a changed state starts from its eager covariance
-/// (`covariance_values`), nothing pending.
-const LAZY_ENTRIES: [&str; 5] = [
-    "noise_clock",
-    "noise_variances",
-    "pending_counts",
-    "pending_bases",
-    "pending_terms",
-];
-
-/// The model of a changed state, which starts from its eager covariance (see [`LAZY_ENTRIES`]).
-fn rebuilt(mut state: State) -> Result<Estimator, CwError> {
-    for key in LAZY_ENTRIES {
-        state.entries.remove(key);
-    }
-    Estimator::from_state(&state, None)
-}
 
 /// `state[key]` with `change(model, part)` in place of each of `models` parts, if the state has
 /// it.
@@ -98,7 +79,7 @@ impl Estimator {
         let covariance = (gaussians.iter())
             .flat_map(|g| g.widened_covariance(new, unseen_variance))
             .collect::<Vec<_>>();
-        let mut state = self.state();
+        let mut state = self.eager_state();
         let zeros = |_, values: &[f64]| with_new_features(values, shape, new, 0.0);
         each_model(&mut state, "mean", models, zeros)?;
         each_model(&mut state, "means", models, zeros)?;
@@ -116,7 +97,7 @@ impl Estimator {
             })?;
         }
         state.set("n_features", n_features);
-        rebuilt(state)
+        Estimator::from_state(&state, None)
     }
 
     /// A binary model as the equal two-class one-vs-rest model: class 1 (positive) is the
@@ -132,7 +113,7 @@ impl Estimator {
                 self.kind()
             )));
         }
-        let mut state = self.state();
+        let mut state = self.eager_state();
         let mirrored = |values: &[f64]| {
             let negated = values.iter().map(|v| -v);
             negated.chain(values.iter().copied()).collect::<Vec<_>>()
@@ -157,7 +138,7 @@ impl Estimator {
         state.set("kind", "multiclass");
         state.set("strategy", "ovr");
         state.set("n_classes", 2usize);
-        rebuilt(state)
+        Estimator::from_state(&state, None)
     }
 
     /// The one-vs-rest model with one more class, at the prior: mean 0, covariance
@@ -176,7 +157,7 @@ impl Estimator {
         let (models, first) = (gaussians.len(), &gaussians[0]);
         let (shape, dim) = (first.shape(), first.shape().dim());
         let prior = Gaussian::new(first.kind(), shape, prior_variance);
-        let mut state = self.state();
+        let mut state = self.eager_state();
         let append = |state: &mut State<'static>, key: &str, part: &[f64]| {
             let values = [state.floats(key)?, part].concat();
             state.set(key, values);
@@ -192,7 +173,7 @@ impl Estimator {
             append(&mut state, "l1_last", &vec![0.0; dim])?;
         }
         state.set("n_classes", models + 1);
-        rebuilt(state)
+        Estimator::from_state(&state, None)
     }
 
     /// This model as the entries that differ from `base` (see [`ModelDelta`]).

@@ -131,6 +131,7 @@ fn unseen_variance(config: &State) -> f64 {
 
 #[test]
 fn a_widened_model_is_the_model_wide_from_the_start() {
+    let mut lazy = 0; // models with a lazy noise clock (pending terms: the next test)
     for config in primal_configs() {
         let what = format!("{config:?}");
         let mut narrow = Estimator::new(config.clone(), None).unwrap();
@@ -138,6 +139,7 @@ fn a_widened_model_is_the_model_wide_from_the_start() {
         let mut wide = Estimator::new(config.clone().with("n_features", WIDE), None).unwrap();
         learn(&mut wide, &rows(WIDE, false), WIDE);
 
+        lazy += usize::from(narrow.state().entries.contains_key("noise_clock"));
         let widened = narrow.widened(WIDE, unseen_variance(&config)).unwrap();
         assert_eq!(widened.state().count::<usize>("n_features"), Ok(WIDE));
         // Rows that use the new features too, and a second pass that learns them.
@@ -155,6 +157,52 @@ fn a_widened_model_is_the_model_wide_from_the_start() {
             &predictions(&wide, &x, WIDE),
             &what,
         );
+    }
+    assert!(lazy > 0);
+}
+
+#[test]
+fn a_full_model_with_pending_terms_widens_exactly() {
+    // 33 rows of 40 features: not a multiple of the fold block, so terms are pending.
+    const D: usize = 40;
+    const N: usize = 33;
+    let (x, y, classes) = rows(D, true);
+    let padded = |width: usize| {
+        let mut wide = vec![0.0; N * width];
+        for (row, values) in wide.chunks_mut(width).zip(x.chunks(D)) {
+            row[..D].copy_from_slice(values);
+        }
+        wide
+    };
+    let learn = |model: &mut Estimator, x: &[f64], width: usize| {
+        let x = Matrix::Dense {
+            values: x,
+            n_rows: N,
+            n_cols: width,
+        };
+        let targets = match model.n_classes() {
+            Some(_) => Targets::Classes(&classes[..N]),
+            None => Targets::Values(&y[..N]),
+        };
+        model
+            .partial_fit(&x, targets, Presentation::default())
+            .unwrap();
+    };
+    for kind in ["binary", "multiclass"] {
+        let config = config(kind, "AROW", &[("r", 1.0)], "full").with("n_features", D);
+        let what = format!("{config:?}");
+        let mut narrow = Estimator::new(config.clone(), None).unwrap();
+        learn(&mut narrow, &x[..N * D], D);
+        assert!(
+            narrow.state().entries.contains_key("pending_terms"),
+            "{what}"
+        );
+        let mut wide = Estimator::new(config.with("n_features", D + 3), None).unwrap();
+        learn(&mut wide, &padded(D + 3), D + 3);
+        let widened = narrow.widened(D + 3, 0.7).unwrap();
+        let (test, _, _) = rows(D + 3, true);
+        let expected = predictions(&wide, &test, D + 3);
+        assert_close(&predictions(&widened, &test, D + 3), &expected, &what);
     }
 }
 
