@@ -75,12 +75,16 @@ def test_the_operations_refuse_what_they_cannot_do_leaving_the_model_as_it_is():
         binary.widened(3, 1.0)
     with pytest.raises(ValueError, match="only a one-vs-rest model grows by a class"):
         binary.with_prior_class(1.0)
+    with pytest.raises(ValueError, match="unseen_variance must be a positive finite number"):
+        binary.widened(8, float("nan"))
     _same_state(binary.state(), before)
     multiclass = cwrs.AROW().partial_fit(X, np.arange(10) % 3, classes=[0, 1, 2])._model
     with pytest.raises(ValueError, match="only a binary model becomes a one-vs-rest model"):
         multiclass.as_one_vs_rest()
     with pytest.raises(ValueError, match="only a one-vs-rest model grows by a class"):
         multiclass.with_prior_class(1.0)  # max-score
+    with pytest.raises(ValueError, match="prior_variance must be a positive finite number"):
+        binary.as_one_vs_rest().with_prior_class(0.0)
     kernel = cwrs.AROW(kernel="rbf").partial_fit(X, np.arange(10) % 2, classes=[0, 1])._model
     with pytest.raises(ValueError, match="cannot widen a kernel model"):
         kernel.widened(8, 1.0)

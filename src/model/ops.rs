@@ -15,6 +15,7 @@ use std::borrow::Cow;
 
 use crate::covariance::{with_new_features, Gaussian};
 use crate::error::CwError;
+use crate::learn::learner::check_variance;
 use crate::model::state::{State, Value};
 use crate::model::{Estimator, Model};
 
@@ -67,6 +68,7 @@ impl Estimator {
     /// Refused for a kernel model and for fewer features.
     pub fn widened(&self, n_features: usize, unseen_variance: f64) -> Result<Estimator, CwError> {
         let gaussians = self.gaussians("widen")?;
+        check_variance("unseen_variance", unseen_variance)?;
         let (models, shape) = (gaussians.len(), gaussians[0].shape());
         let old = shape.n_features;
         if n_features < old {
@@ -147,6 +149,7 @@ impl Estimator {
     /// for any model but a one-vs-rest one (a max-score model's classes compete in every row).
     pub fn with_prior_class(&self, prior_variance: f64) -> Result<Estimator, CwError> {
         let gaussians = self.gaussians("add a class to")?;
+        check_variance("prior_variance", prior_variance)?;
         if self.config.optional_string("strategy")? != Some("ovr") || self.kind() != "multiclass" {
             return Err(CwError::InvalidInput(
                 "only a one-vs-rest model grows by a class: build a binary model's \

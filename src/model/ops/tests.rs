@@ -214,6 +214,15 @@ fn widening_is_refused_for_kernels_and_fewer_features_leaving_the_model_as_it_is
         error.to_string().contains("widening only adds features"),
         "{error}"
     );
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        let error = model.widened(WIDE, bad).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("unseen_variance must be a positive"),
+            "{error}"
+        );
+    }
     let same = model.widened(NARROW, 1.0).unwrap();
     assert_eq!(
         format!("{:?}", same.state()),
