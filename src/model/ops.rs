@@ -6,10 +6,11 @@
 //! ([`ModelDelta`], what a Dask worker sends back).
 //!
 //! The structural operations rebuild the model from its state view without what it keeps
-//! lazily ([`Estimator::eager_state`]), changed in one function each: every covariance form widens its own values ([`Gaussian::widened_covariance`]) and a
-//! new class starts from a fresh form ([`Gaussian::new`]); the other per-coordinate arrays (the
-//! mean, the averaging sums, the L1 bookkeeping) get the new coordinates at their prior; and
-//! [`Estimator::from_state`] checks the result as it checks any state.
+//! lazily ([`Estimator::eager_state`]), changed in one function each: every covariance form
+//! widens its own values ([`Gaussian::widened_covariance`]) and a new class starts from a fresh
+//! form ([`Gaussian::new`]); the other per-coordinate arrays (the mean, the averaging sums, the
+//! L1 bookkeeping) get the new coordinates at their prior; and [`Estimator::from_state`] checks
+//! the result as it checks any state.
 
 use std::borrow::Cow;
 
@@ -186,9 +187,10 @@ impl Estimator {
 }
 
 /// A model as what changed since a base model: when every array of its state holds one value
-/// per coordinate (the identity and diagonal forms) and the coordinates that changed take fewer
-/// bytes than the whole, those coordinates' values; else the whole state.
-/// [`ModelDelta::apply`] rebuilds the model bit for bit.
+/// per coordinate (the diagonal form's and AdaGrad's and FTRL's, without process noise or a
+/// multiclass L1 penalty) and the coordinates that changed (bit for bit) take fewer bytes than
+/// the whole, those coordinates' values; else the whole state. [`ModelDelta::apply`] rebuilds
+/// the model bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelDelta {
     Whole(State<'static>),
