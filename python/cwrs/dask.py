@@ -212,10 +212,7 @@ def _epoch(client, template, model, parts, n_features, classes, method):
     payloads = [payload for payload in client.gather(futures) if payload is not None]
     if not payloads:
         raise ValueError("X has no rows: every partition is empty")
-    # The start's state only when a shard came back as the coordinates it changed.
-    touched = model is not None and any(delta[0] == "touched" for _, delta in payloads)
-    base_state = model._model.state() if touched else None
-    shards = [_shard(template, base_state, payload) for payload in payloads]
+    shards = [_shard(template, model, payload) for payload in payloads]
     return merge_models(shards, method=method, base=model)
 
 
@@ -227,12 +224,12 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
         return None
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
     fit_args = {} if classes is None or base is not None else {"classes": classes}
-    start = None if base is None else base._model.state()
+    start = None if base is None else base._model
     mapped = getattr(model, "kernel_approximation", None) is not None
     if base is None and (kind == "rows" or (kind == "file" and not mapped)):
-        # The fresh model this task starts from, read before it learns: the start of the delta.
+        # The fresh model this task starts from, copied before it learns: the start of the delta.
         _start(model, n_features, classes)
-        start = model._model.state()
+        start = model._model.copy()
     if kind == "file":
         _learn_file(model, x, n_features, classes)
     elif kind == "rows":
@@ -242,8 +239,9 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
     else:
         model.partial_fit(x, y, **fit_args)
     if start is None:  # the native model was built by the first partial_fit
-        start = _cwrs.Model(model._model.config).state()
-    return fitted_attributes(model), _delta(start, model._model.state())
+        start = _cwrs.Model(model._model.config)
+    # Only the coordinates the shard changed, when that is smaller (`Model.delta_since`).
+    return fitted_attributes(model), model._model.delta_since(start)
 
 
 def _learn_file(model, path, n_features, classes):
@@ -273,37 +271,12 @@ def _start(model, n_features, classes):
                    n_features_in_=n_features, _sparse_input=True, feature_names_in_=None)
 
 
-def _delta(start, end):
-    """`end` as the entries that differ from `start`: for models whose arrays are all one value
-    per coordinate (identity and diagonal forms), the coordinates that changed when fewer bytes
-    than the whole; else the whole state."""
-    arrays = {k: v for k, v in end.items() if isinstance(v, np.ndarray)}
-    lengths = {v.shape[0] for v in arrays.values()}
-    if len(lengths) == 1 and all(start[k].shape == v.shape for k, v in arrays.items()):
-        changed = np.zeros(lengths.pop(), dtype=bool)
-        for key, values in arrays.items():
-            changed |= start[key] != values
-        touched = np.flatnonzero(changed)
-        if touched.size * (1 + len(arrays)) < changed.size * len(arrays):
-            scalars = {k: v for k, v in end.items() if k not in arrays}
-            return "touched", scalars, touched, {k: v[touched] for k, v in arrays.items()}
-    return "whole", end
-
-
-def _shard(template, base_state, payload):
-    """The shard estimator a payload of `_learn_partition` describes."""
+def _shard(template, base, payload):
+    """The shard estimator a payload of `_learn_partition` describes, from the estimator `base`
+    the epoch started from (None: from scratch)."""
     fitted, delta = payload
-    if delta[0] == "whole":
-        state = delta[1]
-    else:
-        _, scalars, touched, values = delta
-        start = base_state if base_state is not None else _cwrs.Model(scalars).state()
-        state = {**start, **scalars}
-        for key, changed in values.items():
-            array = np.array(start[key], copy=True)
-            array[touched] = changed
-            state[key] = array
-    return with_model(template, fitted, _cwrs.Model.from_state(state))
+    native = _cwrs.Model.from_delta(delta, None if base is None else base._model)
+    return with_model(template, fitted, native)
 
 
 # ------------------------------------------------------------------------- prediction

@@ -247,158 +247,24 @@ class _Adapter:
     def _grow(self, width: int) -> None:
         """Rebuilds the fitted model `width` columns wide: each new column has mean 0 and the
         variance of a never-seen feature, uncorrelated with the others (exactly as in a wide
-        model)."""
+        model; `Model.widened`)."""
         estimator = self.estimator_
         assert estimator is not None
-        state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
-        if state["kind"] not in ("binary", "regressor", "multiclass"):  # pragma: no cover
-            raise TypeError(f"cannot grow a {state['kind']} model")  # kernels: refused in _setup
-        _widen_state(state, width, self._unseen_variance(estimator))
-        self._install(estimator, state, n_features_in_=width)
+        model = estimator._model  # noqa: SLF001 - the adapter is part of cwrs
+        widened = model.widened(width, self._unseen_variance(estimator))
+        self._install(estimator, widened, n_features_in_=width)
 
-    def _install(self, estimator: Estimator, state: dict, **fitted: Any) -> None:
-        """Makes the model restored from `state` the fitted model of `estimator`, with the
-        fitted attributes `fitted` (assigning them drops the estimator's one-row path, which
-        held the old model). The first install of a row keeps the estimator's attributes, for
-        `_learning` to put back if the row fails (they are replaced, never changed in place)."""
-        model = _cwrs.Model.from_state(state)
+    def _install(self, estimator: Estimator, model: _cwrs.Model, **fitted: Any) -> None:
+        """Makes `model` the fitted model of `estimator`, with the fitted attributes `fitted`
+        (assigning them drops the estimator's one-row path, which held the old model). The
+        first install of a row keeps the estimator's attributes, for `_learning` to put back
+        if the row fails (they are replaced, never changed in place)."""
         with estimator._lock():  # noqa: SLF001 - read together by the estimator's own calls
             if self._replaced is None:
                 self._replaced = dict(estimator.__dict__)
             estimator._model = model  # noqa: SLF001
             for name, value in fitted.items():
                 setattr(estimator, name, value)
-
-
-def _models(state: dict) -> int:
-    """How many models (classes) the state's per-coordinate arrays hold, one after another."""
-    return int(state["n_classes"]) if state["kind"] == "multiclass" else 1
-
-
-def _each_model(state: dict, key: str, change: Any) -> None:
-    """`state[key]` with `change(part)` applied to each model's part, if the state has it."""
-    if key in state:
-        parts = np.split(np.asarray(state[key], dtype=np.float64), _models(state))
-        state[key] = np.concatenate([change(part) for part in parts])
-
-
-def _widen_state(state: dict, width: int, a: float) -> None:
-    """The state `width` features wide: every model's mean, averaging sums, covariance and lazy
-    L1 state get the new features (mean 0, variance `a`, no correlation, never averaged or
-    penalised) after the old ones and before the bias."""
-    old = int(state["n_features"])
-    dim = old + int(state["fit_intercept"])
-    kind = state["covariance"]
-    widen = lambda values: _widen_mean(values, old, width)  # noqa: E731
-    _each_model(state, "means" if state["kind"] == "multiclass" else "mean", widen)
-    _each_model(state, "average_sums", widen)  # u: no change of a new weight yet
-    _each_model(
-        state, "covariance_values", lambda cov: _widen_cov(cov, kind, old, width, dim, a)
-    )
-    if "l1_last" in state:
-        totals = state["l1_totals"] if state["kind"] == "multiclass" else [state["l1_total"]]
-        parts = np.split(np.asarray(state["l1_last"], dtype=np.float64), _models(state))
-        state["l1_last"] = np.concatenate(
-            [_widen_l1(total, last, old, width) for total, last in zip(totals, parts)]
-        )
-    state["n_features"] = width
-    _drop_lazy_entries(state)
-
-
-def _drop_lazy_entries(state: dict) -> None:
-    """Drops the lazy process-noise clock and the full form's pending rank-one terms, which
-    describe the models as they were: the changed state starts from its eager covariance
-    (`covariance_values`), nothing pending."""
-    for key in ("noise_clock", "noise_variances", "pending_counts", "pending_bases",
-                "pending_terms"):
-        state.pop(key, None)
-
-
-def _widen_mean(mean: Any, old: int, width: int) -> Any:
-    """μ over `old` features (then the bias, if any) with zeros for the new features."""
-    return np.concatenate([mean[:old], np.zeros(width - old), mean[old:]])
-
-
-def _widen_l1(total: float, last: Any, old: int, width: int) -> Any:
-    """The lazy L1 state: new coordinates are up to date (their weight is 0 and stays 0)."""
-    return np.concatenate([last[:old], np.full(width - old, total), last[old:]])
-
-
-def _widen_cov(cov: Any, kind: str, old: int, width: int, dim: int, a: float) -> Any:
-    """The covariance values with variance a for the new features and no correlation to them:
-    empty (identity), variances (diag), Σ row-major (full, stored folded), or the low-rank
-    form's variances S then its sketch rows B (a new feature has S = a and no sketch entry:
-    no increment √c·x has touched it, docs/design.md §3.3); AdaGrad's and FTRL's
-    per-coordinate gradient sums start at 0 (docs/design.md §2.9)."""
-    if kind == "identity":
-        return cov
-    if kind == "diag":
-        return np.concatenate([cov[:old], np.full(width - old, a), cov[old:]])
-    if kind in ("adagrad", "ftrl"):
-        return np.concatenate([cov[:old], np.zeros(width - old), cov[old:]])
-    new_dim = dim + width - old
-    keep = np.r_[0:old, width:new_dim]  # where the old coordinates go
-    if kind == "lowrank":
-        variances, sketch = cov[:dim], cov[dim:].reshape(-1, dim)
-        widened = np.zeros((sketch.shape[0], new_dim))
-        widened[:, keep] = sketch
-        return np.concatenate([_widen_cov(variances, "diag", old, width, dim, a), widened.ravel()])
-    sigma = np.zeros((new_dim, new_dim))
-    sigma[np.ix_(keep, keep)] = cov.reshape(dim, dim)
-    sigma[np.arange(old, width), np.arange(old, width)] = a
-    return sigma.ravel()
-
-
-def _prior_cov(like: Any, kind: str, dim: int, a: float) -> Any:
-    """The covariance values of a model that has learned nothing, over `dim` coordinates at
-    variance `a`, laid out as `like` (another model's values of the same form)."""
-    if kind == "identity":
-        return like[:0]
-    if kind in ("adagrad", "ftrl"):
-        return np.zeros(dim)
-    if kind == "full":
-        return (a * np.eye(dim)).ravel()
-    prior = np.zeros(len(like))  # diag: the variances; lowrank: S, then an empty sketch
-    prior[:dim] = a
-    return prior
-
-
-def _to_one_vs_rest(state: dict) -> None:
-    """A binary state as the equal two-class one-vs-rest state: class 1 (positive) is the
-    binary model, class 0 its mirror image (mean and averaging sums negated, the same
-    covariance and L1 state). One-vs-rest class 0 learns every row with the opposite sign,
-    and the rules are odd in the mean (μ → −μ, y → −y: the same margin, variance and step),
-    so it is exactly the mirror image from the first row on."""
-    mean = np.asarray(state.pop("mean"), dtype=np.float64)
-    state["means"] = np.concatenate([-mean, mean])
-    state["covariance_values"] = np.tile(state["covariance_values"], 2)
-    if "average_sums" in state:
-        sums = np.asarray(state["average_sums"], dtype=np.float64)
-        state["average_sums"] = np.concatenate([-sums, sums])
-    if "l1_last" in state:
-        total = float(state.pop("l1_total"))
-        state["l1_totals"] = np.array([total, total])
-        state["l1_last"] = np.tile(state["l1_last"], 2)
-    state.update(kind="multiclass", strategy="ovr", n_classes=2)
-    _drop_lazy_entries(state)
-
-
-def _add_prior_class(state: dict, a: float) -> None:
-    """One more one-vs-rest class, at the prior: mean 0 and covariance a·I (`a` the variance of
-    a never-seen weight at this round), nothing averaged or penalised yet."""
-    dim = int(state["n_features"]) + int(state["fit_intercept"])
-    like = np.split(np.asarray(state["covariance_values"]), _models(state))[0]
-    state["means"] = np.concatenate([state["means"], np.zeros(dim)])
-    state["covariance_values"] = np.concatenate(
-        [state["covariance_values"], _prior_cov(like, state["covariance"], dim, a)]
-    )
-    if "average_sums" in state:
-        state["average_sums"] = np.concatenate([state["average_sums"], np.zeros(dim)])
-    if "l1_last" in state:
-        state["l1_totals"] = np.append(state["l1_totals"], 0.0)
-        state["l1_last"] = np.concatenate([state["l1_last"], np.zeros(dim)])
-    state["n_classes"] = int(state["n_classes"]) + 1
-    _drop_lazy_entries(state)
 
 
 # The docstring entries both adapters share.
@@ -504,13 +370,13 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         a weight never seen so far (mean 0, variance a, or a + q·t after t rows with a constant
         process noise q), having learned none of the earlier rows."""
         estimator = cast(Classifier, self.estimator_)
-        state = estimator._model.state()  # noqa: SLF001 - the adapter is part of cwrs
+        model = estimator._model  # noqa: SLF001 - the adapter is part of cwrs
         a = self._unseen_variance(estimator)
-        if state["kind"] == "binary":
-            _to_one_vs_rest(state)
-        _add_prior_class(state, a)
-        classes = np.arange(state["n_classes"], dtype=estimator.classes_.dtype)
-        self._install(estimator, state, classes_=classes, multi_class="ovr")
+        if model.kind == "binary":
+            model = model.as_one_vs_rest()
+        model = model.with_prior_class(a)
+        classes = np.arange(model.n_classes, dtype=estimator.classes_.dtype)
+        self._install(estimator, model, classes_=classes, multi_class="ovr")
 
     # ------------------------------------------------------------------ prediction
     def _probabilities(self, x: dict[Hashable, Any]) -> Optional[np.ndarray]:

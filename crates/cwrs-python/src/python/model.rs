@@ -22,7 +22,8 @@ use crate::host::{attributes, calls};
 use cwrs::data::Matrix;
 use cwrs::error::CwError;
 use cwrs::model::best_class;
-use cwrs::model::state::Value;
+use cwrs::model::ops::ModelDelta;
+use cwrs::model::state::{State, Value};
 use cwrs::model::Estimator;
 
 const NAME: &str = "Model";
@@ -165,6 +166,51 @@ methods_and_attributes! {
         let copy = |e: &Estimator| Ok(e.clone());
         let copy = self.estimator.read(py, "copy", Work::Batch, copy)?;
         Ok(Self::wrap(copy))
+    }
+
+    /// The model over `n_features` features, each new one at the prior of a weight never seen
+    /// (mean 0, variance `unseen_variance`); this model stays as it is.
+    fn widened(&self, py: Python, n_features: usize, unseen_variance: f64) -> PyResult<Self> {
+        let widen = |e: &Estimator| Ok(e.widened(n_features, unseen_variance)?);
+        Ok(Self::wrap(self.estimator.read(py, "widened", Work::Batch, widen)?))
+    }
+
+    /// A binary model as the equal two-class one-vs-rest model; this model stays as it is.
+    fn as_one_vs_rest(&self, py: Python) -> PyResult<Self> {
+        let grow = |e: &Estimator| Ok(e.as_one_vs_rest()?);
+        Ok(Self::wrap(self.estimator.read(py, "as_one_vs_rest", Work::Batch, grow)?))
+    }
+
+    /// The one-vs-rest model with one more class at the prior (mean 0, covariance
+    /// `prior_variance`·I); this model stays as it is.
+    fn with_prior_class(&self, py: Python, prior_variance: f64) -> PyResult<Self> {
+        let grow = |e: &Estimator| Ok(e.with_prior_class(prior_variance)?);
+        Ok(Self::wrap(self.estimator.read(py, "with_prior_class", Work::Batch, grow)?))
+    }
+
+    /// This model as the entries that changed since `base` (a dict of NumPy arrays and
+    /// scalars, picklable), for `from_delta`.
+    fn delta_since<'py>(&self, py: Python<'py>, base: PyRef<Model>) -> PyResult<Dict<'py>> {
+        let base = base.estimator.read(py, "delta_since", Work::Batch, |e| Ok(e.clone()))?;
+        let delta = |e: &Estimator| Ok(e.delta_since(&base).to_state());
+        state_to_dict(py, self.estimator.read(py, "delta_since", Work::Batch, delta)?)
+    }
+
+    /// The model a dict of `delta_since` describes, from the `base` it was taken against
+    /// (None: a fresh model of its configuration).
+    #[staticmethod]
+    #[pyo3(signature = (delta, base=None))]
+    fn from_delta(py: Python, delta: &Dict, base: Option<PyRef<Model>>) -> PyResult<Self> {
+        let held = held_entries(delta)?;
+        let delta = ModelDelta::from_state(State::from_held(&held, true)?)?;
+        let estimator = match base {
+            Some(base) => {
+                let apply = |e: &Estimator| Ok(delta.apply(Some(e))?);
+                base.estimator.read(py, "from_delta", Work::Batch, apply)?
+            }
+            None => delta.apply(None)?,
+        };
+        Ok(Self::wrap(estimator))
     }
 
     /// Everything needed to rebuild the model exactly, by name; the model stays as it is.

@@ -81,6 +81,11 @@ macro_rules! gradient_sums_parts {
         fn dense_covariance(&self) -> Option<Vec<f64>> {
             None
         }
+
+        /// No gradient yet for a feature never seen.
+        fn widened_covariance(&self, new: usize, _a: f64) -> Vec<f64> {
+            super::with_new_features(&self.state.sums, self.state.shape, new, 0.0)
+        }
     };
 }
 pub(super) use gradient_sums_parts;

@@ -74,6 +74,11 @@ impl PrimalForm for Identity {
         Cow::Borrowed(&[])
     }
 
+    /// Σ = I at any width: nothing stored.
+    fn widened_covariance(&self, _new: usize, _a: f64) -> Vec<f64> {
+        Vec::new()
+    }
+
     /// Σ = I.
     fn dense_covariance(&self) -> Option<Vec<f64>> {
         let dim = self.shape.dim();

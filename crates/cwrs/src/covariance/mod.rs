@@ -61,7 +61,7 @@ pub(crate) use lowrank::symmetric_eigen;
 pub use lowrank::{LowRank, DEFAULT_RANK, MAX_RANK};
 pub use primal::{Gaussian, Parts, PrimalForm};
 
-use crate::data::{Features, Matrix, Row};
+use crate::data::{Features, Matrix, Row, Shape};
 use crate::error::CwError;
 use crate::learn::sparse_l1::L1;
 use crate::linalg::{cholesky_in_place, dot_by_fours};
@@ -83,6 +83,18 @@ pub const FULL_VARIANCE_FLOOR: f64 = f64::MIN_POSITIVE;
 /// the model as it was): with |μ_j| ≤ f64::MAX, a step term below 2⁹⁷⁰ (half the spacing of
 /// floats at f64::MAX) cannot round to infinity, so the forms check coordinates only past it.
 pub const MEAN_STEP_LIMIT: f64 = f64::MAX / (1u64 << 54) as f64;
+
+/// A model's per-coordinate `values` over `shape` with `new` features added after the old ones
+/// (before the bias), each holding `fill`: how a feature never seen enters every
+/// per-coordinate array (the mean, a diagonal, the bookkeeping of averaging and L1).
+pub fn with_new_features(values: &[f64], shape: Shape, new: usize, fill: f64) -> Vec<f64> {
+    let old = shape.n_features.min(values.len());
+    let mut widened = Vec::with_capacity(values.len() + new);
+    widened.extend_from_slice(&values[..old]);
+    widened.resize(old + new, fill);
+    widened.extend_from_slice(&values[old..]);
+    widened
+}
 
 /// What the learning path needs from one row before choosing a step.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]

@@ -89,6 +89,11 @@ pub trait PrimalForm: Covariance + Sized {
     /// forms that hold a rule's own state rather than a covariance (AdaGrad, FTRL).
     fn dense_covariance(&self) -> Option<Vec<f64>>;
 
+    /// [`PrimalForm::covariance`] with `new` features added after the old ones (before the
+    /// bias), each at the prior of a weight never seen: variance `a`, uncorrelated with the
+    /// others; what a model created that wide holds for a feature no row has named.
+    fn widened_covariance(&self, new: usize, a: f64) -> Vec<f64>;
+
     /// The covariance as [`PrimalForm::from_parts`] takes it back.
     fn covariance_state(&self) -> Cow<'_, [f64]> {
         self.covariance()
@@ -210,6 +215,13 @@ macro_rules! primal_forms {
             pub fn covariance(&self) -> Cow<'_, [f64]> {
                 match self {
                     $(Gaussian::$form(f) => f.covariance(),)*
+                }
+            }
+
+            /// See [`PrimalForm::widened_covariance`].
+            pub fn widened_covariance(&self, new: usize, a: f64) -> Vec<f64> {
+                match self {
+                    $(Gaussian::$form(f) => f.widened_covariance(new, a),)*
                 }
             }
 

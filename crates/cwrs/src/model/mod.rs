@@ -10,6 +10,7 @@ pub mod attributes;
 mod costs;
 pub mod file;
 pub(crate) mod first_fit;
+pub mod ops;
 pub mod state;
 #[cfg(test)]
 mod state_props;
@@ -596,7 +597,38 @@ impl Estimator {
     /// into beside it (see [`Covariance::pending_terms`]); process noise not folded in is
     /// stored as it is (see [`Covariance::lazy_noise`]).
     pub fn state(&self) -> State<'static> {
+        self.eager_state().merged(self.lazy_entries())
+    }
+
+    /// [`Estimator::state`] without what the model keeps lazily (the full form's pending
+    /// rank-one terms, process noise not folded in): a model rebuilt from it starts from the
+    /// eager covariance, nothing pending, and predicts the same; what a state changed by
+    /// [`crate::model::ops`] starts from.
+    pub fn eager_state(&self) -> State<'static> {
         self.config.clone().merged(self.learned())
+    }
+
+    /// The entries of [`Estimator::state`] that [`Estimator::eager_state`] leaves out.
+    fn lazy_entries(&self) -> State<'static> {
+        let pending = match &self.model {
+            Model::Binary(l) => l.pending_terms(),
+            Model::Regressor(l) => l.pending_terms(),
+            Model::Multiclass(l) => l.pending_terms(),
+            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        };
+        let lazy = match pending {
+            Some((counts, bases, terms)) => State::default()
+                .with("pending_counts", counts)
+                .with("pending_bases", bases)
+                .with("pending_terms", terms),
+            None => State::default(),
+        };
+        match each!(&self.model, l => l.lazy_noise()) {
+            Some((clocks, stored)) => lazy
+                .with("noise_clock", clocks)
+                .with("noise_variances", stored),
+            None => lazy,
+        }
     }
 
     fn learned(&self) -> State<'static> {
@@ -637,25 +669,6 @@ impl Estimator {
                 let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
             }
-        };
-        let pending = match &self.model {
-            Model::Binary(l) => l.pending_terms(),
-            Model::Regressor(l) => l.pending_terms(),
-            Model::Multiclass(l) => l.pending_terms(),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
-        };
-        let learned = match pending {
-            Some((counts, bases, terms)) => learned
-                .with("pending_counts", counts)
-                .with("pending_bases", bases)
-                .with("pending_terms", terms),
-            None => learned,
-        };
-        let learned = match each!(&self.model, l => l.lazy_noise()) {
-            Some((clocks, stored)) => learned
-                .with("noise_clock", clocks)
-                .with("noise_variances", stored),
-            None => learned,
         };
         let statistics = each!(&self.model, l => l.change_detector().map(|d| d.statistics()));
         let learned = match statistics {

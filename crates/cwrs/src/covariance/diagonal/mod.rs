@@ -4,8 +4,8 @@
 use std::borrow::Cow;
 
 use super::{
-    averaged_len_without_l1, impossible, prefetch_each, wrong_length, Covariance, CovarianceKind,
-    Observation, Parts, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
+    averaged_len_without_l1, impossible, prefetch_each, with_new_features, wrong_length,
+    Covariance, CovarianceKind, Observation, Parts, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape, SparseIndex};
 use crate::error::CwError;
@@ -325,6 +325,11 @@ impl PrimalForm for Diagonal {
         (0..self.coordinates.len())
             .map(|j| self.variance_of(j))
             .collect()
+    }
+
+    /// The variances, a new feature's a.
+    fn widened_covariance(&self, new: usize, a: f64) -> Vec<f64> {
+        with_new_features(&self.covariance(), self.shape, new, a)
     }
 
     fn dense_covariance(&self) -> Option<Vec<f64>> {

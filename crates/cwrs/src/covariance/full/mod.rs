@@ -4,8 +4,9 @@ use std::borrow::Cow;
 use std::ops::Range;
 
 use super::{
-    dense_mean_methods, impossible, is_positive_definite, wrong_length, Covariance, CovarianceKind,
-    Observation, Parts, PrimalForm, Update, FULL_VARIANCE_FLOOR, RELATIVE_VARIANCE_FLOOR,
+    dense_mean_methods, impossible, is_positive_definite, with_new_features, wrong_length,
+    Covariance, CovarianceKind, Observation, Parts, PrimalForm, Update, FULL_VARIANCE_FLOOR,
+    RELATIVE_VARIANCE_FLOOR,
 };
 use crate::data::POLL_WORK;
 use crate::data::{Features, Row, Shape};
@@ -650,6 +651,20 @@ impl PrimalForm for Full {
 
     fn dense_covariance(&self) -> Option<Vec<f64>> {
         Some(self.values().into_owned())
+    }
+
+    /// Σ (pending terms folded in), a new feature's row and column those of a·I.
+    fn widened_covariance(&self, new: usize, a: f64) -> Vec<f64> {
+        let (dim, old) = (self.shape.dim(), self.shape.n_features);
+        let wide = dim + new;
+        let mut sigma = vec![0.0; wide * wide];
+        for (i, row) in self.values().chunks_exact(dim).enumerate() {
+            let to = if i < old { i } else { i + new };
+            let row = with_new_features(row, self.shape, new, 0.0);
+            sigma[to * wide..(to + 1) * wide].copy_from_slice(&row);
+        }
+        (old..old + new).for_each(|j| sigma[j * wide + j] = a);
+        sigma
     }
 
     /// Σ₀ row-major, then the pending terms.

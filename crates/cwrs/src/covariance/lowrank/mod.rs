@@ -11,8 +11,8 @@
 use std::borrow::Cow;
 
 use super::{
-    dense_mean_methods, impossible, wrong_length, Covariance, CovarianceKind, Parts, PrimalForm,
-    MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
+    dense_mean_methods, impossible, with_new_features, wrong_length, Covariance, CovarianceKind,
+    Parts, PrimalForm, MEAN_STEP_LIMIT, RELATIVE_VARIANCE_FLOOR, VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
@@ -471,6 +471,16 @@ impl PrimalForm for LowRank {
         values.extend_from_slice(&self.variances);
         values.extend_from_slice(&self.sketch);
         Cow::Owned(values)
+    }
+
+    /// A new feature has S = a and no sketch entry: no increment √c·x of a row without it has
+    /// touched it (docs/design.md §3.3).
+    fn widened_covariance(&self, new: usize, a: f64) -> Vec<f64> {
+        let mut values = with_new_features(&self.variances, self.shape, new, a);
+        for row in self.sketch.chunks_exact(self.dim) {
+            values.extend(with_new_features(row, self.shape, new, 0.0));
+        }
+        values
     }
 }
 

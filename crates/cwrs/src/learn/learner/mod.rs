@@ -21,11 +21,16 @@ pub type DualLearner = Online<Binary, DualGaussian>;
 
 /// Checks the initial variance a > 0.
 pub(crate) fn check_initial_variance(a: f64) -> Result<(), CwError> {
-    if a.is_finite() && a > 0.0 {
+    check_variance("a", a)
+}
+
+/// Refuses a prior variance, named `name`, that is not a positive finite number.
+pub(crate) fn check_variance(name: &str, value: f64) -> Result<(), CwError> {
+    if value.is_finite() && value > 0.0 {
         Ok(())
     } else {
         Err(CwError::InvalidParameter(format!(
-            "a must be a positive finite number, got {a}"
+            "{name} must be a positive finite number, got {value}"
         )))
     }
 }
