@@ -183,9 +183,8 @@ fn exercise(model: &mut Estimator, setup: &Setup) {
     let _ = model.decision_function(&matrix, &mut out);
     let _ = model.variances(&matrix, &mut out);
     let _ = model.probabilities(&matrix, &mut out);
-    for name in ["mean", "covariance", "dense_covariance", "dual_coef"] {
-        let _ = model.attribute(name);
-    }
+    let _ = (model.mean(), model.covariance(), model.dense_covariance());
+    let _ = (model.dual_coef(), model.support_vectors(), model.n_support());
     let targets = match model.n_classes() {
         Some(_) => Targets::Classes(&classes),
         None => Targets::Values(&y),
