@@ -66,6 +66,7 @@ test: install lint
 	cargo run --quiet --example stream
 	cargo run --quiet --example serve
 	cargo run --quiet --example save
+	cargo run --quiet --example shards
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 
