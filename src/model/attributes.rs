@@ -59,7 +59,7 @@ impl Estimator {
                 }
                 _ => return None,
             },
-            "config" => self.config().clone().into(),
+            "config" => self.config().into(),
             // The process noise `"auto"` added since its last reset (None without it).
             "noise_since_reset" => {
                 let detector = match self.model() {
