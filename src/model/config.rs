@@ -24,6 +24,7 @@
 use crate::covariance::dual::{average_with_budget, check_budget};
 use crate::covariance::kernel::Kernel;
 use crate::covariance::{check_rank, no_process_noise, noise_with_l1, CovarianceKind};
+use crate::data::Shape;
 use crate::error::CwError;
 use crate::learn::average::check_start;
 use crate::learn::drift::ProcessNoise;
@@ -337,8 +338,8 @@ impl ModelConfig {
     }
 
     /// Every rule the configuration's values must follow, each with its message: the rule's
-    /// parameters, the prior, the covariance form with the rule, the classes, the kernel, the
-    /// penalty, process noise and averaging, alone and together.
+    /// parameters, the prior, the width, the covariance form with the rule, the classes, the
+    /// kernel, the penalty, process noise and averaging, alone and together.
     pub fn check(&self) -> Result<(), CwError> {
         let rule = match self.kind {
             ModelKind::Regressor => {
@@ -365,6 +366,7 @@ impl ModelConfig {
                 check_budget(kernel.budget)?;
             }
             (None, rule) => {
+                Shape::new(self.n_features, self.fit_intercept)?;
                 if let Some(rank) = self.covariance.rank() {
                     check_rank(rank)?;
                 }

@@ -1,10 +1,7 @@
-//! One type for every learner kind, built from a named configuration or state ([`State`]), with
-//! the one set of methods the Python bindings call. The configuration entries (all kinds:
-//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`
-//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and
-//! `penalize_intercept`; multiclass kinds: `strategy`, `n_classes`; kernel kinds: `kernel`,
-//! `gamma`, `degree`, `coef0`, `budget`; OGD's `loss`; optionally `average`) and the learned
-//! entries of each kind are listed in docs/model-format.md.
+//! One type for every learner kind, built from a typed configuration ([`ModelConfig`]) or a
+//! state ([`State`], whose configuration entries are the configuration's saved view), with the
+//! one set of methods the Python bindings call. The entries of each kind are listed in
+//! docs/model-format.md.
 
 pub mod attributes;
 pub mod config;

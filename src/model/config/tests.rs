@@ -22,6 +22,7 @@ fn check_refuses_each_bad_value_and_combination_with_its_message() {
     let kernel = || ModelConfig::kernel("AROW", &[("r", 1.0)], rbf()).n_features(3);
     let cases = [
         (arow().a(0.0), "a must be a positive finite number, got 0"),
+        (arow().n_features(0), "a model needs at least one feature"),
         (
             ModelConfig::binary("AROW", &[("r", -1.0)]),
             "r must be a positive finite number",
