@@ -457,18 +457,6 @@ impl CovarianceKind {
         }
     }
 
-    /// The configured form: `name`, with `rank` (asked only for "lowrank").
-    pub fn from_config(
-        name: &str,
-        rank: impl FnOnce() -> Result<usize, CwError>,
-    ) -> Result<CovarianceKind, CwError> {
-        if name != "lowrank" {
-            return Self::from_name(name);
-        }
-        let rank = check_rank(rank()?)?;
-        Ok(CovarianceKind::LowRank { rank })
-    }
-
     /// The sketch's rank k of the low-rank form.
     pub fn rank(&self) -> Option<usize> {
         match self {
