@@ -185,9 +185,9 @@ fn dual_gaussian(
     custom: &CustomKernel,
 ) -> Result<DualGaussian, CwError> {
     crate::learn::learner::check_kernel_form(rule)?;
-    let kernel = match (custom, kernel.kernel()?) {
+    let function = match (custom, kernel.kernel()?) {
         (Some(function), _) => Kernel::Custom(function.clone()),
-        (None, Some(kernel)) => kernel,
+        (None, Some(built_in)) => built_in,
         (None, None) => {
             return Err(CwError::InvalidParameter(
                 "a model with a callable kernel needs the callable: pass it as `kernel`".into(),
@@ -195,12 +195,12 @@ fn dual_gaussian(
         }
     };
     DualGaussian::new(
-        kernel,
+        function,
         rule.is_second_order(),
         config.n_features,
         config.fit_intercept,
         config.a,
-        config.kind.kernel().and_then(|kernel| kernel.budget),
+        kernel.budget,
     )
 }
 

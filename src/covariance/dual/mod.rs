@@ -17,22 +17,6 @@
 
 mod rows;
 mod symmetric;
-/// Refuses a budget of no support row.
-pub(crate) fn check_budget(budget: Option<usize>) -> Result<(), CwError> {
-    match budget {
-        Some(0) => Err(CwError::InvalidParameter(
-            "budget must be at least 1".into(),
-        )),
-        _ => Ok(()),
-    }
-}
-
-/// The refusal of averaging with a budget: a removal reorders and projects the coefficients,
-/// which the sums cannot follow.
-pub(crate) fn average_with_budget() -> CwError {
-    CwError::InvalidParameter("average cannot be combined with a kernel budget".into())
-}
-
 #[cfg(test)]
 mod tests;
 
@@ -761,4 +745,20 @@ impl Covariance for DualGaussian {
         }
         dot(&k[..values.len()], values)
     }
+}
+
+/// Refuses a budget of no support row.
+pub(crate) fn check_budget(budget: Option<usize>) -> Result<(), CwError> {
+    match budget {
+        Some(0) => Err(CwError::InvalidParameter(
+            "budget must be at least 1".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of averaging with a budget: a removal reorders and projects the coefficients,
+/// which the sums cannot follow.
+pub(crate) fn average_with_budget() -> CwError {
+    CwError::InvalidParameter("average cannot be combined with a kernel budget".into())
 }

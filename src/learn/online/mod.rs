@@ -77,8 +77,6 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: u64,
         sums: Option<&[f64]>,
     ) -> Result<Self, CwError> {
-        // ALMA and the ROMMAs (the rules that read ‖μ‖²) rescale every weight on an update,
-        // which the O(nnz) sums cannot follow.
         check_average_rule(self.objective.rule())?;
         self.average = Some(Average::new(start, rows, sums, &self.models)?);
         Ok(self)
