@@ -23,7 +23,9 @@
 
 use crate::covariance::dual::{average_with_budget, check_budget};
 use crate::covariance::kernel::Kernel;
-use crate::covariance::{check_rank, no_process_noise, noise_with_l1, CovarianceKind};
+use crate::covariance::{
+    average_with_l1, check_rank, no_process_noise, noise_with_l1, CovarianceKind,
+};
 use crate::data::Shape;
 use crate::error::CwError;
 use crate::learn::average::check_start;
@@ -341,6 +343,7 @@ impl ModelConfig {
     /// parameters, the prior, the width, the covariance form with the rule, the classes, the
     /// kernel, the penalty, process noise and averaging, alone and together.
     pub fn check(&self) -> Result<(), CwError> {
+        // The classification rule; `None` for a regressor, whose rule is checked here.
         let rule = match self.kind {
             ModelKind::Regressor => {
                 let rule = self.rule.regression_rule()?;
@@ -391,14 +394,14 @@ impl ModelConfig {
         };
         check_start(start)?;
         if self.penalty.is_some() {
-            return Err(crate::covariance::average_with_l1());
+            return Err(average_with_l1());
         }
         if kernel.is_some_and(|kernel| kernel.budget.is_some()) {
             return Err(average_with_budget());
         }
-        match (rule, self.rule.regression_rule()) {
-            (Some(rule), _) => check_average_rule(rule),
-            (None, rule) => check_average_rule(rule?),
+        match rule {
+            Some(rule) => check_average_rule(rule),
+            None => check_average_rule(self.rule.regression_rule()?),
         }
     }
 
