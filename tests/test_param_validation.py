@@ -209,3 +209,54 @@ def test_numpy_values_round_trip_through_a_file(params):
 def test_values_that_cannot_be_saved_are_refused_at_fit(name, value):
     with pytest.raises(ValueError, match=name):
         cwrs.AROW(**{name: value}).fit(X, Y)
+
+
+# Values only the core's rules refuse: the message is the core's own (ModelConfig::check), word
+# for word, whichever call meets them first.
+CORE_REFUSALS = [
+    (cwrs.AROW, {"a": 0.0}, "a must be a positive finite number, got 0"),
+    (cwrs.AROW, {"r": -1.0}, "r must be a positive finite number, got -1"),
+    (cwrs.PARegressor, {"epsilon": -0.5}, "epsilon must be a non-negative finite number, got -0.5"),
+    (cwrs.AROW, {"covariance": "dense"},
+     'covariance must be "diag" or "full" (or "lowrank", with rank), got "dense"'),
+    (cwrs.AROW, {"covariance": "lowrank", "rank": 5000},
+     "rank must be an integer in [1, 1024], got 5000"),
+    (cwrs.AROW, {"penalty": "l1", "alpha": -1.0},
+     "alpha must be a non-negative finite number, got -1"),
+    (cwrs.AROW, {"penalty": "l1", "covariance": "full"},
+     'an L1 penalty needs the diagonal covariance, not "full"'),
+    (cwrs.AROW, {"penalty": "l1", "average": True},
+     "average cannot be combined with an L1 penalty"),
+    (cwrs.AROW, {"penalty": "l1", "process_noise": 0.1},
+     "process_noise cannot be combined with an L1 penalty"),
+    (cwrs.AROW, {"penalty": "l1", "kernel": "rbf"},
+     "an L1 penalty applies to the primal learners, not with a kernel"),
+    (cwrs.AROW, {"process_noise": -1.0},
+     'process_noise must be a non-negative finite number or "auto", got -1'),
+    (cwrs.AROW, {"process_noise": "often"},
+     'process_noise must be a non-negative finite number or "auto", got "often"'),
+    (cwrs.AROW, {"kernel": "poly", "coef0": -1.0},
+     "poly kernel needs a degree in [1, 2147483647] and a finite coef0 >= 0, got degree 3, "
+     "coef0 -1"),
+    (cwrs.AROW, {"kernel": "rbf", "budget": 5, "average": True},
+     "average cannot be combined with a kernel budget"),
+    (cwrs.AROW, {"kernel": "rbf", "a": math.inf}, "a must be a positive finite number, got inf"),
+]
+
+
+@pytest.mark.parametrize("cls, params, message", CORE_REFUSALS)
+def test_the_core_refuses_with_its_own_message_on_every_path(cls, params, message):
+    y = target_of(cls)
+    fit_args = {} if issubclass(cls, cwrs.Regressor) else {"classes": [0, 1]}
+    calls = {
+        "fit": lambda: cls(**params).fit(X, y),
+        "partial_fit": lambda: cls(**params).partial_fit(X, y, **fit_args),
+    }
+    for call in calls.values():
+        assert outcome(call) == (cwrs.InvalidParameterError, message)
+    est = fitted_with(cls, {})
+    before = pickle.dumps(est)
+    est.set_params(**params)
+    assert outcome(lambda: est.partial_fit(X, y)) == (cwrs.InvalidParameterError, message)
+    est.set_params(**{name: cls().get_params()[name] for name in params})
+    assert pickle.dumps(est) == before  # refused before learning anything

@@ -121,7 +121,7 @@ class Classifier(Estimator):
                 width, fit_intercept, a, kernel=kernel.kernel if built_in else None,
                 gamma=gamma, degree=degree, coef0=coef0, budget=kernel.budget,
                 strategy=self.multi_class, n_classes=n_classes, average=average_start(self),
-                **self._rule_config(),
+                **l1_config(l1_spec(self)), **self._rule_config(),
             )
             # A callable kernel is passed on its own: it is code, not configuration.
             custom = {} if built_in else {"kernel": CallableKernel(kernel.kernel, sparse)}

@@ -142,10 +142,12 @@ class Estimator(HyperParameters):
         """The one validation of the hyper-parameters, wherever they are used (`fit`, its
         shards, `cwrs.dask.fit`, a `partial_fit` after `set_params`, `load`): the checks of
         `check_params`, then the configuration of the native model for `n_classes` (a
-        classifier's) and `n_features`, with the callable kernel passed with it; the native
-        model checks the configuration as it is built."""
+        classifier's) and `n_features`, with the callable kernel passed with it, checked by the
+        core (`ModelConfig::check`: its message is the user's) on a model of one feature (the
+        checks do not depend on the width), which allocates next to nothing."""
         check_params(self, n_classes)
         config, custom = self._model_config(n_classes, n_features, sparse)
+        _cwrs.Model({**config, "n_features": 1}, **custom)
         n_jobs = getattr(self, "n_jobs", 1)
         if n_jobs != 1:
             try:
@@ -157,14 +159,11 @@ class Estimator(HyperParameters):
         return config, custom
 
     def _check_params(self, n_classes: Optional[int] = None) -> None:
-        """`_checked_config` for the fitted classes (or `n_classes`), with the native model's
-        checks of the configuration made on a model of one feature (they do not depend on the
-        width), which allocates next to nothing."""
+        """`_checked_config` for the fitted classes (or `n_classes`)."""
         if n_classes is None:
             classes = self.__dict__.get("classes_")
             n_classes = 2 if classes is None else classes.shape[0]
-        config, custom = self._checked_config(n_classes, 1)
-        _cwrs.Model({**config, "n_features": 1}, **custom)
+        self._checked_config(n_classes, 1)
 
     if TYPE_CHECKING:  # what every subclass defines, for the methods here
         n_features_in_: int

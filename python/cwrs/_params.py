@@ -1,12 +1,14 @@
-"""Every check of the estimators' hyper-parameters, in one place.
+"""The estimators' side of checking their hyper-parameters.
 
-The rules' own parameters (C, eta, r, b, epsilon) are checked against the rule table of the Rust
-core (`_cwrs.rule_table()`, docs/design.md §2: each rule's parameters with their defaults and
-valid ranges), the table the core builds its rules from. The native model checks the
-configuration built from them again (`Estimator._checked_config`, the one validation).
-The parameters the learners share (covariance, L1, multiclass, kernels, passes) are checked here,
-with the messages of the core where it checks them too. Parameters that the configuration makes
-no use of are refused or warned about through one list, `_INEFFECTIVE` (docs/design.md §6).
+The values' rules (the rules' own parameters against the rule table, the covariance, the L1
+penalty, process noise, averaging and the kernel's parameters, alone and together) are the
+core's: the native configuration built from the hyper-parameters is checked by the core
+(`ModelConfig::check`, through `Estimator._checked_config`, the one validation), whose message
+reaches the user. Checked here is what the core cannot see: the Python types of the values,
+scikit-learn's conventions (`gamma=None`, `average=True`, the passes' parameters, callables and
+random states), the names the Python API gives (`penalty`, `multi_class`, `kernel`), values a
+file cannot hold, and the parameters that the configuration makes no use of, refused or warned
+about through one list, `_INEFFECTIVE` (docs/design.md §6).
 """
 
 from __future__ import annotations
@@ -132,21 +134,6 @@ def _is_int(value):
     return isinstance(value, numbers.Integral) and not isinstance(value, bool)
 
 
-def _in_range(value, param):
-    """Whether `value` lies in a table parameter's range (finite, ends open or closed)."""
-    low, high = param["low"], param["high"]
-    above = value > low if param["low_open"] else value >= low
-    below = value < high if param["high_open"] else value <= high
-    return bool(np.isfinite(value) and above and below)
-
-
-def _check_positive(name, value):
-    """A positive finite float, with the core's message."""
-    if not (np.isfinite(value) and value > 0):
-        raise InvalidParameterError(f"{name} must be a positive finite number, got {value!r}")
-    return value
-
-
 def resolve_gamma(gamma, n_features):
     """scikit-learn's convention: `gamma=None` means 1 / n_features."""
     if gamma is None:
@@ -183,8 +170,8 @@ def check_degree(degree):
 
 
 # ------------------------------------------------------------------------- groups
-# The values go to the native model in this shape; `check_params` checks that the model would
-# take them (ranges, names), as the model checks them again.
+# The values go to the native model in this shape, their types checked; the native model checks
+# the values.
 def model_args(estimator):
     """(rule params, covariance form, a, fit_intercept) for the native model."""
     fit_intercept = _check_bool("fit_intercept", estimator.fit_intercept)
@@ -215,17 +202,16 @@ def covariance_config(estimator, covariance):
 
 def l1_spec(estimator):
     """The L1 penalty spec (penalty, alpha, penalize_intercept) for the native model, or None;
-    learners without the `penalty` parameter have none."""
+    learners without the `penalty` parameter have none. The names are the Python API's (the
+    native "l1-rda" is AdaGrad's `l1_form="rda"`)."""
     penalty = getattr(estimator, "penalty", None)
     if penalty is None:
         return None
-    if not isinstance(penalty, str):
-        raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
-    penalize_intercept = _check_bool("penalize_intercept", estimator.penalize_intercept)
-    if getattr(estimator, "kernel", None) is not None:
-        raise InvalidParameterError("an L1 penalty applies to the primal learners, not with a kernel")
     if hasattr(estimator, "l1_form"):
         penalty = _adagrad_penalty(penalty, estimator.l1_form)
+    elif not (isinstance(penalty, str) and penalty in ("l1", "l1-uniform")):
+        raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
+    penalize_intercept = _check_bool("penalize_intercept", estimator.penalize_intercept)
     return penalty, as_float("alpha", estimator.alpha), penalize_intercept
 
 
@@ -252,18 +238,12 @@ def average_start(estimator):
 
 
 def process_noise_spec(estimator):
-    """The process noise for the native model: a float q ≥ 0 (0 for learners without the
-    parameter) or "auto" (docs/design.md §10)."""
+    """The process noise for the native model: a float (0 for learners without the parameter)
+    or a name, "auto" (docs/design.md §10); the native model checks the value."""
     value = getattr(estimator, "process_noise", 0.0)
     if isinstance(value, str):
-        if value != "auto":
-            raise InvalidParameterError(
-                f'process_noise must be a non-negative finite number or "auto", got {value!r}'
-            )
         return value
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (
-        np.isfinite(value) and value >= 0
-    ):
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise InvalidParameterError(
             f'process_noise must be a non-negative finite number or "auto", got {value!r}'
         )
@@ -373,20 +353,11 @@ def kernel_spec(estimator, n_classes, n_features) -> Optional[KernelSpec]:
     return KernelSpec(kernel, params, check_budget(estimator.budget))
 
 
-def _check_rule_params(estimator):
-    """The rule's parameters against their ranges in the table."""
-    for param in rule_entry(estimator._rule_kind, estimator._rule)["params"]:
-        value = as_float(param["name"], getattr(estimator, param["name"]))
-        if not _in_range(value, param):
-            raise InvalidParameterError(f"{param['name']} must {param['requirement']}, got {value!r}")
-
-
 def check_params(estimator, n_classes=2):
     """Every check of the hyper-parameters (a classifier's for `n_classes`) made before the
-    native model is configured, in order: their types, the parameters without effect, the
-    values the native model would refuse, then that a saved model can hold each value (so that
-    `fit` never accepts a model that cannot be kept). The native model checks its
-    configuration again (`Estimator._check_params`)."""
+    native model is configured, in order: their types, the parameters without effect, then
+    that a saved model can hold each value (so that `fit` never accepts a model that cannot be
+    kept). The native model then checks the values (`Estimator._checked_config`)."""
     _check_values(estimator, n_classes)
     from ._persist import check_storable  # the file format depends on the estimators
 
@@ -394,51 +365,21 @@ def check_params(estimator, n_classes=2):
 
 
 def _check_values(estimator, n_classes):
-    _, covariance, a, _ = model_args(estimator)
-    l1 = l1_spec(estimator)
-    average = average_start(estimator)
-    noise = process_noise_spec(estimator)
-    if l1 is not None and noise != 0.0:
-        raise InvalidParameterError("process_noise cannot be combined with an L1 penalty")
-    kernel = None
+    """The types of the values and what the native configuration does not hold (the passes,
+    the parameters without effect, `multi_class` of a two-class model)."""
+    _, covariance, _, _ = model_args(estimator)
+    l1_spec(estimator)
+    average_start(estimator)
+    process_noise_spec(estimator)
     if estimator._rule_kind == "classification":
         estimator._rule_config()
         check_multi_class(estimator)
         check_ineffective(estimator)
-        kernel = kernel_spec(estimator, n_classes, 1)
+        if kernel_spec(estimator, n_classes, 1) is not None:
+            return
     else:
         check_ineffective(estimator)
-    _check_rule_params(estimator)
-    if kernel is not None:
-        gamma, degree, coef0 = kernel.params
-        if kernel.kernel in ("rbf", "poly"):
-            _check_positive("gamma", gamma)
-        if kernel.kernel == "poly" and not (np.isfinite(coef0) and coef0 >= 0):
-            raise InvalidParameterError(
-                f"poly kernel needs a degree in [1, {MAX_DEGREE}] and a finite coef0 >= 0, "
-                f"got degree {degree}, coef0 {coef0!r}"
-            )
-        _check_positive("a", a)
-        if average is not None and kernel.budget is not None:
-            raise InvalidParameterError("average cannot be combined with a kernel budget")
-        return
-    if covariance not in ("identity", "diag", "full", "lowrank", "adagrad", "ftrl"):
-        raise InvalidParameterError(
-            f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
-        )
     covariance_config(estimator, covariance)
-    _check_positive("a", a)
-    if l1 is not None:
-        penalty, alpha, _ = l1
-        # AdaGrad's penalty is checked and named in `l1_spec`.
-        if covariance != "adagrad" and penalty not in ("l1", "l1-uniform"):
-            raise InvalidParameterError(f'penalty must be None, "l1" or "l1-uniform", got {penalty!r}')
-        if not (np.isfinite(alpha) and alpha >= 0):
-            raise InvalidParameterError(f"alpha must be a non-negative finite number, got {alpha!r}")
-        if covariance not in ("diag", "adagrad"):
-            raise InvalidParameterError(f'an L1 penalty needs the diagonal covariance, not "{covariance}"')
-        if average is not None:
-            raise InvalidParameterError("average cannot be combined with an L1 penalty")
 
 
 # ------------------------------------------------------------------------- without effect

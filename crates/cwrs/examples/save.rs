@@ -1,12 +1,13 @@
 //! Training in Rust and handing the model to Python: a model of any kind is built from its
-//! named configuration (`cwrs::model::Estimator`, the entries of docs/model-format.md), learns,
+//! configuration (`cwrs::model::config::ModelConfig`, saved as the entries of
+//! docs/model-format.md) by `cwrs::model::Estimator`, learns,
 //! and is saved with `cwrs::model::file::save`; Python's `cwrs.load(path)` then gives the
 //! estimator (here `cwrs.AROW(r=0.5)`) with the same predictions.
 //!
 //!     cargo run --example save [-- path/to/model.cwrs]
 
+use cwrs::model::config::ModelConfig;
 use cwrs::model::file::{load, save, Labels};
-use cwrs::model::state::State;
 use cwrs::model::{Estimator, Targets};
 use cwrs::{CwError, Matrix, Presentation};
 
@@ -29,15 +30,9 @@ fn main() -> Result<(), CwError> {
             }
         })
         .collect();
-    let config = State::default()
-        .with("kind", "binary")
-        .with("rule", "AROW")
-        .with("params", vec![("r".to_string(), 0.5)])
-        .with("n_features", d)
-        .with("fit_intercept", true)
-        .with("a", 1.0)
-        .with("covariance", "diag");
-    let mut model = Estimator::new(config, None)?;
+    // A diagonal covariance, a = 1 and an intercept are the defaults.
+    let config = ModelConfig::binary("AROW", &[("r", 0.5)]).n_features(d);
+    let mut model = Estimator::from_config(config, None)?;
     let rows = Matrix::Dense {
         values: &x,
         n_rows: n,

@@ -44,7 +44,7 @@ pub fn attribute(model: &Estimator, name: &str) -> Option<Value<'static>> {
             let rows = State::default().with("values", values);
             rows.with("indices", indices).with("indptr", indptr).into()
         }
-        "config" => model.config().clone().into(),
+        "config" => model.config().into(),
         "noise_since_reset" => model.noise_since_reset().into(),
         _ => return None,
     })

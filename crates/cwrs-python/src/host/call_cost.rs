@@ -44,7 +44,7 @@ impl CallCost {
         CallCost {
             per_row_and_entry: (!kernel).then_some((per_row, per_one_entry - per_row)),
             columns: estimator.n_classes(),
-            n_features: estimator.config().count("n_features").unwrap_or(0),
+            n_features: estimator.model_config().n_features,
         }
     }
 

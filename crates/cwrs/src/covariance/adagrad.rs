@@ -19,7 +19,7 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::CwError;
-use crate::learn::sparse_l1::{Penalty, L1};
+use crate::learn::sparse_l1::{check_form, Penalty, L1};
 
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaGrad {
@@ -103,11 +103,7 @@ impl PrimalForm for AdaGrad {
 
     /// FOBOS ("l1") or RDA ("l1-rda"); the uniform threshold is not AdaGrad's.
     fn with_l1(self, l1: L1) -> Result<Self, CwError> {
-        if l1.penalty() == Penalty::Uniform {
-            return Err(CwError::InvalidParameter(
-                "AdaGrad's L1 penalty is \"l1\" (FOBOS) or \"l1-rda\", not \"l1-uniform\"".into(),
-            ));
-        }
+        check_form(l1.penalty(), Self::KIND)?;
         Ok(AdaGrad {
             l1: Some(l1),
             ..self

@@ -329,8 +329,24 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     }
 }
 
+/// The sketch's rank of the low-rank form, if it is in [1, `MAX_RANK`].
+pub(crate) fn check_rank(rank: usize) -> Result<usize, CwError> {
+    match rank {
+        1..=MAX_RANK => Ok(rank),
+        _ => Err(CwError::InvalidParameter(format!(
+            "rank must be an integer in [1, {MAX_RANK}], got {rank}"
+        ))),
+    }
+}
+
+/// The refusal of process noise with an L1 penalty (the lazy thresholds assume variances that
+/// change only on the rows that touch them).
+pub(crate) fn noise_with_l1() -> CwError {
+    CwError::InvalidParameter("process_noise cannot be combined with an L1 penalty".into())
+}
+
 /// The refusal of a form without process noise.
-fn no_process_noise() -> CwError {
+pub(crate) fn no_process_noise() -> CwError {
     CwError::InvalidParameter(
         "process_noise needs a primal second-order model with covariance \"diag\" or \"full\""
             .into(),
@@ -453,22 +469,6 @@ impl CovarianceKind {
         }
     }
 
-    /// The configured form: `name`, with `rank` (asked only for "lowrank").
-    pub fn from_config(
-        name: &str,
-        rank: impl FnOnce() -> Result<usize, CwError>,
-    ) -> Result<CovarianceKind, CwError> {
-        if name != "lowrank" {
-            return Self::from_name(name);
-        }
-        match rank()? {
-            rank @ 1..=MAX_RANK => Ok(CovarianceKind::LowRank { rank }),
-            rank => Err(CwError::InvalidParameter(format!(
-                "rank must be an integer in [1, {MAX_RANK}], got {rank}"
-            ))),
-        }
-    }
-
     /// The sketch's rank k of the low-rank form.
     pub fn rank(&self) -> Option<usize> {
         match self {
@@ -530,10 +530,13 @@ fn check_finite_parts(dim: usize, mean: &[f64], covariance: &[f64]) -> Result<()
 fn averaged_len_without_l1(len: usize, l1: Option<&L1>) -> Result<usize, CwError> {
     match l1 {
         None => Ok(len),
-        Some(_) => Err(CwError::InvalidParameter(
-            "average cannot be combined with an L1 penalty".into(),
-        )),
+        Some(_) => Err(average_with_l1()),
     }
+}
+
+/// The refusal of averaging with an L1 penalty.
+pub(crate) fn average_with_l1() -> CwError {
+    CwError::InvalidParameter("average cannot be combined with an L1 penalty".into())
 }
 
 /// The error for a restored covariance of the wrong length.

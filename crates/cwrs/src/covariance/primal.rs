@@ -11,7 +11,7 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
-use crate::learn::sparse_l1::L1;
+use crate::learn::sparse_l1::{needs_diagonal, L1};
 
 /// A saved model as [`PrimalForm::from_parts`] takes it back: the form with its parameters, the
 /// coordinates, [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
@@ -101,10 +101,7 @@ pub trait PrimalForm: Covariance + Sized {
 
     /// Adds sparse L1 training (docs/design.md §5); only the diagonal form supports it.
     fn with_l1(self, _l1: L1) -> Result<Self, CwError> {
-        Err(CwError::InvalidParameter(format!(
-            "an L1 penalty needs the diagonal covariance, not {:?}",
-            Self::KIND.name()
-        )))
+        Err(needs_diagonal(Self::KIND))
     }
 
     fn l1(&self) -> Option<&L1> {

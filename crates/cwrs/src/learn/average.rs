@@ -46,11 +46,7 @@ impl Average {
         sums: Option<&[f64]>,
         models: &[M],
     ) -> Result<Average, CwError> {
-        if start == 0 {
-            return Err(CwError::InvalidParameter(
-                "average must be True, False or a positive row count".into(),
-            ));
-        }
+        check_start(start)?;
         let lens = models
             .iter()
             .map(M::averaged_len)
@@ -173,6 +169,16 @@ impl Average {
         }
         mean
     }
+}
+
+/// Refuses averaging from row 0 (rows count from 1).
+pub(crate) fn check_start(start: u64) -> Result<(), CwError> {
+    if start == 0 {
+        return Err(CwError::InvalidParameter(
+            "average must be True, False or a positive row count".into(),
+        ));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -8,6 +8,7 @@
 //! pending threshold is exactly λ·Σ_jj·(H − H_j), and soft-thresholds compose by adding their
 //! thresholds: a row costs O(nnz) however many features the model has.
 
+use crate::covariance::CovarianceKind;
 use crate::data::Shape;
 use crate::error::CwError;
 
@@ -32,6 +33,48 @@ impl Penalty {
                 "penalty must be None, \"l1\", \"l1-uniform\" or \"l1-rda\", got {name:?}"
             ))),
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Penalty::CoordinateDependent => "l1",
+            Penalty::Uniform => "l1-uniform",
+            Penalty::DualAveraging => "l1-rda",
+        }
+    }
+}
+
+/// Refuses a penalty the covariance form `kind` does not take: the diagonal form takes "l1"
+/// and "l1-uniform", AdaGrad's own form "l1" and "l1-rda", the others none.
+pub(crate) fn check_form(penalty: Penalty, kind: CovarianceKind) -> Result<(), CwError> {
+    match (kind, penalty) {
+        (CovarianceKind::Diagonal, Penalty::DualAveraging) => Err(CwError::InvalidParameter(
+            "penalty \"l1-rda\" is AdaGrad's dual averaging form".into(),
+        )),
+        (CovarianceKind::AdaGrad { .. }, Penalty::Uniform) => Err(CwError::InvalidParameter(
+            "AdaGrad's L1 penalty is \"l1\" (FOBOS) or \"l1-rda\", not \"l1-uniform\"".into(),
+        )),
+        (CovarianceKind::Diagonal | CovarianceKind::AdaGrad { .. }, _) => Ok(()),
+        _ => Err(needs_diagonal(kind)),
+    }
+}
+
+/// The refusal of a penalty with a form other than the diagonal one (or AdaGrad's).
+pub(crate) fn needs_diagonal(kind: CovarianceKind) -> CwError {
+    CwError::InvalidParameter(format!(
+        "an L1 penalty needs the diagonal covariance, not {:?}",
+        kind.name()
+    ))
+}
+
+/// Checks the strength λ of the penalty: non-negative and finite.
+pub(crate) fn check_alpha(lambda: f64) -> Result<f64, CwError> {
+    if lambda.is_finite() && lambda >= 0.0 {
+        Ok(lambda)
+    } else {
+        Err(CwError::InvalidParameter(format!(
+            "alpha must be a non-negative finite number, got {lambda}"
+        )))
     }
 }
 
@@ -67,11 +110,7 @@ impl L1 {
         exempt: Option<usize>,
         dim: usize,
     ) -> Result<L1, CwError> {
-        if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(CwError::InvalidParameter(format!(
-                "alpha must be a non-negative finite number, got {lambda}"
-            )));
-        }
+        check_alpha(lambda)?;
         Ok(L1 {
             penalty,
             lambda,

@@ -154,7 +154,7 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
         return Err(corrupted(format!("classes_: {problem}")));
     }
     // Without a feature map (refused above) the model takes the rows as they are.
-    if model.config().count::<usize>("n_features")? != n_features_in {
+    if model.model_config().n_features != n_features_in {
         return Err(corrupted(
             "n_features_in_ is not the model's number of features",
         ));

@@ -1,12 +1,10 @@
-//! One type for every learner kind, built from a named configuration or state ([`State`]), with
-//! the one set of methods the Python bindings call. The configuration entries (all kinds:
-//! `kind`, `rule`, `params`, `n_features`, `fit_intercept`, `a`; linear kinds: `covariance`
-//! (with `rank` when it is "lowrank"), `penalty` and, with a penalty, `alpha` and
-//! `penalize_intercept`; multiclass kinds: `strategy`, `n_classes`; kernel kinds: `kernel`,
-//! `gamma`, `degree`, `coef0`, `budget`; OGD's `loss`; optionally `average`) and the learned
-//! entries of each kind are listed in docs/model-format.md.
+//! One type for every learner kind, built from a typed configuration ([`ModelConfig`]) or a
+//! state ([`State`], whose configuration entries are the configuration's saved view), with the
+//! one set of methods the Python bindings call. The entries of each kind are listed in
+//! docs/model-format.md.
 
 pub mod attributes;
+pub mod config;
 mod costs;
 pub mod file;
 pub(crate) mod first_fit;
@@ -18,19 +16,19 @@ mod state_props;
 use crate::covariance::{Covariance, CovarianceKind, Gaussian};
 use crate::data::{Matrix, Presentation, Row, Shape};
 use crate::error::{check_memory, CwError};
-use crate::learn::drift::ProcessNoise;
 use std::sync::Arc;
 
 use crate::covariance::dual::{DualGaussian, DualState};
 use crate::covariance::kernel::{Kernel, KernelFunction};
-use crate::learn::learner::{check_initial_variance, DualLearner, Learner};
+use crate::learn::learner::{DualLearner, Learner};
 use crate::learn::multiclass::{MulticlassLearner, Strategy};
 use crate::learn::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::learn::online::Online;
 use crate::learn::regression::Regressor;
-use crate::learn::sparse_l1::{Penalty, L1};
-use crate::model::state::{State, Value};
-use crate::rules::{RegressionRule, Rule, StepRule};
+use crate::learn::sparse_l1::L1;
+use crate::model::config::{KernelConfig, ModelConfig, ModelKind};
+use crate::model::state::State;
+use crate::rules::{Rule, StepRule};
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
@@ -43,14 +41,17 @@ pub enum Model {
 }
 
 impl Model {
-    /// The model averaging its means as `config` says (see [`averaged`]).
-    fn averaged(self, config: &State, restoring: bool) -> Result<Model, CwError> {
+    /// The model averaging its means from row `start`, if given (see [`averaged`]).
+    fn averaged(self, start: Option<u64>, state: Option<&State>) -> Result<Model, CwError> {
+        let Some(start) = start else {
+            return Ok(self);
+        };
         Ok(match self {
-            Model::Binary(l) => Model::Binary(averaged(l, config, restoring)?),
-            Model::Regressor(l) => Model::Regressor(averaged(l, config, restoring)?),
-            Model::Multiclass(l) => Model::Multiclass(averaged(l, config, restoring)?),
-            Model::Kernel(l) => Model::Kernel(averaged(l, config, restoring)?),
-            Model::MulticlassKernel(l) => Model::MulticlassKernel(averaged(l, config, restoring)?),
+            Model::Binary(l) => Model::Binary(averaged(l, start, state)?),
+            Model::Regressor(l) => Model::Regressor(averaged(l, start, state)?),
+            Model::Multiclass(l) => Model::Multiclass(averaged(l, start, state)?),
+            Model::Kernel(l) => Model::Kernel(averaged(l, start, state)?),
+            Model::MulticlassKernel(l) => Model::MulticlassKernel(averaged(l, start, state)?),
         })
     }
 }
@@ -58,7 +59,7 @@ impl Model {
 /// A learner and the configuration it was built from (returned with its state).
 #[derive(Clone, Debug)]
 pub struct Estimator {
-    config: State<'static>,
+    config: ModelConfig,
     model: Model,
     /// Whether a call is undone by building the model again (see `first_fit`).
     fresh: bool,
@@ -72,30 +73,15 @@ pub enum Targets<'a> {
     Classes(&'a [usize]),
 }
 
-/// The configuration entries, copied from a state (the rest of it is what was learned).
-const CONFIG_KEYS: [&str; 21] = [
-    "kind",
-    "rule",
-    "params",
-    "n_features",
-    "fit_intercept",
-    "a",
-    "covariance",
-    "rank",
-    "penalty",
-    "alpha",
-    "penalize_intercept",
-    "strategy",
-    "n_classes",
-    "kernel",
-    "gamma",
-    "degree",
-    "coef0",
-    "budget",
-    "loss",
-    "average",
-    "process_noise",
-];
+/// A configuration's error as an invalid parameter, an invalid entry named as such.
+fn as_parameter(err: CwError) -> CwError {
+    match err {
+        CwError::InvalidState(message) => {
+            CwError::InvalidParameter(format!("model configuration: {message}"))
+        }
+        err => err,
+    }
+}
 
 /// Runs `$body` with `$m` bound to the learner, whatever its kind.
 macro_rules! each {
@@ -110,59 +96,18 @@ macro_rules! each {
     };
 }
 
-fn named(params: &[(String, f64)]) -> Vec<(&str, f64)> {
-    params.iter().map(|(k, v)| (k.as_str(), *v)).collect()
-}
-
-/// The configured rule, with OGD's `loss` entry if there is one.
-fn rule(config: &State) -> Result<Rule, CwError> {
-    let rule = Rule::from_name(config.string("rule")?, &named(config.params("params")?))?;
-    match config.optional_string("loss")? {
-        Some(loss) => rule.with_loss(loss),
-        None => Ok(rule),
-    }
-}
-
-/// The configuration entries of `state` (without what was learned).
-fn config_of(state: &State) -> State<'static> {
-    let entries = state.entries.iter();
-    let entries = entries.filter(|(key, _)| CONFIG_KEYS.contains(&key.as_str()));
-    let entries = entries.map(|(k, v)| (k.clone(), v.clone().into_owned()));
-    State {
-        entries: entries.collect(),
-        ..State::default()
-    }
-}
-
-fn regression_rule(config: &State) -> Result<RegressionRule, CwError> {
-    RegressionRule::from_name(config.string("rule")?, &named(config.params("params")?))
-}
-
-fn shape(config: &State) -> Result<(usize, bool), CwError> {
-    Ok((config.count("n_features")?, config.bool("fit_intercept")?))
-}
-
-fn covariance(config: &State) -> Result<CovarianceKind, CwError> {
-    CovarianceKind::from_config(config.string("covariance")?, || config.count("rank"))
-}
-
-/// The `process_noise` entry: a number q ≥ 0, or "auto"; absent or None means 0.
-pub(crate) fn process_noise(config: &State) -> Result<ProcessNoise, CwError> {
-    match config.entries.get("process_noise") {
-        None | Some(Value::None) => Ok(ProcessNoise::Constant(0.0)),
-        Some(Value::Str(name)) => ProcessNoise::from_name(name),
-        Some(_) => ProcessNoise::constant(config.float("process_noise")?),
-    }
+fn shape(config: &ModelConfig) -> Result<Shape, CwError> {
+    Shape::new(config.n_features, config.fit_intercept)
 }
 
 /// `learner` with the configured process noise; the learned detector statistics of "auto"
 /// restored from `state` when given.
 fn with_noise<O: Objective, M: Covariance>(
     learner: Online<O, M>,
-    config: &State,
+    config: &ModelConfig,
     state: Option<&State>,
 ) -> Result<Online<O, M>, CwError> {
-    let noise = process_noise(config)?;
+    let noise = config.process_noise;
     let lazy = state.filter(|s| s.entries.contains_key("noise_clock"));
     if noise.is_off() {
         return match lazy {
@@ -172,7 +117,7 @@ fn with_noise<O: Objective, M: Covariance>(
             None => Ok(learner),
         };
     }
-    let learner = learner.with_process_noise(noise, config.float("a")?)?;
+    let learner = learner.with_process_noise(noise, config.a)?;
     let learner = match (state, learner.change_detector()) {
         (Some(state), Some(_)) => {
             learner.with_change_statistics(state.floats("drift_statistics")?)?
@@ -188,59 +133,35 @@ fn with_noise<O: Objective, M: Covariance>(
     }
 }
 
-fn strategy(config: &State) -> Result<Strategy, CwError> {
-    Strategy::from_name(config.string("strategy")?)
-}
-
-/// The objective of a primal multiclass model: its rule and strategy.
-fn multiclass(config: &State) -> Result<Multiclass, CwError> {
-    let (rule, strategy) = (rule(config)?, strategy(config)?);
-    Ok(Multiclass { rule, strategy })
-}
-
-/// The configured L1 penalty, if any, for a model of `shape`.
-fn penalty(config: &State, shape: Shape) -> Result<Option<L1>, CwError> {
-    config
-        .optional_string("penalty")?
-        .map(|name| {
-            L1::for_shape(
-                Penalty::from_name(name)?,
-                config.float("alpha")?,
-                config.bool("penalize_intercept")?,
-                shape,
-            )
-        })
-        .transpose()
-}
-
 /// `learner` (of `shape`) with the configured L1 penalty, if any, added by `with_l1`.
 fn penalised<L>(
     learner: L,
-    config: &State,
+    config: &ModelConfig,
     shape: Shape,
     with_l1: impl FnOnce(L, L1) -> Result<L, CwError>,
 ) -> Result<L, CwError> {
-    match penalty(config, shape)? {
-        Some(l1) => with_l1(learner, l1),
+    match &config.penalty {
+        Some(p) => {
+            let l1 = L1::for_shape(p.penalty, p.alpha, p.penalize_intercept, shape)?;
+            with_l1(learner, l1)
+        }
         None => Ok(learner),
     }
 }
 
-/// `learner` averaging its means as configured (entry `average`: the row averaging starts
-/// from; absent or `None`: no averaging). When `restoring`, the saved averaging state too.
+/// `learner` averaging its means from row `start` on; with the averaging state saved in
+/// `state`, when restoring one.
 fn averaged<O: Objective, M: Covariance>(
     learner: Online<O, M>,
-    config: &State,
-    restoring: bool,
+    start: u64,
+    state: Option<&State>,
 ) -> Result<Online<O, M>, CwError> {
-    let Some(start) = config.optional_count("average")? else {
-        return Ok(learner);
-    };
-    if restoring {
-        let sums = config.floats("average_sums")?;
-        learner.with_average(start, config.count("average_rows")?, Some(sums))
-    } else {
-        learner.with_average(start, 0, None)
+    match state {
+        Some(state) => {
+            let sums = state.floats("average_sums")?;
+            learner.with_average(start, state.count("average_rows")?, Some(sums))
+        }
+        None => learner.with_average(start, 0, None),
     }
 }
 
@@ -260,66 +181,54 @@ pub type CustomKernel = Option<Arc<dyn KernelFunction>>;
 /// A fresh dual Gaussian as configured: the custom kernel if there is one, else the built-in
 /// kernel the configuration names.
 fn dual_gaussian(
-    config: &State,
+    config: &ModelConfig,
+    kernel: &KernelConfig,
     rule: Rule,
     custom: &CustomKernel,
 ) -> Result<DualGaussian, CwError> {
     crate::learn::learner::check_kernel_form(rule)?;
-    let kernel = match (custom, config.optional_string("kernel")?) {
+    let function = match (custom, kernel.kernel()?) {
         (Some(function), _) => Kernel::Custom(function.clone()),
-        (None, Some(name)) => {
-            let degree = config.count::<u32>("degree")?;
-            Kernel::from_name(name, config.float("gamma")?, degree, config.float("coef0")?)?
-        }
+        (None, Some(built_in)) => built_in,
         (None, None) => {
             return Err(CwError::InvalidParameter(
                 "a model with a callable kernel needs the callable: pass it as `kernel`".into(),
             ))
         }
     };
-    let (n_features, fit_intercept) = shape(config)?;
     DualGaussian::new(
-        kernel,
+        function,
         rule.is_second_order(),
-        n_features,
-        fit_intercept,
-        config.float("a")?,
-        config.optional_count("budget")?,
+        config.n_features,
+        config.fit_intercept,
+        config.a,
+        kernel.budget,
     )
 }
 
-/// A multiclass kernel learner over `n_classes` fresh dual Gaussians that `restore(class,
-/// fresh)` turns into the classes.
+/// A multiclass kernel learner over `n_classes` fresh dual Gaussians (a built-in `kernel`,
+/// checked with the configuration) that `restore(class, fresh)` turns into the classes.
 fn multiclass_kernel(
-    config: &State,
-    n_classes: usize,
+    config: &ModelConfig,
+    kernel: &KernelConfig,
+    (n_classes, strategy): (usize, Strategy),
     mut restore: impl FnMut(usize, DualGaussian) -> Result<DualGaussian, CwError>,
 ) -> Result<MulticlassLearner<DualGaussian>, CwError> {
-    let rule = rule(config)?;
-    if n_classes < 2 {
-        return Err(CwError::InvalidInput(
-            "a multiclass model needs at least 2 classes".into(),
-        ));
-    }
+    let rule = config.rule.rule()?;
     let per_class = std::mem::size_of::<DualGaussian>().div_ceil(8);
     check_memory(
         n_classes.checked_mul(per_class),
         || format!("a kernel model of {n_classes} classes"),
         "",
     )?;
-    if config.optional_string("kernel")?.is_none() {
-        return Err(CwError::InvalidParameter(
-            "a multiclass kernel model needs a built-in kernel".into(),
-        ));
-    }
-    let fresh = dual_gaussian(config, rule, &None)?;
+    let fresh = dual_gaussian(config, kernel, rule, &None)?;
     let classes = (0..n_classes)
         .map(|class| restore(class, fresh.clone()))
         .collect::<Result<Vec<_>, _>>()?;
     Ok(MulticlassLearner::with_classes(
         rule,
-        strategy(config)?,
-        config.count("n_features")?,
+        strategy,
+        config.n_features,
         classes,
     ))
 }
@@ -367,36 +276,37 @@ fn restore_l1(l1: L1, state: &State, dim: usize) -> Result<L1, CwError> {
     l1.with_state(state.float("l1_total")?, state.floats_of("l1_last", dim)?)
 }
 
-/// A fresh one-model primal learner (binary or regressor) with `rule`, over `n_features`
-/// features, as `config` says.
+/// A fresh one-model primal learner (binary or regressor) with `rule`, as `config` says.
 fn build_one<O: SingleModel>(
-    config: &State,
+    config: &ModelConfig,
     rule: O::Rule,
-    n_features: usize,
-    fit_intercept: bool,
 ) -> Result<Online<O, Gaussian>, CwError> {
-    let kind = covariance(config)?;
-    let learner =
-        Online::<O, Gaussian>::new(rule, kind, n_features, fit_intercept, config.float("a")?)?;
+    let learner = Online::<O, Gaussian>::new(
+        rule,
+        config.covariance,
+        config.n_features,
+        config.fit_intercept,
+        config.a,
+    )?;
     let shape = learner.shape();
     let learner = penalised(learner, config, shape, Online::<O, Gaussian>::with_l1)?;
     with_noise(learner, config, None)
 }
 
-/// A one-model primal learner (binary or regressor) with `rule` and `mistakes`, restored from
-/// `state` (mean, covariance, counters, the L1 state).
+/// A one-model primal learner (binary or regressor) of `config` with `rule` and `mistakes`,
+/// restored from `state` (mean, covariance, counters, the L1 state).
 fn restore_one<O: SingleModel>(
+    config: &ModelConfig,
     state: &State,
     rule: O::Rule,
     mistakes: u64,
 ) -> Result<Online<O, Gaussian>, CwError> {
-    let (n_features, fit_intercept) = shape(state)?;
     let (mean, sigma) = (state.floats("mean")?, state.floats("covariance_values")?);
     let learner = Online::<O, Gaussian>::from_state(
         rule,
-        covariance(state)?,
-        n_features,
-        fit_intercept,
+        config.covariance,
+        config.n_features,
+        config.fit_intercept,
         mean,
         sigma,
         state.count("n_updates")?,
@@ -405,10 +315,10 @@ fn restore_one<O: SingleModel>(
     .with_rounds(rounds(state)?);
     let learner = with_pending_terms(learner, state)?;
     let shape = learner.shape();
-    let learner = penalised(learner, state, shape, |l, l1| {
+    let learner = penalised(learner, config, shape, |l, l1| {
         l.with_l1(restore_l1(l1, state, shape.dim())?)
     })?;
-    with_noise(learner, state, Some(state))
+    with_noise(learner, config, Some(state))
 }
 
 /// `learner` (restored from `state`'s covariance) with the pending rank-one terms `state`
@@ -441,64 +351,64 @@ fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
 }
 
 impl Estimator {
-    /// A fresh model as `config` says. A malformed configuration is an invalid parameter.
+    /// A fresh model as the configuration entries `config` say ([`ModelConfig::from_state`]).
+    /// A malformed configuration is an invalid parameter.
     pub fn new(config: State<'_>, custom: CustomKernel) -> Result<Estimator, CwError> {
-        let model = Self::build(&config, &custom).map_err(|err| match err {
-            CwError::InvalidState(message) => {
-                CwError::InvalidParameter(format!("model configuration: {message}"))
-            }
-            err => err,
-        })?;
+        let config = ModelConfig::from_state(&config).map_err(as_parameter)?;
+        Self::from_config(config, custom)
+    }
+
+    /// A fresh model as `config` says, after [`ModelConfig::check`].
+    pub fn from_config(config: ModelConfig, custom: CustomKernel) -> Result<Estimator, CwError> {
+        config.check().map_err(as_parameter)?;
+        let model = Self::build(&config, &custom).map_err(as_parameter)?;
         Ok(Estimator {
             fresh: first_fit::rebuildable(&model),
-            config: config_of(&config),
+            config,
             model,
         })
     }
 
-    fn build(config: &State, custom: &CustomKernel) -> Result<Model, CwError> {
-        let kind = config.string("kind")?;
-        let (n_features, fit_intercept) = match kind {
-            "binary" | "regressor" | "multiclass" => shape(config)?,
-            _ => (0, false),
-        };
-        let a = || config.float("a");
-        let model = match kind {
-            "binary" => Model::Binary(build_one(config, rule(config)?, n_features, fit_intercept)?),
-            "regressor" => {
-                let rule = regression_rule(config)?;
-                Model::Regressor(build_one(config, rule, n_features, fit_intercept)?)
+    /// The model of a checked `config`.
+    fn build(config: &ModelConfig, custom: &CustomKernel) -> Result<Model, CwError> {
+        let model = match &config.kind {
+            ModelKind::Binary => Model::Binary(build_one(config, config.rule.rule()?)?),
+            ModelKind::Regressor => {
+                Model::Regressor(build_one(config, config.rule.regression_rule()?)?)
             }
-            "multiclass" => {
+            &ModelKind::Multiclass {
+                n_classes,
+                strategy,
+            } => {
+                let rule = config.rule.rule()?;
                 let learner = MulticlassLearner::new(
-                    multiclass(config)?,
-                    covariance(config)?,
-                    config.count("n_classes")?,
-                    Shape::new(n_features, fit_intercept)?,
-                    a()?,
+                    Multiclass { rule, strategy },
+                    config.covariance,
+                    n_classes,
+                    shape(config)?,
+                    config.a,
                 )?;
                 let shape = learner.shape();
                 let learner = penalised(learner, config, shape, MulticlassLearner::with_l1)?;
                 Model::Multiclass(with_noise(learner, config, None)?)
             }
-            "kernel" => {
-                let rule = rule(config)?;
-                let learner =
-                    DualLearner::from_gaussian(rule, dual_gaussian(config, rule, custom)?);
+            ModelKind::Kernel { kernel, .. } => {
+                let rule = config.rule.rule()?;
+                let gaussian = dual_gaussian(config, kernel, rule, custom)?;
+                let learner = DualLearner::from_gaussian(rule, gaussian);
                 Model::Kernel(with_noise(learner, config, None)?)
             }
-            "multiclass_kernel" => {
-                let learner =
-                    multiclass_kernel(config, config.count("n_classes")?, |_, fresh| Ok(fresh))?;
+            ModelKind::MulticlassKernel {
+                kernel,
+                n_classes,
+                strategy,
+            } => {
+                let classes = (*n_classes, *strategy);
+                let learner = multiclass_kernel(config, kernel, classes, |_, fresh| Ok(fresh))?;
                 Model::MulticlassKernel(with_noise(learner, config, None)?)
             }
-            other => {
-                return Err(CwError::InvalidParameter(format!(
-                    "unknown model kind {other:?}"
-                )))
-            }
         };
-        model.averaged(config, false)
+        model.averaged(config.average, None)
     }
 
     /// The model of [`Estimator::state`]. Any problem with `state` (a missing or malformed
@@ -512,27 +422,29 @@ impl Estimator {
 
     fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
         state.check_version()?;
-        // The prior variance is read again by "auto"'s resets and the river adapter's growth.
-        if state.entries.contains_key("a") {
-            check_initial_variance(state.float("a")?)?;
-        }
+        let config = ModelConfig::from_state(state)?;
+        config.check()?;
         let updates = state.count("n_updates")?;
         let mistakes = || state.count("n_mistakes");
-        let model = match state.string("kind")? {
-            "binary" => Model::Binary(restore_one::<Binary>(state, rule(state)?, mistakes()?)?),
-            "regressor" => Model::Regressor(restore_one::<Regression>(
-                state,
-                regression_rule(state)?,
-                0,
-            )?),
-            "multiclass" => {
-                let (n_features, fit_intercept) = shape(state)?;
-                let n_classes: usize = state.count("n_classes")?;
+        let model = match &config.kind {
+            ModelKind::Binary => {
+                let rule = config.rule.rule()?;
+                Model::Binary(restore_one::<Binary>(&config, state, rule, mistakes()?)?)
+            }
+            ModelKind::Regressor => {
+                let rule = config.rule.regression_rule()?;
+                Model::Regressor(restore_one::<Regression>(&config, state, rule, 0)?)
+            }
+            &ModelKind::Multiclass {
+                n_classes,
+                strategy,
+            } => {
+                let rule = config.rule.rule()?;
                 let learner = MulticlassLearner::from_state(
-                    multiclass(state)?,
-                    covariance(state)?,
+                    Multiclass { rule, strategy },
+                    config.covariance,
                     n_classes,
-                    Shape::new(n_features, fit_intercept)?,
+                    shape(&config)?,
                     state.floats("means")?,
                     state.floats("covariance_values")?,
                     updates,
@@ -541,7 +453,7 @@ impl Estimator {
                 .with_rounds(rounds(state)?);
                 let learner = with_pending_terms(learner, state)?;
                 let shape = learner.shape();
-                let learner = penalised(learner, state, shape, |l, l1| {
+                let learner = penalised(learner, &config, shape, |l, l1| {
                     let totals = state.floats_of("l1_totals", n_classes)?;
                     let last = state.floats_of("l1_last", n_classes * shape.dim())?;
                     let states = totals
@@ -551,42 +463,42 @@ impl Estimator {
                         .collect::<Vec<_>>();
                     l.with_l1(l1)?.with_l1_states(&states)
                 })?;
-                Model::Multiclass(with_noise(learner, state, Some(state))?)
+                Model::Multiclass(with_noise(learner, &config, Some(state))?)
             }
-            "kernel" => {
-                let rule = rule(state)?;
-                let gaussian = restore_dual(dual_gaussian(state, rule, custom)?, state, rule)?;
+            ModelKind::Kernel { kernel, .. } => {
+                let rule = config.rule.rule()?;
+                let fresh = dual_gaussian(&config, kernel, rule, custom)?;
+                let gaussian = restore_dual(fresh, state, rule)?;
                 let learner =
                     DualLearner::from_gaussian(rule, gaussian).with_rounds(rounds(state)?);
-                let learner = with_noise(learner, state, Some(state))?;
+                let learner = with_noise(learner, &config, Some(state))?;
                 Model::Kernel(learner.with_counters(updates, mistakes()?))
             }
-            "multiclass_kernel" => {
+            ModelKind::MulticlassKernel {
+                kernel,
+                n_classes,
+                strategy,
+            } => {
                 let classes = state.states("classes")?;
-                let n_classes: usize = state.count("n_classes")?;
-                if classes.len() != n_classes {
+                if classes.len() != *n_classes {
                     return Err(CwError::InvalidState(format!(
                         "entry \"classes\" must hold one state per class ({n_classes}), got {}",
                         classes.len()
                     )));
                 }
-                let rule = rule(state)?;
-                let learner = multiclass_kernel(state, n_classes, |class, fresh| {
-                    restore_dual(fresh, &classes[class], rule)
-                })?
-                .with_rounds(rounds(state)?);
-                let learner = with_noise(learner, state, Some(state))?;
+                let rule = config.rule.rule()?;
+                let learner =
+                    multiclass_kernel(&config, kernel, (*n_classes, *strategy), |class, fresh| {
+                        restore_dual(fresh, &classes[class], rule)
+                    })?
+                    .with_rounds(rounds(state)?);
+                let learner = with_noise(learner, &config, Some(state))?;
                 Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
-            }
-            other => {
-                return Err(CwError::InvalidState(format!(
-                    "unknown model kind {other:?}"
-                )))
             }
         };
         Ok(Estimator {
-            config: config_of(state),
-            model: model.averaged(state, true)?,
+            model: model.averaged(config.average, Some(state))?,
+            config,
             fresh: false,
         })
     }
@@ -605,7 +517,7 @@ impl Estimator {
     /// eager covariance, nothing pending, and predicts the same; what a state changed by
     /// [`crate::model::ops`] starts from.
     pub fn eager_state(&self) -> State<'static> {
-        self.config.clone().merged(self.learned())
+        self.config.to_state().merged(self.learned())
     }
 
     /// The entries of [`Estimator::state`] that [`Estimator::eager_state`] leaves out.
@@ -698,8 +610,13 @@ impl Estimator {
         &mut self.model
     }
 
-    /// The entries it was built from.
-    pub fn config(&self) -> &State<'static> {
+    /// The entries it was built from (its configuration's [`ModelConfig::to_state`]).
+    pub fn config(&self) -> State<'static> {
+        self.config.to_state()
+    }
+
+    /// The configuration it was built from.
+    pub fn model_config(&self) -> &ModelConfig {
         &self.config
     }
 

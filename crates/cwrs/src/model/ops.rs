@@ -17,6 +17,8 @@ use std::borrow::Cow;
 use crate::covariance::{with_new_features, Gaussian};
 use crate::error::CwError;
 use crate::learn::learner::check_variance;
+use crate::learn::objective::Strategy;
+use crate::model::config::ModelKind;
 use crate::model::state::{State, Value};
 use crate::model::{Estimator, Model};
 
@@ -151,7 +153,11 @@ impl Estimator {
     pub fn with_prior_class(&self, prior_variance: f64) -> Result<Estimator, CwError> {
         let gaussians = self.gaussians("add a class to")?;
         check_variance("prior_variance", prior_variance)?;
-        if self.config.optional_string("strategy")? != Some("ovr") || self.kind() != "multiclass" {
+        let one_vs_rest = ModelKind::Multiclass {
+            n_classes: gaussians.len(),
+            strategy: Strategy::OneVsRest,
+        };
+        if self.config.kind != one_vs_rest {
             return Err(CwError::InvalidInput(
                 "only a one-vs-rest model grows by a class: build a binary model's \
                  one-vs-rest form first, and give a max-score model every class from the start"

@@ -1,4 +1,5 @@
 use super::*;
+use crate::model::state::Value;
 
 const N_FEATURES: usize = 5;
 const N_ROWS: usize = 60;

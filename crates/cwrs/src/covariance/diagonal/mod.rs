@@ -4,12 +4,13 @@
 use std::borrow::Cow;
 
 use super::{
-    averaged_len_without_l1, impossible, prefetch_each, with_new_features, wrong_length,
-    Covariance, CovarianceKind, Observation, Parts, PrimalForm, MEAN_STEP_LIMIT, VARIANCE_FLOOR,
+    averaged_len_without_l1, impossible, noise_with_l1, prefetch_each, with_new_features,
+    wrong_length, Covariance, CovarianceKind, Observation, Parts, PrimalForm, MEAN_STEP_LIMIT,
+    VARIANCE_FLOOR,
 };
 use crate::data::{Features, Row, Shape, SparseIndex};
 use crate::error::CwError;
-use crate::learn::sparse_l1::{Penalty, L1};
+use crate::learn::sparse_l1::{check_form, L1};
 use crate::linalg::huge_pages::vec_on_huge_pages;
 
 /// One coordinate of a diagonal Gaussian. Mean and variance sit side by side (16 bytes,
@@ -345,11 +346,7 @@ impl PrimalForm for Diagonal {
         if self.noise.is_some() {
             return Err(noise_with_l1());
         }
-        if l1.penalty() == Penalty::DualAveraging {
-            return Err(CwError::InvalidParameter(
-                "penalty \"l1-rda\" is AdaGrad's dual averaging form".into(),
-            ));
-        }
+        check_form(l1.penalty(), Self::KIND)?;
         self.l1 = Some(l1);
         Ok(self)
     }
@@ -849,10 +846,6 @@ fn shrink_pair(coordinates: &mut [Coordinate], j: [usize; 2], x: [f64; 2], by: M
 #[inline(always)]
 fn noisy_variance(stored: f64, offset: f64) -> f64 {
     (stored + offset).max(VARIANCE_FLOOR)
-}
-
-fn noise_with_l1() -> CwError {
-    CwError::InvalidParameter("process_noise cannot be combined with an L1 penalty".into())
 }
 
 #[cfg(test)]

@@ -108,11 +108,7 @@ impl DualGaussian {
                 "a kernel model needs between 1 and 2^32 − 1 features, got {n_features}"
             )));
         }
-        if budget == Some(0) {
-            return Err(CwError::InvalidParameter(
-                "budget must be at least 1".into(),
-            ));
-        }
+        check_budget(budget)?;
         Ok(DualGaussian {
             kernel,
             n_features,
@@ -701,9 +697,7 @@ impl Covariance for DualGaussian {
     fn averaged_len(&self) -> Result<usize, CwError> {
         match self.budget {
             None => Ok(self.nu.len()),
-            Some(_) => Err(CwError::InvalidParameter(
-                "average cannot be combined with a kernel budget".into(),
-            )),
+            Some(_) => Err(average_with_budget()),
         }
     }
 
@@ -751,4 +745,20 @@ impl Covariance for DualGaussian {
         }
         dot(&k[..values.len()], values)
     }
+}
+
+/// Refuses a budget of no support row.
+pub(crate) fn check_budget(budget: Option<usize>) -> Result<(), CwError> {
+    match budget {
+        Some(0) => Err(CwError::InvalidParameter(
+            "budget must be at least 1".into(),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// The refusal of averaging with a budget: a removal reorders and projects the coefficients,
+/// which the sums cannot follow.
+pub(crate) fn average_with_budget() -> CwError {
+    CwError::InvalidParameter("average cannot be combined with a kernel budget".into())
 }

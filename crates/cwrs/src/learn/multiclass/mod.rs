@@ -16,7 +16,7 @@ use crate::rules::{normal_cdf, Rule};
 /// A multiclass learner over class models of type `M` (the primal Gaussian by default).
 pub type MulticlassLearner<M = Gaussian> = Online<Multiclass, M>;
 
-fn check_n_classes(n_classes: usize) -> Result<(), CwError> {
+pub(crate) fn check_n_classes(n_classes: usize) -> Result<(), CwError> {
     if n_classes < 2 {
         return Err(CwError::InvalidInput(format!(
             "a multiclass model needs at least 2 classes, got {n_classes}"

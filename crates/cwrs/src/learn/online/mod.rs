@@ -77,14 +77,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: u64,
         sums: Option<&[f64]>,
     ) -> Result<Self, CwError> {
-        // ALMA and the ROMMAs (the rules that read ‖μ‖²) rescale every weight on an update,
-        // which the O(nnz) sums cannot follow.
-        if self.objective.rule().needs_mean_norm() {
-            return Err(CwError::InvalidParameter(format!(
-                "average cannot be combined with {:?}, which rescales every weight on an update",
-                self.objective.rule()
-            )));
-        }
+        check_average_rule(self.objective.rule())?;
         self.average = Some(Average::new(start, rows, sums, &self.models)?);
         Ok(self)
     }
@@ -673,6 +666,17 @@ fn learn_averaged<'a, O: Objective, M: Covariance>(
         });
         tally.then(one)
     })
+}
+
+/// Refuses averaging with a rule that rescales every weight on an update (ALMA and the ROMMAs,
+/// the rules that read ‖μ‖²), which the O(nnz) sums cannot follow.
+pub(crate) fn check_average_rule(rule: impl StepRule) -> Result<(), CwError> {
+    if rule.needs_mean_norm() {
+        return Err(CwError::InvalidParameter(format!(
+            "average cannot be combined with {rule:?}, which rescales every weight on an update"
+        )));
+    }
+    Ok(())
 }
 
 #[cfg(test)]

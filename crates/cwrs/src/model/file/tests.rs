@@ -4,6 +4,7 @@ use serde_json::Value as Json;
 
 use super::*;
 use crate::data::Matrix;
+use crate::model::config::ModelConfig;
 use serde_json::Map;
 
 fn fixtures() -> PathBuf {
@@ -267,6 +268,37 @@ mod crafted {
             let length = u64::from_le_bytes(bytes[13..21].try_into().unwrap()) as usize;
             bytes[21 + at.index(length)] = with;
             let _ = read(&resealed(bytes));
+        }
+    }
+}
+
+/// The model's state as the file holds it, before any model is built from it.
+fn stored_state(bytes: &[u8]) -> State<'static> {
+    let length = u64::from_le_bytes(bytes[13..PREFIX].try_into().unwrap()) as usize;
+    let header: Json = serde_json::from_slice(&bytes[PREFIX..PREFIX + length]).unwrap();
+    let arrays = Arrays::new(&header, &bytes[PREFIX + length..bytes.len() - 4]).unwrap();
+    let model = &header["state"]["_model"]["$tuple"][1];
+    arrays.state(model, "_model").unwrap()
+}
+
+/// Every fixture's configuration, read into a `ModelConfig` and written back, gives the
+/// entries Python saved; the model loaded from it gives back the whole state it was read from.
+#[test]
+fn every_fixture_configuration_comes_back_from_its_typed_form() {
+    let (_, _, decisions) = decisions();
+    for name in decisions.keys() {
+        let bytes = std::fs::read(fixtures().join(format!("{name}.cwrs"))).unwrap();
+        let stored = stored_state(&bytes);
+        let config = ModelConfig::from_state(&stored).unwrap();
+        let entries = config.to_state();
+        for (key, value) in &entries.entries {
+            assert_eq!(stored.entries.get(key), Some(value), "{name}: {key}");
+        }
+        assert_eq!(ModelConfig::from_state(&entries).unwrap(), config, "{name}");
+        if !name.ends_with("_rff") {
+            let loaded = Estimator::from_state(&stored, None).unwrap();
+            assert_eq!(loaded.state(), stored, "{name}");
+            assert_eq!(loaded.model_config(), &config, "{name}");
         }
     }
 }

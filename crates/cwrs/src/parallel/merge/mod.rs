@@ -11,8 +11,9 @@ use crate::covariance::CovarianceKind;
 use crate::error::{zeros, CwError};
 use crate::learn::drift::ProcessNoise;
 use crate::linalg::{axpy, cholesky, dot_in_order};
+use crate::model::config::ModelConfig;
 use crate::model::state::State;
-use crate::model::{process_noise, Estimator, Model};
+use crate::model::{Estimator, Model};
 
 mod lowrank;
 
@@ -92,10 +93,10 @@ impl Moments {
     /// What [`Moments::of`] reads of a fresh model of `first`'s configuration (μ = 0, Σ = a·I,
     /// nothing learned), without building one for the forms whose prior is one value per
     /// coordinate (a model as wide as the inputs, built only to be read once).
-    fn prior(config: &State, first: &Moments, layout: Layout) -> Result<Moments, CwError> {
+    fn prior(config: &ModelConfig, first: &Moments, layout: Layout) -> Result<Moments, CwError> {
         let a = match layout.kind {
-            CovarianceKind::Identity | CovarianceKind::Diagonal => config.float("a")?,
-            _ => return Moments::of(&Estimator::new(config.clone(), None)?),
+            CovarianceKind::Identity | CovarianceKind::Diagonal => config.a,
+            _ => return Moments::of(&Estimator::from_config(config.clone(), None)?),
         };
         let len = layout.n_classes * layout.dim;
         Ok(Moments {
@@ -116,7 +117,7 @@ impl Moments {
 /// form), classes and `Moments` (`None` for a kernel model). Taken from each model in turn
 /// (under its lock, by `calls::merge`), it copies the mean and covariance once, not the model.
 pub struct Snapshot {
-    config: State<'static>,
+    config: ModelConfig,
     kind: Option<CovarianceKind>,
     n_classes: Option<usize>,
     moments: Option<Moments>,
@@ -125,7 +126,7 @@ pub struct Snapshot {
 impl Snapshot {
     pub fn of(model: &Estimator) -> Snapshot {
         Snapshot {
-            config: model.config().clone(),
+            config: model.model_config().clone(),
             kind: model.covariance_kind(),
             n_classes: model.n_classes(),
             moments: Moments::of(model).ok(),
@@ -251,7 +252,7 @@ pub fn merge_snapshots(
         )?;
     }
     let learned = learned_state(first, base, &inputs, layout, means, covariances);
-    Estimator::from_state(&first.config.clone().merged(learned), None).map_err(|err| match err {
+    Estimator::from_state(&first.config.to_state().merged(learned), None).map_err(|err| match err {
         CwError::InvalidState(message) => {
             CwError::InvalidInput(format!("the merged model is not valid: {message}"))
         }
@@ -262,24 +263,22 @@ pub fn merge_snapshots(
 /// The covariance form of `model`, or the refusal of a model that cannot be merged (kernel
 /// models, the forms and options without a merge yet).
 pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwError> {
-    mergeable(model.covariance_kind(), model.config())
+    mergeable(model.covariance_kind(), model.model_config())
 }
 
 /// `check_mergeable` of the models a configuration builds, before any is built (what
 /// `n_jobs` > 1 needs, checked with the other hyper-parameters).
 pub fn check_config_mergeable(config: &State) -> Result<(), CwError> {
-    let kind = match config.string("kind")? {
-        "kernel" | "multiclass_kernel" => None,
-        _ => Some(CovarianceKind::from_config(
-            config.string("covariance")?,
-            || config.count("rank"),
-        )?),
-    };
-    mergeable(kind, config).map(|_| ())
+    let config = ModelConfig::from_state(config)?;
+    let kind = config.kind.kernel().is_none().then_some(config.covariance);
+    mergeable(kind, &config).map(|_| ())
 }
 
 /// [`check_mergeable`] of a model of covariance form `kind` built from `config`.
-fn mergeable(kind: Option<CovarianceKind>, config: &State) -> Result<CovarianceKind, CwError> {
+fn mergeable(
+    kind: Option<CovarianceKind>,
+    config: &ModelConfig,
+) -> Result<CovarianceKind, CwError> {
     let kind = kind.ok_or_else(|| {
         CwError::InvalidParameter("kernel models cannot be merged (they keep no weights)".into())
     })?;
@@ -290,12 +289,12 @@ fn mergeable(kind: Option<CovarianceKind>, config: &State) -> Result<CovarianceK
         )));
     }
     // An averaged model's running sums and a change detector's statistics have no merge yet.
-    if config.optional_count::<u64>("average")?.is_some() {
+    if config.average.is_some() {
         return Err(CwError::InvalidParameter(
             "averaged models (average=True or an int) cannot be merged yet".into(),
         ));
     }
-    if matches!(process_noise(config)?, ProcessNoise::Auto) {
+    if config.process_noise == ProcessNoise::Auto {
         return Err(CwError::InvalidParameter(
             "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
         ));
@@ -304,19 +303,19 @@ fn mergeable(kind: Option<CovarianceKind>, config: &State) -> Result<CovarianceK
 }
 
 /// Whether the model's covariance grows by a constant process noise q > 0 every round.
-pub(crate) fn has_process_noise(config: &State) -> Result<bool, CwError> {
-    Ok(matches!(process_noise(config)?, ProcessNoise::Constant(q) if q > 0.0))
+pub(crate) fn has_process_noise(config: &ModelConfig) -> bool {
+    matches!(config.process_noise, ProcessNoise::Constant(q) if q > 0.0)
 }
 
 /// The method "auto" stands for, or a refusal of one the models cannot take.
 pub(crate) fn resolve(
     method: Method,
     kind: CovarianceKind,
-    config: &State,
+    config: &ModelConfig,
 ) -> Result<Method, CwError> {
     match (method, kind) {
         (Method::Auto, CovarianceKind::Identity) => Ok(Method::Average),
-        (Method::Auto, _) if config.string("rule")? == "AROW" && !has_process_noise(config)? => {
+        (Method::Auto, _) if config.rule.name == "AROW" && !has_process_noise(config) => {
             Ok(Method::Information)
         }
         // The other second-order rules' evidence depends on the state that learned it
@@ -329,10 +328,10 @@ pub(crate) fn resolve(
                 "method={:?} combines covariances, but the first-order rule {} keeps none \
                  (Σ = I); use method=\"average\" (or \"auto\")",
                 method.name(),
-                config.string("rule").unwrap_or("?"),
+                config.rule.name,
             )))
         }
-        (Method::Information, _) if has_process_noise(config)? => Err(CwError::InvalidParameter(
+        (Method::Information, _) if has_process_noise(config) => Err(CwError::InvalidParameter(
             "method=\"information\" sums the shards' evidence, which a model with process \
                  noise does not keep (its covariance also grows each round); use method=\"auto\", \
                  \"average\" or \"precision\""
@@ -343,7 +342,11 @@ pub(crate) fn resolve(
 }
 
 /// Refuses `other` unless its configuration is `first`'s, naming the first entry that differs.
-fn check_same(first: &State, other: &State, what: &str) -> Result<(), CwError> {
+fn check_same(first: &ModelConfig, other: &ModelConfig, what: &str) -> Result<(), CwError> {
+    if first == other {
+        return Ok(());
+    }
+    let (first, other) = (&first.to_state(), &other.to_state());
     // The most telling differences first.
     let telling = ["kind", "rule", "params", "covariance"].map(String::from);
     let keys = telling

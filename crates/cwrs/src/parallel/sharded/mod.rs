@@ -123,7 +123,7 @@ impl ShardedFit {
         let kind = model.kind();
         let refuse = || CwError::InvalidInput(format!("a {kind} model cannot be sharded"));
         linear!(model.model(), targets, (l, t) => l.check_batch(x, t, &presentation), Err(refuse()))?;
-        let (n, n_features) = (x.n_rows(), model.config().count::<usize>("n_features")?);
+        let (n, n_features) = (x.n_rows(), model.model_config().n_features);
         let parts = split(order.map_or(n, <[usize]>::len), self.n_jobs);
         self.refresh(model);
         self.grow(model, x, parts.len())?;
@@ -365,9 +365,9 @@ fn counters(estimator: &Estimator) -> [u64; 3] {
 /// each on its own thread.
 fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<bool, CwError> {
     let kind = merge::check_mergeable(model)?;
-    let method = merge::resolve(Method::Auto, kind, model.config())?;
-    let config = model.config();
-    let plain = !merge::has_process_noise(config)? && config.optional_string("penalty")?.is_none();
+    let config = model.model_config();
+    let method = merge::resolve(Method::Auto, kind, config)?;
+    let plain = !merge::has_process_noise(config) && config.penalty.is_none();
     let in_place = matches!(
         (kind, method),
         (
