@@ -57,4 +57,6 @@ pub use covariance::CovarianceKind;
 pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;
 pub use learn::learner::Learner;
+pub use model::config::ModelConfig;
+pub use model::{Estimator, Targets};
 pub use rules::Rule;

@@ -71,6 +71,39 @@ impl SavedModel {
     }
 }
 
+impl Estimator {
+    /// The model in the `.cwrs` file at `path`, with what Python keeps beside it (see
+    /// [`load`]).
+    ///
+    /// ```
+    /// use cwrs::model::config::ModelConfig;
+    /// use cwrs::model::file::Labels;
+    /// use cwrs::model::{Estimator, Targets};
+    /// use cwrs::{Matrix, Presentation};
+    ///
+    /// let config = ModelConfig::binary("AROW", &[("r", 0.5)]).n_features(2);
+    /// let mut model = Estimator::from_config(config, None)?;
+    /// let x = Matrix::Dense { values: &[1.0, 0.5, -1.0, 0.2], n_rows: 2, n_cols: 2 };
+    /// model.partial_fit(&x, Targets::Values(&[1.0, -1.0]), Presentation::default())?;
+    /// let path = std::env::temp_dir().join(format!("cwrs-doc-{}.cwrs", std::process::id()));
+    /// // The labels of the negative and the positive class, as Python's `classes_` keeps them.
+    /// model.save(&path, Some(&Labels::Strings(vec!["ham".into(), "spam".into()])))?;
+    /// let saved = Estimator::load(&path)?;
+    /// assert_eq!((saved.estimator.as_str(), saved.model.state()), ("AROW", model.state()));
+    /// # std::fs::remove_file(&path).unwrap();
+    /// # Ok::<(), cwrs::CwError>(())
+    /// ```
+    pub fn load(path: impl AsRef<Path>) -> Result<SavedModel, CwError> {
+        load(path)
+    }
+
+    /// Writes this model to a `.cwrs` file at `path` that Python's `cwrs.load` reads (see
+    /// [`save`]).
+    pub fn save(&self, path: impl AsRef<Path>, classes: Option<&Labels>) -> Result<(), CwError> {
+        save(path, self, classes)
+    }
+}
+
 fn corrupted(what: impl std::fmt::Display) -> CwError {
     CwError::InvalidInput(format!("corrupted model file: {what}"))
 }
