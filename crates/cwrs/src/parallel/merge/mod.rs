@@ -2,10 +2,13 @@
 //! evidence each adds to the precision Λ = Σ⁻¹ and to η = Λμ ("information"), a weighted
 //! average of the Gaussians ("precision"), or a weighted average of the means ("average").
 //!
-//! The merge works on the models' named states: each input is copied and its state taken (which
-//! folds a full covariance's pending terms in the copy), the merged mean and covariance are
-//! computed per class, and the result is rebuilt by [`Estimator::from_state`], which checks it as
-//! it checks a loaded model. The inputs are never changed.
+//! The merge reads each model's counters, mean and covariance values ([`Snapshot`]: a full
+//! covariance's pending terms folded in a copy), computes the merged mean and covariance per
+//! class, and builds the result directly: a fresh model of the first model's configuration
+//! given the merged moments, counters and L1 state by typed setters, which check what a merge
+//! can get wrong (no saved-state round trip, whose checks include an O(d³) Cholesky
+//! factorisation of a full Σ that the merge guarantees by construction). The inputs are never
+//! changed.
 
 use crate::covariance::{CovarianceKind, Gaussian};
 use crate::error::{zeros, CwError};

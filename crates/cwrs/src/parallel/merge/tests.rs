@@ -386,7 +386,8 @@ proptest::proptest! {
         weighted in proptest::bool::ANY,
     ) {
         let config = mergeable_config(kind, form, rank, l1, noise, other);
-        let method = [Method::Auto, Method::Information, Method::Precision, Method::Average][method];
+        let methods = [Method::Auto, Method::Information, Method::Precision, Method::Average];
+        let method = methods[method];
         let n = base_rows + shard_rows.iter().sum::<usize>();
         let x: Vec<f64> = values[..n * N_FEATURES].iter().map(|&v| f64::from(v) / 8.0).collect();
         let y: Vec<f64> = (0..n).map(|i| x[i * N_FEATURES] - x[i * N_FEATURES + 1] + 0.3).collect();
