@@ -10,6 +10,7 @@ of two full models, median of a few repeats.
 import argparse
 import json
 import os
+import pickle
 import statistics
 import subprocess
 import sys
@@ -42,10 +43,21 @@ def cases():
         b = cwrs.AROW(covariance="full").partial_fit(X[200:], y[200:], classes=[-1, 1])
         return lambda: cwrs.merge([a, b], method=method)
 
+    def merge_pass(d, covariance):
+        # What one pass of fit(n_jobs=2) merges: two shards learned from the model of its start.
+        X, y = data(600, d, seed=2)
+        base = cwrs.AROW(covariance=covariance).partial_fit(X[:200], y[:200], classes=[-1, 1])
+        shards = [pickle.loads(pickle.dumps(base)).partial_fit(X[lo:lo + 200], y[lo:lo + 200])
+                  for lo in (200, 400)]
+        return lambda: cwrs.merge(shards, base=base)
+
     return {
         "fit n_jobs=2, full, d=300, 3000 rows, n_iter=3": fit(300, "full", 3000),
         "fit n_jobs=2, full, d=600, 3000 rows, n_iter=3": fit(600, "full", 3000),
         "fit n_jobs=2, lowrank k=10, d=2000, 5000 rows, n_iter=3": fit(2000, "lowrank", 5000),
+        "cwrs.merge of one pass's 2 shards and base, full, d=600": merge_pass(600, "full"),
+        "cwrs.merge of one pass's 2 shards and base, lowrank k=10, d=2000":
+            merge_pass(2000, "lowrank"),
         "cwrs.merge of 2 full models, d=1000, information": merge_full(1000, "information"),
         "cwrs.merge of 2 full models, d=1000, average": merge_full(1000, "average"),
     }

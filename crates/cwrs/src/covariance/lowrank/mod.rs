@@ -354,9 +354,7 @@ impl LowRank {
             }
         }
     }
-}
 
-impl LowRank {
     /// Sets the mean and the state's values (S, then the sketch of the model's rank), checking
     /// them, and factors I + BSBᵀ.
     fn set_values(&mut self, mean: &[f64], state: &[f64]) -> Result<(), CwError> {

@@ -691,16 +691,15 @@ fn merged(
             total.saturating_add(counter(m).saturating_sub(start))
         })
     };
-    let l1_totals = match base.l1_totals.is_empty() {
-        true => Vec::new(),
-        false => (0..layout.n_classes)
-            .map(|class| {
-                let start = base.l1_totals[class];
-                let gains = inputs.iter().map(|m| (m.l1_totals[class] - start).max(0.0));
-                start + gains.sum::<f64>()
-            })
-            .collect(),
-    };
+    // Without a penalty, no totals.
+    let l1_totals = (0..layout.n_classes)
+        .filter(|_| !base.l1_totals.is_empty())
+        .map(|class| {
+            let start = base.l1_totals[class];
+            let gains = inputs.iter().map(|m| (m.l1_totals[class] - start).max(0.0));
+            start + gains.sum::<f64>()
+        })
+        .collect();
     Moments {
         updates: added(|m| m.updates),
         mistakes: inputs[0]

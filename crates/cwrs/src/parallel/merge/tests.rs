@@ -317,9 +317,10 @@ fn by_state(first: &Snapshot, merged: &Moments) -> Result<Estimator, CwError> {
         let last: Vec<f64> = (merged.l1_totals.iter())
             .flat_map(|&total| std::iter::repeat_n(total, dim))
             .collect();
-        match multiclass {
-            true => state.set("l1_totals", merged.l1_totals.clone()),
-            false => state.set("l1_total", merged.l1_totals[0]),
+        if multiclass {
+            state.set("l1_totals", merged.l1_totals.clone());
+        } else {
+            state.set("l1_total", merged.l1_totals[0]);
         }
         state.set("l1_last", last);
     }
@@ -370,7 +371,7 @@ fn mergeable_config(
 }
 
 proptest::proptest! {
-    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(96))]
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
 
     /// The typed construction of the merged model gives the model the saved-state path
     /// rebuilt, bit for bit (every field, the derived ones too), or the same error: every
