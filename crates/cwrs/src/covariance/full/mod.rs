@@ -641,9 +641,10 @@ impl PrimalForm for Full {
     /// definite, which the caller guarantees by construction and checking would cost a
     /// Cholesky factorisation (O(d³)): the merges compute Σ either as L⁻ᵀL⁻¹ from the Cholesky
     /// factor L of a merged precision Λ (it factored, so Λ is positive definite, and so is its
-    /// inverse; the product is mirrored, so exactly symmetric), or as an average Σₖ bₖΣₖ of the
-    /// models' own Σₖ (non-negative weights summing to 1, entry by entry in the same order:
-    /// symmetric and positive definite as they are).
+    /// inverse up to the rounding of a Λ within rounding of singular; the product is mirrored,
+    /// so exactly symmetric), or as an average Σₖ bₖΣₖ of the models' own Σₖ (non-negative
+    /// weights summing to 1, entry by entry in the same order: symmetric and positive definite
+    /// as they are). A loaded model is still checked in full.
     fn set_finite_moments(&mut self, mean: &[f64], sigma: &[f64]) -> Result<(), CwError> {
         let dim = self.dim;
         if sigma.len() != dim * dim {
