@@ -59,8 +59,8 @@ impl Method {
     }
 }
 
-/// What a merge reads of one model: its counters and, per class, the (thresholded) mean and
-/// the covariance values as the state stores them.
+/// What a merge reads of one model, and gives the merged one: its counters and, per class, the
+/// (thresholded) mean and the covariance values as the state stores them.
 struct Moments {
     updates: u64,
     mistakes: Option<u64>,
