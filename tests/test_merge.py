@@ -271,6 +271,29 @@ def test_the_merged_model_pickles_saves_and_keeps_learning(tmp_path, classes):
     assert merged.n_updates_ > 0
 
 
+@pytest.mark.parametrize("classes", [2, 3])
+@pytest.mark.parametrize("params", [
+    {"covariance": "full"},
+    {"covariance": "full", "process_noise": 0.01},
+    {"covariance": "diag", "process_noise": 0.01},
+    {"covariance": "diag", "penalty": "l1", "alpha": 0.01},
+    {"covariance": "lowrank", "rank": 2},
+], ids=["full", "full-noise", "diag-noise", "diag-l1", "lowrank"])
+def test_the_merged_model_continues_as_its_saved_copies_bit_for_bit(tmp_path, classes, params):
+    """The merged model is built directly, not from its state: its pickled and saved copies
+    (rebuilt from the state) keep learning with exactly its bits."""
+    X, y = _data(classes=classes)
+    base = cwrs.AROW(**params).partial_fit(X[:30], y[:30], classes=np.unique(y))
+    merged = cwrs.merge(_shards(None, X, y, [30, 70, 100], base=base), base=base)
+    copies = [pickle.loads(pickle.dumps(merged)), _saved(merged, tmp_path)]
+    for model in [merged, *copies]:
+        model.partial_fit(X[100:], y[100:])
+    expected = pickle.dumps(merged._model.state())
+    for copy in copies:
+        assert pickle.dumps(copy._model.state()) == expected
+        np.testing.assert_array_equal(copy.decision_function(X), merged.decision_function(X))
+
+
 def _saved(estimator, tmp_path):
     path = tmp_path / "merged.cwrs"
     estimator.save(path)

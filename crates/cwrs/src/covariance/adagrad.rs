@@ -113,6 +113,10 @@ impl PrimalForm for AdaGrad {
     fn l1(&self) -> Option<&L1> {
         self.l1.as_ref()
     }
+
+    fn l1_mut(&mut self) -> Option<&mut L1> {
+        self.l1.as_mut()
+    }
 }
 
 impl Covariance for AdaGrad {

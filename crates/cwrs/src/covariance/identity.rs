@@ -62,6 +62,16 @@ impl PrimalForm for Identity {
         })
     }
 
+    fn set_finite_moments(&mut self, mean: &[f64], none: &[f64]) -> Result<(), CwError> {
+        *self = Self::from_finite_parts(Parts {
+            kind: Self::KIND,
+            shape: self.shape,
+            mean,
+            covariance: none,
+        })?;
+        Ok(())
+    }
+
     fn shape(&self) -> Shape {
         self.shape
     }

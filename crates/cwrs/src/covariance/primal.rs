@@ -67,6 +67,26 @@ pub trait PrimalForm: Covariance + Sized {
     /// them: the form checks the rest (lengths, signs, symmetry).
     fn from_finite_parts(parts: Parts) -> Result<Self, CwError>;
 
+    /// Replaces the moments by `mean` and `covariance` (as [`PrimalForm::covariance`] gives
+    /// them, nothing pending), computed outside learning (a merge, docs/design.md §9): the
+    /// model becomes what [`PrimalForm::from_parts`] builds from them with this model's options
+    /// (L1 penalty, process noise) set, whatever it kept lazily restarted. Checks that the
+    /// values are finite, then the form's own checks, except those the caller guarantees by
+    /// construction where they cost more than computing the values (see each form).
+    fn set_moments(&mut self, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
+        check_finite_parts(self.shape().dim(), mean, covariance)?;
+        self.set_finite_moments(mean, covariance)
+    }
+
+    /// [`PrimalForm::set_moments`] once the values are known to be finite, the mean `dim` of
+    /// them. Default: refused, for a form that keeps a rule's state rather than moments.
+    fn set_finite_moments(&mut self, _mean: &[f64], _covariance: &[f64]) -> Result<(), CwError> {
+        Err(CwError::InvalidParameter(format!(
+            "{:?} models keep no moments to set",
+            Self::KIND.name()
+        )))
+    }
+
     /// The model's form, with its parameters.
     fn kind(&self) -> CovarianceKind {
         Self::KIND
@@ -105,6 +125,11 @@ pub trait PrimalForm: Covariance + Sized {
     }
 
     fn l1(&self) -> Option<&L1> {
+        None
+    }
+
+    /// The L1 penalty's lazy state, to be set (see [`L1::set_state`]).
+    fn l1_mut(&mut self) -> Option<&mut L1> {
         None
     }
 }
@@ -190,6 +215,20 @@ macro_rules! primal_forms {
             pub fn l1(&self) -> Option<&L1> {
                 match self {
                     $(Gaussian::$form(f) => f.l1(),)*
+                }
+            }
+
+            /// See [`PrimalForm::l1_mut`].
+            pub fn l1_mut(&mut self) -> Option<&mut L1> {
+                match self {
+                    $(Gaussian::$form(f) => f.l1_mut(),)*
+                }
+            }
+
+            /// See [`PrimalForm::set_moments`].
+            pub fn set_moments(&mut self, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
+                match self {
+                    $(Gaussian::$form(f) => f.set_moments(mean, covariance),)*
                 }
             }
 

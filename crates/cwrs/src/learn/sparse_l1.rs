@@ -133,6 +133,12 @@ impl L1 {
 
     /// Restores the lazy state (see [`L1::total`] and [`L1::last`]).
     pub fn with_state(mut self, total: f64, last: &[f64]) -> Result<L1, CwError> {
+        self.set_state(total, last)?;
+        Ok(self)
+    }
+
+    /// Sets the lazy state: H = `total`, and the H each coordinate was last caught up to.
+    pub fn set_state(&mut self, total: f64, last: &[f64]) -> Result<(), CwError> {
         if last.len() != self.last.len()
             || !total.is_finite()
             || last.iter().any(|h| !h.is_finite())
@@ -141,7 +147,7 @@ impl L1 {
         }
         self.total = total;
         self.last.copy_from_slice(last);
-        Ok(self)
+        Ok(())
     }
 
     pub fn penalty(&self) -> Penalty {

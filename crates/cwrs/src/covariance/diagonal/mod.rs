@@ -277,13 +277,7 @@ impl PrimalForm for Diagonal {
     fn from_finite_parts(parts: Parts) -> Result<Self, CwError> {
         let (shape, mean, variances) = (parts.shape, parts.mean, parts.covariance);
         let dim = shape.dim();
-        if variances.iter().any(|&v| v <= 0.0) {
-            return Err(impossible(Self::KIND, "must hold positive variances"));
-        }
-        if variances.len() != dim {
-            let expected = format!("{dim} values");
-            return Err(wrong_length(Self::KIND, dim, &expected, variances.len()));
-        }
+        check_variances(dim, variances)?;
         let pairs = mean.iter().zip(variances);
         let coordinates = vec_on_huge_pages(dim, |c| {
             c.extend(pairs.map(|(&mean, &variance)| Coordinate { mean, variance }))
@@ -300,6 +294,22 @@ impl PrimalForm for Diagonal {
         };
         model.variance_bound = model.largest_variance();
         Ok(model)
+    }
+
+    /// The checks of [`PrimalForm::from_parts`], all O(d): an average of positive variances
+    /// can still round to 0 (variances near the smallest float, a tiny weight).
+    fn set_finite_moments(&mut self, mean: &[f64], variances: &[f64]) -> Result<(), CwError> {
+        check_variances(self.coordinates.len(), variances)?;
+        for (c, (&mean, &variance)) in self.coordinates.iter_mut().zip(mean.iter().zip(variances)) {
+            *c = Coordinate { mean, variance };
+        }
+        // The variances are the plain Σ_j: a clock restarts at 0 (as a restored model's).
+        if let Some(noise) = &mut self.noise {
+            (noise.round, noise.grown) = (0, 0.0);
+        }
+        self.variance_bound = self.largest_variance();
+        (self.observed_variance, self.skipped) = (0.0, 0);
+        Ok(())
     }
 
     fn shape(&self) -> Shape {
@@ -354,6 +364,27 @@ impl PrimalForm for Diagonal {
     fn l1(&self) -> Option<&L1> {
         self.l1.as_ref()
     }
+
+    fn l1_mut(&mut self) -> Option<&mut L1> {
+        self.l1.as_mut()
+    }
+}
+
+/// Refuses variances that are not `dim` positive values.
+fn check_variances(dim: usize, variances: &[f64]) -> Result<(), CwError> {
+    let kind = Diagonal::KIND;
+    if variances.iter().any(|&v| v <= 0.0) {
+        return Err(impossible(kind, "must hold positive variances"));
+    }
+    if variances.len() != dim {
+        return Err(wrong_length(
+            kind,
+            dim,
+            &format!("{dim} values"),
+            variances.len(),
+        ));
+    }
+    Ok(())
 }
 
 impl Covariance for Diagonal {

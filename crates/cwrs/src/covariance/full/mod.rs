@@ -637,6 +637,32 @@ impl PrimalForm for Full {
         })
     }
 
+    /// Checks the length (the values are finite), and that Σ is exactly symmetric and positive
+    /// definite as a loaded model's must be. The merges build it so (Σ = L⁻ᵀL⁻¹ from the Cholesky
+    /// factor of a merged precision, mirrored; or an average Σₖ bₖΣₖ of the models' own Σₖ),
+    /// but a merged Λ within rounding of singular can leave its inverse just indefinite, and a
+    /// model that a merge returns must save and load: the Cholesky check (O(d³), the cost of
+    /// the merge's own factorisation) is kept.
+    fn set_finite_moments(&mut self, mean: &[f64], sigma: &[f64]) -> Result<(), CwError> {
+        let dim = self.dim;
+        if sigma.len() != dim * dim {
+            let expected = format!("{dim}×{dim} values");
+            return Err(wrong_length(Self::KIND, dim, &expected, sigma.len()));
+        }
+        if !is_symmetric(dim, sigma) {
+            return Err(impossible(Self::KIND, "must be symmetric"));
+        }
+        if !is_positive_definite(dim, sigma, &[])? {
+            return Err(impossible(Self::KIND, "must be positive definite"));
+        }
+        let parts = Full::with_parts(self.shape, mean.to_vec(), sigma.to_vec(), Vec::new());
+        *self = Full {
+            noise: self.noise,
+            ..parts
+        };
+        Ok(())
+    }
+
     fn shape(&self) -> Shape {
         self.shape
     }

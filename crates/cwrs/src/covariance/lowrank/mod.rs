@@ -354,6 +354,34 @@ impl LowRank {
             }
         }
     }
+
+    /// Sets the mean and the state's values (S, then the sketch of the model's rank), checking
+    /// them, and factors I + BSBᵀ.
+    fn set_values(&mut self, mean: &[f64], state: &[f64]) -> Result<(), CwError> {
+        let (kind, capacity) = (self.kind(), self.capacity());
+        let (variances, sketch) = state.split_at(self.dim);
+        if variances.iter().any(|&s| s <= 0.0) {
+            return Err(impossible(kind, "must hold positive variances"));
+        }
+        self.mean.copy_from_slice(mean);
+        self.variances.copy_from_slice(variances);
+        self.sketch.copy_from_slice(sketch);
+        let zero = |i: &usize| self.row(*i).iter().all(|&b| b == 0.0);
+        let rows = (0..capacity).find(zero).unwrap_or(capacity);
+        if !(rows..capacity).all(|i| zero(&i)) {
+            return Err(impossible(kind, "keeps its live sketch rows first"));
+        }
+        self.rows = rows;
+        // A sketch too large for its Gram matrix I + BSBᵀ (a crafted value no learning writes)
+        // factors into infinities or NaN, and the next update turned the mean into NaN.
+        for i in 0..rows {
+            self.factor_row(i);
+            if !self.factor_row_is_finite(i) {
+                return Err(impossible(kind, "has a sketch whose Gram matrix overflows"));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl PrimalForm for LowRank {
@@ -404,29 +432,21 @@ impl PrimalForm for LowRank {
             let what = format!("{dim} variances, then 2·rank sketch rows of {dim} values");
             return Err(wrong_length(kind, dim, &what, state.len()));
         }
-        let (variances, sketch) = state.split_at(dim);
-        if variances.iter().any(|&s| s <= 0.0) {
-            return Err(impossible(kind, "must hold positive variances"));
-        }
         let mut model = LowRank::new(kind, shape, 1.0);
-        model.mean.copy_from_slice(mean);
-        model.variances.copy_from_slice(variances);
-        model.sketch.copy_from_slice(sketch);
-        let zero = |i: &usize| model.row(*i).iter().all(|&b| b == 0.0);
-        let rows = (0..2 * rank).find(zero).unwrap_or(2 * rank);
-        if !(rows..2 * rank).all(|i| zero(&i)) {
-            return Err(impossible(kind, "keeps its live sketch rows first"));
-        }
-        model.rows = rows;
-        // A sketch too large for its Gram matrix I + BSBᵀ (a crafted value no learning writes)
-        // factors into infinities or NaN, and the next update turned the mean into NaN.
-        for i in 0..rows {
-            model.factor_row(i);
-            if !model.factor_row_is_finite(i) {
-                return Err(impossible(kind, "has a sketch whose Gram matrix overflows"));
-            }
-        }
+        model.set_values(mean, state)?;
         Ok(model)
+    }
+
+    /// The checks of [`PrimalForm::from_parts`]: O(kd) beside the factor of I + BSBᵀ, which
+    /// the model keeps anyway.
+    fn set_finite_moments(&mut self, mean: &[f64], covariance: &[f64]) -> Result<(), CwError> {
+        let dim = self.dim;
+        if covariance.len() != (1 + self.capacity()) * dim {
+            let what = format!("{dim} variances, then 2·rank sketch rows of {dim} values");
+            return Err(wrong_length(self.kind(), dim, &what, covariance.len()));
+        }
+        self.skipped = 0;
+        self.set_values(mean, covariance)
     }
 
     fn kind(&self) -> CovarianceKind {

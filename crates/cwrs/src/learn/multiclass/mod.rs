@@ -87,19 +87,12 @@ impl MulticlassLearner {
     }
 
     /// Restores each class's lazy L1 state (H, H per coordinate), in class order.
-    pub fn with_l1_states(self, states: &[(f64, Vec<f64>)]) -> Result<MulticlassLearner, CwError> {
-        if states.len() != self.n_classes() {
-            return Err(CwError::InvalidInput(
-                "one L1 state per class is needed".into(),
-            ));
-        }
-        self.try_map_models(|k, class| {
-            let l1 = class.l1().cloned().ok_or_else(|| {
-                CwError::InvalidInput("L1 state given for a model without a penalty".into())
-            })?;
-            let (total, last) = &states[k];
-            class.with_l1(l1.with_state(*total, last)?)
-        })
+    pub fn with_l1_states(
+        mut self,
+        states: &[(f64, Vec<f64>)],
+    ) -> Result<MulticlassLearner, CwError> {
+        self.set_l1_states(states)?;
+        Ok(self)
     }
 
     /// Each class's lazy L1 state (H, H per coordinate), if the model has a penalty.

@@ -5,7 +5,7 @@
 
 use std::ops::Range;
 
-use crate::covariance::Covariance;
+use crate::covariance::{Covariance, Gaussian};
 use crate::data::{
     chunk_rows, learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row,
 };
@@ -50,6 +50,52 @@ pub(crate) fn validate_ahead(x: &Matrix, presentation: &Presentation, model_valu
         && x.n_rows() > 2 * VALIDATION_CHUNK
         && x.n_entries() >= 4 * model_values
         && crate::available_cores() >= 2
+}
+
+impl<O: Objective> Online<O, Gaussian> {
+    /// Replaces every model's moments by ones computed outside learning (a merge,
+    /// docs/design.md §9): model k's mean is the k-th `dim` values of `means`, its covariance
+    /// values the k-th of as many equal parts of `covariances` (see [`Gaussian::set_moments`]).
+    pub(crate) fn set_moments(
+        &mut self,
+        means: &[f64],
+        covariances: &[f64],
+    ) -> Result<(), CwError> {
+        let n = self.models.len();
+        let dim = self.models[0].shape().dim();
+        if n.checked_mul(dim) != Some(means.len()) || !covariances.len().is_multiple_of(n) {
+            return Err(CwError::InvalidInput(format!(
+                "moments of {n} models do not divide into models: {} mean values, {} \
+                 covariance values",
+                means.len(),
+                covariances.len()
+            )));
+        }
+        let per_model = covariances.len() / n;
+        let parts = means.chunks_exact(dim.max(1));
+        let parts = parts.zip((0..n).map(|k| &covariances[k * per_model..(k + 1) * per_model]));
+        for (model, (mean, covariance)) in self.models.iter_mut().zip(parts) {
+            model.set_moments(mean, covariance)?;
+        }
+        Ok(())
+    }
+
+    /// Sets each model's lazy L1 state (H, the H each coordinate was last caught up to), in
+    /// model order; refused for models without a penalty.
+    pub(crate) fn set_l1_states(&mut self, states: &[(f64, Vec<f64>)]) -> Result<(), CwError> {
+        if states.len() != self.models.len() {
+            return Err(CwError::InvalidInput(
+                "one L1 state per class is needed".into(),
+            ));
+        }
+        for (model, (total, last)) in self.models.iter_mut().zip(states) {
+            let l1 = model.l1_mut().ok_or_else(|| {
+                CwError::InvalidInput("L1 state given for a model without a penalty".into())
+            })?;
+            l1.set_state(*total, last)?;
+        }
+        Ok(())
+    }
 }
 
 impl<O: Objective, M: Covariance> Online<O, M> {
@@ -516,7 +562,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         &mut self.models
     }
 
-    /// Sets the counters (a sharded fit's merge).
+    /// Sets the counters (a merge).
     pub(crate) fn set_counters(&mut self, n_updates: u64, n_mistakes: u64, n_rounds: u64) {
         (self.n_updates, self.n_mistakes, self.n_rounds) = (n_updates, n_mistakes, n_rounds);
     }

@@ -2,14 +2,18 @@
 //! evidence each adds to the precision Λ = Σ⁻¹ and to η = Λμ ("information"), a weighted
 //! average of the Gaussians ("precision"), or a weighted average of the means ("average").
 //!
-//! The merge works on the models' named states: each input is copied and its state taken (which
-//! folds a full covariance's pending terms in the copy), the merged mean and covariance are
-//! computed per class, and the result is rebuilt by [`Estimator::from_state`], which checks it as
-//! it checks a loaded model. The inputs are never changed.
+//! The merge reads each model's counters, mean and covariance values ([`Snapshot`]: a full
+//! covariance's pending terms folded in a copy), computes the merged mean and covariance per
+//! class, and builds the result directly: a fresh model of the first model's configuration
+//! given the merged moments, counters and L1 state by typed setters, which check what a loaded
+//! model must satisfy (no saved-state round trip: no state is built, copied or parsed). The
+//! inputs are never changed.
 
-use crate::covariance::CovarianceKind;
+use crate::covariance::{CovarianceKind, Gaussian};
 use crate::error::{zeros, CwError};
 use crate::learn::drift::ProcessNoise;
+use crate::learn::objective::Objective;
+use crate::learn::online::Online;
 use crate::linalg::{axpy, cholesky, dot_in_order};
 use crate::model::config::ModelConfig;
 use crate::model::state::State;
@@ -55,8 +59,8 @@ impl Method {
     }
 }
 
-/// What a merge reads of one model: its counters and, per class, the (thresholded) mean and
-/// the covariance values as the state stores them.
+/// What a merge reads of one model, and gives the merged one: its counters and, per class, the
+/// (thresholded) mean and the covariance values as the state stores them.
 struct Moments {
     updates: u64,
     mistakes: Option<u64>,
@@ -192,6 +196,19 @@ pub fn merge_snapshots(
     base: Option<&Snapshot>,
     weights: Option<&[f64]>,
 ) -> Result<Estimator, CwError> {
+    let (first, merged) = merged_moments(models, method, base, weights)?;
+    estimator(&first.config, &merged)
+}
+
+/// What [`merge_snapshots`] merges into: the counters, the means and covariance values of
+/// every class and the L1 totals of the merged model, and the first snapshot (whose
+/// configuration it has).
+fn merged_moments<'a>(
+    models: &'a [Snapshot],
+    method: Method,
+    base: Option<&Snapshot>,
+    weights: Option<&[f64]>,
+) -> Result<(&'a Snapshot, Moments), CwError> {
     let first = models
         .first()
         .ok_or_else(|| CwError::InvalidParameter("merge needs at least one model".into()))?;
@@ -251,13 +268,46 @@ pub fn merge_snapshots(
             &mut covariances[class * len..(class + 1) * len],
         )?;
     }
-    let learned = learned_state(first, base, &inputs, layout, means, covariances);
-    Estimator::from_state(&first.config.to_state().merged(learned), None).map_err(|err| match err {
-        CwError::InvalidState(message) => {
+    Ok((first, merged(base, &inputs, layout, means, covariances)))
+}
+
+/// The merged model: a fresh model of `config` given the merged moments, counters and L1
+/// state by typed setters, which check what a merge can get wrong (finite values, the forms'
+/// invariants that are cheap to check; see [`crate::covariance::PrimalForm::set_moments`]).
+fn estimator(config: &ModelConfig, merged: &Moments) -> Result<Estimator, CwError> {
+    let mut estimator = Estimator::from_config(config.clone(), None)?;
+    let installed = match estimator.model_mut() {
+        Model::Binary(l) => install(l, merged),
+        Model::Regressor(l) => install(l, merged),
+        Model::Multiclass(l) => install(l, merged),
+        Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidParameter(
+            "kernel models cannot be merged".into(),
+        )),
+    };
+    installed.map_err(|err| match err {
+        CwError::InvalidInput(message) | CwError::InvalidState(message) => {
             CwError::InvalidInput(format!("the merged model is not valid: {message}"))
         }
         err => err,
-    })
+    })?;
+    Ok(estimator)
+}
+
+/// Gives `learner` (fresh) the merged moments, L1 state and counters.
+fn install<O: Objective>(
+    learner: &mut Online<O, Gaussian>,
+    merged: &Moments,
+) -> Result<(), CwError> {
+    learner.set_moments(&merged.means, &merged.covariances)?;
+    if !merged.l1_totals.is_empty() {
+        // Every coordinate caught up to H: the means merged are the thresholded ones.
+        let dim = merged.means.len() / merged.l1_totals.len();
+        let states = merged.l1_totals.iter().map(|&h| (h, vec![h; dim]));
+        learner.set_l1_states(&states.collect::<Vec<_>>())?;
+    }
+    let (mistakes, rounds) = (merged.mistakes.unwrap_or(0), merged.rounds.unwrap_or(0));
+    learner.set_counters(merged.updates, mistakes, rounds);
+    Ok(())
 }
 
 /// The covariance form of `model`, or the refusal of a model that cannot be merged (kernel
@@ -628,58 +678,40 @@ fn symmetric_times(a: &[f64], x: &[f64]) -> Vec<f64> {
         .collect()
 }
 
-/// The learned entries of the merge: counters summed over what each model added to `base`,
-/// the merged means and covariances, and an L1 state with every threshold applied.
-fn learned_state(
-    first: &Snapshot,
+/// The merged model's counters (summed over what each model added to `base`), the merged
+/// means and covariances, and each class's L1 total H, summed as the counters are.
+fn merged(
     base: &Moments,
     inputs: &[&Moments],
     layout: Layout,
     means: Vec<f64>,
     covariances: Vec<f64>,
-) -> State<'static> {
+) -> Moments {
     let added = |counter: fn(&Moments) -> u64| -> u64 {
         let start = counter(base);
         inputs.iter().fold(start, |total, m| {
             total.saturating_add(counter(m).saturating_sub(start))
         })
     };
-    let mut state = State::default().with("n_updates", added(|m| m.updates));
-    if inputs[0].mistakes.is_some() {
-        state.set("n_mistakes", added(|m| m.mistakes.unwrap_or(0)));
+    // Without a penalty, no totals.
+    let l1_totals = (0..layout.n_classes)
+        .filter(|_| !base.l1_totals.is_empty())
+        .map(|class| {
+            let start = base.l1_totals[class];
+            let gains = inputs.iter().map(|m| (m.l1_totals[class] - start).max(0.0));
+            start + gains.sum::<f64>()
+        })
+        .collect();
+    Moments {
+        updates: added(|m| m.updates),
+        mistakes: inputs[0]
+            .mistakes
+            .map(|_| added(|m| m.mistakes.unwrap_or(0))),
+        rounds: inputs[0].rounds.map(|_| added(|m| m.rounds.unwrap_or(0))),
+        means,
+        covariances,
+        l1_totals,
     }
-    if inputs[0].rounds.is_some() {
-        state.set("n_rounds", added(|m| m.rounds.unwrap_or(0)));
-    }
-    let key = if first.n_classes.is_some() {
-        "means"
-    } else {
-        "mean"
-    };
-    state.set(key, means);
-    state.set("covariance_values", covariances);
-    if !base.l1_totals.is_empty() {
-        // H summed as the counters are; every coordinate caught up to it (nothing pending):
-        // the means merged are the thresholded ones.
-        let totals: Vec<f64> = (0..layout.n_classes)
-            .map(|class| {
-                let start = base.l1_totals[class];
-                let gains = inputs.iter().map(|m| (m.l1_totals[class] - start).max(0.0));
-                start + gains.sum::<f64>()
-            })
-            .collect();
-        let last: Vec<f64> = totals
-            .iter()
-            .flat_map(|&total| std::iter::repeat_n(total, layout.dim))
-            .collect();
-        if first.n_classes.is_some() {
-            state.set("l1_totals", totals);
-        } else {
-            state.set("l1_total", totals[0]);
-        }
-        state.set("l1_last", last);
-    }
-    state
 }
 
 #[cfg(test)]

@@ -294,3 +294,177 @@ fn the_inverse_by_rows_is_its_definition_bit_for_bit() {
         );
     }
 }
+
+/// The merged model as the merge built it through the saved-state format: its learned entries
+/// with the first model's configuration, rebuilt (and checked) by [`Estimator::from_state`].
+/// The reference of the typed construction ([`estimator`]).
+fn by_state(first: &Snapshot, merged: &Moments) -> Result<Estimator, CwError> {
+    let mut state = State::default().with("n_updates", merged.updates);
+    if let Some(mistakes) = merged.mistakes {
+        state.set("n_mistakes", mistakes);
+    }
+    if let Some(rounds) = merged.rounds {
+        state.set("n_rounds", rounds);
+    }
+    let multiclass = first.n_classes.is_some();
+    state.set(
+        if multiclass { "means" } else { "mean" },
+        merged.means.clone(),
+    );
+    state.set("covariance_values", merged.covariances.clone());
+    if !merged.l1_totals.is_empty() {
+        let dim = merged.means.len() / merged.l1_totals.len();
+        let last: Vec<f64> = (merged.l1_totals.iter())
+            .flat_map(|&total| std::iter::repeat_n(total, dim))
+            .collect();
+        if multiclass {
+            state.set("l1_totals", merged.l1_totals.clone());
+        } else {
+            state.set("l1_total", merged.l1_totals[0]);
+        }
+        state.set("l1_last", last);
+    }
+    Estimator::from_state(&first.config.to_state().merged(state), None).map_err(|err| match err {
+        CwError::InvalidState(message) => {
+            CwError::InvalidInput(format!("the merged model is not valid: {message}"))
+        }
+        err => err,
+    })
+}
+
+/// A mergeable configuration: kind (0 binary, 1 regressor, 2 and 3 multiclass max-score and
+/// one-vs-rest), form (0 identity, 1 diagonal, 2 full, 3 low-rank of rank 1 or 2), an L1
+/// penalty (diagonal form), constant process noise (diagonal and full forms) and another rule
+/// than AROW (SCW1, for a classifier).
+fn mergeable_config(
+    kind: u8,
+    form: u8,
+    rank: usize,
+    l1: bool,
+    noise: bool,
+    other: bool,
+) -> State<'static> {
+    let kind_name = ["binary", "regressor", "multiclass", "multiclass"][usize::from(kind)];
+    let covariance = ["identity", "diag", "full", "lowrank"][usize::from(form)];
+    let regressor = kind == 1;
+    let (rule, params): (&str, &[(&str, f64)]) = match (form, other, regressor) {
+        (0, _, _) => ("PA", &[]),
+        (_, true, false) => ("SCW1", &[("eta", 0.9), ("C", 1.0)]),
+        _ => ("AROW", &[("r", 0.7)]),
+    };
+    let mut config = config(kind_name, rule, params, covariance).with("a", 0.8);
+    if kind == 3 {
+        config.set("strategy", "ovr");
+    }
+    if form == 3 {
+        config.set("rank", rank);
+    }
+    if l1 && form == 1 {
+        config = config
+            .with("penalty", "l1")
+            .with("alpha", 0.02)
+            .with("penalize_intercept", false);
+    } else if noise && (form == 1 || form == 2) {
+        config.set("process_noise", 0.01);
+    }
+    config
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(256))]
+
+    /// The typed construction of the merged model gives the model the saved-state path
+    /// rebuilt, bit for bit (every field, the derived ones too), or the same error: every
+    /// method, form and kind, with and without L1, process noise and a base.
+    #[test]
+    fn the_merged_model_is_the_one_its_state_rebuilds(
+        (kind, form, rank) in (0u8..4, 0u8..4, 1usize..3),
+        (l1, noise, other) in (proptest::bool::ANY, proptest::bool::ANY, proptest::bool::ANY),
+        method in 0usize..4,
+        base_rows in 0usize..6,
+        shard_rows in proptest::collection::vec(1usize..9, 1..4),
+        values in proptest::collection::vec(-16i8..16, 4 * 40),
+        weighted in proptest::bool::ANY,
+    ) {
+        let config = mergeable_config(kind, form, rank, l1, noise, other);
+        let methods = [Method::Auto, Method::Information, Method::Precision, Method::Average];
+        let method = methods[method];
+        let n = base_rows + shard_rows.iter().sum::<usize>();
+        let x: Vec<f64> = values[..n * N_FEATURES].iter().map(|&v| f64::from(v) / 8.0).collect();
+        let y: Vec<f64> = (0..n).map(|i| x[i * N_FEATURES] - x[i * N_FEATURES + 1] + 0.3).collect();
+        let fresh = Estimator::new(config, None).unwrap();
+        let base = learned(fresh.clone(), &x, &y, 0..base_rows);
+        let mut start = base_rows;
+        let shards: Vec<Estimator> = (shard_rows.iter())
+            .map(|&rows| {
+                start += rows;
+                learned(base.clone(), &x, &y, start - rows..start)
+            })
+            .collect();
+        let snapshots: Vec<Snapshot> = shards.iter().map(Snapshot::of).collect();
+        let given = (base_rows > 0).then(|| Snapshot::of(&base));
+        let weights: Vec<f64> = (1..=shards.len()).map(|k| k as f64).collect();
+        let weights = weighted.then_some(&weights[..]);
+        // A refusal before the construction (a method the rule cannot take) has nothing to
+        // compare.
+        if let Ok((first, merged)) = merged_moments(&snapshots, method, given.as_ref(), weights) {
+            match (estimator(&first.config, &merged), by_state(first, &merged)) {
+                (Ok(typed), Ok(reference)) => {
+                    proptest::prop_assert_eq!(format!("{typed:?}"), format!("{reference:?}"));
+                    proptest::prop_assert_eq!(typed.state(), reference.state());
+                }
+                (typed, reference) => proptest::prop_assert_eq!(
+                    typed.map(|_| ()).map_err(|e| e.to_string()),
+                    reference.map(|_| ()).map_err(|e| e.to_string())
+                ),
+            }
+        }
+    }
+}
+
+/// Merged values a model cannot hold (not finite; a diagonal variance rounded to 0) are
+/// refused as the state path refused them, with the same message.
+#[test]
+fn invalid_merged_values_are_refused_as_before() {
+    for form in 0..4 {
+        let config = mergeable_config(0, form, 1, false, false, false);
+        let model = Estimator::new(config, None).unwrap();
+        let snapshot = Snapshot::of(&model);
+        let good = snapshot.moments.as_ref().unwrap();
+        let with = |means: Vec<f64>, covariances: Vec<f64>| Moments {
+            updates: 3,
+            mistakes: Some(1),
+            rounds: None,
+            means,
+            covariances,
+            l1_totals: Vec::new(),
+        };
+        let mut nan_mean = good.means.clone();
+        nan_mean[1] = f64::NAN;
+        let mut cases = vec![with(nan_mean, good.covariances.clone())];
+        if form == 1 {
+            let mut zero = good.covariances.clone();
+            zero[0] = 0.0;
+            cases.push(with(good.means.clone(), zero));
+        }
+        if form >= 1 {
+            let mut infinite = good.covariances.clone();
+            infinite[0] = f64::INFINITY;
+            cases.push(with(good.means.clone(), infinite));
+        }
+        for merged in cases {
+            let typed = estimator(&snapshot.config, &merged).map(|_| ());
+            let reference = by_state(&snapshot, &merged).map(|_| ());
+            match (typed, reference) {
+                (Err(CwError::InvalidInput(typed)), Err(CwError::InvalidInput(reference))) => {
+                    assert!(
+                        typed.starts_with("the merged model is not valid: "),
+                        "{typed}"
+                    );
+                    assert_eq!(typed, reference);
+                }
+                other => panic!("form {form}: expected two refusals, got {other:?}"),
+            }
+        }
+    }
+}
