@@ -18,7 +18,7 @@ for rule in AROW SCW1 PA1; do
   for which in old new; do
     count $which fit-$rule fit $rule
     echo "$which fit $rule: $(callgrind_annotate --inclusive=yes "$out/$which.fit-$rule.cg" \
-      | grep -E 'Estimator::partial_fit \[|Learner::partial_fit \[' | head -1 | awk '{print $1}')"
+      | grep -E 'cwrs::model::(Estimator|Model)::partial_fit \[|cwrs::estimator::Estimator::partial_fit \[|Learner::partial_fit \[' | head -1 | awk '{print $1}')"
   done
 done
 for which in old new; do

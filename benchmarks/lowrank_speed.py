@@ -9,7 +9,7 @@ one pass. Two modes:
 
 `time` learns N rows with each SPEC ("diag", "full", "lowrank:K") in chunks of 1,000 rows,
 REPEATS times interleaved, and prints the median µs per row and the ratio to the first SPEC.
-`learn` makes one pass for an instruction count (callgrind: `Estimator::partial_fit` inclusive).
+`learn` makes one pass for an instruction count (callgrind: `Model::partial_fit` inclusive).
 Run it with PYTHONPATH pointing at another build of cwrs to compare builds in the same run.
 """
 

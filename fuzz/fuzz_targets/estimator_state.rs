@@ -1,4 +1,4 @@
-//! Arbitrary named states through `Estimator::from_state`, the path of pickles, `.cwrs` files
+//! Arbitrary named states through `Model::from_state`, the path of pickles, `.cwrs` files
 //! and the river adapter, for every primal form (identity, diagonal, full, low-rank, AdaGrad's
 //! and FTRL's state) and the dual form, with averaging, process noise (a constant q or "auto")
 //! and the rules that count rounds. A model is configured, learns a few rows and saves its
@@ -9,7 +9,7 @@
 #![no_main]
 
 use arbitrary::Arbitrary;
-use cwrs::model::{Estimator, Targets};
+use cwrs::model::{Model, Targets};
 use cwrs::rules::{REGRESSION_RULE_NAMES, RULE_NAMES};
 use cwrs::model::state::{State, Value};
 use cwrs::{Matrix, Presentation};
@@ -170,7 +170,7 @@ impl Setup {
 }
 
 /// Predicts, then learns the rows as a batch and each alone.
-fn exercise(model: &mut Estimator, setup: &Setup) {
+fn exercise(model: &mut Model, setup: &Setup) {
     let (x, y, classes) = setup.data();
     let n_rows = y.len();
     let matrix = Matrix::Dense {
@@ -252,13 +252,13 @@ fn corrupted(mut state: State<'static>, change: &Corruption) -> State<'static> {
 }
 
 fuzz_target!(|case: Case| {
-    let Ok(mut model) = Estimator::new(case.setup.config(), None) else {
+    let Ok(mut model) = Model::new(case.setup.config(), None) else {
         return;
     };
     exercise(&mut model, &case.setup);
     let state = model.state();
     // What the model saves, it takes back, as the same state.
-    match Estimator::from_state(&state, None) {
+    match Model::from_state(&state, None) {
         Ok(restored) if finite(&state) => assert_eq!(restored.state(), state),
         Ok(_) => {}
         Err(e) => assert!(!finite(&state), "the learned state is refused: {e}"),
@@ -267,13 +267,13 @@ fuzz_target!(|case: Case| {
     for change in case.corruptions.iter().take(4) {
         state = corrupted(state, change);
     }
-    let Ok(mut model) = Estimator::from_state(&state, None) else {
+    let Ok(mut model) = Model::from_state(&state, None) else {
         return;
     };
     exercise(&mut model, &case.setup);
     let state = model.state();
     if finite(&state) {
-        if let Err(e) = Estimator::from_state(&state, None) {
+        if let Err(e) = Model::from_state(&state, None) {
             panic!("a learned state is refused: {e}");
         }
     }

@@ -779,7 +779,7 @@ fn check_restore(g: &DualGaussian, second_order: bool) {
 fn kernel(spec: &KernelSpec) {
     let rule = Rule::from_name(RULE_NAMES[usize::from(spec.rule) % RULE_NAMES.len()], &[]).unwrap();
     // The rules without a kernel form are refused before a dual learner is built (as
-    // `Estimator` does through `check_kernel_form`); `from_gaussian` and `with_classes` trust it.
+    // `Model` does through `check_kernel_form`); `from_gaussian` and `with_classes` trust it.
     if !rule.has_kernel_form() {
         return;
     }

@@ -1,14 +1,14 @@
 //! Training in Rust and handing the model to Python: a model of any kind is built from its
 //! configuration (`cwrs::model::config::ModelConfig`, saved as the entries of
-//! docs/model-format.md) by `cwrs::model::Estimator`, learns,
-//! and is saved with `cwrs::model::file::save`; Python's `cwrs.load(path)` then gives the
+//! docs/model-format.md) by `cwrs::model::Model`, learns,
+//! and is saved with `Model::save`; Python's `cwrs.load(path)` then gives the
 //! estimator (here `cwrs.AROW(r=0.5)`) with the same predictions.
 //!
 //!     cargo run --example save [-- path/to/model.cwrs]
 
 use cwrs::model::config::ModelConfig;
-use cwrs::model::file::{load, save, Labels};
-use cwrs::model::{Estimator, Targets};
+use cwrs::model::file::Labels;
+use cwrs::model::{Model, Targets};
 use cwrs::{CwError, Matrix, Presentation};
 
 fn main() -> Result<(), CwError> {
@@ -32,7 +32,7 @@ fn main() -> Result<(), CwError> {
         .collect();
     // A diagonal covariance, a = 1 and an intercept are the defaults.
     let config = ModelConfig::binary("AROW", &[("r", 0.5)]).n_features(d);
-    let mut model = Estimator::from_config(config, None)?;
+    let mut model = Model::from_config(config, None)?;
     let rows = Matrix::Dense {
         values: &x,
         n_rows: n,
@@ -41,13 +41,13 @@ fn main() -> Result<(), CwError> {
     model.partial_fit(&rows, Targets::Values(&labels), Presentation::default())?;
     // The label of a negative score first, then of a positive one, as Python sorts them.
     let classes = Labels::Strings(vec!["ham".into(), "spam".into()]);
-    save(&path, &model, Some(&classes))?;
+    model.save(&path, Some(&classes))?;
     println!(
         "saved {} (load it in Python: cwrs.load({:?}))",
         path.display(),
         path
     );
-    let again = load(&path)?;
+    let again = Model::load(&path)?;
     assert_eq!(again.model.state(), model.state());
     println!(
         "{}: {} updates, classes {:?}",

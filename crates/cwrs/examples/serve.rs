@@ -1,13 +1,13 @@
 //! Serving a model trained in Python: `estimator.save("model.cwrs")` there, then here
-//! `cwrs::model::file::load`, and the same decision values and labels as in Python.
+//! `cwrs::Model::load`, and the same decision values and labels as in Python.
 //!
 //!     cargo run --example serve [-- path/to/model.cwrs]
 //!
 //! Without a path it loads a model of the test fixtures (AROW on six features, classes "no"
 //! and "yes").
 
-use cwrs::model::file::{load, Labels};
-use cwrs::{CwError, Matrix};
+use cwrs::model::file::Labels;
+use cwrs::{CwError, Matrix, Model};
 
 fn main() -> Result<(), CwError> {
     let path = std::env::args().nth(1).unwrap_or_else(|| {
@@ -17,7 +17,7 @@ fn main() -> Result<(), CwError> {
         )
         .into()
     });
-    let saved = load(&path)?;
+    let saved = Model::load(&path)?;
     let d = saved.n_features_in;
     println!("{path}: a fitted {} over {d} features", saved.estimator);
 

@@ -6,10 +6,8 @@
 //!
 //!     cargo run --example shards
 
-use cwrs::model::state::State;
-use cwrs::model::{Estimator, Targets};
 use cwrs::parallel::merge::{merge, Method};
-use cwrs::{CwError, Matrix, Presentation};
+use cwrs::{CovarianceKind, CwError, Matrix, Model, ModelConfig, Presentation, Targets};
 
 const N_FEATURES: usize = 20;
 
@@ -48,7 +46,7 @@ fn rows(x: &[f64]) -> Matrix<'_> {
 }
 
 /// The share of `y` that `model` predicts.
-fn accuracy(model: &Estimator, x: &[f64], y: &[f64]) -> Result<f64, CwError> {
+fn accuracy(model: &Model, x: &[f64], y: &[f64]) -> Result<f64, CwError> {
     let mut scores = vec![0.0; y.len()];
     model.decision_function(&rows(x), &mut scores)?;
     let right = scores
@@ -61,15 +59,10 @@ fn accuracy(model: &Estimator, x: &[f64], y: &[f64]) -> Result<f64, CwError> {
 fn main() -> Result<(), CwError> {
     let (x, y) = stream(40_000, 7);
     let (test_x, test_y) = stream(5_000, 99);
-    let config = State::default()
-        .with("kind", "binary")
-        .with("rule", "AROW")
-        .with("params", vec![("r".to_string(), 1.0)])
-        .with("n_features", N_FEATURES)
-        .with("fit_intercept", true)
-        .with("a", 1.0)
-        .with("covariance", "full");
-    let start = Estimator::new(config, None)?;
+    let config = ModelConfig::binary("AROW", &[("r", 1.0)])
+        .covariance(CovarianceKind::Full)
+        .n_features(N_FEATURES);
+    let start = Model::from_config(config, None)?;
 
     // Four copies of the start, each learning a quarter of the stream on its own thread.
     let shards = 4;
@@ -87,7 +80,7 @@ fn main() -> Result<(), CwError> {
             .into_iter()
             .try_for_each(|t| t.join().expect("no panic"))
     })?;
-    let copies: Vec<&Estimator> = copies.iter().collect();
+    let copies: Vec<&Model> = copies.iter().collect();
     let merged = merge(&copies, Method::Information, Some(&start), None)?;
 
     let mut alone = start.clone();

@@ -3,14 +3,34 @@
 //! Every rule of the family is a scalar function `(m, v, ‖x‖²) -> (α, c)` ([`rules`]); every
 //! covariance form knows how to compute `v = xᵀΣx` and apply a precision increment
 //! ([`covariance`]); the one learning loop ([`learn::online::Online`]) drives models of a form
-//! for an objective ([`learn::objective`]: binary, regression, multiclass); [`model`] holds a
-//! model of any kind, [`parallel`] trains on several cores and merges. The Python bindings are
-//! a crate of their own (`cwrs-python`) built on this one. See docs/design.md for the math.
+//! for an objective ([`learn::objective`]: binary, regression, multiclass); [`Model`] is a
+//! model of any kind built from a typed [`ModelConfig`], which saves and loads the `.cwrs` files
+//! Python reads; [`parallel`] trains on several cores and merges. The Python bindings are a
+//! crate of their own (`cwrs-python`) built on this one. See docs/design.md for the math.
 //!
 //! # Example
 //!
-//! A binary AROW learner with a diagonal covariance over two features and a bias, learning
-//! row by row (examples/stream.rs shows batches, multiclass and regression):
+//! A three-class AROW model with a full covariance over two features, learning a batch and
+//! predicting (examples/ has streams, files Python reads, and shards merged):
+//!
+//! ```
+//! use cwrs::{CovarianceKind, Matrix, Model, ModelConfig, Presentation, Targets};
+//!
+//! let config = ModelConfig::multiclass("AROW", &[("r", 1.0)], 3)
+//!     .covariance(CovarianceKind::Full)
+//!     .n_features(2);
+//! let mut model = Model::from_config(config, None)?;
+//! let x = [1.0, 0.0, 0.0, 1.0, -1.0, -1.0, 0.9, 0.1, 0.1, 0.9, -0.9, -1.1];
+//! let rows = Matrix::Dense { values: &x, n_rows: 6, n_cols: 2 };
+//! model.partial_fit(&rows, Targets::Classes(&[0, 1, 2, 0, 1, 2]), Presentation::default())?;
+//! let mut scores = [0.0; 3];
+//! let row = Matrix::Dense { values: &[1.0, 0.1], n_rows: 1, n_cols: 2 };
+//! model.decision_function(&row, &mut scores)?;
+//! assert_eq!(cwrs::model::best_class(&scores), 0);
+//! # Ok::<(), cwrs::CwError>(())
+//! ```
+//!
+//! The binary learner also has a direct typed constructor, for row-by-row use:
 //!
 //! ```
 //! use cwrs::{CovarianceKind, Learner, Row, Rule};
@@ -58,5 +78,5 @@ pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;
 pub use learn::learner::Learner;
 pub use model::config::ModelConfig;
-pub use model::{Estimator, Targets};
+pub use model::{Model, Targets};
 pub use rules::Rule;

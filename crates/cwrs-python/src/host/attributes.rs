@@ -2,7 +2,7 @@
 //! that the bindings read every one of them the same way.
 
 use cwrs::model::state::{State, Value};
-use cwrs::model::{Estimator, Model};
+use cwrs::model::{AnyLearner, Model};
 
 /// The value named `name` of `model`, `None` where the model has no such value (the dual form
 /// has no mean). A multiclass model's mean and covariance hold one row per class, one after the
@@ -17,7 +17,7 @@ use cwrs::model::{Estimator, Model};
 /// - `support_vectors`: a binary kernel model's support rows as CSR arrays `values`,
 ///   `indices` and `indptr`;
 /// - `config`: the configuration entries the model was built from.
-pub fn attribute(model: &Estimator, name: &str) -> Option<Value<'static>> {
+pub fn attribute(model: &Model, name: &str) -> Option<Value<'static>> {
     Some(match name {
         "kind" => model.kind().into(),
         "n_classes" => model.n_classes().into(),
@@ -30,7 +30,7 @@ pub fn attribute(model: &Estimator, name: &str) -> Option<Value<'static>> {
         "n_support" => {
             let counts = model.n_support()?;
             match model.model() {
-                Model::Kernel(_) => counts[0].into(),
+                AnyLearner::Kernel(_) => counts[0].into(),
                 _ => counts
                     .into_iter()
                     .map(|n| n as u64)
@@ -56,8 +56,8 @@ mod tests {
     use cwrs::data::{Matrix, Presentation};
     use cwrs::model::Targets;
 
-    fn fitted(config: State<'static>) -> Estimator {
-        let mut model = Estimator::new(config, None).unwrap();
+    fn fitted(config: State<'static>) -> Model {
+        let mut model = Model::new(config, None).unwrap();
         let x = [1.0, 0.5, -1.0, 0.2, 0.8, -0.1, -0.3, -0.9];
         let x = Matrix::Dense {
             values: &x,

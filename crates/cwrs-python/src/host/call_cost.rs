@@ -1,12 +1,12 @@
 //! Calls on a model from a host: how much work one does, from the size of its input (whether
 //! the caller's thread state, Python's GIL, is released for it), and the lean path that learns
-//! a few rows ([`Estimator::learn_few`]). Releasing and retaking it costs about a
+//! a few rows ([`Model::learn_few`]). Releasing and retaking it costs about a
 //! microsecond, more than a few rows of a primal model take, so such calls run attached
 //! ([`Work::Quick`]: still detached when they have to wait for the model); anything longer runs
 //! detached so that other threads go on ([`Work::Batch`]).
 
 use cwrs::data::{Matrix, POLL_WORK};
-use cwrs::model::{Estimator, Model};
+use cwrs::model::{AnyLearner, Model};
 
 use crate::host::shared::Work;
 
@@ -34,10 +34,10 @@ pub struct CallCost {
 }
 
 impl CallCost {
-    pub fn of(estimator: &Estimator) -> Self {
+    pub fn of(estimator: &Model) -> Self {
         let kernel = matches!(
             estimator.model(),
-            Model::Kernel(_) | Model::MulticlassKernel(_)
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_)
         );
         let cost = |entries| estimator.costs_of_rows(entries, 1.0).1;
         let (per_row, per_one_entry) = (cost(0.0), cost(1.0));
@@ -66,7 +66,7 @@ impl CallCost {
         self.columns
     }
 
-    /// Values per row of [`Estimator::class_probabilities`]: one per class, both classes of a
+    /// Values per row of [`Model::class_probabilities`]: one per class, both classes of a
     /// binary model.
     pub fn proba_columns(self) -> Option<usize> {
         Some(self.columns.unwrap_or(2))

@@ -1,5 +1,5 @@
 //! Long learning calls that the caller can interrupt (Python: Ctrl-C): the stop of
-//! [`Estimator::partial_fit_stoppable`] asks the caller's check (Python: its signal handlers)
+//! [`Model::partial_fit_stoppable`] asks the caller's check (Python: its signal handlers)
 //! every [`STOP_POLL`]; an error the check gives (KeyboardInterrupt) ends the batch early, the
 //! core restores the model, and the error is the caller's to raise: an interrupted call leaves
 //! the model as it was, like any refused call. A batch too cheap to be worth a copy runs to its
@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use cwrs::data::STOP_POLL;
 #[cfg(doc)]
-use cwrs::model::Estimator;
+use cwrs::model::Model;
 
 /// The caller's check for an interruption, asked at most every [`STOP_POLL`] and only on the
 /// thread that made it: a host's signal handlers run there (Python runs them on its main thread

@@ -36,7 +36,7 @@ mod _cwrs {
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
     #[pymodule_export]
-    use super::model::{merge, Model};
+    use super::model::{merge, PyModel};
     #[pymodule_export]
     use super::svmlight::{learn_svmlight, svmlight_zero_based, SvmlightChunks};
     #[pymodule_export]

@@ -1,4 +1,4 @@
-//! `Model`: the one Python-facing model type, a thin wrapper over [`Estimator`] held in a
+//! `Model`: the one Python-facing model type, a thin wrapper over [`Model`] held in a
 //! [`Guarded`] lock (see `crate::host::shared`: threads sharing a model wait for each other, and a
 //! panic raises `RuntimeError`), built from a configuration or state dict (docs/model-format.md).
 //! Its lean methods take a few rows as a stream sends them and give None (False) for
@@ -24,26 +24,26 @@ use cwrs::error::CwError;
 use cwrs::model::best_class;
 use cwrs::model::ops::ModelDelta;
 use cwrs::model::state::{State, Value};
-use cwrs::model::Estimator;
+use cwrs::model::Model;
 
 const NAME: &str = "Model";
 
-/// An [`Estimator`] method of rows → values.
-type Fill = fn(&Estimator, &Matrix, &mut [f64]) -> Result<(), CwError>;
+/// An [`Model`] method of rows → values.
+type Fill = fn(&Model, &Matrix, &mut [f64]) -> Result<(), CwError>;
 
 /// A model of any kind ("binary", "regressor", "multiclass", "kernel", "multiclass_kernel").
 /// The Python estimators in `cwrs` wrap it.
-#[pyclass(module = "cwrs._cwrs", frozen)]
-pub(super) struct Model {
-    pub(super) estimator: Guarded<Estimator, super::errors::Error>,
+#[pyclass(name = "Model", module = "cwrs._cwrs", frozen)]
+pub(super) struct PyModel {
+    pub(super) estimator: Guarded<Model, super::errors::Error>,
     cost: CallCost,
 }
 
-impl Model {
-    fn wrap(estimator: Estimator) -> Self {
+impl PyModel {
+    fn wrap(estimator: Model) -> Self {
         let cost = CallCost::of(&estimator);
         let estimator = Guarded::new(NAME, estimator);
-        Model { estimator, cost }
+        PyModel { estimator, cost }
     }
 
     /// `__new__` from a configuration dict, or `from_state` (`restoring`) from a state dict.
@@ -89,7 +89,7 @@ impl Model {
     /// The attribute `name` (see [`attributes::attribute`]), a multiclass model's arrays one
     /// row per class; an `AttributeError` where the model has none.
     fn attribute<'py>(&self, py: Python<'py>, name: &str) -> PyResult<Object<'py>> {
-        let read = |e: &Estimator| Ok((attributes::attribute(e, name), e.n_classes()));
+        let read = |e: &Model| Ok((attributes::attribute(e, name), e.n_classes()));
         match self.estimator.read(py, name, Work::Quick, read)? {
             (Some(Value::Floats(values)), Some(n)) => {
                 let shape = [n, values.len() / n];
@@ -102,15 +102,15 @@ impl Model {
     }
 }
 
-/// The `#[pymethods]` of [`Model`] (one block: PyO3 takes one), with a read-only attribute for
-/// each name in the first list (see [`Model::attribute`]), a method of rows → values for each
+/// The `#[pymethods]` of [`PyModel`] (one block: PyO3 takes one), with a read-only attribute for
+/// each name in the first list (see [`PyModel::attribute`]), a method of rows → values for each
 /// name in the second, and a lean one for each in the third (None unless `x` is lean rows and
-/// no value is NaN: the general path raises), computed by the [`Estimator`] method each names.
+/// no value is NaN: the general path raises), computed by the [`Model`] method each names.
 macro_rules! methods_and_attributes {
     ([$($name:ident),*] [$($output:ident => $method:ident),*]
      [$($lean:ident => $f:ident, $columns:ident),*] $($methods:tt)*) => {
         #[pymethods]
-        impl Model {
+        impl PyModel {
             $($methods)*
             $(#[getter]
             fn $name<'py>(&self, py: Python<'py>) -> PyResult<Object<'py>> {
@@ -118,7 +118,7 @@ macro_rules! methods_and_attributes {
             })*
             $(fn $output<'py>(&self, py: Python<'py>, x: &Object<'py>) -> PyResult<Object<'py>> {
                 let (name, columns) = (stringify!($output), self.cost.columns());
-                Ok(self.fill(py, name, &matrix(x)?, columns, Estimator::$method)?.0)
+                Ok(self.fill(py, name, &matrix(x)?, columns, Model::$method)?.0)
             })*
             $(#[pyo3(signature = (x, /))]
             fn $lean<'py>(&self, x: &Object<'py>) -> PyResult<Option<Object<'py>>> {
@@ -126,7 +126,7 @@ macro_rules! methods_and_attributes {
                     return Ok(None);
                 };
                 let (name, columns) = (stringify!($lean), self.cost.$columns());
-                let (array, no_nan) = self.fill(x.py(), name, &rows, columns, Estimator::$f)?;
+                let (array, no_nan) = self.fill(x.py(), name, &rows, columns, Model::$f)?;
                 Ok(no_nan.then_some(array))
             })*
         }
@@ -163,7 +163,7 @@ methods_and_attributes! {
 
     /// An independent copy: a restore point.
     fn copy(&self, py: Python) -> PyResult<Self> {
-        let copy = |e: &Estimator| Ok(e.clone());
+        let copy = |e: &Model| Ok(e.clone());
         let copy = self.estimator.read(py, "copy", Work::Batch, copy)?;
         Ok(Self::wrap(copy))
     }
@@ -171,28 +171,28 @@ methods_and_attributes! {
     /// The model over `n_features` features, each new one at the prior of a weight never seen
     /// (mean 0, variance `unseen_variance`); this model stays as it is.
     fn widened(&self, py: Python, n_features: usize, unseen_variance: f64) -> PyResult<Self> {
-        let widen = |e: &Estimator| Ok(e.widened(n_features, unseen_variance)?);
+        let widen = |e: &Model| Ok(e.widened(n_features, unseen_variance)?);
         Ok(Self::wrap(self.estimator.read(py, "widened", Work::Batch, widen)?))
     }
 
     /// A binary model as the equal two-class one-vs-rest model; this model stays as it is.
     fn as_one_vs_rest(&self, py: Python) -> PyResult<Self> {
-        let grow = |e: &Estimator| Ok(e.as_one_vs_rest()?);
+        let grow = |e: &Model| Ok(e.as_one_vs_rest()?);
         Ok(Self::wrap(self.estimator.read(py, "as_one_vs_rest", Work::Batch, grow)?))
     }
 
     /// The one-vs-rest model with one more class at the prior (mean 0, covariance
     /// `prior_variance`·I); this model stays as it is.
     fn with_prior_class(&self, py: Python, prior_variance: f64) -> PyResult<Self> {
-        let grow = |e: &Estimator| Ok(e.with_prior_class(prior_variance)?);
+        let grow = |e: &Model| Ok(e.with_prior_class(prior_variance)?);
         Ok(Self::wrap(self.estimator.read(py, "with_prior_class", Work::Batch, grow)?))
     }
 
     /// This model as the entries that changed since `base` (a dict of NumPy arrays and
     /// scalars, picklable), for `from_delta`.
-    fn delta_since<'py>(&self, py: Python<'py>, base: PyRef<Model>) -> PyResult<Dict<'py>> {
+    fn delta_since<'py>(&self, py: Python<'py>, base: PyRef<PyModel>) -> PyResult<Dict<'py>> {
         let base = base.estimator.read(py, "delta_since", Work::Batch, |e| Ok(e.clone()))?;
-        let delta = |e: &Estimator| Ok(e.delta_since(&base).to_state());
+        let delta = |e: &Model| Ok(e.delta_since(&base).to_state());
         state_to_dict(py, self.estimator.read(py, "delta_since", Work::Batch, delta)?)
     }
 
@@ -200,12 +200,12 @@ methods_and_attributes! {
     /// (None: a fresh model of its configuration).
     #[staticmethod]
     #[pyo3(signature = (delta, base=None))]
-    fn from_delta(py: Python, delta: &Dict, base: Option<PyRef<Model>>) -> PyResult<Self> {
+    fn from_delta(py: Python, delta: &Dict, base: Option<PyRef<PyModel>>) -> PyResult<Self> {
         let held = held_entries(delta)?;
         let delta = ModelDelta::from_state(State::from_held(&held, true)?)?;
         let estimator = match base {
             Some(base) => {
-                let apply = |e: &Estimator| Ok(delta.apply(Some(e))?);
+                let apply = |e: &Model| Ok(delta.apply(Some(e))?);
                 base.estimator.read(py, "from_delta", Work::Batch, apply)?
             }
             None => delta.apply(None)?,
@@ -215,7 +215,7 @@ methods_and_attributes! {
 
     /// Everything needed to rebuild the model exactly, by name; the model stays as it is.
     fn state<'py>(&self, py: Python<'py>) -> PyResult<Dict<'py>> {
-        let state = |e: &Estimator| Ok(e.state());
+        let state = |e: &Model| Ok(e.state());
         state_to_dict(py, self.estimator.read(py, "state", Work::Quick, state)?)
     }
 
@@ -243,7 +243,7 @@ methods_and_attributes! {
             check_batch.call0()?;
         }
         let work = self.cost.work(&rows, rows.n_rows());
-        let learn = |e: &mut Estimator| Ok(e.learn_few(&rows, &targets)?);
+        let learn = |e: &mut Model| Ok(e.learn_few(&rows, &targets)?);
         self.estimator.write(x.py(), "partial_fit", work, learn)?;
         Ok(true)
     }
@@ -265,7 +265,7 @@ methods_and_attributes! {
             return Ok(None);
         };
         let scores = &mut scores[..rows.n_rows() * width];
-        self.run(py, "predict", &rows, scores, Estimator::decision_function)?;
+        self.run(py, "predict", &rows, scores, Model::decision_function)?;
         if scores.iter().any(|s| s.is_nan()) {
             return Ok(None);
         }
@@ -338,13 +338,13 @@ methods_and_attributes! {
 #[pyo3(signature = (models, method, base=None, weights=None))]
 pub(super) fn merge(
     py: Python,
-    models: Vec<PyRef<Model>>,
+    models: Vec<PyRef<PyModel>>,
     method: &str,
-    base: Option<PyRef<Model>>,
+    base: Option<PyRef<PyModel>>,
     weights: Option<Vec<f64>>,
-) -> PyResult<Model> {
+) -> PyResult<PyModel> {
     let models = models.iter().map(|m| &m.estimator).collect::<Vec<_>>();
     let base = base.as_ref().map(|b| &b.estimator);
     let merged = calls::merge(&models, base, py, method, weights.as_deref())?;
-    Ok(Model::wrap(merged))
+    Ok(PyModel::wrap(merged))
 }

@@ -13,7 +13,7 @@ use pyo3::types::PyDict;
 
 use super::check_signals;
 use super::convert::state_to_dict;
-use super::model::Model;
+use super::model::PyModel;
 use crate::host::reading::{next_chunk, result_of};
 use cwrs::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase, LabelField};
 
@@ -23,7 +23,7 @@ use cwrs::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase, La
 #[pyo3(signature = (model, path, n_features, classes=None, zero_based=false, chunk_rows=10_000))]
 pub(super) fn learn_svmlight(
     py: Python,
-    model: &Model,
+    model: &PyModel,
     path: PathBuf,
     n_features: usize,
     classes: Option<Vec<f64>>,

@@ -1,21 +1,21 @@
 //! What a fitted model shows beyond its predictions, each value by its own method (the
 //! bindings name them: `cwrs-python`'s `host::attributes`).
 
-use crate::model::{Estimator, Model};
+use crate::model::{AnyLearner, Model};
 
 /// A kernel model's support rows as CSR arrays: values, column indices, row pointers.
 pub type SupportRows = (Vec<f64>, Vec<u32>, Vec<u64>);
 
-impl Estimator {
+impl Model {
     /// Σ as a dense row-major matrix over the mean's coordinates whatever the form (the
     /// low-rank form's (diag(1/S) + BᵀB)⁻¹ formed here), one matrix per class after the other;
     /// `None` for kernel models and AdaGrad's and FTRL's state.
     pub fn dense_covariance(&self) -> Option<Vec<f64>> {
         match self.model() {
-            Model::Binary(l) => l.dense_covariance(),
-            Model::Regressor(l) => l.dense_covariance(),
-            Model::Multiclass(l) => l.dense_covariances(),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+            AnyLearner::Binary(l) => l.dense_covariance(),
+            AnyLearner::Regressor(l) => l.dense_covariance(),
+            AnyLearner::Multiclass(l) => l.dense_covariances(),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
         }
     }
 
@@ -23,8 +23,10 @@ impl Estimator {
     /// `None` for a linear model.
     pub fn n_support(&self) -> Option<Vec<usize>> {
         match self.model() {
-            Model::Kernel(l) => Some(vec![l.model().n_support()]),
-            Model::MulticlassKernel(l) => Some(l.classes().iter().map(|g| g.n_support()).collect()),
+            AnyLearner::Kernel(l) => Some(vec![l.model().n_support()]),
+            AnyLearner::MulticlassKernel(l) => {
+                Some(l.classes().iter().map(|g| g.n_support()).collect())
+            }
             _ => None,
         }
     }
@@ -33,7 +35,7 @@ impl Estimator {
     /// averages); `None` for other models.
     pub fn dual_coef(&self) -> Option<Vec<f64>> {
         match self.model() {
-            Model::Kernel(l) => Some(l.predicted_mean(0, l.model().dual_coef().to_vec())),
+            AnyLearner::Kernel(l) => Some(l.predicted_mean(0, l.model().dual_coef().to_vec())),
             _ => None,
         }
     }
@@ -41,7 +43,7 @@ impl Estimator {
     /// A binary kernel model's support rows; `None` for other models.
     pub fn support_vectors(&self) -> Option<SupportRows> {
         match self.model() {
-            Model::Kernel(l) => Some(l.model().support_vectors()),
+            AnyLearner::Kernel(l) => Some(l.model().support_vectors()),
             _ => None,
         }
     }
@@ -49,11 +51,11 @@ impl Estimator {
     /// The process noise `"auto"` added since its last reset (`None` without it).
     pub fn noise_since_reset(&self) -> Option<f64> {
         let detector = match self.model() {
-            Model::Binary(l) => l.change_detector(),
-            Model::Regressor(l) => l.change_detector(),
-            Model::Multiclass(l) => l.change_detector(),
-            Model::Kernel(l) => l.change_detector(),
-            Model::MulticlassKernel(l) => l.change_detector(),
+            AnyLearner::Binary(l) => l.change_detector(),
+            AnyLearner::Regressor(l) => l.change_detector(),
+            AnyLearner::Multiclass(l) => l.change_detector(),
+            AnyLearner::Kernel(l) => l.change_detector(),
+            AnyLearner::MulticlassKernel(l) => l.change_detector(),
         };
         detector.map(|d| d.noise_since_reset)
     }

@@ -7,14 +7,14 @@
 //! use cwrs::covariance::CovarianceKind;
 //! use cwrs::learn::sparse_l1::Penalty;
 //! use cwrs::model::config::ModelConfig;
-//! use cwrs::model::Estimator;
+//! use cwrs::model::Model;
 //!
 //! let config = ModelConfig::binary("AROW", &[("r", 0.5)])
 //!     .covariance(CovarianceKind::Diagonal)
 //!     .penalty(Penalty::CoordinateDependent, 0.01, false)
 //!     .n_features(10);
 //! assert!(config.check().is_ok());
-//! let model = Estimator::from_config(config.clone(), None).unwrap();
+//! let model = Model::from_config(config.clone(), None).unwrap();
 //! assert_eq!(model.model_config(), &config);
 //! // Averaging does not follow the lazy L1 thresholds: refused, with the reason.
 //! let refused = config.average(1).check().unwrap_err();

@@ -1,5 +1,5 @@
 //! What a call on a model costs, roughly, and learning that the caller can stop. A batch that
-//! costs more to learn than a copy of the model ([`Estimator::costs`]), however few its rows, is
+//! costs more to learn than a copy of the model ([`Model::costs`]), however few its rows, is
 //! learned with a [`Stop`] asked about every [`crate::data::POLL_WORK`] of estimated work; once
 //! the stop says so the batch ends early and the model is restored (from a copy made before it,
 //! or built again when it was fresh): a stopped call leaves the model as it was, like any
@@ -11,10 +11,10 @@ use crate::covariance::dual::DualGaussian;
 use crate::covariance::CovarianceKind;
 use crate::data::{stop_every, Matrix, Presentation, Stop};
 use crate::error::CwError;
-use crate::model::{Estimator, Model, Targets};
+use crate::model::{AnyLearner, Model, Targets};
 
-impl Estimator {
-    /// [`Estimator::partial_fit`], ended early once `stop` says so when the batch is long (see
+impl Model {
+    /// [`Model::partial_fit`], ended early once `stop` says so when the batch is long (see
     /// the module documentation). Returns whether it was stopped, in which case the model is as
     /// it was before the call.
     pub fn partial_fit_stoppable(
@@ -65,14 +65,14 @@ impl Estimator {
         self.costs_of_rows(x.n_entries() as f64 / x.n_rows().max(1) as f64, rows)
     }
 
-    /// [`Estimator::costs`] of rows of `entries` entries.
+    /// [`Model::costs`] of rows of `entries` entries.
     pub fn costs_of_rows(&self, entries: f64, rows: f64) -> (f64, f64) {
         let (shape, kind, n) = match self.model() {
-            Model::Binary(l) => (l.shape(), l.covariance_kind(), 1),
-            Model::Regressor(l) => (l.shape(), l.covariance_kind(), 1),
-            Model::Multiclass(l) => (l.shape(), l.covariance_kind(), l.n_classes()),
-            Model::Kernel(l) => return kernel_costs(l.models(), entries, rows),
-            Model::MulticlassKernel(l) => return kernel_costs(l.models(), entries, rows),
+            AnyLearner::Binary(l) => (l.shape(), l.covariance_kind(), 1),
+            AnyLearner::Regressor(l) => (l.shape(), l.covariance_kind(), 1),
+            AnyLearner::Multiclass(l) => (l.shape(), l.covariance_kind(), l.n_classes()),
+            AnyLearner::Kernel(l) => return kernel_costs(l.models(), entries, rows),
+            AnyLearner::MulticlassKernel(l) => return kernel_costs(l.models(), entries, rows),
         };
         let (dim, n) = (shape.dim() as f64, n as f64);
         match kind {
@@ -88,7 +88,7 @@ impl Estimator {
     }
 }
 
-/// [`Estimator::costs_of_rows`] of kernel models: s support rows and s × s coefficients each,
+/// [`Model::costs_of_rows`] of kernel models: s support rows and s × s coefficients each,
 /// and a row scored against every support row and multiplied by the coefficients, with s as
 /// large as the batch can make it (the support grows as the model learns).
 fn kernel_costs(models: &[DualGaussian], entries: f64, rows: f64) -> (f64, f64) {

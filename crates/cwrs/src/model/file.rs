@@ -3,7 +3,7 @@
 //! Rust can serve it; a model trained here and saved loads in Python with `cwrs.load`.
 //!
 //! Reading checks the file's signature, version, header and CRC-32 as Python's `cwrs.load`
-//! checks them; the native model is rebuilt from its named state by [`Estimator::from_state`],
+//! checks them; the native model is rebuilt from its named state by [`Model::from_state`],
 //! which validates every entry. What only Python can apply is refused: a random feature map
 //! (`kernel_approximation="rff"`, NumPy code) and a callable kernel (never in a file).
 //! Writing stores the native state and what prediction needs beside it (`classes_`,
@@ -15,7 +15,7 @@ use std::path::Path;
 use serde_json::{Map, Value as Json};
 
 use super::state::{State, Value};
-use super::{best_class, Estimator};
+use super::{best_class, Model};
 use crate::error::CwError;
 
 /// The signature that opens every `.cwrs` file.
@@ -55,7 +55,7 @@ impl Labels {
 pub struct SavedModel {
     /// The Python class it was saved from (`"AROW"`, `"AROWRegressor"`, …).
     pub estimator: String,
-    pub model: Estimator,
+    pub model: Model,
     /// The classes, in the order of the model's classes (None for a regressor).
     pub classes: Option<Labels>,
     pub n_features_in: usize,
@@ -71,24 +71,24 @@ impl SavedModel {
     }
 }
 
-impl Estimator {
+impl Model {
     /// The model in the `.cwrs` file at `path`, with what Python keeps beside it (see
     /// [`load`]).
     ///
     /// ```
     /// use cwrs::model::config::ModelConfig;
     /// use cwrs::model::file::Labels;
-    /// use cwrs::model::{Estimator, Targets};
+    /// use cwrs::model::{Model, Targets};
     /// use cwrs::{Matrix, Presentation};
     ///
     /// let config = ModelConfig::binary("AROW", &[("r", 0.5)]).n_features(2);
-    /// let mut model = Estimator::from_config(config, None)?;
+    /// let mut model = Model::from_config(config, None)?;
     /// let x = Matrix::Dense { values: &[1.0, 0.5, -1.0, 0.2], n_rows: 2, n_cols: 2 };
     /// model.partial_fit(&x, Targets::Values(&[1.0, -1.0]), Presentation::default())?;
     /// let path = std::env::temp_dir().join(format!("cwrs-doc-{}.cwrs", std::process::id()));
     /// // The labels of the negative and the positive class, as Python's `classes_` keeps them.
     /// model.save(&path, Some(&Labels::Strings(vec!["ham".into(), "spam".into()])))?;
-    /// let saved = Estimator::load(&path)?;
+    /// let saved = Model::load(&path)?;
     /// assert_eq!((saved.estimator.as_str(), saved.model.state()), ("AROW", model.state()));
     /// # std::fs::remove_file(&path).unwrap();
     /// # Ok::<(), cwrs::CwError>(())
@@ -175,7 +175,7 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
         .filter(|parts| parts.len() == 2 && parts[0] == "Model")
         .map(|parts| &parts[1])
         .ok_or_else(|| CwError::InvalidInput(format!("this {estimator} is not fitted")))?;
-    let model = Estimator::from_state(&arrays.state(model, "_model")?, None)?;
+    let model = Model::from_state(&arrays.state(model, "_model")?, None)?;
     let n_features_in = fitted("n_features_in_")
         .and_then(|n| arrays.int(n))
         .and_then(|n| usize::try_from(n).ok())
@@ -206,7 +206,7 @@ pub fn read(bytes: &[u8]) -> Result<SavedModel, CwError> {
 /// beside `path` under another name, synced, then renamed over it.
 pub fn save(
     path: impl AsRef<Path>,
-    model: &Estimator,
+    model: &Model,
     classes: Option<&Labels>,
 ) -> Result<(), CwError> {
     let path = path.as_ref();
@@ -236,7 +236,7 @@ pub fn save(
 }
 
 /// The bytes of the `.cwrs` file of [`save`].
-pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwError> {
+pub fn write(model: &Model, classes: Option<&Labels>) -> Result<Vec<u8>, CwError> {
     let state = model.state();
     let rule = state.string("rule")?;
     if let Some(problem) = classes_problem(model, classes) {
@@ -294,7 +294,7 @@ pub fn write(model: &Estimator, classes: Option<&Labels>) -> Result<Vec<u8>, CwE
 
 /// What is wrong with `classes` as the labels of `model`'s classes, if anything: a classifier
 /// has one label per class, a regressor none.
-fn classes_problem(model: &Estimator, classes: Option<&Labels>) -> Option<String> {
+fn classes_problem(model: &Model, classes: Option<&Labels>) -> Option<String> {
     let n_classes = model.n_classes().unwrap_or(2);
     match (classes, model.kind() == "regressor") {
         (None, true) => None,

@@ -1,7 +1,9 @@
-//! One type for every learner kind, built from a typed configuration ([`ModelConfig`]) or a
-//! state ([`State`], whose configuration entries are the configuration's saved view), with the
-//! one set of methods the Python bindings call. The entries of each kind are listed in
-//! docs/model-format.md.
+//! [`Model`]: one type for every learner kind, built from a typed configuration
+//! ([`ModelConfig`]) or a state ([`State`], whose configuration entries are the configuration's
+//! saved view), with one set of methods: learn, predict, probabilities, attributes, costs
+//! (`costs.rs`), the first fit (`first_fit/`), operations on the whole model (`ops.rs`), files
+//! (`file.rs`). What Rust users call, and what Python's `cwrs._cwrs.Model` wraps. The entries of
+//! each kind are listed in docs/model-format.md.
 
 pub mod attributes;
 pub mod config;
@@ -32,7 +34,7 @@ use crate::rules::{Rule, StepRule};
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
-pub enum Model {
+pub enum AnyLearner {
     Binary(Learner),
     Regressor(Regressor),
     Multiclass(MulticlassLearner),
@@ -40,27 +42,30 @@ pub enum Model {
     MulticlassKernel(MulticlassLearner<DualGaussian>),
 }
 
-impl Model {
+impl AnyLearner {
     /// The model averaging its means from row `start`, if given (see [`averaged`]).
-    fn averaged(self, start: Option<u64>, state: Option<&State>) -> Result<Model, CwError> {
+    fn averaged(self, start: Option<u64>, state: Option<&State>) -> Result<AnyLearner, CwError> {
         let Some(start) = start else {
             return Ok(self);
         };
         Ok(match self {
-            Model::Binary(l) => Model::Binary(averaged(l, start, state)?),
-            Model::Regressor(l) => Model::Regressor(averaged(l, start, state)?),
-            Model::Multiclass(l) => Model::Multiclass(averaged(l, start, state)?),
-            Model::Kernel(l) => Model::Kernel(averaged(l, start, state)?),
-            Model::MulticlassKernel(l) => Model::MulticlassKernel(averaged(l, start, state)?),
+            AnyLearner::Binary(l) => AnyLearner::Binary(averaged(l, start, state)?),
+            AnyLearner::Regressor(l) => AnyLearner::Regressor(averaged(l, start, state)?),
+            AnyLearner::Multiclass(l) => AnyLearner::Multiclass(averaged(l, start, state)?),
+            AnyLearner::Kernel(l) => AnyLearner::Kernel(averaged(l, start, state)?),
+            AnyLearner::MulticlassKernel(l) => {
+                AnyLearner::MulticlassKernel(averaged(l, start, state)?)
+            }
         })
     }
 }
 
-/// A learner and the configuration it was built from (returned with its state).
+/// A model of any kind: its learner and the configuration it was built from (returned with its
+/// state).
 #[derive(Clone, Debug)]
-pub struct Estimator {
+pub struct Model {
     config: ModelConfig,
-    model: Model,
+    model: AnyLearner,
     /// Whether a call is undone by building the model again (see `first_fit`).
     fresh: bool,
 }
@@ -87,11 +92,11 @@ fn as_parameter(err: CwError) -> CwError {
 macro_rules! each {
     ($model:expr, $m:ident => $body:expr) => {
         match $model {
-            Model::Binary($m) => $body,
-            Model::Regressor($m) => $body,
-            Model::Multiclass($m) => $body,
-            Model::Kernel($m) => $body,
-            Model::MulticlassKernel($m) => $body,
+            AnyLearner::Binary($m) => $body,
+            AnyLearner::Regressor($m) => $body,
+            AnyLearner::Multiclass($m) => $body,
+            AnyLearner::Kernel($m) => $body,
+            AnyLearner::MulticlassKernel($m) => $body,
         }
     };
 }
@@ -350,19 +355,19 @@ fn moments_entries(mean: Vec<f64>, covariance: Vec<f64>) -> State<'static> {
         .with("covariance_values", covariance)
 }
 
-impl Estimator {
+impl Model {
     /// A fresh model as the configuration entries `config` say ([`ModelConfig::from_state`]).
     /// A malformed configuration is an invalid parameter.
-    pub fn new(config: State<'_>, custom: CustomKernel) -> Result<Estimator, CwError> {
+    pub fn new(config: State<'_>, custom: CustomKernel) -> Result<Model, CwError> {
         let config = ModelConfig::from_state(&config).map_err(as_parameter)?;
         Self::from_config(config, custom)
     }
 
     /// A fresh model as `config` says, after [`ModelConfig::check`].
-    pub fn from_config(config: ModelConfig, custom: CustomKernel) -> Result<Estimator, CwError> {
+    pub fn from_config(config: ModelConfig, custom: CustomKernel) -> Result<Model, CwError> {
         config.check().map_err(as_parameter)?;
         let model = Self::build(&config, &custom).map_err(as_parameter)?;
-        Ok(Estimator {
+        Ok(Model {
             fresh: first_fit::rebuildable(&model),
             config,
             model,
@@ -370,11 +375,11 @@ impl Estimator {
     }
 
     /// The model of a checked `config`.
-    fn build(config: &ModelConfig, custom: &CustomKernel) -> Result<Model, CwError> {
+    fn build(config: &ModelConfig, custom: &CustomKernel) -> Result<AnyLearner, CwError> {
         let model = match &config.kind {
-            ModelKind::Binary => Model::Binary(build_one(config, config.rule.rule()?)?),
+            ModelKind::Binary => AnyLearner::Binary(build_one(config, config.rule.rule()?)?),
             ModelKind::Regressor => {
-                Model::Regressor(build_one(config, config.rule.regression_rule()?)?)
+                AnyLearner::Regressor(build_one(config, config.rule.regression_rule()?)?)
             }
             &ModelKind::Multiclass {
                 n_classes,
@@ -390,13 +395,13 @@ impl Estimator {
                 )?;
                 let shape = learner.shape();
                 let learner = penalised(learner, config, shape, MulticlassLearner::with_l1)?;
-                Model::Multiclass(with_noise(learner, config, None)?)
+                AnyLearner::Multiclass(with_noise(learner, config, None)?)
             }
             ModelKind::Kernel { kernel, .. } => {
                 let rule = config.rule.rule()?;
                 let gaussian = dual_gaussian(config, kernel, rule, custom)?;
                 let learner = DualLearner::from_gaussian(rule, gaussian);
-                Model::Kernel(with_noise(learner, config, None)?)
+                AnyLearner::Kernel(with_noise(learner, config, None)?)
             }
             ModelKind::MulticlassKernel {
                 kernel,
@@ -405,22 +410,22 @@ impl Estimator {
             } => {
                 let classes = (*n_classes, *strategy);
                 let learner = multiclass_kernel(config, kernel, classes, |_, fresh| Ok(fresh))?;
-                Model::MulticlassKernel(with_noise(learner, config, None)?)
+                AnyLearner::MulticlassKernel(with_noise(learner, config, None)?)
             }
         };
         model.averaged(config.average, None)
     }
 
-    /// The model of [`Estimator::state`]. Any problem with `state` (a missing or malformed
+    /// The model of [`Model::state`]. Any problem with `state` (a missing or malformed
     /// entry, values that do not fit together, another version) is an invalid state.
-    pub fn from_state(state: &State, custom: CustomKernel) -> Result<Estimator, CwError> {
+    pub fn from_state(state: &State, custom: CustomKernel) -> Result<Model, CwError> {
         Self::restore(state, &custom).map_err(|err| match err {
             CwError::OutOfMemory(_) | CwError::InvalidState(_) => err,
             err => CwError::InvalidState(err.to_string()),
         })
     }
 
-    fn restore(state: &State, custom: &CustomKernel) -> Result<Estimator, CwError> {
+    fn restore(state: &State, custom: &CustomKernel) -> Result<Model, CwError> {
         state.check_version()?;
         let config = ModelConfig::from_state(state)?;
         config.check()?;
@@ -429,11 +434,11 @@ impl Estimator {
         let model = match &config.kind {
             ModelKind::Binary => {
                 let rule = config.rule.rule()?;
-                Model::Binary(restore_one::<Binary>(&config, state, rule, mistakes()?)?)
+                AnyLearner::Binary(restore_one::<Binary>(&config, state, rule, mistakes()?)?)
             }
             ModelKind::Regressor => {
                 let rule = config.rule.regression_rule()?;
-                Model::Regressor(restore_one::<Regression>(&config, state, rule, 0)?)
+                AnyLearner::Regressor(restore_one::<Regression>(&config, state, rule, 0)?)
             }
             &ModelKind::Multiclass {
                 n_classes,
@@ -463,7 +468,7 @@ impl Estimator {
                         .collect::<Vec<_>>();
                     l.with_l1(l1)?.with_l1_states(&states)
                 })?;
-                Model::Multiclass(with_noise(learner, &config, Some(state))?)
+                AnyLearner::Multiclass(with_noise(learner, &config, Some(state))?)
             }
             ModelKind::Kernel { kernel, .. } => {
                 let rule = config.rule.rule()?;
@@ -472,7 +477,7 @@ impl Estimator {
                 let learner =
                     DualLearner::from_gaussian(rule, gaussian).with_rounds(rounds(state)?);
                 let learner = with_noise(learner, &config, Some(state))?;
-                Model::Kernel(learner.with_counters(updates, mistakes()?))
+                AnyLearner::Kernel(learner.with_counters(updates, mistakes()?))
             }
             ModelKind::MulticlassKernel {
                 kernel,
@@ -493,17 +498,17 @@ impl Estimator {
                     })?
                     .with_rounds(rounds(state)?);
                 let learner = with_noise(learner, &config, Some(state))?;
-                Model::MulticlassKernel(learner.with_counters(updates, mistakes()?))
+                AnyLearner::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
         };
-        Ok(Estimator {
+        Ok(Model {
             model: model.averaged(config.average, Some(state))?,
             config,
             fresh: false,
         })
     }
 
-    /// The configuration and everything learned, by name: [`Estimator::from_state`] rebuilds
+    /// The configuration and everything learned, by name: [`Model::from_state`] rebuilds
     /// the model exactly, and taking it leaves the model as it is. A full covariance is stored
     /// as Σ, its pending rank-one terms folded into a copy, with the terms and what they fold
     /// into beside it (see [`Covariance::pending_terms`]); process noise not folded in is
@@ -512,7 +517,7 @@ impl Estimator {
         self.eager_state().merged(self.lazy_entries())
     }
 
-    /// [`Estimator::state`] without what the model keeps lazily (the full form's pending
+    /// [`Model::state`] without what the model keeps lazily (the full form's pending
     /// rank-one terms, process noise not folded in): a model rebuilt from it starts from the
     /// eager covariance, nothing pending, and predicts the same; what a state changed by
     /// [`crate::model::ops`] starts from.
@@ -520,13 +525,13 @@ impl Estimator {
         self.config.to_state().merged(self.learned())
     }
 
-    /// The entries of [`Estimator::state`] that [`Estimator::eager_state`] leaves out.
+    /// The entries of [`Model::state`] that [`Model::eager_state`] leaves out.
     fn lazy_entries(&self) -> State<'static> {
         let pending = match &self.model {
-            Model::Binary(l) => l.pending_terms(),
-            Model::Regressor(l) => l.pending_terms(),
-            Model::Multiclass(l) => l.pending_terms(),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+            AnyLearner::Binary(l) => l.pending_terms(),
+            AnyLearner::Regressor(l) => l.pending_terms(),
+            AnyLearner::Multiclass(l) => l.pending_terms(),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
         };
         let lazy = match pending {
             Some((counts, bases, terms)) => State::default()
@@ -555,13 +560,15 @@ impl Estimator {
         };
         let averaging = each!(&self.model, l => average_entries(l));
         let learned = match &self.model {
-            Model::Binary(l) => moments_entries(l.mean().into_owned(), l.covariance().into_owned())
-                .merged(l1_entries(l.l1())),
-            Model::Regressor(l) => {
+            AnyLearner::Binary(l) => {
                 moments_entries(l.mean().into_owned(), l.covariance().into_owned())
                     .merged(l1_entries(l.l1()))
             }
-            Model::Multiclass(l) => {
+            AnyLearner::Regressor(l) => {
+                moments_entries(l.mean().into_owned(), l.covariance().into_owned())
+                    .merged(l1_entries(l.l1()))
+            }
+            AnyLearner::Multiclass(l) => {
                 let learned = State::default()
                     .with("means", l.means())
                     .with("covariance_values", l.covariances());
@@ -575,8 +582,8 @@ impl Estimator {
                     None => learned,
                 }
             }
-            Model::Kernel(l) => dual_entries(l.model(), l.rule()),
-            Model::MulticlassKernel(l) => {
+            AnyLearner::Kernel(l) => dual_entries(l.model(), l.rule()),
+            AnyLearner::MulticlassKernel(l) => {
                 let entries = |g| dual_entries(g, l.rule());
                 let classes = l.classes().iter().map(entries).collect::<Vec<_>>();
                 State::default().with("classes", classes)
@@ -593,19 +600,19 @@ impl Estimator {
     /// The model kind's name, as the configuration gives it.
     pub fn kind(&self) -> &'static str {
         match self.model {
-            Model::Binary(_) => "binary",
-            Model::Regressor(_) => "regressor",
-            Model::Multiclass(_) => "multiclass",
-            Model::Kernel(_) => "kernel",
-            Model::MulticlassKernel(_) => "multiclass_kernel",
+            AnyLearner::Binary(_) => "binary",
+            AnyLearner::Regressor(_) => "regressor",
+            AnyLearner::Multiclass(_) => "multiclass",
+            AnyLearner::Kernel(_) => "kernel",
+            AnyLearner::MulticlassKernel(_) => "multiclass_kernel",
         }
     }
 
-    pub fn model(&self) -> &Model {
+    pub fn model(&self) -> &AnyLearner {
         &self.model
     }
 
-    pub fn model_mut(&mut self) -> &mut Model {
+    pub fn model_mut(&mut self) -> &mut AnyLearner {
         self.fresh = false;
         &mut self.model
     }
@@ -624,18 +631,18 @@ impl Estimator {
     /// output per row.
     pub fn n_classes(&self) -> Option<usize> {
         match &self.model {
-            Model::Multiclass(l) => Some(l.n_classes()),
-            Model::MulticlassKernel(l) => Some(l.n_classes()),
+            AnyLearner::Multiclass(l) => Some(l.n_classes()),
+            AnyLearner::MulticlassKernel(l) => Some(l.n_classes()),
             _ => None,
         }
     }
 
     pub fn covariance_kind(&self) -> Option<CovarianceKind> {
         match &self.model {
-            Model::Binary(l) => Some(l.covariance_kind()),
-            Model::Regressor(l) => Some(l.covariance_kind()),
-            Model::Multiclass(l) => Some(l.covariance_kind()),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+            AnyLearner::Binary(l) => Some(l.covariance_kind()),
+            AnyLearner::Regressor(l) => Some(l.covariance_kind()),
+            AnyLearner::Multiclass(l) => Some(l.covariance_kind()),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
         }
     }
 
@@ -651,11 +658,11 @@ impl Estimator {
     /// Rounds that were mistakes (`None` for a regressor, which makes none).
     pub fn n_mistakes(&self) -> Option<u64> {
         match &self.model {
-            Model::Regressor(_) => None,
-            Model::Binary(l) => Some(l.n_mistakes()),
-            Model::Multiclass(l) => Some(l.n_mistakes()),
-            Model::Kernel(l) => Some(l.n_mistakes()),
-            Model::MulticlassKernel(l) => Some(l.n_mistakes()),
+            AnyLearner::Regressor(_) => None,
+            AnyLearner::Binary(l) => Some(l.n_mistakes()),
+            AnyLearner::Multiclass(l) => Some(l.n_mistakes()),
+            AnyLearner::Kernel(l) => Some(l.n_mistakes()),
+            AnyLearner::MulticlassKernel(l) => Some(l.n_mistakes()),
         }
     }
 
@@ -663,10 +670,10 @@ impl Estimator {
     /// threshold applied, or averaged if the model averages; `None` for the dual form.
     pub fn mean(&self) -> Option<Vec<f64>> {
         match &self.model {
-            Model::Binary(l) => Some(l.effective_mean()),
-            Model::Regressor(l) => Some(l.effective_mean()),
-            Model::Multiclass(l) => Some(l.effective_means()),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+            AnyLearner::Binary(l) => Some(l.effective_mean()),
+            AnyLearner::Regressor(l) => Some(l.effective_mean()),
+            AnyLearner::Multiclass(l) => Some(l.effective_means()),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
         }
     }
 
@@ -674,10 +681,10 @@ impl Estimator {
     /// multiclass model); `None` for the dual form.
     pub fn covariance(&self) -> Option<Vec<f64>> {
         match &self.model {
-            Model::Binary(l) => Some(l.covariance().into_owned()),
-            Model::Regressor(l) => Some(l.covariance().into_owned()),
-            Model::Multiclass(l) => Some(l.covariances()),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+            AnyLearner::Binary(l) => Some(l.covariance().into_owned()),
+            AnyLearner::Regressor(l) => Some(l.covariance().into_owned()),
+            AnyLearner::Multiclass(l) => Some(l.covariances()),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
         }
     }
 
@@ -686,10 +693,10 @@ impl Estimator {
     pub fn learn(&mut self, row: Row, target: f64) -> Result<bool, CwError> {
         self.fresh = false;
         match &mut self.model {
-            Model::Binary(l) => l.learn(row, target),
-            Model::Regressor(l) => l.learn(row, target),
-            Model::Multiclass(l) => l.learn(row, class_index(target)?),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidInput(
+            AnyLearner::Binary(l) => l.learn(row, target),
+            AnyLearner::Regressor(l) => l.learn(row, target),
+            AnyLearner::Multiclass(l) => l.learn(row, class_index(target)?),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => Err(CwError::InvalidInput(
                 "a kernel model learns through partial_fit".into(),
             )),
         }
@@ -707,11 +714,13 @@ impl Estimator {
             return learned;
         }
         match (&mut self.model, targets) {
-            (Model::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (Model::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (Model::Kernel(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (Model::Multiclass(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
-            (Model::MulticlassKernel(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            (AnyLearner::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (AnyLearner::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (AnyLearner::Kernel(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
+            (AnyLearner::Multiclass(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
+            (AnyLearner::MulticlassKernel(l), Targets::Classes(k)) => {
+                l.partial_fit(x, k, presentation)
+            }
             _ => Err(CwError::InvalidInput(format!(
                 "a {} model takes {}",
                 self.kind(),
@@ -726,11 +735,11 @@ impl Estimator {
     /// μ·x per row (per row and class for a multiclass model).
     pub fn decision_function(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         match &self.model {
-            Model::Binary(l) => l.decision_function(x, out),
-            Model::Regressor(l) => l.predict(x, out),
-            Model::Multiclass(l) => l.decision_function(x, out),
-            Model::Kernel(l) => l.decision_function(x, out),
-            Model::MulticlassKernel(l) => l.decision_function(x, out),
+            AnyLearner::Binary(l) => l.decision_function(x, out),
+            AnyLearner::Regressor(l) => l.predict(x, out),
+            AnyLearner::Multiclass(l) => l.decision_function(x, out),
+            AnyLearner::Kernel(l) => l.decision_function(x, out),
+            AnyLearner::MulticlassKernel(l) => l.decision_function(x, out),
         }
     }
 
@@ -742,11 +751,11 @@ impl Estimator {
     /// P(y = +1) per row, or P(class k scores highest) per row and class.
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         match &self.model {
-            Model::Binary(l) => l.positive_probability(x, out),
-            Model::Kernel(l) => l.positive_probability(x, out),
-            Model::Multiclass(l) => l.probabilities(x, out),
-            Model::MulticlassKernel(l) => l.probabilities(x, out),
-            Model::Regressor(_) => Err(CwError::InvalidInput(
+            AnyLearner::Binary(l) => l.positive_probability(x, out),
+            AnyLearner::Kernel(l) => l.positive_probability(x, out),
+            AnyLearner::Multiclass(l) => l.probabilities(x, out),
+            AnyLearner::MulticlassKernel(l) => l.probabilities(x, out),
+            AnyLearner::Regressor(_) => Err(CwError::InvalidInput(
                 "a regressor gives no class probabilities".into(),
             )),
         }
@@ -768,7 +777,7 @@ impl Estimator {
     }
 
     /// Learns a few rows, `targets[i]` for row `i` (a label ±1, a target, or a class index as
-    /// a float): one row through [`Estimator::learn`], more as a batch (validated before the
+    /// a float): one row through [`Model::learn`], more as a batch (validated before the
     /// first update).
     pub fn learn_few(&mut self, x: &Matrix, targets: &[f64]) -> Result<(), CwError> {
         let all = Presentation::default();

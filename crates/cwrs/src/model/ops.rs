@@ -1,15 +1,15 @@
 //! Operations on a whole model that hosts need between learning calls: the model over more
-//! features ([`Estimator::widened`], the river adapter's growing feature space), a binary model
-//! as the equal two-class one-vs-rest model ([`Estimator::as_one_vs_rest`]) and one more
-//! one-vs-rest class at the prior ([`Estimator::with_prior_class`]), the river adapter's class
+//! features ([`Model::widened`], the river adapter's growing feature space), a binary model
+//! as the equal two-class one-vs-rest model ([`Model::as_one_vs_rest`]) and one more
+//! one-vs-rest class at the prior ([`Model::with_prior_class`]), the river adapter's class
 //! growth (docs/design.md, river class growth), and the entries a model changed since a base
 //! ([`ModelDelta`], what a Dask worker sends back).
 //!
 //! The structural operations rebuild the model from its state view without what it keeps
-//! lazily ([`Estimator::eager_state`]), changed in one function each: every covariance form
+//! lazily ([`Model::eager_state`]), changed in one function each: every covariance form
 //! widens its own values ([`Gaussian::widened_covariance`]) and a new class starts from a fresh
 //! form ([`Gaussian::new`]); the other per-coordinate arrays (the mean, the averaging sums, the
-//! L1 bookkeeping) get the new coordinates at their prior; and [`Estimator::from_state`] checks
+//! L1 bookkeeping) get the new coordinates at their prior; and [`Model::from_state`] checks
 //! the result as it checks any state.
 
 use std::borrow::Cow;
@@ -20,7 +20,7 @@ use crate::learn::learner::check_variance;
 use crate::learn::objective::Strategy;
 use crate::model::config::ModelKind;
 use crate::model::state::{State, Value};
-use crate::model::{Estimator, Model};
+use crate::model::{AnyLearner, Model};
 
 /// `state[key]` with `change(model, part)` in place of each of `models` parts, if the state has
 /// it.
@@ -47,19 +47,21 @@ fn each_model(
     Ok(())
 }
 
-impl Estimator {
+impl Model {
     /// The primal Gaussians (one per class), or the refusal of `operation` for a kernel model,
     /// which has no feature coordinates.
     fn gaussians(&self, operation: &str) -> Result<&[Gaussian], CwError> {
         match &self.model {
-            Model::Binary(l) => Ok(l.models()),
-            Model::Regressor(l) => Ok(l.models()),
-            Model::Multiclass(l) => Ok(l.models()),
-            Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidInput(format!(
-                "cannot {operation} a {} model: only a primal (binary, regressor or \
+            AnyLearner::Binary(l) => Ok(l.models()),
+            AnyLearner::Regressor(l) => Ok(l.models()),
+            AnyLearner::Multiclass(l) => Ok(l.models()),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => {
+                Err(CwError::InvalidInput(format!(
+                    "cannot {operation} a {} model: only a primal (binary, regressor or \
                  multiclass) model has feature coordinates",
-                self.kind()
-            ))),
+                    self.kind()
+                )))
+            }
         }
     }
 
@@ -69,7 +71,7 @@ impl Estimator {
     /// [`Gaussian::widened_covariance`]), never averaged or penalised (its L1 clock up to
     /// date); exactly what a model wide from the start holds for a feature no row has named.
     /// Refused for a kernel model and for fewer features.
-    pub fn widened(&self, n_features: usize, unseen_variance: f64) -> Result<Estimator, CwError> {
+    pub fn widened(&self, n_features: usize, unseen_variance: f64) -> Result<Model, CwError> {
         let gaussians = self.gaussians("widen")?;
         check_variance("unseen_variance", unseen_variance)?;
         let (models, shape) = (gaussians.len(), gaussians[0].shape());
@@ -102,7 +104,7 @@ impl Estimator {
             })?;
         }
         state.set("n_features", n_features);
-        Estimator::from_state(&state, None)
+        Model::from_state(&state, None)
     }
 
     /// A binary model as the equal two-class one-vs-rest model: class 1 (positive) is the
@@ -111,7 +113,7 @@ impl Estimator {
     /// sign, and the rules are odd in the mean (μ → −μ, y → −y: the same margin, variance and
     /// step), so it is exactly the mirror image from the first row on. Refused for any other
     /// kind.
-    pub fn as_one_vs_rest(&self) -> Result<Estimator, CwError> {
+    pub fn as_one_vs_rest(&self) -> Result<Model, CwError> {
         if self.kind() != "binary" {
             return Err(CwError::InvalidInput(format!(
                 "only a binary model becomes a one-vs-rest model, not a {} model",
@@ -143,14 +145,14 @@ impl Estimator {
         state.set("kind", "multiclass");
         state.set("strategy", "ovr");
         state.set("n_classes", 2usize);
-        Estimator::from_state(&state, None)
+        Model::from_state(&state, None)
     }
 
     /// The one-vs-rest model with one more class, at the prior: mean 0, covariance
     /// `prior_variance`·I (the variance of a weight never seen at this round; AdaGrad's and
     /// FTRL's sums 0, an empty low-rank sketch), nothing averaged or penalised yet. Refused
     /// for any model but a one-vs-rest one (a max-score model's classes compete in every row).
-    pub fn with_prior_class(&self, prior_variance: f64) -> Result<Estimator, CwError> {
+    pub fn with_prior_class(&self, prior_variance: f64) -> Result<Model, CwError> {
         let gaussians = self.gaussians("add a class to")?;
         check_variance("prior_variance", prior_variance)?;
         let one_vs_rest = ModelKind::Multiclass {
@@ -183,11 +185,11 @@ impl Estimator {
             append(&mut state, "l1_last", &vec![0.0; dim])?;
         }
         state.set("n_classes", models + 1);
-        Estimator::from_state(&state, None)
+        Model::from_state(&state, None)
     }
 
     /// This model as the entries that differ from `base` (see [`ModelDelta`]).
-    pub fn delta_since(&self, base: &Estimator) -> ModelDelta {
+    pub fn delta_since(&self, base: &Model) -> ModelDelta {
         ModelDelta::between(&base.state(), self.state())
     }
 }
@@ -317,9 +319,9 @@ impl ModelDelta {
     /// The model this delta describes, from the `base` it was taken against (`None`: a fresh
     /// model of the delta's configuration). A delta that does not fit its base is an invalid
     /// state.
-    pub fn apply(&self, base: Option<&Estimator>) -> Result<Estimator, CwError> {
+    pub fn apply(&self, base: Option<&Model>) -> Result<Model, CwError> {
         let (scalars, touched, changed) = match self {
-            ModelDelta::Whole(state) => return Estimator::from_state(state, None),
+            ModelDelta::Whole(state) => return Model::from_state(state, None),
             ModelDelta::Touched {
                 scalars,
                 touched,
@@ -328,7 +330,7 @@ impl ModelDelta {
         };
         let start = match base {
             Some(base) => base.state(),
-            None => Estimator::new(scalars.clone(), None)?.state(),
+            None => Model::new(scalars.clone(), None)?.state(),
         };
         let at = (touched.iter())
             .map(|&i| usize::try_from(i).unwrap_or(usize::MAX))
@@ -343,7 +345,7 @@ impl ModelDelta {
             };
             state.set(key, patched);
         }
-        Estimator::from_state(&state, None)
+        Model::from_state(&state, None)
     }
 
     /// The delta as one state (a host's dict): the whole state, or the scalars and the changed

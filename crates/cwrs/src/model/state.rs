@@ -1,5 +1,5 @@
-//! A model's state by name: what [`crate::model::Estimator::state`] returns and
-//! [`crate::model::Estimator::from_state`] takes back, and (without the learned entries) the
+//! A model's state by name: what [`crate::model::Model::state`] returns and
+//! [`crate::model::Model::from_state`] takes back, and (without the learned entries) the
 //! configuration a new model is built from. Python sees it as a dict; pickles, `.cwrs` files and
 //! the river adapter store it (docs/model-format.md lists the entries of every kind).
 

@@ -80,7 +80,7 @@ fn configs() -> Vec<State<'static>> {
     ]
 }
 
-fn train(estimator: &mut Estimator, rows: std::ops::Range<usize>) {
+fn train(estimator: &mut Model, rows: std::ops::Range<usize>) {
     let (x, y, classes) = data();
     let x = Matrix::Dense {
         values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
@@ -95,7 +95,7 @@ fn train(estimator: &mut Estimator, rows: std::ops::Range<usize>) {
     estimator.partial_fit(&x, targets, presentation).unwrap();
 }
 
-fn predictions(estimator: &Estimator) -> Vec<f64> {
+fn predictions(estimator: &Model) -> Vec<f64> {
     let (x, _, _) = data();
     let x = Matrix::Dense {
         values: &x,
@@ -113,10 +113,10 @@ fn predictions(estimator: &Estimator) -> Vec<f64> {
 #[test]
 fn every_kind_restores_from_its_state_exactly() {
     for config in configs() {
-        let mut estimator = Estimator::new(config.clone(), None).unwrap();
+        let mut estimator = Model::new(config.clone(), None).unwrap();
         train(&mut estimator, 0..N_ROWS / 2);
         let state = estimator.state();
-        let mut restored = Estimator::from_state(&state, None).unwrap();
+        let mut restored = Model::from_state(&state, None).unwrap();
         let kind = estimator.kind();
         assert_eq!(restored.state(), state, "{kind}");
         let before = predictions(&estimator);
@@ -132,7 +132,7 @@ fn every_kind_restores_from_its_state_exactly() {
 #[test]
 fn the_full_covariance_is_stored_folded() {
     let config = config("binary", "AROW", &[("r", 1.0)]).with("covariance", "full");
-    let mut estimator = Estimator::new(config, None).unwrap();
+    let mut estimator = Model::new(config, None).unwrap();
     train(&mut estimator, 0..7); // fewer rows than a block: terms are pending
     let dim = N_FEATURES + 1;
     let state = estimator.state();
@@ -141,11 +141,11 @@ fn the_full_covariance_is_stored_folded() {
         state.floats("covariance_values").unwrap(),
         estimator.covariance().unwrap()
     );
-    let restored = Estimator::from_state(&state, None).unwrap();
+    let restored = Model::from_state(&state, None).unwrap();
     assert_eq!(predictions(&restored), predictions(&estimator));
 }
 
-fn message(result: Result<Estimator, CwError>) -> String {
+fn message(result: Result<Model, CwError>) -> String {
     match result {
         Err(CwError::InvalidState(message)) => message,
         other => panic!("expected an invalid state, got {other:?}"),
@@ -154,35 +154,35 @@ fn message(result: Result<Estimator, CwError>) -> String {
 
 #[test]
 fn malformed_states_are_refused_naming_the_entry() {
-    let mut estimator = Estimator::new(configs()[0].clone(), None).unwrap();
+    let mut estimator = Model::new(configs()[0].clone(), None).unwrap();
     train(&mut estimator, 0..10);
     let state = estimator.state();
     let mut missing = state.clone();
     missing.entries.remove("mean");
     assert_eq!(
-        message(Estimator::from_state(&missing, None)),
+        message(Model::from_state(&missing, None)),
         "entry \"mean\" is missing"
     );
     let wrong_type = state.clone().with("mean", vec![1u32]);
     assert_eq!(
-        message(Estimator::from_state(&wrong_type, None)),
+        message(Model::from_state(&wrong_type, None)),
         "entry \"mean\" must be a float64 array, got a uint32 array"
     );
     let short = state.clone().with("covariance_values", vec![1.0]);
     assert!(
-        message(Estimator::from_state(&short, None)).contains("covariance"),
+        message(Model::from_state(&short, None)).contains("covariance"),
         "{}",
-        message(Estimator::from_state(&short, None))
+        message(Model::from_state(&short, None))
     );
     let newer = State {
         version: 2,
         ..state.clone()
     };
-    assert!(message(Estimator::from_state(&newer, None)).starts_with("version 2 is not known"));
+    assert!(message(Model::from_state(&newer, None)).starts_with("version 2 is not known"));
     let unknown_rule = state.clone().with("rule", "nope");
-    assert!(message(Estimator::from_state(&unknown_rule, None)).contains("nope"));
+    assert!(message(Model::from_state(&unknown_rule, None)).contains("nope"));
     let negative = state.with("n_updates", -1i64);
-    assert!(message(Estimator::from_state(&negative, None)).contains("\"n_updates\""));
+    assert!(message(Model::from_state(&negative, None)).contains("\"n_updates\""));
 }
 
 #[test]
@@ -190,14 +190,14 @@ fn a_malformed_configuration_is_an_invalid_parameter() {
     let mut config = configs()[0].clone();
     config.entries.remove("a");
     assert!(matches!(
-        Estimator::new(config, None),
+        Model::new(config, None),
         Err(CwError::InvalidParameter(m)) if m == "model configuration: entry \"a\" is missing"
     ));
 }
 
 #[test]
 fn one_row_learning_takes_class_indices_as_floats() {
-    let mut estimator = Estimator::new(configs()[4].clone(), None).unwrap();
+    let mut estimator = Model::new(configs()[4].clone(), None).unwrap();
     let row = [0.1, 0.2, 0.3, 0.4, 0.5];
     assert!(estimator.learn(Row::Dense(&row), 2.0).unwrap());
     for bad in [-1.0, 0.5, f64::NAN] {
@@ -215,8 +215,8 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
         n_cols: N_FEATURES,
     };
     // A fresh model (undone by building it again) and a restored one (undone from a copy).
-    let fresh = Estimator::new(configs()[0].clone(), None).unwrap();
-    let restored = Estimator::from_state(&fresh.state(), None).unwrap();
+    let fresh = Model::new(configs()[0].clone(), None).unwrap();
+    let restored = Model::from_state(&fresh.state(), None).unwrap();
     for mut estimator in [fresh, restored] {
         let before = estimator.state();
         // Past the work between two questions to the stop (POLL_WORK) many times over.
@@ -249,18 +249,18 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
 #[test]
 fn kernel_values_are_shown_by_kernel_models_only() {
     for config in configs() {
-        let mut estimator = Estimator::new(config, None).unwrap();
+        let mut estimator = Model::new(config, None).unwrap();
         train(&mut estimator, 0..N_ROWS);
         let kind = estimator.kind();
         match estimator.model() {
-            Model::Kernel(l) => {
+            AnyLearner::Kernel(l) => {
                 assert_eq!(estimator.n_support(), Some(vec![l.model().n_support()]));
                 assert_eq!(estimator.dual_coef(), Some(l.model().dual_coef().to_vec()));
                 let rows = estimator.support_vectors().unwrap();
                 assert_eq!(rows.2.len(), l.model().n_support() + 1);
                 assert_eq!(estimator.dense_covariance(), None);
             }
-            Model::MulticlassKernel(l) => {
+            AnyLearner::MulticlassKernel(l) => {
                 let counts: Vec<usize> = l.classes().iter().map(|g| g.n_support()).collect();
                 assert_eq!(estimator.n_support(), Some(counts));
                 assert_eq!(
@@ -304,7 +304,7 @@ mod process_noise_states {
         ]
     }
 
-    fn learn(estimator: &mut Estimator, x: &[f64], rows: std::ops::Range<usize>) {
+    fn learn(estimator: &mut Model, x: &[f64], rows: std::ops::Range<usize>) {
         let values = &x[rows.start * N_FEATURES..rows.end * N_FEATURES];
         let matrix = Matrix::Dense {
             values,
@@ -327,7 +327,7 @@ mod process_noise_states {
         let _ = estimator.partial_fit(&matrix, targets, Presentation::default());
     }
 
-    fn outputs(estimator: &Estimator, x: &[f64]) -> Vec<u64> {
+    fn outputs(estimator: &Model, x: &[f64]) -> Vec<u64> {
         let matrix = Matrix::Dense {
             values: x,
             n_rows: ROWS,
@@ -357,12 +357,12 @@ mod process_noise_states {
             let config = config(kind, "AROW", &[("r", 1.0)])
                 .with("covariance", covariance)
                 .with("process_noise", noise);
-            let mut model = Estimator::new(config.clone(), None).unwrap();
-            let mut twin = Estimator::new(config, None).unwrap();
+            let mut model = Model::new(config.clone(), None).unwrap();
+            let mut twin = Model::new(config, None).unwrap();
             learn(&mut model, &x, 0..ROWS / 2);
             learn(&mut twin, &x, 0..ROWS / 2);
             let state = model.state();
-            let mut copy = Estimator::from_state(&state, None).unwrap();
+            let mut copy = Model::from_state(&state, None).unwrap();
             for estimator in [&mut model, &mut twin, &mut copy] {
                 learn(estimator, &x, ROWS / 2..ROWS);
             }
@@ -398,7 +398,7 @@ fn taking_a_state_leaves_a_full_model_with_pending_terms_as_it_is() {
     // Not a multiple of the fold block (5 terms at d = 41): terms are pending at the split.
     const SPLIT: usize = 33;
     let (x, y, classes) = wide_data(ROWS, D);
-    let learn = |e: &mut Estimator, rows: std::ops::Range<usize>| {
+    let learn = |e: &mut Model, rows: std::ops::Range<usize>| {
         let m = Matrix::Dense {
             values: &x[rows.start * D..rows.end * D],
             n_rows: rows.len(),
@@ -428,18 +428,18 @@ fn taking_a_state_leaves_a_full_model_with_pending_terms_as_it_is() {
                     .with("process_noise", noise)
                     .with("average", average);
                 let what = format!("{config:?}");
-                let mut original = Estimator::new(config, None).unwrap();
+                let mut original = Model::new(config, None).unwrap();
                 learn(&mut original, 0..SPLIT);
                 let mut twin = original.clone();
                 let state = original.state();
                 assert!(state.entries.contains_key("pending_terms"), "{what}");
                 assert_eq!(original.state(), state, "{what}");
-                let mut restored = Estimator::from_state(&state, None).unwrap();
+                let mut restored = Model::from_state(&state, None).unwrap();
                 assert_eq!(restored.state(), state, "{what}");
                 for e in [&mut original, &mut twin, &mut restored] {
                     learn(e, SPLIT..ROWS);
                 }
-                let bits = |e: &Estimator| {
+                let bits = |e: &Model| {
                     let values = [e.mean().unwrap(), e.covariance().unwrap()].concat();
                     values.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
                 };
@@ -458,7 +458,7 @@ fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
     let config = config("multiclass", "AROW", &[("r", 1.0)])
         .with("n_features", D)
         .with("covariance", "full");
-    let mut model = Estimator::new(config, None).unwrap();
+    let mut model = Model::new(config, None).unwrap();
     let m = Matrix::Dense {
         values: &x,
         n_rows: 10,
@@ -469,7 +469,7 @@ fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
         .unwrap();
     let state = model.state();
     let refused = |state: State| {
-        let err = Estimator::from_state(&state, None).unwrap_err();
+        let err = Model::from_state(&state, None).unwrap_err();
         assert!(matches!(err, CwError::InvalidState(_)), "{err}");
         assert!(err.to_string().contains("pending"), "{err}");
     };
@@ -487,7 +487,7 @@ fn pending_terms_that_do_not_fold_into_the_covariance_are_refused() {
     }
     refused(state.clone().with("pending_counts", vec![1u64; 2]));
     let diagonal = state.clone().with("covariance", "diag");
-    assert!(Estimator::from_state(&diagonal, None).is_err());
+    assert!(Model::from_state(&diagonal, None).is_err());
 }
 
 #[test]

@@ -12,7 +12,7 @@ use cwrs::data::{stop_every, Matrix, Presentation, Stop};
 use cwrs::error::CwError;
 use cwrs::learn::file_learning::{learn_chunk, FileLabels, Scratch};
 use cwrs::model::state::{Held, HeldArray, State};
-use cwrs::model::{CustomKernel, Estimator, Targets};
+use cwrs::model::{CustomKernel, Model, Targets};
 use cwrs::parallel::merge;
 use cwrs::parallel::sharded::ShardedFit;
 
@@ -23,18 +23,18 @@ use crate::host::shared::{guarded, Detach, Guarded, Internal, Work};
 
 /// The model of the entries a host holds (or of the error it met reading them,
 /// [`State::from_held`]): a fresh model from configuration entries, any problem with them
-/// an invalid parameter; or (`restoring`) the model of a state ([`Estimator::from_state`]),
+/// an invalid parameter; or (`restoring`) the model of a state ([`Model::from_state`]),
 /// built and checked detached (a full covariance's check is O(d³)).
 pub fn build_model<A: HeldArray>(
     held: Result<Vec<(String, Held<A>)>, CwError>,
     custom: CustomKernel,
     restoring: bool,
     detach: impl Detach,
-) -> Result<Estimator, CwError> {
+) -> Result<Model, CwError> {
     if restoring {
         let held = held?;
         let state = State::from_held(&held, true)?;
-        return detach.run_detached(|| Estimator::from_state(&state, custom));
+        return detach.run_detached(|| Model::from_state(&state, custom));
     }
     let invalid_parameter = |err| match err {
         CwError::InvalidState(message) => CwError::InvalidParameter(message),
@@ -42,14 +42,14 @@ pub fn build_model<A: HeldArray>(
     };
     let held = held.map_err(invalid_parameter)?;
     let config = State::from_held(&held, false).map_err(invalid_parameter)?;
-    Estimator::new(config, custom)
+    Model::new(config, custom)
 }
 
 /// `partial_fit`: the rows of `x` learned (row `i` `repeats[i]` times, in `order` if given),
 /// attached or detached as `cost` says. A long batch stops when `check` fails, the model left
 /// as it was, and the error is returned (see [`crate::host::interrupt`]).
 pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
-    (model, detach): (&Guarded<Estimator, E>, D),
+    (model, detach): (&Guarded<Model, E>, D),
     (cost, x, targets): (CallCost, &Matrix, Targets),
     (repeats, order): (Option<&[u32]>, Option<&[usize]>),
     check: impl Fn() -> Result<(), E> + Sync,
@@ -78,7 +78,7 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
 /// no other call can change in between; so the orders are drawn in it (a host that draws them
 /// attached takes its thread state back for that, on this thread, as its `check` does).
 pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
-    (model, detach): (&Guarded<Estimator, E>, D),
+    (model, detach): (&Guarded<Model, E>, D),
     n_jobs: usize,
     (x, targets, repeats): (&Matrix, Targets, Option<&[u32]>),
     orders: impl IntoIterator<Item = Result<Option<Vec<usize>>, E>> + Send,
@@ -117,7 +117,7 @@ pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
 /// all or nothing: on an error (naming the file and line) the model keeps the chunks learned
 /// before it.
 pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
-    (model, detach): (&Guarded<Estimator, E>, D),
+    (model, detach): (&Guarded<Model, E>, D),
     (path, zero_based, chunk_rows): (&Path, bool, usize),
     n_features: usize,
     classes: Option<Vec<f64>>,
@@ -156,13 +156,13 @@ pub fn learn_file<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
 /// model at a time: a model that another thread updates is waited for, never held with the
 /// others.
 pub fn merge<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
-    models: &[&Guarded<Estimator, E>],
-    base: Option<&Guarded<Estimator, E>>,
+    models: &[&Guarded<Model, E>],
+    base: Option<&Guarded<Model, E>>,
     detach: D,
     method: &str,
     weights: Option<&[f64]>,
-) -> Result<Estimator, E> {
-    let snapshot = |m: &Guarded<Estimator, E>| {
+) -> Result<Model, E> {
+    let snapshot = |m: &Guarded<Model, E>| {
         m.read(detach, "merge", Work::Batch, |e| Ok(merge::Snapshot::of(e)))
     };
     let snapshots = models

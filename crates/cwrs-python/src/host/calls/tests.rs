@@ -2,7 +2,7 @@
 
 use super::*;
 use cwrs::model::state::Value;
-use cwrs::model::Model;
+use cwrs::model::AnyLearner;
 use cwrs::test_rng::uniform;
 
 const N_FEATURES: usize = 4;
@@ -52,8 +52,8 @@ fn config(kind: &'static str) -> State<'static> {
         .with("penalty", None::<String>)
 }
 
-fn estimator(kind: &'static str) -> Estimator {
-    Estimator::new(config(kind), None).unwrap()
+fn estimator(kind: &'static str) -> Model {
+    Model::new(config(kind), None).unwrap()
 }
 
 /// `n` rows and their labels ±1.
@@ -75,12 +75,12 @@ fn dense(x: &[f64]) -> Matrix<'_> {
     }
 }
 
-fn moments(e: &Estimator) -> (Vec<f64>, Vec<f64>) {
+fn moments(e: &Model) -> (Vec<f64>, Vec<f64>) {
     (e.mean().unwrap(), e.covariance().unwrap())
 }
 
 /// The moments of a shared model.
-fn moments_of(model: &Guarded<Estimator, HostError>) -> (Vec<f64>, Vec<f64>) {
+fn moments_of(model: &Guarded<Model, HostError>) -> (Vec<f64>, Vec<f64>) {
     let read = model.read(Here, "read", Work::Quick, |e| Ok(moments(e)));
     read.unwrap()
 }
@@ -305,7 +305,7 @@ fn merge_copies_the_models_and_merges_them_as_the_core_does() {
         super::merge(&models, None, Here, "nope", None),
         Err(HostError::Core(CwError::InvalidParameter(_)))
     ));
-    assert!(matches!(merged.model(), Model::Binary(_)));
+    assert!(matches!(merged.model(), AnyLearner::Binary(_)));
 }
 
 #[test]

@@ -7,7 +7,7 @@
 use crate::data::libsvm::Chunk;
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
-use crate::model::{Estimator, Model, Targets};
+use crate::model::{AnyLearner, Model, Targets};
 
 /// How the labels of a file become the model's targets.
 #[derive(Clone, Debug, PartialEq)]
@@ -23,7 +23,7 @@ pub enum FileLabels {
 impl FileLabels {
     /// The labels of `estimator`'s kind of model given its sorted `classes` (None for a
     /// regressor).
-    pub fn new(estimator: &Estimator, classes: Option<Vec<f64>>) -> Result<Self, CwError> {
+    pub fn new(estimator: &Model, classes: Option<Vec<f64>>) -> Result<Self, CwError> {
         let expected = match estimator.n_classes() {
             Some(n) => Some(n),
             None if estimator.kind() == "regressor" => None,
@@ -54,7 +54,7 @@ pub struct Scratch {
 /// Learns the rows of `chunk` as `n_features` wide rows, in order; errors name the chunk's
 /// lines (the first bad one where it is a label or an index).
 pub fn learn_chunk(
-    estimator: &mut Estimator,
+    estimator: &mut Model,
     chunk: &Chunk,
     n_features: usize,
     labels: &FileLabels,
@@ -121,26 +121,28 @@ pub fn learn_chunk(
     })
 }
 
-/// `Estimator::partial_fit` of the rows of a chunk, `n_features` wide, in order, without the
+/// `Model::partial_fit` of the rows of a chunk, `n_features` wide, in order, without the
 /// checks of each row's contents ([`crate::data::Matrix::validate_rows`]: finite values,
 /// strictly increasing indices below `n_features`; 17% of a worker's learning, docs/design.md
 /// §9.5) that the reader already made: it refuses a line with a value or label that is not
 /// finite or an index written twice, and sorts the others; [`learn_chunk`] refuses a chunk
 /// wider than `n_features`. The shapes, the row pointers and the targets are checked as
 /// `partial_fit` checks them; a kernel model learns through `partial_fit`.
-fn learn_parsed(estimator: &mut Estimator, x: &Matrix, targets: Targets) -> Result<(), CwError> {
+fn learn_parsed(estimator: &mut Model, x: &Matrix, targets: Targets) -> Result<(), CwError> {
     let presentation = Presentation::default();
     let rows = 0..x.n_rows();
     match (estimator.model(), targets) {
-        (Model::Binary(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
-        (Model::Regressor(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
-        (Model::Multiclass(l), Targets::Classes(k)) => l.check_batch(x, k, &presentation)?,
+        (AnyLearner::Binary(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
+        (AnyLearner::Regressor(l), Targets::Values(t)) => l.check_batch(x, t, &presentation)?,
+        (AnyLearner::Multiclass(l), Targets::Classes(k)) => l.check_batch(x, k, &presentation)?,
         _ => return estimator.partial_fit(x, targets, presentation),
     }
     match (estimator.model_mut(), targets) {
-        (Model::Binary(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
-        (Model::Regressor(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
-        (Model::Multiclass(l), Targets::Classes(k)) => l.learn_checked(x, k, presentation, rows),
+        (AnyLearner::Binary(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
+        (AnyLearner::Regressor(l), Targets::Values(t)) => l.learn_checked(x, t, presentation, rows),
+        (AnyLearner::Multiclass(l), Targets::Classes(k)) => {
+            l.learn_checked(x, k, presentation, rows)
+        }
         _ => unreachable!("the kinds learned through partial_fit returned above"),
     }
 }

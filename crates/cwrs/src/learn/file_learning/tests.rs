@@ -1,4 +1,4 @@
-//! `learn_chunk` against `Estimator::partial_fit` on the same rows, and its refusals.
+//! `learn_chunk` against `Model::partial_fit` on the same rows, and its refusals.
 
 use super::*;
 use crate::data::libsvm::{IndexBase, Reader};
@@ -15,7 +15,7 @@ fn chunk(text: &str) -> Chunk {
     chunk
 }
 
-fn model(kind: &str, n_classes: usize) -> Estimator {
+fn model(kind: &str, n_classes: usize) -> Model {
     let config = State::default()
         .with("kind", kind)
         .with("rule", "AROW")
@@ -27,11 +27,11 @@ fn model(kind: &str, n_classes: usize) -> Estimator {
         .with("penalty", None::<String>)
         .with("strategy", "max-score")
         .with("n_classes", n_classes);
-    Estimator::new(config, None).unwrap()
+    Model::new(config, None).unwrap()
 }
 
 /// The same rows as a CSR matrix 4 wide through `partial_fit`.
-fn by_hand(mut estimator: Estimator, targets: Targets) -> Estimator {
+fn by_hand(mut estimator: Model, targets: Targets) -> Model {
     let c = chunk(TEXT);
     let x = Matrix::Csr64 {
         values: c.values(),
@@ -48,7 +48,7 @@ fn by_hand(mut estimator: Estimator, targets: Targets) -> Estimator {
     estimator
 }
 
-fn learned(mut estimator: Estimator, labels: &FileLabels) -> Result<Estimator, CwError> {
+fn learned(mut estimator: Model, labels: &FileLabels) -> Result<Model, CwError> {
     learn_chunk(
         &mut estimator,
         &chunk(TEXT),

@@ -80,7 +80,7 @@ impl DualLearner {
     }
 
     /// A learner over a given dual Gaussian (fresh or restored), with zero counters. The rule
-    /// must have a kernel form (`check_kernel_form`; `Estimator` checks it).
+    /// must have a kernel form (`check_kernel_form`; `Model` checks it).
     pub fn from_gaussian(rule: Rule, model: DualGaussian) -> DualLearner {
         Online::with_models(Binary::new(rule), vec![model])
     }

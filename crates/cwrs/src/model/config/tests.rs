@@ -2,7 +2,7 @@ use proptest::prelude::{any, prop, prop_assert_eq, prop_oneof, proptest, Just};
 use proptest::strategy::Strategy as ValueStrategy;
 
 use super::*;
-use crate::model::Estimator;
+use crate::model::Model;
 
 fn message(config: &ModelConfig) -> String {
     config.check().unwrap_err().to_string()
@@ -144,9 +144,9 @@ fn check_refuses_each_bad_value_and_combination_with_its_message() {
         let refused = message(&config);
         assert!(refused.contains(expected), "{refused:?} for {config:?}");
         // The same refusal builds no model, from the config or from its state.
-        let built = Estimator::from_config(config.clone(), None).unwrap_err();
+        let built = Model::from_config(config.clone(), None).unwrap_err();
         assert!(built.to_string().contains(expected), "{built}");
-        let from_state = Estimator::new(config.to_state(), None).unwrap_err();
+        let from_state = Model::new(config.to_state(), None).unwrap_err();
         assert!(from_state.to_string().contains(expected), "{from_state}");
     }
 }
@@ -303,8 +303,8 @@ fn a_model_built_from_the_builder_is_the_model_of_its_state() {
         ModelConfig::multiclass_kernel("CW", &[("eta", 0.7)], rbf(), 3).n_features(4),
     ];
     for config in configs {
-        let built = Estimator::from_config(config.clone(), None).unwrap();
-        let from_state = Estimator::new(config.to_state(), None).unwrap();
+        let built = Model::from_config(config.clone(), None).unwrap();
+        let from_state = Model::new(config.to_state(), None).unwrap();
         assert_eq!(built.state(), from_state.state(), "{config:?}");
         assert_eq!(from_state.model_config(), &config);
     }

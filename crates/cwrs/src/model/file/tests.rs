@@ -296,7 +296,7 @@ fn every_fixture_configuration_comes_back_from_its_typed_form() {
         }
         assert_eq!(ModelConfig::from_state(&entries).unwrap(), config, "{name}");
         if !name.ends_with("_rff") {
-            let loaded = Estimator::from_state(&stored, None).unwrap();
+            let loaded = Model::from_state(&stored, None).unwrap();
             assert_eq!(loaded.state(), stored, "{name}");
             assert_eq!(loaded.model_config(), &config, "{name}");
         }

@@ -4,21 +4,21 @@
 //! (16 MiB for a diagonal one of 2^20 features) to restore on an interruption, or on a row that
 //! a second core, validating ahead of the learner, refuses late.
 
-use super::{Estimator, Model, Targets};
+use super::{AnyLearner, Model, Targets};
 use crate::data::{Matrix, Presentation};
 use crate::error::CwError;
 
 /// Whether `model` is built from its configuration alone (a kernel model may hold the caller's
 /// kernel, which the configuration does not name): whether a fresh one can be built again.
-pub(super) fn rebuildable(model: &Model) -> bool {
+pub(super) fn rebuildable(model: &AnyLearner) -> bool {
     matches!(
         model,
-        Model::Binary(_) | Model::Regressor(_) | Model::Multiclass(_)
+        AnyLearner::Binary(_) | AnyLearner::Regressor(_) | AnyLearner::Multiclass(_)
     )
 }
 
-impl Estimator {
-    /// Whether the model is linear and as [`Estimator::new`] built it: nothing learned,
+impl Model {
+    /// Whether the model is linear and as [`Model::new`] built it: nothing learned,
     /// restored or changed in place since.
     pub(crate) fn is_fresh(&self) -> bool {
         self.fresh
@@ -32,7 +32,7 @@ impl Estimator {
         Ok(())
     }
 
-    /// [`Estimator::partial_fit`] of a fresh model, without a copy to undo a late error: the
+    /// [`Model::partial_fit`] of a fresh model, without a copy to undo a late error: the
     /// model is built again instead; `None` (nothing done) when the model is not fresh or
     /// `targets` are not its kind's.
     pub(super) fn first_fit(
@@ -45,9 +45,13 @@ impl Estimator {
             return None;
         }
         let learned = match (&mut self.model, targets) {
-            (Model::Binary(l), Targets::Values(y)) => l.learn_batch(x, y, presentation, false),
-            (Model::Regressor(l), Targets::Values(y)) => l.learn_batch(x, y, presentation, false),
-            (Model::Multiclass(l), Targets::Classes(k)) => l.learn_batch(x, k, presentation, false),
+            (AnyLearner::Binary(l), Targets::Values(y)) => l.learn_batch(x, y, presentation, false),
+            (AnyLearner::Regressor(l), Targets::Values(y)) => {
+                l.learn_batch(x, y, presentation, false)
+            }
+            (AnyLearner::Multiclass(l), Targets::Classes(k)) => {
+                l.learn_batch(x, k, presentation, false)
+            }
             _ => return None,
         };
         self.fresh = false;

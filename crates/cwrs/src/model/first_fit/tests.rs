@@ -90,7 +90,7 @@ impl Batch {
         }
     }
 
-    fn targets(&self, estimator: &Estimator) -> Targets<'_> {
+    fn targets(&self, estimator: &Model) -> Targets<'_> {
         match estimator.n_classes() {
             Some(_) => Targets::Classes(&self.classes),
             None => Targets::Values(&self.signs),
@@ -107,8 +107,8 @@ impl Batch {
 
 /// The same model, restored from its state: not fresh, so it validates a batch before it
 /// learns it (the path every later call takes).
-fn not_fresh(estimator: &mut Estimator) -> Estimator {
-    let restored = Estimator::from_state(&estimator.state(), None).unwrap();
+fn not_fresh(estimator: &mut Model) -> Model {
+    let restored = Model::from_state(&estimator.state(), None).unwrap();
     assert!(!restored.is_fresh());
     restored
 }
@@ -147,7 +147,7 @@ fn a_fresh_model_learns_the_same_bits_as_one_that_validates_first() {
     let (repeats, order) = weights_and_order();
     for config in configs() {
         for presentation in presentations(&repeats, &order) {
-            let mut fresh = Estimator::new(config.clone(), None).unwrap();
+            let mut fresh = Model::new(config.clone(), None).unwrap();
             assert!(fresh.is_fresh());
             let mut validating = not_fresh(&mut fresh);
             let targets = batch.targets(&fresh);
@@ -168,7 +168,7 @@ fn a_fresh_model_learns_the_same_bits_as_one_that_validates_first() {
 /// first, and the model as built (still fresh, then learning as a fresh one).
 fn check_refused(config: &State<'static>, batch: &Batch, presentation: Presentation, what: &str) {
     let n_rows = batch.signs.len();
-    let mut fresh = Estimator::new(config.clone(), None).unwrap();
+    let mut fresh = Model::new(config.clone(), None).unwrap();
     let built = fresh.state();
     let mut validating = not_fresh(&mut fresh);
     let targets = batch.targets(&fresh);
@@ -179,7 +179,7 @@ fn check_refused(config: &State<'static>, batch: &Batch, presentation: Presentat
     assert!(fresh.is_fresh(), "{what}");
     assert_eq!(fresh.state(), built, "{what}");
     let good = Batch::of(n_rows);
-    let (mut again, mut new) = (fresh, Estimator::new(config.clone(), None).unwrap());
+    let (mut again, mut new) = (fresh, Model::new(config.clone(), None).unwrap());
     let targets = good.targets(&new);
     again
         .partial_fit(&good.matrix(), targets, presentation)
@@ -255,7 +255,7 @@ fn bad_targets_and_a_bad_row_give_the_rows_error_validated_ahead_and_sharded() {
         .validate_rows(0..n_rows, N_FEATURES)
         .unwrap_err();
     for config in configs() {
-        let mut fresh = Estimator::new(config.clone(), None).unwrap();
+        let mut fresh = Model::new(config.clone(), None).unwrap();
         let mut validating = not_fresh(&mut fresh);
         let targets = batch.targets(&fresh);
         for model in [&mut fresh, &mut validating] {
@@ -275,17 +275,17 @@ fn bad_targets_and_a_bad_row_give_the_rows_error_validated_ahead_and_sharded() {
 fn learning_one_row_or_being_restored_or_changed_in_place_ends_freshness() {
     let batch = Batch::new();
     for config in configs() {
-        let mut estimator = Estimator::new(config.clone(), None).unwrap();
+        let mut estimator = Model::new(config.clone(), None).unwrap();
         let target = match batch.targets(&estimator) {
             Targets::Classes(k) => k[0] as f64,
             Targets::Values(y) => y[0],
         };
         estimator.learn(batch.matrix().row(0), target).unwrap();
         assert!(!estimator.is_fresh());
-        let mut estimator = Estimator::new(config.clone(), None).unwrap();
+        let mut estimator = Model::new(config.clone(), None).unwrap();
         estimator.model_mut();
         assert!(!estimator.is_fresh());
-        let mut estimator = Estimator::new(config, None).unwrap();
+        let mut estimator = Model::new(config, None).unwrap();
         assert!(!not_fresh(&mut estimator).is_fresh());
     }
 }
@@ -299,8 +299,8 @@ fn a_fresh_model_validated_ahead_needs_no_copy() {
     let n_rows = 2 * VALIDATION_CHUNK + 100;
     let config = &configs()[0];
     let batch = Batch::of(n_rows);
-    let mut fresh = Estimator::new(config.clone(), None).unwrap();
-    let Model::Binary(learner) = fresh.model() else {
+    let mut fresh = Model::new(config.clone(), None).unwrap();
+    let AnyLearner::Binary(learner) = fresh.model() else {
         unreachable!("a binary configuration")
     };
     let ahead = validate_ahead(

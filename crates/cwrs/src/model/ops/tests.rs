@@ -81,11 +81,7 @@ fn primal_configs() -> Vec<State<'static>> {
     configs
 }
 
-fn learn(
-    model: &mut Estimator,
-    (x, y, classes): &(Vec<f64>, Vec<f64>, Vec<usize>),
-    n_features: usize,
-) {
+fn learn(model: &mut Model, (x, y, classes): &(Vec<f64>, Vec<f64>, Vec<usize>), n_features: usize) {
     let x = Matrix::Dense {
         values: x,
         n_rows: ROWS,
@@ -101,7 +97,7 @@ fn learn(
 }
 
 /// Scores and variances of every row of `x`, `n_features` wide.
-fn predictions(model: &Estimator, x: &[f64], n_features: usize) -> Vec<f64> {
+fn predictions(model: &Model, x: &[f64], n_features: usize) -> Vec<f64> {
     let n_rows = x.len() / n_features;
     let x = Matrix::Dense {
         values: x,
@@ -134,9 +130,9 @@ fn a_widened_model_is_the_model_wide_from_the_start() {
     let mut lazy = 0; // models with a lazy noise clock (pending terms: the next test)
     for config in primal_configs() {
         let what = format!("{config:?}");
-        let mut narrow = Estimator::new(config.clone(), None).unwrap();
+        let mut narrow = Model::new(config.clone(), None).unwrap();
         learn(&mut narrow, &rows(NARROW, false), NARROW);
-        let mut wide = Estimator::new(config.clone().with("n_features", WIDE), None).unwrap();
+        let mut wide = Model::new(config.clone().with("n_features", WIDE), None).unwrap();
         learn(&mut wide, &rows(WIDE, false), WIDE);
 
         lazy += usize::from(narrow.state().entries.contains_key("noise_clock"));
@@ -174,7 +170,7 @@ fn a_full_model_with_pending_terms_widens_exactly() {
         }
         wide
     };
-    let learn = |model: &mut Estimator, x: &[f64], width: usize| {
+    let learn = |model: &mut Model, x: &[f64], width: usize| {
         let x = Matrix::Dense {
             values: x,
             n_rows: N,
@@ -191,13 +187,13 @@ fn a_full_model_with_pending_terms_widens_exactly() {
     for kind in ["binary", "multiclass"] {
         let config = config(kind, "AROW", &[("r", 1.0)], "full").with("n_features", D);
         let what = format!("{config:?}");
-        let mut narrow = Estimator::new(config.clone(), None).unwrap();
+        let mut narrow = Model::new(config.clone(), None).unwrap();
         learn(&mut narrow, &x[..N * D], D);
         assert!(
             narrow.state().entries.contains_key("pending_terms"),
             "{what}"
         );
-        let mut wide = Estimator::new(config.with("n_features", D + 3), None).unwrap();
+        let mut wide = Model::new(config.with("n_features", D + 3), None).unwrap();
         learn(&mut wide, &padded(D + 3), D + 3);
         let widened = narrow.widened(D + 3, 0.7).unwrap();
         let (test, _, _) = rows(D + 3, true);
@@ -208,7 +204,7 @@ fn a_full_model_with_pending_terms_widens_exactly() {
 
 #[test]
 fn widening_is_refused_for_kernels_and_fewer_features_leaving_the_model_as_it_is() {
-    let model = Estimator::new(config("binary", "AROW", &[("r", 1.0)], "diag"), None).unwrap();
+    let model = Model::new(config("binary", "AROW", &[("r", 1.0)], "diag"), None).unwrap();
     let error = model.widened(NARROW - 1, 1.0).unwrap_err();
     assert!(
         error.to_string().contains("widening only adds features"),
@@ -233,7 +229,7 @@ fn widening_is_refused_for_kernels_and_fewer_features_leaving_the_model_as_it_is
         .with("gamma", 0.5)
         .with("degree", 3i64)
         .with("coef0", 1.0);
-    let kernel = Estimator::new(kernel, None).unwrap();
+    let kernel = Model::new(kernel, None).unwrap();
     let error = kernel.widened(WIDE, 1.0).unwrap_err();
     assert!(
         error.to_string().contains("cannot widen a kernel model"),
@@ -249,13 +245,13 @@ fn a_binary_model_as_one_vs_rest_is_the_two_class_one_vs_rest_model() {
         }
         let what = format!("{config:?}");
         let data = rows(NARROW, true);
-        let mut binary = Estimator::new(config.clone(), None).unwrap();
+        let mut binary = Model::new(config.clone(), None).unwrap();
         learn(&mut binary, &data, NARROW);
         let two = config
             .clone()
             .with("kind", "multiclass")
             .with("n_classes", 2usize);
-        let mut ovr = Estimator::new(two, None).unwrap();
+        let mut ovr = Model::new(two, None).unwrap();
         let classes = data.1.iter().map(|&y| usize::from(y > 0.0)).collect();
         let data = (data.0, data.1, classes);
         learn(&mut ovr, &data, NARROW);
@@ -286,7 +282,7 @@ fn a_prior_class_predicts_the_prior_and_leaves_the_other_classes_as_they_were() 
         }
         let what = format!("{config:?}");
         let data = rows(NARROW, true);
-        let mut model = Estimator::new(config.clone(), None).unwrap();
+        let mut model = Model::new(config.clone(), None).unwrap();
         learn(&mut model, &data, NARROW);
         let a = unseen_variance(&config);
         let grown = model.with_prior_class(a).unwrap();
@@ -319,7 +315,7 @@ fn a_prior_class_predicts_the_prior_and_leaves_the_other_classes_as_they_were() 
     }
     let max_score =
         config("multiclass", "AROW", &[("r", 1.0)], "diag").with("strategy", "max-score");
-    let error = Estimator::new(max_score, None)
+    let error = Model::new(max_score, None)
         .unwrap()
         .with_prior_class(1.0)
         .unwrap_err();
@@ -345,7 +341,7 @@ fn every_config() -> Vec<State<'static>> {
     configs
 }
 
-fn assert_same_bits(got: &Estimator, expected: &Estimator, what: &str) {
+fn assert_same_bits(got: &Model, expected: &Model, what: &str) {
     assert_eq!(
         format!("{:?}", got.state()),
         format!("{:?}", expected.state()),
@@ -366,7 +362,7 @@ fn a_delta_rebuilds_the_model_bit_for_bit_touched_or_whole() {
             row[..NARROW].copy_from_slice(values);
         }
         let data = (x, y, classes);
-        let fresh = Estimator::new(config.clone(), None).unwrap();
+        let fresh = Model::new(config.clone(), None).unwrap();
         let mut base = fresh.clone();
         learn(&mut base, &data, wide);
         let mut end = base.clone();
@@ -394,7 +390,7 @@ fn a_delta_rebuilds_the_model_bit_for_bit_touched_or_whole() {
 #[test]
 fn a_delta_that_does_not_fit_its_base_is_refused() {
     let config = config("binary", "AROW", &[("r", 1.0)], "diag").with("n_features", 60usize);
-    let base = Estimator::new(config, None).unwrap();
+    let base = Model::new(config, None).unwrap();
     let mut end = base.clone();
     let x = [1.0; 60];
     let x = Matrix::Dense {

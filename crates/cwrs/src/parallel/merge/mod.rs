@@ -17,7 +17,7 @@ use crate::learn::online::Online;
 use crate::linalg::{axpy, cholesky, dot_in_order};
 use crate::model::config::ModelConfig;
 use crate::model::state::State;
-use crate::model::{Estimator, Model};
+use crate::model::{AnyLearner, Model};
 
 mod lowrank;
 
@@ -78,7 +78,7 @@ impl Moments {
         (&self.means, &self.covariances)
     }
 
-    fn of(estimator: &Estimator) -> Result<Moments, CwError> {
+    fn of(estimator: &Model) -> Result<Moments, CwError> {
         let kernel = || CwError::InvalidParameter("kernel models cannot be merged".into());
         let means = estimator.mean().ok_or_else(kernel)?;
         // The full form's Σ with its pending terms folded into a copy of Σ₀ alone (the same bits
@@ -100,7 +100,7 @@ impl Moments {
     fn prior(config: &ModelConfig, first: &Moments, layout: Layout) -> Result<Moments, CwError> {
         let a = match layout.kind {
             CovarianceKind::Identity | CovarianceKind::Diagonal => config.a,
-            _ => return Moments::of(&Estimator::from_config(config.clone(), None)?),
+            _ => return Moments::of(&Model::from_config(config.clone(), None)?),
         };
         let len = layout.n_classes * layout.dim;
         Ok(Moments {
@@ -128,7 +128,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
-    pub fn of(model: &Estimator) -> Snapshot {
+    pub fn of(model: &Model) -> Snapshot {
         Snapshot {
             config: model.model_config().clone(),
             kind: model.covariance_kind(),
@@ -139,14 +139,14 @@ impl Snapshot {
 }
 
 /// H of the lazy L1 state, per class (empty without a penalty); `None` for a kernel model.
-fn l1_totals(estimator: &Estimator) -> Option<Vec<f64>> {
+fn l1_totals(estimator: &Model) -> Option<Vec<f64>> {
     let totals = match estimator.model() {
-        Model::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
-        Model::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
-        Model::Multiclass(l) => l
+        AnyLearner::Binary(l) => l.l1().map(|l1| vec![l1.total()]),
+        AnyLearner::Regressor(l) => l.l1().map(|l1| vec![l1.total()]),
+        AnyLearner::Multiclass(l) => l
             .l1_states()
             .map(|states| states.iter().map(|(total, _)| *total).collect()),
-        Model::Kernel(_) | Model::MulticlassKernel(_) => return None,
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => return None,
     };
     Some(totals.unwrap_or_default())
 }
@@ -180,11 +180,11 @@ impl Layout {
 /// Models that cannot be merged (another configuration, kernel models, an empty list) are
 /// refused with [`CwError::InvalidParameter`]; the inputs are never changed.
 pub fn merge(
-    models: &[&Estimator],
+    models: &[&Model],
     method: Method,
-    base: Option<&Estimator>,
+    base: Option<&Model>,
     weights: Option<&[f64]>,
-) -> Result<Estimator, CwError> {
+) -> Result<Model, CwError> {
     let models: Vec<_> = models.iter().map(|m| Snapshot::of(m)).collect();
     merge_snapshots(&models, method, base.map(Snapshot::of).as_ref(), weights)
 }
@@ -195,7 +195,7 @@ pub fn merge_snapshots(
     method: Method,
     base: Option<&Snapshot>,
     weights: Option<&[f64]>,
-) -> Result<Estimator, CwError> {
+) -> Result<Model, CwError> {
     let (first, merged) = merged_moments(models, method, base, weights)?;
     estimator(&first.config, &merged)
 }
@@ -274,13 +274,13 @@ fn merged_moments<'a>(
 /// The merged model: a fresh model of `config` given the merged moments, counters and L1
 /// state by typed setters, which check what a merge can get wrong (finite values, the forms'
 /// invariants that are cheap to check; see [`crate::covariance::PrimalForm::set_moments`]).
-fn estimator(config: &ModelConfig, merged: &Moments) -> Result<Estimator, CwError> {
-    let mut estimator = Estimator::from_config(config.clone(), None)?;
+fn estimator(config: &ModelConfig, merged: &Moments) -> Result<Model, CwError> {
+    let mut estimator = Model::from_config(config.clone(), None)?;
     let installed = match estimator.model_mut() {
-        Model::Binary(l) => install(l, merged),
-        Model::Regressor(l) => install(l, merged),
-        Model::Multiclass(l) => install(l, merged),
-        Model::Kernel(_) | Model::MulticlassKernel(_) => Err(CwError::InvalidParameter(
+        AnyLearner::Binary(l) => install(l, merged),
+        AnyLearner::Regressor(l) => install(l, merged),
+        AnyLearner::Multiclass(l) => install(l, merged),
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => Err(CwError::InvalidParameter(
             "kernel models cannot be merged".into(),
         )),
     };
@@ -312,7 +312,7 @@ fn install<O: Objective>(
 
 /// The covariance form of `model`, or the refusal of a model that cannot be merged (kernel
 /// models, the forms and options without a merge yet).
-pub(crate) fn check_mergeable(model: &Estimator) -> Result<CovarianceKind, CwError> {
+pub(crate) fn check_mergeable(model: &Model) -> Result<CovarianceKind, CwError> {
     mergeable(model.covariance_kind(), model.model_config())
 }
 

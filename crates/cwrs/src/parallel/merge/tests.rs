@@ -32,13 +32,13 @@ fn config(kind: &str, rule: &str, params: &[(&str, f64)], covariance: &str) -> S
         .with("n_classes", 3usize)
 }
 
-fn regressor(covariance: &str) -> Estimator {
+fn regressor(covariance: &str) -> Model {
     let config = config("regressor", "AROW", &[("r", 0.5)], covariance);
-    Estimator::new(config, None).unwrap()
+    Model::new(config, None).unwrap()
 }
 
 /// `model` after learning rows `rows` of (x, y) (y as ±1 by sign for a binary model).
-fn learned(mut model: Estimator, x: &[f64], y: &[f64], rows: std::ops::Range<usize>) -> Estimator {
+fn learned(mut model: Model, x: &[f64], y: &[f64], rows: std::ops::Range<usize>) -> Model {
     let x = Matrix::Dense {
         values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
         n_rows: rows.len(),
@@ -76,11 +76,11 @@ fn information_merge_of_the_full_regressor_is_the_sequential_fit() {
     for base_rows in [0, 20] {
         let base = learned(regressor("full"), &x, &y, 0..base_rows);
         let bounds = [base_rows, 35, 50, 66, 80];
-        let shards: Vec<Estimator> = bounds
+        let shards: Vec<Model> = bounds
             .windows(2)
             .map(|w| learned(base.clone(), &x, &y, w[0]..w[1]))
             .collect();
-        let refs: Vec<&Estimator> = shards.iter().collect();
+        let refs: Vec<&Model> = shards.iter().collect();
         let given = (base_rows > 0).then_some(&base);
         for method in [Method::Information, Method::Auto] {
             let merged = merge(&refs, method, given, None).unwrap();
@@ -110,7 +110,7 @@ fn merging_one_model_gives_it_back() {
         l1("binary"),
     ];
     for config in configs {
-        let model = learned(Estimator::new(config, None).unwrap(), &x, &y, 0..40);
+        let model = learned(Model::new(config, None).unwrap(), &x, &y, 0..40);
         let methods: &[Method] = match model.covariance_kind() {
             Some(CovarianceKind::Identity) => &[Method::Average, Method::Auto],
             _ => &[Method::Information, Method::Precision, Method::Average],
@@ -130,7 +130,7 @@ fn merging_one_model_gives_it_back() {
 #[test]
 fn average_weights_the_means_by_updates() {
     let (x, y) = data(60);
-    let pa = || Estimator::new(config("binary", "PA", &[], "identity"), None).unwrap();
+    let pa = || Model::new(config("binary", "PA", &[], "identity"), None).unwrap();
     let (a, b) = (learned(pa(), &x, &y, 0..20), learned(pa(), &x, &y, 20..60));
     let merged = merge(&[&a, &b], Method::Auto, None, None).unwrap();
     let (ua, ub) = (a.n_updates() as f64, b.n_updates() as f64);
@@ -146,20 +146,19 @@ fn refusals_name_the_problem_and_change_nothing() {
     let (x, y) = data(30);
     let arow = learned(regressor("diag"), &x, &y, 0..30);
     let full = learned(regressor("full"), &x, &y, 0..30);
-    let pa = Estimator::new(config("binary", "PA", &[], "identity"), None).unwrap();
+    let pa = Model::new(config("binary", "PA", &[], "identity"), None).unwrap();
     let pa = learned(pa, &x, &y, 0..30);
     let other_r = config("regressor", "AROW", &[("r", 2.0)], "diag");
-    let other_r = Estimator::new(other_r, None).unwrap();
+    let other_r = Model::new(other_r, None).unwrap();
     let before = (arow.clone().state(), full.clone().state());
-    let refused =
-        |models: &[&Estimator], method, base: Option<&Estimator>, needle: &str| match merge(
-            models, method, base, None,
-        ) {
-            Err(CwError::InvalidParameter(message)) => {
-                assert!(message.contains(needle), "{message:?} lacks {needle:?}")
-            }
-            other => panic!("expected a refusal naming {needle:?}, got {other:?}"),
-        };
+    let refused = |models: &[&Model], method, base: Option<&Model>, needle: &str| match merge(
+        models, method, base, None,
+    ) {
+        Err(CwError::InvalidParameter(message)) => {
+            assert!(message.contains(needle), "{message:?} lacks {needle:?}")
+        }
+        other => panic!("expected a refusal naming {needle:?}, got {other:?}"),
+    };
     refused(&[], Method::Auto, None, "at least one model");
     refused(&[&arow, &full], Method::Auto, None, "covariance form");
     refused(&[&arow, &other_r], Method::Auto, None, "hyper-parameters");
@@ -181,7 +180,7 @@ fn refusals_name_the_problem_and_change_nothing() {
         .with("degree", 3i64)
         .with("coef0", 1.0);
     kernel.set("budget", None::<usize>);
-    let kernel = Estimator::new(kernel, None).unwrap();
+    let kernel = Model::new(kernel, None).unwrap();
     refused(&[&kernel], Method::Auto, None, "kernel");
     assert!(Method::from_name("sum").is_err());
 }
@@ -198,7 +197,7 @@ fn l1_config() -> State<'static> {
 fn the_merged_l1_model_has_no_pending_threshold() {
     let (x, y) = data(50);
     let l1 = l1_config();
-    let fresh = Estimator::new(l1, None).unwrap();
+    let fresh = Model::new(l1, None).unwrap();
     let (a, b) = (
         learned(fresh.clone(), &x, &y, 0..25),
         learned(fresh, &x, &y, 25..50),
@@ -233,7 +232,7 @@ fn the_prior_base_is_a_fresh_model() {
         l1,
     ];
     for config in configs {
-        let fresh = Estimator::new(config, None).unwrap();
+        let fresh = Model::new(config, None).unwrap();
         let (a, b) = (
             learned(fresh.clone(), &x, &y, 0..25),
             learned(fresh.clone(), &x, &y, 25..60),
@@ -296,9 +295,9 @@ fn the_inverse_by_rows_is_its_definition_bit_for_bit() {
 }
 
 /// The merged model as the merge built it through the saved-state format: its learned entries
-/// with the first model's configuration, rebuilt (and checked) by [`Estimator::from_state`].
+/// with the first model's configuration, rebuilt (and checked) by [`Model::from_state`].
 /// The reference of the typed construction ([`estimator`]).
-fn by_state(first: &Snapshot, merged: &Moments) -> Result<Estimator, CwError> {
+fn by_state(first: &Snapshot, merged: &Moments) -> Result<Model, CwError> {
     let mut state = State::default().with("n_updates", merged.updates);
     if let Some(mistakes) = merged.mistakes {
         state.set("n_mistakes", mistakes);
@@ -324,7 +323,7 @@ fn by_state(first: &Snapshot, merged: &Moments) -> Result<Estimator, CwError> {
         }
         state.set("l1_last", last);
     }
-    Estimator::from_state(&first.config.to_state().merged(state), None).map_err(|err| match err {
+    Model::from_state(&first.config.to_state().merged(state), None).map_err(|err| match err {
         CwError::InvalidState(message) => {
             CwError::InvalidInput(format!("the merged model is not valid: {message}"))
         }
@@ -392,10 +391,10 @@ proptest::proptest! {
         let n = base_rows + shard_rows.iter().sum::<usize>();
         let x: Vec<f64> = values[..n * N_FEATURES].iter().map(|&v| f64::from(v) / 8.0).collect();
         let y: Vec<f64> = (0..n).map(|i| x[i * N_FEATURES] - x[i * N_FEATURES + 1] + 0.3).collect();
-        let fresh = Estimator::new(config, None).unwrap();
+        let fresh = Model::new(config, None).unwrap();
         let base = learned(fresh.clone(), &x, &y, 0..base_rows);
         let mut start = base_rows;
-        let shards: Vec<Estimator> = (shard_rows.iter())
+        let shards: Vec<Model> = (shard_rows.iter())
             .map(|&rows| {
                 start += rows;
                 learned(base.clone(), &x, &y, start - rows..start)
@@ -428,7 +427,7 @@ proptest::proptest! {
 fn invalid_merged_values_are_refused_as_before() {
     for form in 0..4 {
         let config = mergeable_config(0, form, 1, false, false, false);
-        let model = Estimator::new(config, None).unwrap();
+        let model = Model::new(config, None).unwrap();
         let snapshot = Snapshot::of(&model);
         let good = snapshot.moments.as_ref().unwrap();
         let with = |means: Vec<f64>, covariances: Vec<f64>| Moments {

@@ -18,7 +18,7 @@ use std::ops::Range;
 use crate::covariance::{Coordinate, CovarianceKind, Gaussian};
 use crate::data::{chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop, STOP_POLL};
 use crate::error::CwError;
-use crate::model::{Estimator, Model, Targets};
+use crate::model::{AnyLearner, Model, Targets};
 use crate::parallel::merge::{self, Method};
 use crate::parallel::threads::spawn_or_keep;
 
@@ -26,7 +26,7 @@ use crate::parallel::threads::spawn_or_keep;
 /// never more than it has rows) and refreshed each pass.
 pub struct ShardedFit {
     n_jobs: usize,
-    shards: Vec<Estimator>,
+    shards: Vec<Model>,
     /// Whether each shard holds the model as it is (after an in-place merge, all but the
     /// first, which then holds the model of the start of the pass).
     current: Vec<bool>,
@@ -50,9 +50,9 @@ const PARALLEL_MERGE_COORDINATES: usize = 1 << 15;
 macro_rules! linear {
     ($model:expr, $targets:expr, ($l:ident, $t:ident) => $body:expr, $otherwise:expr) => {
         match ($model, $targets) {
-            (Model::Binary($l), Targets::Values($t)) => $body,
-            (Model::Regressor($l), Targets::Values($t)) => $body,
-            (Model::Multiclass($l), Targets::Classes($t)) => $body,
+            (AnyLearner::Binary($l), Targets::Values($t)) => $body,
+            (AnyLearner::Regressor($l), Targets::Values($t)) => $body,
+            (AnyLearner::Multiclass($l), Targets::Classes($t)) => $body,
             _ => $otherwise,
         }
     };
@@ -60,7 +60,7 @@ macro_rules! linear {
 
 impl ShardedFit {
     /// A fit of `model` in `n_jobs` (≥ 1) shards, refused if `model` cannot be merged.
-    pub fn new(model: &Estimator, n_jobs: usize) -> Result<ShardedFit, CwError> {
+    pub fn new(model: &Model, n_jobs: usize) -> Result<ShardedFit, CwError> {
         merge::check_mergeable(model)?;
         if n_jobs == 0 {
             return Err(CwError::InvalidParameter(
@@ -77,7 +77,7 @@ impl ShardedFit {
 
     /// Makes copies of `model` until there are `n` shards, refused (nothing made) when they
     /// would not fit in the memory available.
-    fn grow(&mut self, model: &Estimator, x: &Matrix, n: usize) -> Result<(), CwError> {
+    fn grow(&mut self, model: &Model, x: &Matrix, n: usize) -> Result<(), CwError> {
         let missing = n.saturating_sub(self.shards.len());
         if missing == 0 {
             return Ok(());
@@ -108,7 +108,7 @@ impl ShardedFit {
     /// it was at the start of the pass.
     pub fn pass(
         &mut self,
-        model: &mut Estimator,
+        model: &mut Model,
         x: &Matrix,
         targets: Targets,
         repeats: Option<&[u32]>,
@@ -130,11 +130,11 @@ impl ShardedFit {
         let shards = &mut self.shards[..parts.len()];
         self.current.fill(false);
         let stopped = || stop.is_some_and(|stop| stop.now());
-        let learn_rows = |shard: &mut Estimator, presentation, rows| {
+        let learn_rows = |shard: &mut Model, presentation, rows| {
             linear!(shard.model_mut(), targets, (l, t) => l.learn_checked(x, t, presentation, rows),
                 Err(refuse()))
         };
-        let learn = |shard: &mut Estimator, part: Range<usize>| match order {
+        let learn = |shard: &mut Model, part: Range<usize>| match order {
             Some(order) => {
                 let order = Some(&order[part]);
                 learn_rows(
@@ -178,7 +178,7 @@ impl ShardedFit {
     }
 
     /// Makes every shard a copy of `model` again, unless it already is.
-    fn refresh(&mut self, model: &Estimator) {
+    fn refresh(&mut self, model: &Model) {
         // After an in-place merge the first shard differs from the model in its tables and
         // counters only: copied in place, a range of coordinates per thread.
         if std::mem::take(&mut self.swapped) && !self.current[0] {
@@ -196,7 +196,7 @@ impl ShardedFit {
 
 /// The tables and counters of `model` (a diagonal or identity form) copied into `shard`, the
 /// coordinates in `threads` ranges on as many threads.
-fn copy_tables(model: &Estimator, shard: &mut Estimator, threads: usize) {
+fn copy_tables(model: &Model, shard: &mut Model, threads: usize) {
     let [updates, mistakes, rounds] = counters(model);
     set_counters(shard, updates, mistakes, rounds);
     let (Some(from), Some(to)) = (classes(model), gaussians(shard)) else {
@@ -320,36 +320,36 @@ fn in_parallel<T: Send>(
 }
 
 /// The per-class models of a linear learner.
-fn classes(estimator: &Estimator) -> Option<&[Gaussian]> {
+fn classes(estimator: &Model) -> Option<&[Gaussian]> {
     match estimator.model() {
-        Model::Binary(l) => Some(l.models()),
-        Model::Regressor(l) => Some(l.models()),
-        Model::Multiclass(l) => Some(l.models()),
-        Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        AnyLearner::Binary(l) => Some(l.models()),
+        AnyLearner::Regressor(l) => Some(l.models()),
+        AnyLearner::Multiclass(l) => Some(l.models()),
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
     }
 }
 
 /// The per-class models of a linear learner, to be changed, and a setter of its counters.
-fn gaussians(estimator: &mut Estimator) -> Option<&mut [Gaussian]> {
+fn gaussians(estimator: &mut Model) -> Option<&mut [Gaussian]> {
     match estimator.model_mut() {
-        Model::Binary(l) => Some(l.models_mut()),
-        Model::Regressor(l) => Some(l.models_mut()),
-        Model::Multiclass(l) => Some(l.models_mut()),
-        Model::Kernel(_) | Model::MulticlassKernel(_) => None,
+        AnyLearner::Binary(l) => Some(l.models_mut()),
+        AnyLearner::Regressor(l) => Some(l.models_mut()),
+        AnyLearner::Multiclass(l) => Some(l.models_mut()),
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
     }
 }
 
-fn set_counters(estimator: &mut Estimator, updates: u64, mistakes: u64, rounds: u64) {
+fn set_counters(estimator: &mut Model, updates: u64, mistakes: u64, rounds: u64) {
     match estimator.model_mut() {
-        Model::Binary(l) => l.set_counters(updates, mistakes, rounds),
-        Model::Regressor(l) => l.set_counters(updates, mistakes, rounds),
-        Model::Multiclass(l) => l.set_counters(updates, mistakes, rounds),
-        Model::Kernel(_) | Model::MulticlassKernel(_) => {}
+        AnyLearner::Binary(l) => l.set_counters(updates, mistakes, rounds),
+        AnyLearner::Regressor(l) => l.set_counters(updates, mistakes, rounds),
+        AnyLearner::Multiclass(l) => l.set_counters(updates, mistakes, rounds),
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => {}
     }
 }
 
 /// The counters of a model: updates, mistakes, rows learned (as the state keeps them).
-fn counters(estimator: &Estimator) -> [u64; 3] {
+fn counters(estimator: &Model) -> [u64; 3] {
     let mistakes = estimator.n_mistakes().unwrap_or(0);
     [
         estimator.n_updates(),
@@ -363,7 +363,7 @@ fn counters(estimator: &Estimator) -> [u64; 3] {
 /// returns false (nothing changed) otherwise. Computes what [`merge::merge`] with method
 /// "auto" computes, bit for bit, with the coordinates in as many ranges as there are shards,
 /// each on its own thread.
-fn merge_in_place(model: &mut Estimator, shards: &mut [Estimator]) -> Result<bool, CwError> {
+fn merge_in_place(model: &mut Model, shards: &mut [Model]) -> Result<bool, CwError> {
     let kind = merge::check_mergeable(model)?;
     let config = model.model_config();
     let method = merge::resolve(Method::Auto, kind, config)?;

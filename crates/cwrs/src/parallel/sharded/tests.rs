@@ -3,11 +3,11 @@ use crate::model::state::State;
 
 const N_FEATURES: usize = 3;
 
-fn binary(rule: &str, covariance: &str) -> Estimator {
+fn binary(rule: &str, covariance: &str) -> Model {
     binary_of_width(rule, covariance, N_FEATURES)
 }
 
-fn binary_of_width(rule: &str, covariance: &str, n_features: usize) -> Estimator {
+fn binary_of_width(rule: &str, covariance: &str, n_features: usize) -> Model {
     let params = vec![("r".to_string(), 0.5)];
     let config = State::default()
         .with("kind", "binary")
@@ -18,7 +18,7 @@ fn binary_of_width(rule: &str, covariance: &str, n_features: usize) -> Estimator
         .with("a", 1.0)
         .with("covariance", covariance)
         .with("penalty", None::<String>);
-    Estimator::new(config, None).unwrap()
+    Model::new(config, None).unwrap()
 }
 
 /// Rows of a low-discrepancy sequence and labels ±1 of a linear rule with some noise.
@@ -41,7 +41,7 @@ fn data(n_rows: usize) -> (Vec<f64>, Vec<f64>) {
 
 /// The definition: copies of `model` learn the parts of `order` one after the other and
 /// `merge::merge` combines them.
-fn by_definition(model: &Estimator, x: &Matrix, y: &[f64], order: &[usize], k: usize) -> Estimator {
+fn by_definition(model: &Model, x: &Matrix, y: &[f64], order: &[usize], k: usize) -> Model {
     let shards = split(order.len(), k).into_iter().map(|part| {
         let mut shard = model.clone();
         let presentation = Presentation {
