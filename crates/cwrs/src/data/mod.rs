@@ -678,8 +678,26 @@ impl Features<'_> {
 
     #[inline]
     pub fn dot(&self, w: &[f64]) -> f64 {
+        self.sum_over(w, |&w, x| w * x)
+    }
+
+    /// Σ_j term(table[j], x_j) over the entries in order (the bias last), added as
+    /// [`Features::for_each`] would: the same bits. A dense row is zipped with the table, so
+    /// the loop indexes nothing (a bounds check per entry otherwise stays where the caller's
+    /// code is not inlined with the table's length in sight).
+    #[inline(always)]
+    pub fn sum_over<T>(&self, table: &[T], term: impl Fn(&T, f64) -> f64) -> f64 {
         let mut s = 0.0;
-        self.for_each(|j, x| s += w[j] * x);
+        match self.row {
+            Row::Dense(values) => {
+                let table = &table[..values.len()];
+                table.iter().zip(values).for_each(|(t, &x)| s += term(t, x));
+            }
+            row => row.for_each(|j, x| s += term(&table[j], x)),
+        }
+        if let Some((j, bias)) = self.bias {
+            s += term(&table[j], bias);
+        }
         s
     }
 

@@ -208,19 +208,21 @@ impl Diagonal {
                 let c = &coordinates[j];
                 s += xj * l1.effective(j, c.mean, c.variance);
             }),
-            None => x.for_each(|j, xj| s += coordinates[j].mean * xj),
+            None => return x.sum_over(coordinates, |c, xj| c.mean * xj),
         }
         s
     }
 
     #[inline]
     fn variance(&self, x: &Features) -> f64 {
-        let mut v = 0.0;
         match &self.noise {
-            Some(_) => x.for_each(|j, xj| v += self.variance_of(j) * xj * xj),
-            None => x.for_each(|j, xj| v += self.coordinates[j].variance * xj * xj),
+            Some(_) => {
+                let mut v = 0.0;
+                x.for_each(|j, xj| v += self.variance_of(j) * xj * xj);
+                v
+            }
+            None => x.sum_over(&self.coordinates, |c, xj| c.variance * xj * xj),
         }
-        v
     }
 
     /// The largest stored variance (O(d)), after the variances changed other than by a
