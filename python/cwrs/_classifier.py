@@ -195,7 +195,8 @@ class Classifier(Estimator):
         if lean is not None and sample_weight is None and (
             classes is None or lists_classes(classes, lean.class_list)
         ):
-            if lean.learn(X, y, lean.targets, self._check_params_if_changed):
+            learn = lean.learn  # loaded from its slot: `lean.learn(...)` is a slower method lookup
+            if learn(X, y, lean.targets, self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, classes, sample_weight)
 
@@ -245,7 +246,8 @@ class Classifier(Estimator):
         overflows float64 is ±inf; one whose terms overflow with both signs (inf − inf) raises
         `ValueError`."""
         lean = self._lean
-        scores = None if lean is None else lean.decision(X)
+        # The lean method is loaded from its slot: `lean.decision(X)` is a slower method lookup.
+        scores = None if lean is None else (decide := lean.decision)(X)
         return scores if scores is not None else self._checked_scores(X, "decision_function")
 
     def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
@@ -253,7 +255,7 @@ class Classifier(Estimator):
         lean = self._lean
         labels = (
             None if lean is None or lean.predict is None
-            else lean.predict(X, lean.classes, lean.class_rows)
+            else (labels_of := lean.predict)(X, lean.classes, lean.class_rows)
         )
         if labels is not None:
             return labels
@@ -374,7 +376,7 @@ class ConfidenceWeightedClassifier(Classifier):
         the classes exactly as `decision_function` does.
         """
         lean = self._lean
-        both = None if lean is None else lean.proba(X)
+        both = None if lean is None else (probabilities := lean.proba)(X)
         if both is not None:
             return both
         model, rows = self._model_and_rows(X)

@@ -94,7 +94,8 @@ class Regressor(Estimator):
         same."""
         lean = self._lean
         if sample_weight is None and lean is not None:
-            if lean.learn(X, y, None, self._check_params_if_changed):
+            learn = lean.learn  # loaded from its slot: `lean.learn(...)` is a slower method lookup
+            if learn(X, y, None, self._check_params_if_changed):
                 return self
         return self._serialized_partial_fit(X, y, sample_weight)
 
@@ -122,7 +123,7 @@ class Regressor(Estimator):
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""
         lean = self._lean
-        values = None if lean is None else lean.decision(X)
+        values = None if lean is None else (predict := lean.decision)(X)
         return values if values is not None else self._checked_scores(X, "predict")
 
     def score(
