@@ -678,7 +678,9 @@ impl Features<'_> {
 
     #[inline]
     pub fn dot(&self, w: &[f64]) -> f64 {
-        self.sum_over(w, |&w, x| w * x)
+        let mut s = 0.0;
+        self.for_each(|j, x| s += w[j] * x);
+        s
     }
 
     /// Σ_j term(table[j], x_j) over the entries in order (the bias last), added as
@@ -693,7 +695,7 @@ impl Features<'_> {
                 let table = &table[..values.len()];
                 table.iter().zip(values).for_each(|(t, &x)| s += term(t, x));
             }
-            row => row.for_each(|j, x| s += term(&table[j], x)),
+            row => row.for_each(&mut |j, x| s += term(&table[j], x)),
         }
         if let Some((j, bias)) = self.bias {
             s += term(&table[j], bias);
