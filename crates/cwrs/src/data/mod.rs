@@ -683,7 +683,7 @@ impl Features<'_> {
         s
     }
 
-    /// Σ_j term(table[j], x_j) over the entries in order (the bias last), added as
+    /// Σ_j `term(table[j], x_j)` over the entries in order (the bias last), added as
     /// [`Features::for_each`] would: the same bits. A dense row is zipped with the table, so
     /// the loop indexes nothing (a bounds check per entry otherwise stays where the caller's
     /// code is not inlined with the table's length in sight).
