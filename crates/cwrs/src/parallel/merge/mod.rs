@@ -197,7 +197,7 @@ pub fn merge_snapshots(
     weights: Option<&[f64]>,
 ) -> Result<Model, CwError> {
     let (first, merged) = merged_moments(models, method, base, weights)?;
-    estimator(&first.config, &merged)
+    merged_model(&first.config, &merged)
 }
 
 /// What [`merge_snapshots`] merges into: the counters, the means and covariance values of
@@ -274,9 +274,9 @@ fn merged_moments<'a>(
 /// The merged model: a fresh model of `config` given the merged moments, counters and L1
 /// state by typed setters, which check what a merge can get wrong (finite values, the forms'
 /// invariants that are cheap to check; see [`crate::covariance::PrimalForm::set_moments`]).
-fn estimator(config: &ModelConfig, merged: &Moments) -> Result<Model, CwError> {
-    let mut estimator = Model::from_config(config.clone(), None)?;
-    let installed = match estimator.model_mut() {
+fn merged_model(config: &ModelConfig, merged: &Moments) -> Result<Model, CwError> {
+    let mut model = Model::from_config(config.clone(), None)?;
+    let installed = match model.model_mut() {
         AnyLearner::Binary(l) => install(l, merged),
         AnyLearner::Regressor(l) => install(l, merged),
         AnyLearner::Multiclass(l) => install(l, merged),
@@ -290,7 +290,7 @@ fn estimator(config: &ModelConfig, merged: &Moments) -> Result<Model, CwError> {
         }
         err => err,
     })?;
-    Ok(estimator)
+    Ok(model)
 }
 
 /// Gives `learner` (fresh) the merged moments, L1 state and counters.

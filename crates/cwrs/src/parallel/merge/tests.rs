@@ -407,7 +407,7 @@ proptest::proptest! {
         // A refusal before the construction (a method the rule cannot take) has nothing to
         // compare.
         if let Ok((first, merged)) = merged_moments(&snapshots, method, given.as_ref(), weights) {
-            match (estimator(&first.config, &merged), by_state(first, &merged)) {
+            match (merged_model(&first.config, &merged), by_state(first, &merged)) {
                 (Ok(typed), Ok(reference)) => {
                     proptest::prop_assert_eq!(format!("{typed:?}"), format!("{reference:?}"));
                     proptest::prop_assert_eq!(typed.state(), reference.state());
@@ -452,7 +452,7 @@ fn invalid_merged_values_are_refused_as_before() {
             cases.push(with(good.means.clone(), infinite));
         }
         for merged in cases {
-            let typed = estimator(&snapshot.config, &merged).map(|_| ());
+            let typed = merged_model(&snapshot.config, &merged).map(|_| ());
             let reference = by_state(&snapshot, &merged).map(|_| ());
             match (typed, reference) {
                 (Err(CwError::InvalidInput(typed)), Err(CwError::InvalidInput(reference))) => {
