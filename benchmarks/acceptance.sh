@@ -1,6 +1,9 @@
 #!/bin/bash
 # The speed acceptance of the one-row and fit paths, old build against new in one run (benchmarks/archive/RESULTS-2026-11.md).
-#   OLD_PY, NEW_PY: Pythons with each build of cwrs installed (fat LTO, as released);
+#   OLD_PY, NEW_PY: the Python interpreters of each build (fat LTO, as released); or one
+#   interpreter for both with OLD_PYTHONPATH, NEW_PYTHONPATH: the directories holding each
+#   build's cwrs package (an interpreter binary, not a wrapper script: valgrind does not follow
+#   a script's exec);
 #   OLD_BENCH, NEW_BENCH: each build's criterion binary (`cargo bench --bench core --no-run`).
 # Prints callgrind instruction counts of the native partial_fit (fits) and of a whole process
 # (one-row calls), then three interleaved rounds of the criterion benchmarks.
@@ -10,7 +13,9 @@ mkdir -p "$out/old" "$out/new"
 here=$(cd "$(dirname "$0")" && pwd)
 count() {  # which, label, args...: callgrind, then the native partial_fit's inclusive count
   local which=$1 label=$2; shift 2
-  local py=OLD_PY; [ "$which" = new ] && py=NEW_PY
+  local py=OLD_PY path=OLD_PYTHONPATH
+  [ "$which" = new ] && py=NEW_PY path=NEW_PYTHONPATH
+  PYTHONPATH="${!path:-${PYTHONPATH:-}}" \
   valgrind --tool=callgrind --callgrind-out-file="$out/$which.$label.cg" "${!py}" \
     "$here/acceptance_cg.py" "$@" > "$out/$which.$label.log" 2>&1
 }
