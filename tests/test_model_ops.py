@@ -85,6 +85,15 @@ def test_the_operations_refuse_what_they_cannot_do_leaving_the_model_as_it_is():
         multiclass.with_prior_class(1.0)  # max-score
     with pytest.raises(ValueError, match="prior_variance must be a positive finite number"):
         binary.as_one_vs_rest().with_prior_class(0.0)
+    # A width no memory holds: refused before anything is allocated, not an abort.
+    with pytest.raises(MemoryError):
+        binary.widened(2**45, 1.0)
+    full = cwrs.AROW(covariance="full").partial_fit(X, np.arange(10) % 2, classes=[0, 1])._model
+    with pytest.raises(MemoryError):
+        full.widened(2**24, 1.0)
+    with pytest.raises(ValueError, match="features \\(at most"):
+        binary.widened(2**62, 1.0)
+    _same_state(binary.state(), before)
     kernel = cwrs.AROW(kernel="rbf").partial_fit(X, np.arange(10) % 2, classes=[0, 1])._model
     with pytest.raises(ValueError, match="cannot widen a kernel model"):
         kernel.widened(8, 1.0)

@@ -15,6 +15,7 @@
 use std::borrow::Cow;
 
 use crate::covariance::{with_new_features, Gaussian};
+use crate::data::Shape;
 use crate::error::CwError;
 use crate::learn::learner::check_variance;
 use crate::learn::objective::Strategy;
@@ -83,6 +84,10 @@ impl Model {
             )));
         }
         let new = n_features - old;
+        // Refused before anything is allocated, as a new model of that width would be (an
+        // allocation failure aborts the process).
+        let wide = Shape::new(n_features, shape.fit_intercept)?;
+        Gaussian::check_size(gaussians[0].kind(), wide.dim(), models)?;
         let covariance = (gaussians.iter())
             .flat_map(|g| g.widened_covariance(new, unseen_variance))
             .collect::<Vec<_>>();
@@ -120,6 +125,8 @@ impl Model {
                 self.kind()
             )));
         }
+        let binary = self.gaussians("turn into one-vs-rest")?;
+        Gaussian::check_size(binary[0].kind(), binary[0].shape().dim(), 2)?;
         let mut state = self.eager_state();
         let mirrored = |values: &[f64]| {
             let negated = values.iter().map(|v| -v);
@@ -168,6 +175,7 @@ impl Model {
         }
         let (models, first) = (gaussians.len(), &gaussians[0]);
         let (shape, dim) = (first.shape(), first.shape().dim());
+        Gaussian::check_size(first.kind(), dim, models + 1)?;
         let prior = Gaussian::new(first.kind(), shape, prior_variance);
         let mut state = self.eager_state();
         let append = |state: &mut State<'static>, key: &str, part: &[f64]| {

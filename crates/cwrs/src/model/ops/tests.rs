@@ -1,5 +1,6 @@
 use super::*;
 use crate::data::{Matrix, Presentation};
+use crate::error::CwError;
 use crate::model::Targets;
 
 const NARROW: usize = 4;
@@ -224,6 +225,18 @@ fn widening_is_refused_for_kernels_and_fewer_features_leaving_the_model_as_it_is
         format!("{:?}", same.state()),
         format!("{:?}", model.state())
     );
+    // A width no memory holds is refused before anything is allocated (an allocation failure
+    // aborts), as a new model that wide is; past the largest shape, by the shape's own check.
+    for (covariance, width) in [("diag", 1usize << 45), ("full", 1 << 24)] {
+        let model = Model::new(config("binary", "AROW", &[("r", 1.0)], covariance), None).unwrap();
+        let error = model.widened(width, 1.0).unwrap_err();
+        assert!(
+            matches!(error, CwError::OutOfMemory(_)),
+            "{covariance}: {error}"
+        );
+    }
+    let error = model.widened(usize::MAX / 2, 1.0).unwrap_err();
+    assert!(error.to_string().contains("features (at most"), "{error}");
     let kernel = config("kernel", "AROW", &[("r", 1.0)], "diag")
         .with("kernel", "rbf")
         .with("gamma", 0.5)
