@@ -110,20 +110,23 @@ def test_native_predictions_release_the_gil(covariance):
     assert moved, "a batch prediction held the GIL for its whole run"
 
 
-@pytest.mark.parametrize("how", ["from_state", "pickle", "deepcopy"])
+@pytest.mark.parametrize("how", ["from_state", "pickle", "deepcopy", "from_delta"])
 def test_restoring_a_full_covariance_releases_the_gil(how):
-    """Rebuilding a model from its state (what cwrs.load, save's check, copy.deepcopy and
-    unpickling do) checks a full covariance in O(d³): detached, as predictions are, so other
+    """Rebuilding a model from its state (what cwrs.load, save's check, copy.deepcopy,
+    unpickling and a Dask delta without its base do) checks a full covariance in O(d³): detached, as predictions are, so other
     threads go on (they froze for seconds at d = 3,000)."""
     import copy
 
     wide = np.random.default_rng(1).normal(size=(8, 1500))
     model = cwrs.AROW(covariance="full").partial_fit(wide, np.arange(8) % 2, classes=[0, 1])
     state, pickled = model._model.state(), pickle.dumps(model)
+    delta = model._model.delta_since(model._model)
     call = {
         "from_state": lambda: cwrs._cwrs.Model.from_state(state),
         "pickle": lambda: pickle.loads(pickled),
         "deepcopy": lambda: copy.deepcopy(model),
+        # A Dask worker's whole-model delta, rebuilt without its base.
+        "from_delta": lambda: cwrs._cwrs.Model.from_delta(delta),
     }[how]
     assert runs_during(call, attempts=20), f"{how} held the GIL for its whole run"
 

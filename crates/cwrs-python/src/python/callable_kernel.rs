@@ -9,9 +9,8 @@ use std::sync::Arc;
 use numpy::{PyArray1, PyArrayMethods};
 use pyo3::prelude::*;
 
-use super::PyResult;
-
 use super::convert::vector;
+use super::PyResult;
 use cwrs::covariance::kernel::KernelFunction;
 use cwrs::data::Matrix;
 use cwrs::error::{CwError, Raised};

@@ -10,8 +10,6 @@ use numpy::{Element, PyArray1, PyArrayDescr, PyArrayDescrMethods};
 use numpy::{PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-
-use super::PyResult;
 use pyo3::types::{IntoPyDict, PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use pyo3::{ffi, intern, Borrowed};
 
@@ -20,7 +18,7 @@ use cwrs::error::CwError;
 use cwrs::model::state::{Held, HeldArray, State, Value};
 use cwrs::model::Targets;
 
-use super::{Dict, Object};
+use super::{Dict, Object, PyResult};
 
 /// The values and shape of `x` when it is an ndarray (`exact`: not a subclass) of native `T`
 /// with `nd` dimensions, aligned and C-contiguous; else None.

@@ -8,14 +8,12 @@ use numpy::npyffi::{NPY_ORDER, PY_ARRAY_API};
 use numpy::{PyArray1, PyArrayMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyAttributeError;
 use pyo3::prelude::*;
-
-use super::PyResult;
 use pyo3::types::PyTuple;
 
 use super::callable_kernel::CallableKernel;
 use super::convert::{dense, held_entries, indices, lean_targets, matrix, output, state_to_dict};
 use super::convert::{targets, value_to_py, values, vector};
-use super::{check_signals, Dict, Object};
+use super::{check_signals, Dict, Object, PyResult};
 use crate::host::call_cost::{CallCost, LEAN_ROWS};
 use crate::host::shared::{guarded, Guarded, Work};
 use crate::host::{attributes, calls};
@@ -208,7 +206,10 @@ methods_and_attributes! {
                 let apply = |e: &Model| Ok(delta.apply(Some(e))?);
                 base.estimator.read(py, "from_delta", Work::Batch, apply)?
             }
-            None => delta.apply(None)?,
+            // Built and checked detached, as `from_state` does (a full Σ's check is O(d³)).
+            None => guarded(NAME, "from_delta", || {
+                Ok::<_, super::errors::Error>(py.detach(|| delta.apply(None))?)
+            })?,
         };
         Ok(Self::wrap(estimator))
     }

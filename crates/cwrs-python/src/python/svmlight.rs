@@ -7,13 +7,12 @@ use std::path::PathBuf;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-
-use super::PyResult;
 use pyo3::types::PyDict;
 
 use super::check_signals;
 use super::convert::state_to_dict;
 use super::model::PyModel;
+use super::PyResult;
 use crate::host::reading::{next_chunk, result_of};
 use cwrs::data::libsvm::{auto_index_base, stream_file, FileChunks, IndexBase, LabelField};
 

@@ -7,11 +7,9 @@ use std::borrow::Cow;
 use numpy::PyArray1;
 use pyo3::exceptions::{PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-
-use super::PyResult;
 use pyo3::types::{PyByteArray, PyBytes, PyDict, PyList, PyString, PyTuple};
 
-use super::{Array1, Object};
+use super::{Array1, Object, PyResult};
 use crate::host::shared::guarded;
 use cwrs::data::hashing::hashed_column;
 use cwrs::data::text::{
