@@ -649,13 +649,13 @@ impl PrimalForm for Full {
             let expected = format!("{dim}×{dim} values");
             return Err(wrong_length(Self::KIND, dim, &expected, sigma.len()));
         }
-        if !is_symmetric(dim, sigma) {
-            return Err(impossible(Self::KIND, "must be symmetric"));
-        }
-        if !is_positive_definite(dim, sigma, &[])? {
-            return Err(impossible(Self::KIND, "must be positive definite"));
-        }
-        let parts = Full::with_parts(self.shape, mean.to_vec(), sigma.to_vec(), Vec::new());
+        // No pending terms: the checks of a loaded model's Σ (`from_finite_parts`).
+        let parts = Self::from_finite_parts(Parts {
+            kind: Self::KIND,
+            shape: self.shape,
+            mean,
+            covariance: sigma,
+        })?;
         *self = Full {
             noise: self.noise,
             ..parts
