@@ -608,6 +608,17 @@ impl Model {
         }
     }
 
+    /// The per-class Gaussians of a primal model (one for a binary model or a regressor);
+    /// `None` for a kernel model, which has none.
+    pub fn primal_gaussians(&self) -> Option<&[Gaussian]> {
+        match &self.model {
+            AnyLearner::Binary(l) => Some(l.models()),
+            AnyLearner::Regressor(l) => Some(l.models()),
+            AnyLearner::Multiclass(l) => Some(l.models()),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
+        }
+    }
+
     pub fn model(&self) -> &AnyLearner {
         &self.model
     }

@@ -21,7 +21,7 @@ use crate::learn::learner::check_variance;
 use crate::learn::objective::Strategy;
 use crate::model::config::ModelKind;
 use crate::model::state::{State, Value};
-use crate::model::{AnyLearner, Model};
+use crate::model::Model;
 
 /// `state[key]` with `change(model, part)` in place of each of `models` parts, if the state has
 /// it.
@@ -52,18 +52,13 @@ impl Model {
     /// The primal Gaussians (one per class), or the refusal of `operation` for a kernel model,
     /// which has no feature coordinates.
     fn gaussians(&self, operation: &str) -> Result<&[Gaussian], CwError> {
-        match &self.model {
-            AnyLearner::Binary(l) => Ok(l.models()),
-            AnyLearner::Regressor(l) => Ok(l.models()),
-            AnyLearner::Multiclass(l) => Ok(l.models()),
-            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => {
-                Err(CwError::InvalidInput(format!(
-                    "cannot {operation} a {} model: only a primal (binary, regressor or \
+        self.primal_gaussians().ok_or_else(|| {
+            CwError::InvalidInput(format!(
+                "cannot {operation} a {} model: only a primal (binary, regressor or \
                  multiclass) model has feature coordinates",
-                    self.kind()
-                )))
-            }
-        }
+                self.kind()
+            ))
+        })
     }
 
     /// The model over `n_features` features: each new feature (after the old ones, before the

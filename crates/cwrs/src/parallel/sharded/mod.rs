@@ -199,7 +199,7 @@ impl ShardedFit {
 fn copy_tables(model: &Model, shard: &mut Model, threads: usize) {
     let [updates, mistakes, rounds] = counters(model);
     set_counters(shard, updates, mistakes, rounds);
-    let (Some(from), Some(to)) = (classes(model), gaussians(shard)) else {
+    let (Some(from), Some(to)) = (model.primal_gaussians(), gaussians(shard)) else {
         return;
     };
     let n_coordinates = from.first().map_or(0, |g| g.shape().dim());
@@ -317,16 +317,6 @@ fn in_parallel<T: Send>(
         }));
         results.into_iter().collect()
     })
-}
-
-/// The per-class models of a linear learner.
-fn classes(estimator: &Model) -> Option<&[Gaussian]> {
-    match estimator.model() {
-        AnyLearner::Binary(l) => Some(l.models()),
-        AnyLearner::Regressor(l) => Some(l.models()),
-        AnyLearner::Multiclass(l) => Some(l.models()),
-        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => None,
-    }
 }
 
 /// The per-class models of a linear learner, to be changed, and a setter of its counters.
