@@ -140,6 +140,25 @@ def test_train_then_test_matches_the_python_api(capsys, tmp_path):
     np.testing.assert_array_equal(written, predicted)
 
 
+@pytest.mark.parametrize("option, class_weight", [
+    ("balanced", "balanced"), ("1=4,-1=0.5", {1.0: 4.0, -1.0: 0.5}), ("1=3", {1.0: 3.0}),
+])
+def test_train_with_class_weights_matches_the_python_api(capsys, tmp_path, option, class_weight):
+    w1a = shared_data("w1a.libsvm")
+    model_path = tmp_path / "w1a.cwrs"
+    trained = run_json(capsys, "train", "-a", "AROW", "-d", w1a, "-o", model_path,
+                       "--no-shuffle", "--class-weight", option)
+    X, y = cwrs.load_svmlight(w1a)
+    reference = cwrs.AROW(class_weight=class_weight)
+    for part in range(0, X.shape[0], 10_000):  # the CLI's chunks: the whole file
+        reference.partial_fit(X[part : part + 10_000], y[part : part + 10_000], classes=[-1, 1])
+    assert trained["mistakes"] == reference.n_mistakes_
+    np.testing.assert_array_equal(cwrs.load(model_path).coef_, reference.coef_)
+    status, _, err = run(capsys, "train", "-a", "AROW", "-d", w1a, "-o", tmp_path / "x.cwrs",
+                         "--class-weight", "7=2")
+    assert status != 0 and "one of the labels" in err and not (tmp_path / "x.cwrs").exists()
+
+
 def test_full_covariance_training_in_text_mode(capsys, tmp_path):
     breast_cancer = shared_data("breast_cancer.libsvm")
     model_path = tmp_path / "bc.cwrs"

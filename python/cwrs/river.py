@@ -68,6 +68,8 @@ import numpy as np
 from . import _cwrs
 from ._classifier import Classifier, ConfidenceWeightedClassifier
 from ._estimator import Estimator
+from ._params import check_class_weight
+from ._validation import check_sample_weight
 from ._regressor import Regressor
 
 if TYPE_CHECKING:
@@ -340,29 +342,39 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         labels.append(y)
         return len(labels) - 1
 
-    def learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
-        """Learns one row `x` (feature name -> value) with label `y`; a row that fails leaves
-        the adapter unchanged (no label, feature or width adopted)."""
-        self._learning(lambda: self._learn_one(x, y))
+    def learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float = 1.0) -> None:
+        """Learns one row `x` (feature name -> value) with label `y` and importance weight `w`
+        (river's convention; any finite real ≥ 0, 0 skips the row), times the weight of its
+        class when the estimator has a `class_weight` (a dict keyed by the labels `y` takes, or
+        "balanced"); a row that fails leaves the adapter unchanged (no label, feature or width
+        adopted)."""
+        self._learning(lambda: self._learn_one(x, y, w))
 
-    def _learn_one(self, x: dict[Hashable, Any], y: Hashable) -> None:
+    def _learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float) -> None:
         index = self._label_index(y)
+        class_weight = check_class_weight(self.estimator)
+        if isinstance(class_weight, dict):
+            w = w * class_weight.get(y, 1.0)
+        weights = check_sample_weight([w], 1)
+        balanced = class_weight == "balanced"
         csr = self._learning_row(x)
         estimator = cast(Optional[Classifier], self.estimator_)
         n_classes = 2 if self.classes is None else len(self.classes)
         if estimator is None:
-            self._start(
-                csr,
-                lambda est, row: est.partial_fit(row, [index], classes=list(range(n_classes))),
-            )
+            # The clone learns by class index: the weight of the row's class is in `weights`.
+            def first(est: Any, row: Any) -> None:
+                est.set_params(class_weight="balanced" if balanced else None)
+                est.partial_fit(row, [index], classes=list(range(n_classes)), sample_weight=weights)
+
+            self._start(csr, first)
             return
         if index >= len(estimator.classes_):  # a new label (classes=None)
             self._add_class()
         model = estimator._model  # noqa: SLF001
         if model.kind == "binary":
-            model.partial_fit(csr, np.array([1.0 if index == 1 else -1.0]))
+            model.partial_fit(csr, np.array([1.0 if index == 1 else -1.0]), weights, None, balanced)
         else:
-            model.partial_fit(csr, np.array([index], dtype=np.int64))
+            model.partial_fit(csr, np.array([index], dtype=np.int64), weights, None, balanced)
 
     def _add_class(self) -> None:
         """Grows the fitted model by one class, one-vs-rest (module docstring): a binary model
@@ -460,19 +472,21 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
         yield {"estimator": AROWRegressor()}
         yield {"estimator": PA2Regressor(), "capacity": 1}
 
-    def learn_one(self, x: dict[Hashable, Any], y: float) -> None:
-        """Learns one row `x` (feature name -> value) with target `y`; a row that fails leaves
-        the adapter unchanged (no feature or width adopted)."""
+    def learn_one(self, x: dict[Hashable, Any], y: float, w: float = 1.0) -> None:
+        """Learns one row `x` (feature name -> value) with target `y` and importance weight `w`
+        (river's convention; any finite real ≥ 0, 0 skips the row); a row that fails leaves the
+        adapter unchanged (no feature or width adopted)."""
         if isinstance(y, bool) or not isinstance(y, numbers.Real):
             raise TypeError(f"the target must be a real number, got {y!r}")
-        self._learning(lambda: self._learn_one(x, float(y)))
+        self._learning(lambda: self._learn_one(x, float(y), w))
 
-    def _learn_one(self, x: dict[Hashable, Any], y: float) -> None:
+    def _learn_one(self, x: dict[Hashable, Any], y: float, w: float) -> None:
+        weights = check_sample_weight([w], 1)
         csr = self._learning_row(x)
         if self.estimator_ is None:
-            self._start(csr, lambda est, row: est.partial_fit(row, [float(y)]))
+            self._start(csr, lambda est, row: est.partial_fit(row, [float(y)], weights))
             return
-        self.estimator_._model.partial_fit(csr, np.array([float(y)]))  # noqa: SLF001
+        self.estimator_._model.partial_fit(csr, np.array([float(y)]), weights)  # noqa: SLF001
 
     def predict_one(self, x: dict[Hashable, Any]) -> float:
         """The mean prediction μ·x (0.0 before any row)."""

@@ -309,6 +309,29 @@ def training_rows(args, path, n_features, rng):
     return shuffled(rows, args.shuffle_buffer, rng) if args.shuffle else rows
 
 
+def class_weight_option(text, labels):
+    """--class-weight: "balanced", or CLASS=W pairs naming labels of the data."""
+    if text == "balanced":
+        return text
+    by_name = {str(label): label for label in labels.tolist()}
+    # LIBSVM labels are read as floats: 1 names the label 1.0.
+    by_name.update({str(int(label)): label for label in labels.tolist()
+                    if isinstance(label, float) and label.is_integer()})
+    weights = {}
+    for pair in text.split(","):
+        name, sep, value = pair.partition("=")
+        if not sep or name.strip() not in by_name:
+            raise UsageError(
+                f"--class-weight {text!r}: expected \"balanced\" or CLASS=W pairs with CLASS "
+                f"one of the labels {sorted(by_name)}"
+            )
+        try:
+            weights[by_name[name.strip()]] = float(value)
+        except ValueError:
+            raise UsageError(f"--class-weight {text!r}: {value!r} is not a number") from None
+    return weights
+
+
 def run_train(args, reporter):
     cls = learner_class(args.algorithm)
     params = dict(common_params(args), **form_params(args.covariance, args.rank))
@@ -322,6 +345,10 @@ def run_train(args, reporter):
             raise UsageError(f"{path}: no rows")
         if is_classifier:
             check_class_labels(labels, path, f"{cls.__name__} (a classifier)", n_rows)
+        if args.class_weight is not None:
+            if not is_classifier:
+                raise UsageError(f"--class-weight applies to classifiers, not {cls.__name__}")
+            model.set_params(class_weight=class_weight_option(args.class_weight, labels))
         n_features = args.n_features or width
         if width > n_features:
             raise UsageError(f"{path} has {width} features, more than --n-features {n_features}")
@@ -689,6 +716,9 @@ def parser():
     train.add_argument("--seed", type=count(0), default=0, help="seed of the shuffle (default 0)")
     train.add_argument("--n-features", type=count(1), metavar="N",
                        help="model width (default: the widest row of the data)")
+    train.add_argument("--class-weight", metavar="balanced|CLASS=W,...",
+                       help="weights of the classes (class_weight): \"balanced\" (running "
+                       "class counts), or a weight per label, e.g. 1=10,-1=1 (others weigh 1)")
     cluster = train.add_mutually_exclusive_group()
     cluster.add_argument("--workers", type=count(1), metavar="N",
                          help="train on a local Dask cluster of N processes (the dask extra): the "
