@@ -293,6 +293,28 @@ def test_weight_k_is_k_presentations(kind, cov, k, seed, r):
     assert_same_state(once, rep, 1e-12, f"{kind}/{cov} weight {k} vs {k} presentations")
 
 
+@pytest.mark.parametrize("fit_intercept", [False, True])
+@settings(max_examples=examples(15), deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), r=_log10, a=_log10)
+def test_weighted_rls_full_is_weighted_ridge(fit_intercept, seed, r, a):
+    """AROW regression with the full covariance after weighted rows is weighted ridge
+    regression: mu = (X'HX + (r/a) I)^-1 X'Hy and Sigma = (X'HX/r + I/a)^-1, H = diag(h)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(15, 3))
+    y = X @ rng.normal(size=3) + 0.2 * rng.normal(size=15)
+    h = weights_for(15, seed)
+    est = cwrs.AROWRegressor(r=r, a=a, covariance="full", fit_intercept=fit_intercept)
+    est.partial_fit(X, y, sample_weight=h)
+    Z = np.column_stack([X, np.ones(15)]) if fit_intercept else X
+    P = Z.T @ (h[:, None] * Z) / r + np.eye(Z.shape[1]) / a
+    mu = np.linalg.solve(P, Z.T @ (h * y) / r)
+    got = np.r_[est.coef_, est.intercept_] if fit_intercept else np.asarray(est.coef_)
+    # the normal equations' condition number is at most ~1e3 here: 1e-9 leaves room for both
+    assert_close(got, mu, 1e-9, 1.0, "coef_ vs weighted ridge")
+    d = X.shape[1]  # covariance_ is over the features (the bias's entries are not reported)
+    assert_close(np.asarray(est.covariance_), np.linalg.inv(P)[:d, :d], 1e-9, a, "covariance_")
+
+
 SPLIT_TOL = {"AROW": 1e-12, "AROWRegressor": 1e-12, "PA": 1e-12, "PA1": 1e-12, "PA2": 1e-12,
              "PARegressor": 1e-12, "PA1Regressor": 1e-12, "PA2Regressor": 1e-12,
              "CW": 1e-10, "ExactCW": 1e-10}
