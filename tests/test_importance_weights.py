@@ -535,3 +535,218 @@ def test_average_is_the_weighted_average_of_the_means(rule, cov, start, seed):
     scale = max(1.0, float(np.abs(np.array(means)).max()) if means else 1.0)
     assert_close(np.asarray(est.coef_)[0], want, RTOL, scale, "averaged coef_",
                  f"weights {w.tolist()}")
+
+
+# ------------------------------------------------------------------------------------------
+# 6. Multiclass, kernel and L1 take the same weighted steps
+# ------------------------------------------------------------------------------------------
+
+
+def _ref_max_score(rule, cov, X, labels, w, K, params=None):
+    """Max-score multiclass (docs/design.md §4.1) from the weighted rules of tests/reference.py:
+    s the first highest-scoring wrong class, the rule's weighted step on m = μ_y·x − μ_s·x,
+    V = v_y + v_s, ‖x‖² seen as 2‖x‖²; μ_y += αΣ_y x, μ_s −= αΣ_s x, each of Σ_y, Σ_s gains
+    c·xxᵀ. Rows of weight 0 are skipped. Returns (μ, Σ, n_updates, n_mistakes)."""
+    from reference import rule_update
+
+    d = X.shape[1]
+    a = 1.0
+    mu = np.zeros((K, d))
+    S = (np.array([a * np.eye(d)] * K) if cov == "full"
+         else np.full((K, d), a) if cov == "diag" else None)
+    n_updates = n_mistakes = 0
+
+    def sx(k, x):
+        return S[k] @ x if cov == "full" else S[k] * x if cov == "diag" else x
+
+    for x, y, h in zip(X, labels, w):
+        if h == 0:
+            continue
+        f = mu @ x
+        rivals = [k for k in range(K) if k != y]
+        s = max(rivals, key=lambda k: (f[k], -k))
+        m = f[y] - f[s]
+        n_mistakes += m <= 0
+        v = {k: float(x @ sx(k, x)) for k in (y, s)}
+        step = rule_update(rule, m, v[y] + v[s], 2 * float(x @ x), h, **(params or {}))
+        if step is None:
+            continue
+        alpha, c = step
+        sxy, sxs = sx(y, x), sx(s, x)
+        mu[y] = mu[y] + alpha * sxy
+        mu[s] = mu[s] - alpha * sxs
+        if cov == "full":
+            for k, sk in ((y, sxy), (s, sxs)):
+                S[k] = S[k] - c / (1 + c * v[k]) * np.outer(sk, sk)
+        elif cov == "diag":
+            for k in (y, s):
+                S[k] = S[k] / (1 + c * S[k] * x * x)
+        n_updates += 1
+    return mu, S, n_updates, n_mistakes
+
+
+MAX_SCORE_CASES = [("AROW", "full"), ("AROW", "diag"), ("SCW1", "diag"), ("NHERD", "full"),
+                   ("PA2", None), ("PA1", None), ("Perceptron", None)]
+
+
+@pytest.mark.parametrize(("rule", "cov"), MAX_SCORE_CASES, ids=[f"{r}-{c}" for r, c in MAX_SCORE_CASES])
+@pytest.mark.parametrize("seed", range(4))
+def test_weighted_max_score_multiclass_matches_the_reference(rule, cov, seed):
+    rng = np.random.default_rng(seed)
+    K, d, n = 4, 5, 40
+    X = rng.normal(size=(n, d))
+    labels = np.argmax(X @ rng.normal(size=(d, K)) + 0.5 * rng.normal(size=(n, K)), axis=1)
+    w = weights_for(n, seed)
+    mu, S, n_updates, n_mistakes = _ref_max_score(rule, cov, X, labels, w, K)
+    est = make_estimator(rule, cov, {}, 1.0, multi_class="max-score")
+    est.partial_fit(X, labels, classes=np.arange(K), sample_weight=w)
+    assert (est.n_updates_, est.n_mistakes_) == (n_updates, n_mistakes)
+    assert_close(est.coef_, mu, RTOL, 1.0, "max-score coef_")
+    if cov is not None:
+        assert_covariance_close(est.covariance_, S, cov, 1.0, RTOL, "max-score covariance_")
+
+
+@pytest.mark.parametrize(("rule", "cov"), [("AROW", "full"), ("SCW2", "diag"), ("PA2", None),
+                                           ("OGD", None)])
+def test_weighted_one_vs_rest_is_weighted_binary_per_class(rule, cov):
+    """One-vs-rest class k learns "k or not" with the row's weight: the binary learner on
+    labels ±1 with the same weights."""
+    rng = np.random.default_rng(7)
+    K, n = 3, 40
+    X = rng.normal(size=(n, 4))
+    labels = rng.integers(0, K, size=n)
+    w = weights_for(n, 7)
+    kw = {"covariance": cov} if cov else {}
+    ovr = getattr(cwrs, rule)(multi_class="ovr", fit_intercept=False, **kw)
+    ovr.partial_fit(X, labels, classes=np.arange(K), sample_weight=w)
+    for k in range(K):
+        binary = getattr(cwrs, rule)(fit_intercept=False, **kw)
+        binary.partial_fit(X, np.where(labels == k, 1, -1), classes=CLASSES, sample_weight=w)
+        assert_close(np.asarray(ovr.coef_)[k], np.asarray(binary.coef_)[0], 1e-12, 1.0,
+                     f"ovr class {k} coef_")
+        if cov:
+            assert_close(np.asarray(ovr.covariance_)[k], np.asarray(binary.covariance_),
+                         1e-12, 1.0, f"ovr class {k} covariance_")
+
+
+@pytest.mark.parametrize("rule", ["AROW", "SCW1", "NHERD", "SOP", "PA2", "Perceptron", "OGD",
+                                  "IELLIP"])
+@pytest.mark.parametrize("multi_class", [None, "max-score", "ovr"])
+def test_weighted_linear_kernel_is_the_weighted_primal_learner(rule, multi_class):
+    """The dual form takes the same weighted steps: with the linear kernel it is the primal
+    full-covariance (first order: identity) learner, fed the same weights."""
+    rng = np.random.default_rng(5)
+    n = 40
+    X = rng.normal(size=(n, 4))
+    if multi_class is None:
+        y, classes, kw = np.where(X @ rng.normal(size=4) > 0, 1, -1), CLASSES, {}
+    else:
+        y, classes = np.argmax(X @ rng.normal(size=(4, 3)), axis=1), np.arange(3)
+        kw = {"multi_class": multi_class}
+    cls = getattr(cwrs, rule)
+    full = {"covariance": "full"} if "covariance" in cls().get_params() else {}
+    w = weights_for(n, 5)
+    primal = cls(**full, **kw).partial_fit(X, y, classes=classes, sample_weight=w)
+    dual = cls(kernel="linear", **kw).partial_fit(X, y, classes=classes, sample_weight=w)
+    assert (dual.n_updates_, dual.n_mistakes_) == (primal.n_updates_, primal.n_mistakes_)
+    scale = max(1.0, float(np.abs(primal.decision_function(X)).max()))
+    np.testing.assert_allclose(dual.decision_function(X), primal.decision_function(X),
+                               rtol=1e-9, atol=1e-9 * scale)
+
+
+def test_weighted_l1_uses_the_weighted_step_rate():
+    """penalty="l1" thresholds a weighted row with the weighted step's rate: AROW's
+    1/(2(v + r/h)), NHERD's 1/(2(v + 1/(hC))), α_h for the other rules (docs/design.md §5.1 with
+    the weighted step), against the eager reference of tests/test_sparse_l1.py fed the weights."""
+    rng = np.random.default_rng(9)
+    n, d, lam = 50, 8, 0.05
+    X = rng.normal(size=(n, d))
+    X[rng.random((n, d)) < 0.5] = 0.0
+    y = np.where(X @ rng.normal(size=d) > 0, 1, -1)
+    w = weights_for(n, 9)
+    for rule in ("AROW", "NHERD", "SCW1", "CW"):
+        ref = RefLearner(rule, {}, "diag", d, 1.0)
+        for t in range(n):
+            rec = ref.learn(X[t], y[t], h=w[t])
+            if not rec["updated"]:
+                continue
+            v, h = rec["v"], w[t]
+            eta = (1.0 / (2.0 * (v + 1.0 / h)) if rule in ("AROW", "NHERD")  # r = C = 1
+                   else rec["alpha"])
+            tau = eta * lam * ref.Sigma
+            ref.mu = np.sign(ref.mu) * np.maximum(0.0, np.abs(ref.mu) - tau)
+        est = make_estimator(rule, "diag", {}, 1.0, penalty="l1", alpha=lam)
+        est.partial_fit(X, y, classes=CLASSES, sample_weight=w)
+        assert est.n_updates_ == ref.n_updates, rule
+        assert_close(np.asarray(est.coef_)[0], ref.mu, 1e-9, 1.0, f"{rule} L1 coef_")
+        assert_close(est.covariance_, ref.Sigma, 1e-9, 1.0, f"{rule} L1 covariance_")
+
+
+# ------------------------------------------------------------------------------------------
+# 7. The references checked against the math they transcribe
+# ------------------------------------------------------------------------------------------
+
+
+@given(m=st.floats(-5, 0.99), n=st.floats(0.01, 10), C=_log10,
+       h=st.floats(0.01, 20), h2=st.floats(0.01, 20))
+@settings(max_examples=examples(200), deadline=None)
+def test_reference_invariant_rules_compose(m, n, C, h, h2):
+    """The invariant steps of the reference: PA-I and PA-II's step of h then of h′ (at the
+    margin the first step leaves) is the step of h + h′; PA's lands on m′ = 1; AROW's leaves
+    1 − m′ = (1 − m)·r/(v + r/h) > 0 and its precision gains add, h/r + h′/r."""
+    from reference import rule_update
+
+    for rule, p in (("PA1", {"C": C}), ("PA2", {"C": C})):
+        a1, _ = rule_update(rule, m, n, n, h, **p)
+        m1 = m + a1 * n
+        a2 = (rule_update(rule, m1, n, n, h2, **p) or (0.0, 0.0))[0]
+        a12, _ = rule_update(rule, m, n, n, h + h2, **p)
+        assert math.isclose(a1 + a2, a12, rel_tol=1e-12, abs_tol=1e-13 * (1 - m) / n), (rule, a1, a2, a12)
+    alpha, _ = rule_update("PA", m, n, n, h)
+    assert math.isclose(m + alpha * n, 1.0, rel_tol=1e-12, abs_tol=1e-12)
+    v, r = n, C
+    a1, c1 = rule_update("AROW", m, v, n, h, r=r)
+    m1 = m + a1 * v
+    assert 1 - m1 > 0
+    assert math.isclose(1 - m1, (1 - m) * (r / h) / (v + r / h), rel_tol=1e-12)
+    v1 = v / (1 + c1 * v)
+    a2, c2 = rule_update("AROW", m1, v1, n, h2, r=r)
+    a12, c12 = rule_update("AROW", m, v, n, h + h2, r=r)
+    assert math.isclose(c1 + c2, c12, rel_tol=1e-14)
+    # the mean moves along Σx then Σ′x = Σx/(1 + c1 v): total α1 + α2/(1 + c1 v) along Σx
+    assert math.isclose(a1 + a2 / (1 + c1 * v), a12, rel_tol=1e-12)
+
+
+@given(m=st.floats(-5, 0.0), v=st.floats(0.01, 10), h=st.floats(0.01, 20))
+@settings(max_examples=examples(100), deadline=None)
+def test_reference_sop_weight_counts_the_row_h_times(m, v, h):
+    """SOP's weighted step is its θ-form with the row counted h times: A′ = A + h·xxᵀ,
+    θ′ = θ + h·y·x, μ′ = A′⁻¹θ′ = μ + y·Σx·(1 − m)/(1/h + v), checked in one dimension
+    (x = 1, Σ = v, μ = y·m, so θ = μ/v)."""
+    from reference import rule_update
+
+    alpha, c = rule_update("SOP", m, v, v, h)
+    assert c == h
+    mu_new = (m / v + h) / (1 / v + h)  # y = +1
+    assert math.isclose(m + alpha * v, mu_new, rel_tol=1e-12, abs_tol=1e-12)
+
+
+def test_reference_weight_one_is_the_table_and_zero_skips():
+    from reference import ALL_RULES, regression_update, rule_update
+
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m, v = float(rng.normal()), float(np.exp(rng.normal()))
+        n2 = v * float(np.exp(rng.normal()))
+        for rule in ALL_RULES:
+            assert rule_update(rule, m, v, n2, 1.0) == rule_update(rule, m, v, n2)
+            assert rule_update(rule, m, v, n2, 0.0) is None
+        for rule in REGRESSION_RULES:
+            assert regression_update(rule, m, v, n2, 0.0) is None
+        # PA-II at h = 1 through expm1/log1p agrees with the table's form to rounding
+        a = rule_update("PA2", m, v, n2, 1.0 + 1e-15)
+        b = rule_update("PA2", m, v, n2)
+        assert (a is None) == (b is None) and (a is None or math.isclose(a[0], b[0], rel_tol=1e-13))
+    for bad in (-1.0, math.nan, math.inf):
+        with pytest.raises(ValueError):
+            rule_update("AROW", 0.0, 1.0, 1.0, bad)
