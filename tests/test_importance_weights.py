@@ -750,3 +750,46 @@ def test_reference_weight_one_is_the_table_and_zero_skips():
     for bad in (-1.0, math.nan, math.inf):
         with pytest.raises(ValueError):
             rule_update("AROW", 0.0, 1.0, 1.0, bad)
+
+
+@pytest.mark.parametrize("cov", ["full", "diag"])
+@pytest.mark.parametrize("kind", ["AROW", "AROWRegressor"])
+def test_process_noise_is_added_once_per_row_of_positive_weight(kind, cov):
+    """The prediction step Σ ← Σ + q·I runs once before every row of positive weight, whatever
+    its weight (it models the time between rows), and not at all for a row of weight 0; the
+    row's step is then its weighted step (the diagonal form with process noise keeps the
+    marginal variances, Σ_j ← Σ_j − c·(Σ_j x_j)²/(1 + c·v), docs/design.md §10.3)."""
+    from reference import regression_update, rule_update
+
+    q = 0.05
+    rng = np.random.default_rng(4)
+    n, d = 30, 4
+    X = rng.normal(size=(n, d))
+    w = weights_for(n, 4)
+    if kind == "AROW":
+        y = rng.choice(CLASSES, size=n)
+        est = make_estimator("AROW", cov, {}, 1.0, process_noise=q)
+        est.partial_fit(X, y, classes=CLASSES, sample_weight=w)
+    else:
+        y = X @ rng.normal(size=d) + 0.3 * rng.normal(size=n)
+        est = _regressor("AROWRegressor", cov, {"process_noise": q})
+        est.partial_fit(X, y, sample_weight=w)
+    mu = np.zeros(d)
+    S = np.eye(d) if cov == "full" else np.ones(d)
+    for x, target, h in zip(X, y, w):
+        if h == 0:
+            continue
+        S = S + (q * np.eye(d) if cov == "full" else q)
+        sx = S @ x if cov == "full" else S * x
+        v = float(x @ sx)
+        if kind == "AROW":
+            step = rule_update("AROW", target * float(mu @ x), v, float(x @ x), h)
+            if step is None:
+                continue
+            alpha, c = step[0] * target, step[1]
+        else:
+            alpha, c = regression_update("AROWRegressor", target - float(mu @ x), v, float(x @ x), h)
+        mu = mu + alpha * sx
+        S = S - c / (1 + c * v) * (np.outer(sx, sx) if cov == "full" else sx * sx)
+    assert_close(np.asarray(est.coef_).ravel(), mu, RTOL, 1.0, f"{kind}/{cov} coef_")
+    assert_covariance_close(est.covariance_, S, cov, 1.0, RTOL, f"{kind}/{cov} covariance_")
