@@ -1,4 +1,4 @@
-"""Importance weights (`sample_weight`, any finite real ≥ 0; docs/design.md "Importance weights").
+"""Importance weights (`sample_weight`, any finite real ≥ 0; docs/design.md §2.10).
 
 A row of weight h > 0 takes its rule's weighted step, h = 0 skips it entirely. Checked here,
 through the public API only:
@@ -8,11 +8,15 @@ through the public API only:
    fractional weights, with zeros among them, to 1e-9 as tests/test_reference.py does;
 2. the "invariant" rules: weight k is the row presented k times, and weight h then h′ is
    weight h + h′ once (AROW and RLS: recursive least squares; PA, PA-I, PA-II; CW, ExactCW);
+   AROW regression with the full covariance is weighted ridge regression;
 3. weight 0 leaves the model bit-identical, counters and every saved byte included, for every
    kind of model (binary, multiclass, regression, kernel, averaged, process noise);
 4. bad weights (negative, NaN, ±inf, the wrong shape) raise ValueError naming the problem and
    leave the model unchanged;
-5. an averaged model is the h-weighted average of the means.
+5. an averaged model is the h-weighted average of the means;
+6. max-score and one-vs-rest multiclass, the kernel (dual) form, the L1 threshold and process
+   noise take the same weighted steps;
+7. the references themselves against the math they transcribe.
 
 Tolerances of part 2 (relative to max(1, max|state|)):
   * 1e-12 where the two sides are the same algebra rounded differently in a few places per
@@ -20,20 +24,20 @@ Tolerances of part 2 (relative to max(1, max|state|)):
     downdates of r; each row's difference is a few ε and the rows that follow contract it),
     h then h′ = h + h′ for AROW, RLS, PA, PA-I and PA-II. For PA-II the two sides differ by
     evaluating ρ^h·ρ^h′ against ρ^(h+h′) (ρ = 1/(1 + 2Cn)) through expm1/log1p: the relative
-    error of ρ^h is ≤ ~ε·(1 + h·ln(1 + 2Cn)) and enters α multiplied by ρ^h ≤ 1, so α's error
-    is a few ε of ℓ/n (at most (ℓ/n)·ε·max_t t·e^(−t) beside the ε of the margin) — the same order
-    as PA-I's, hence the same 1e-12.
+    error of ρ^h is ≤ ~ε·(1 + h·ln(1 + 2Cn)) and enters α multiplied by ρ^h, so α's error is a
+    few ε of ℓ/n (h·L·e^(−h·L) ≤ 1/e, beside the ε of the margin) — the order of PA-I's, hence
+    the same 1e-12.
   * CW and ExactCW (full covariance): after a step the row lies on the constraint (m′ = φv′,
     m′ = φ√v′) only up to the rounding of m′ and v′, ~ε·(Σ|μ_j x_j| + φv′); the second
     presentation of "h then h′" then fires (or not) on that rounding gap, with α of the order
-    gap/v′ and c of the order α·φ/√v′, a change of the mean and covariance of a few ε of their
-    scale times the conditioning 1/v′·|Σx|/|x|. On the streams below (v′ ≥ 1e-3·a) that is
-    below ~1e-12·scale per row; 1e-10 leaves room for the ~40 rows over which it accumulates.
+    gap/v′ and c of the order α·φ/√v′: a change of the state of a few ε of its scale times the
+    conditioning |Σ′x|/(|x|·v′), which grows as Σ shrinks along the rows seen. 1e-10 leaves
+    that factor 1e2 over the ~30 rows compared (measured on the references: ≤ 7e-16).
     (n_updates_ differs: the second presentation may count as an update.)
-  * The diagonal forms are the diagonal of the full form's weighted step; there weight k is not
-    k presentations (the diagonal second step moves the mean along the new Σ·x, not the old:
-    7.8% of the state on 4-feature rows) except on one-hot rows, where diag = full, and that is
-    what they are checked on.
+  * The diagonal forms apply the weighted (α, c) through the diagonal update; there weight k is
+    not k presentations (a second diagonal step moves the mean along the new Σ′x, which is not
+    parallel to Σx: 6-8% of the state on 4-feature rows) except on one-hot rows, where diag =
+    full, and that is what they are checked on.
 """
 
 from __future__ import annotations
@@ -57,7 +61,6 @@ from _cwtest_util import (
     examples,
     hyper_params,
     make_estimator,
-    one_hot_streams,
     prior_variance,
     streams,
 )
@@ -195,7 +198,8 @@ def test_weighted_regressors_match_the_reference(name, cov, data):
         before = est.n_updates_ if t else 0
         est.partial_fit(x[None, :], y[t : t + 1], sample_weight=w[t : t + 1])
         ref.learn(x, float(y[t]), h=w[t], hint=est.n_updates_ > before)
-        assert est.n_updates_ == ref.n_updates, f"{what}: n_updates_ {est.n_updates_} vs {ref.n_updates}"
+        assert est.n_updates_ == ref.n_updates, (
+            f"{what}: n_updates_ {est.n_updates_} vs {ref.n_updates}")
         assert_close(est.coef_, ref.mu, RTOL, 1.0, "coef_", what)
         if cov is not None:
             assert_covariance_close(est.covariance_, ref.Sigma, cov, a, RTOL, "covariance_", what)
@@ -589,7 +593,8 @@ MAX_SCORE_CASES = [("AROW", "full"), ("AROW", "diag"), ("SCW1", "diag"), ("NHERD
                    ("PA2", None), ("PA1", None), ("Perceptron", None)]
 
 
-@pytest.mark.parametrize(("rule", "cov"), MAX_SCORE_CASES, ids=[f"{r}-{c}" for r, c in MAX_SCORE_CASES])
+@pytest.mark.parametrize(("rule", "cov"), MAX_SCORE_CASES,
+                         ids=[f"{r}-{c}" for r, c in MAX_SCORE_CASES])
 @pytest.mark.parametrize("seed", range(4))
 def test_weighted_max_score_multiclass_matches_the_reference(rule, cov, seed):
     rng = np.random.default_rng(seed)
@@ -701,7 +706,8 @@ def test_reference_invariant_rules_compose(m, n, C, h, h2):
         m1 = m + a1 * n
         a2 = (rule_update(rule, m1, n, n, h2, **p) or (0.0, 0.0))[0]
         a12, _ = rule_update(rule, m, n, n, h + h2, **p)
-        assert math.isclose(a1 + a2, a12, rel_tol=1e-12, abs_tol=1e-13 * (1 - m) / n), (rule, a1, a2, a12)
+        assert math.isclose(a1 + a2, a12, rel_tol=1e-12, abs_tol=1e-13 * (1 - m) / n), (
+            rule, a1, a2, a12)
     alpha, _ = rule_update("PA", m, n, n, h)
     assert math.isclose(m + alpha * n, 1.0, rel_tol=1e-12, abs_tol=1e-12)
     v, r = n, C
@@ -788,7 +794,8 @@ def test_process_noise_is_added_once_per_row_of_positive_weight(kind, cov):
                 continue
             alpha, c = step[0] * target, step[1]
         else:
-            alpha, c = regression_update("AROWRegressor", target - float(mu @ x), v, float(x @ x), h)
+            e = target - float(mu @ x)
+            alpha, c = regression_update("AROWRegressor", e, v, float(x @ x), h)
         mu = mu + alpha * sx
         S = S - c / (1 + c * v) * (np.outer(sx, sx) if cov == "full" else sx * sx)
     assert_close(np.asarray(est.coef_).ravel(), mu, RTOL, 1.0, f"{kind}/{cov} coef_")
