@@ -800,3 +800,19 @@ def test_process_noise_is_added_once_per_row_of_positive_weight(kind, cov):
         S = S - c / (1 + c * v) * (np.outer(sx, sx) if cov == "full" else sx * sx)
     assert_close(np.asarray(est.coef_).ravel(), mu, RTOL, 1.0, f"{kind}/{cov} coef_")
     assert_covariance_close(est.covariance_, S, cov, 1.0, RTOL, f"{kind}/{cov} covariance_")
+
+
+@pytest.mark.parametrize("rule", ["AROW", "SCW2", "OGD"])
+def test_weighted_fit_is_weighted_passes_of_partial_fit(rule):
+    """fit(X, y, sample_weight=w) with shuffle=False makes its n_iter passes with the weights
+    following their rows: a fresh partial_fit per pass, bit for bit."""
+    X, y = _binary()
+    w = weights_for(len(y), 8)
+    fitted = getattr(cwrs, rule)(shuffle=False, n_iter=2).fit(X, y, sample_weight=w)
+    passes = getattr(cwrs, rule)()
+    for _ in range(2):
+        passes.partial_fit(X, y, classes=CLASSES, sample_weight=w)
+    for name in ("coef_", "intercept_", "n_updates_", "n_mistakes_"):
+        assert np.array_equal(getattr(fitted, name), getattr(passes, name)), name
+    with pytest.raises(ValueError, match="sample_weight"):
+        getattr(cwrs, rule)().fit(X, y, sample_weight=np.zeros(len(y)))
