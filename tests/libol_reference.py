@@ -7,10 +7,10 @@ update on one row, in plain float64 NumPy on dense vectors, with LIBOL's own pre
 (ŷ = +1 when f = w·x ≥ 0) and mistake count (ŷ ≠ y).
 
 `run(name, X, y, **params)` makes one pass in the given order and returns (w, mistakes,
-updates); `sample_weight=` gives each row an importance h ≥ 0, applied as docs/design.md
-"Importance weights" states (each function's `h`: ALMA's and OGD's step, IELLIP's mean step and
-AdaGrad's and FTRL's gradient times h; ROMMA's step, which puts the margin at 1, unchanged;
-h = 0 skips the row, which then counts as no round); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
+updates); `sample_weight=` gives each row an importance h ≥ 0, applied as docs/design.md §2.10
+states (each function's `h`: ALMA's and OGD's step, IELLIP's mean step and AdaGrad's and FTRL's
+gradient times h; ROMMA's step, which puts the margin at 1, unchanged; h = 0 skips the row,
+which then counts as no round); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
 squared hinge, which LIBOL lacks, follows the same file with the loss max(0, 1 − y·f)².
 IELLIP's `covariance="diag"` keeps the diagonal of the same update (Σ_j ← Σ_j/(1 + c·x_j²·Σ_j)
 with c = c_t/(v(1 − c_t)), then scaled by 1/(1 − c_t)), cwrs's diagonal form of the method.

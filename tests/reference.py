@@ -34,7 +34,7 @@ comparing there.
 
 Importance weights.  ``rule_update(..., h=)``, ``RefLearner.learn(..., h=)`` and
 ``regression_update``/``RefRegressor`` take the row's importance h >= 0 and apply the weighted
-step of each rule exactly as docs/design.md "Importance weights" states it (h = 1 is the table's
+step of each rule exactly as docs/design.md §2.10 states it (h = 1 is the table's
 step, h = 0 skips the row: nothing moves, no counter advances).  The regression rules, which
 docs/design.md §2.6 tables separately, are plain float64 functions (no decimal machinery: their
 formulas do not cancel).
@@ -110,7 +110,7 @@ def _sqrt(z: Decimal) -> Decimal:
 # is positive whenever they fire (all but NAROW), which changes nothing inside the firing region.
 #
 # h > 0 is the row's importance weight, and coef() is the rule's weighted step of
-# docs/design.md ("Importance weights"); h = 1 is the table's step.  Whether a rule fires does
+# docs/design.md §2.10; h = 1 is the table's step.  Whether a rule fires does
 # not depend on h.  "Invariant" rules take the continuous limit of presenting the row again and
 # again (AROW: r -> r/h; PA-I: alpha = min(hC, l/n); PA-II: l/n (1 - (1 + 2Cn)^-h); PA, CW and
 # ExactCW, whose step lands on their constraint: unchanged); "objective" rules scale their loss
