@@ -7,7 +7,10 @@ update on one row, in plain float64 NumPy on dense vectors, with LIBOL's own pre
 (ŷ = +1 when f = w·x ≥ 0) and mistake count (ŷ ≠ y).
 
 `run(name, X, y, **params)` makes one pass in the given order and returns (w, mistakes,
-updates); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
+updates); `sample_weight=` gives each row an importance h ≥ 0, applied as docs/design.md §2.10
+states (each function's `h`: ALMA's and OGD's step, IELLIP's mean step and AdaGrad's and FTRL's
+gradient times h; ROMMA's step, which puts the margin at 1, unchanged; h = 0 skips the row,
+which then counts as no round); `w` has no bias (fit_intercept=False is the setting LIBOL learns in). For OGD the
 squared hinge, which LIBOL lacks, follows the same file with the loss max(0, 1 − y·f)².
 IELLIP's `covariance="diag"` keeps the diagonal of the same update (Σ_j ← Σ_j/(1 + c·x_j²·Σ_j)
 with c = c_t/(v(1 − c_t)), then scaled by 1/(1 − c_t)), cwrs's diagonal form of the method.
@@ -24,14 +27,14 @@ def _predict(f):
     return 1.0 if f >= 0 else -1.0
 
 
-def alma(state, x, y, alpha=0.9, p=2.0, C=math.sqrt(2.0)):
+def alma(state, x, y, alpha=0.9, p=2.0, C=math.sqrt(2.0), h=1.0):
     w = state["w"]
     k = state.setdefault("k", 1)
     f = w @ x
     B = 1.0 / alpha
     gamma_k = B * math.sqrt(p - 1) / math.sqrt(k)
     if (1 - alpha) * gamma_k - y * f > 0:
-        eta_k = C / (math.sqrt(p - 1) * math.sqrt(k))
+        eta_k = h * (C / (math.sqrt(p - 1) * math.sqrt(k)))
         w = w + eta_k * y * x
         w = w / max(1.0, np.linalg.norm(w))
         state["w"], state["k"] = w, k + 1
@@ -56,19 +59,19 @@ def _romma(state, x, y, fires):
     return f, True
 
 
-def romma(state, x, y):
+def romma(state, x, y, h=1.0):
     return _romma(state, x, y, lambda y, f: _predict(f) != y)
 
 
-def aromma(state, x, y):
+def aromma(state, x, y, h=1.0):
     return _romma(state, x, y, lambda y, f: 1 - y * f > 0)
 
 
-def ogd(state, x, y, eta=1.0, loss="hinge"):
+def ogd(state, x, y, eta=1.0, loss="hinge", h=1.0):
     w = state["w"]
     t = state.setdefault("t", 1)
     f = w @ x
-    eta_t = eta / math.sqrt(t)
+    eta_t = h * (eta / math.sqrt(t))
     updated = False
     if loss == "hinge":
         if max(0.0, 1 - y * f) > 0:
@@ -83,7 +86,7 @@ def ogd(state, x, y, eta=1.0, loss="hinge"):
     return f, updated
 
 
-def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
+def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full", h=1.0):
     w = state["w"]
     d = w.shape[0]
     if "Sigma" not in state:
@@ -96,7 +99,7 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
         if covariance == "full":
             v = x @ Sigma @ x
             if v != 0:
-                alpha_t = (1 - y * f) / math.sqrt(v)
+                alpha_t = h * ((1 - y * f) / math.sqrt(v))
                 g = y * x / math.sqrt(v)
                 S_x = g @ Sigma.T
                 w = w + alpha_t * S_x
@@ -105,7 +108,7 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
         else:
             v = float(np.sum(Sigma * x * x))
             if v != 0:
-                w = w + (1 - y * f) / v * y * Sigma * x
+                w = w + h * ((1 - y * f) / v) * y * Sigma * x
                 c_step = c_t / (v * (1 - c_t))
                 Sigma = Sigma / (1 + c_step * x * x * Sigma) / (1 - c_t)
                 updated = True
@@ -113,7 +116,7 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full"):
     return f, updated
 
 
-def adagrad(state, x, y, eta=1.0, delta=1.0):
+def adagrad(state, x, y, eta=1.0, delta=1.0, h=1.0):
     """Duchi, Hazan & Singer, JMLR 2011, §1 and Fig. 1 (diagonal, composite mirror descent with
     φ = 0, ψ_t(w) = ⟨w, H_t w⟩/2, H_t = δI + diag(G_t)^½) on the hinge loss: LIBOL has no
     AdaGrad, so this follows the paper (as LIBSOL's ada-fobos does without L1)."""
@@ -121,7 +124,7 @@ def adagrad(state, x, y, eta=1.0, delta=1.0):
     G = state.setdefault("G", np.zeros_like(w))
     f = w @ x
     if 1 - y * f > 0:
-        g = -y * x  # the hinge's subgradient
+        g = -h * y * x  # the hinge's subgradient, times the row's importance
         G = G + g * g
         H = delta + np.sqrt(G)
         state["w"], state["G"] = w - eta * g / H, G
@@ -135,7 +138,7 @@ def _ftrl_weights(z, n, alpha, beta, l1, l2):
     return np.where(np.abs(z) <= l1, 0.0, shrunk)
 
 
-def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
+def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic", h=1.0):
     """McMahan et al., KDD 2013, Algorithm 1 (per-coordinate FTRL-Proximal), with labels ±1:
     the logistic loss's gradient (p − y₀₁)·x = −y·σ(−y·f)·x; or the hinge's, −y·x when
     y·f < 1. Every coordinate of the row, including the ones whose x_i = 0, is left alone."""
@@ -154,7 +157,7 @@ def ftrl(state, x, y, alpha=0.1, beta=1.0, l1=0.0, l2=0.0, loss="logistic"):
         return f, False
     z, n = z.copy(), n.copy()
     for i in np.flatnonzero(x):
-        g = -y * scale * x[i]
+        g = -h * y * scale * x[i]
         sigma = (math.sqrt(n[i] + g * g) - math.sqrt(n[i])) / alpha
         z[i] += g - sigma * w[i]
         n[i] += g * g
@@ -247,7 +250,7 @@ LEARNERS = {
 }
 
 
-def run(name, X, y, zero_rows_learn=True, **params):
+def run(name, X, y, zero_rows_learn=True, sample_weight=None, **params):
     """One pass of learner `name` over the rows of dense `X` with labels ±1 in order:
     (w, LIBOL's mistake count, updates).
 
@@ -255,11 +258,14 @@ def run(name, X, y, zero_rows_learn=True, **params):
     the update is counted (and ALMA's k advances). cwrs counts such a null update only for
     ALMA, whose k is the count of updates (docs/design.md §2.9); `zero_rows_learn=False`
     follows that for the others: an all-zero row still counts as a round (OGD's t, IELLIP's
-    c_t) and a mistake, not as an update."""
+    c_t) and a mistake, not as an update.  A row of weight 0 (`sample_weight`) is no round."""
     state = {"w": np.zeros(X.shape[1])}
     mistakes = updates = 0
-    for x, label in zip(X, y):
-        f, updated = LEARNERS[name](state, x, float(label), **params)
+    weights = np.ones(len(y)) if sample_weight is None else np.asarray(sample_weight, float)
+    for x, label, h in zip(X, y, weights):
+        if h == 0:
+            continue
+        f, updated = LEARNERS[name](state, x, float(label), h=float(h), **params)
         if not zero_rows_learn and not np.any(x) and name != "ALMA":
             updated = False
         mistakes += _predict(f) != label

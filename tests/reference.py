@@ -32,6 +32,13 @@ grows like 1/v², Σ shrinks doubly exponentially, α ≈ |m|/v).  Past such a r
 amplification > COND_LIMIT) no float64 implementation is determined to 1e-9, and the tests stop
 comparing there.
 
+Importance weights.  ``rule_update(..., h=)``, ``RefLearner.learn(..., h=)`` and
+``regression_update``/``RefRegressor`` take the row's importance h >= 0 and apply the weighted
+step of each rule exactly as docs/design.md §2.10 states it (h = 1 is the table's
+step, h = 0 skips the row: nothing moves, no counter advances).  The regression rules, which
+docs/design.md §2.6 tables separately, are plain float64 functions (no decimal machinery: their
+formulas do not cancel).
+
 Beyond docs/design.md §2 (its limits, not its formulas): a non-zero row with Σx = 0 (Σ collapsed to 0 on
 the support of x) is a no-op like x = 0; a c that overflows float64 is applied as its limit
 (full β = 1/v, diag Σ_j = 0 where x_j ≠ 0); a mean step that overflows raises FloatingPointError.
@@ -97,10 +104,18 @@ def _sqrt(z: Decimal) -> Decimal:
 
 
 # --------------------------------------------------------------------------------------------
-# The rules: each is (fires(m, v, n2, p) -> bool, coef(m, v, n2, p) -> (alpha, c)), all Decimal.
-# coef() is only evaluated where the rule fires, or (for a boundary round that follows the
-# implementation under test) just beyond it; alpha is clipped at 0 there for rules whose alpha is
-# positive whenever they fire (all but NAROW), which changes nothing inside the firing region.
+# The rules: each is (fires(m, v, n2, p) -> bool, coef(m, v, n2, p, h) -> (alpha, c)), all
+# Decimal.  coef() is only evaluated where the rule fires, or (for a boundary round that follows
+# the implementation under test) just beyond it; alpha is clipped at 0 there for rules whose alpha
+# is positive whenever they fire (all but NAROW), which changes nothing inside the firing region.
+#
+# h > 0 is the row's importance weight, and coef() is the rule's weighted step of
+# docs/design.md §2.10; h = 1 is the table's step.  Whether a rule fires does
+# not depend on h.  "Invariant" rules take the continuous limit of presenting the row again and
+# again (AROW: r -> r/h; PA-I: alpha = min(hC, l/n); PA-II: l/n (1 - (1 + 2Cn)^-h); PA, CW and
+# ExactCW, whose step lands on their constraint: unchanged); "objective" rules scale their loss
+# term by h (SCW-I/II, NHERD: C -> hC; SOP: the row counts h times; Perceptron: alpha = h;
+# NAROW: alpha h, c h).
 # --------------------------------------------------------------------------------------------
 
 
@@ -108,42 +123,50 @@ def _perceptron_fires(m, v, n2, p):
     return m <= 0
 
 
-def _perceptron_coef(m, v, n2, p):
-    return _ONE, _ZERO
+def _perceptron_coef(m, v, n2, p, h):
+    return h, _ZERO
 
 
 def _pa_fires(m, v, n2, p):
     return m < 1
 
 
-def _pa_coef(m, v, n2, p):
+def _pa_coef(m, v, n2, p, h):
+    # the projection onto l = 0: repeating it adds nothing, so every h > 0 takes it once
     loss = max(_ZERO, _ONE - m)
     return loss / n2, _ZERO
 
 
-def _pa1_coef(m, v, n2, p):
+def _pa1_coef(m, v, n2, p, h):
+    # repeated: steps of C until the loss is used up
     loss = max(_ZERO, _ONE - m)
-    return min(p["C"], loss / n2), _ZERO
+    return min(h * p["C"], loss / n2), _ZERO
 
 
-def _pa2_coef(m, v, n2, p):
+def _pa2_coef(m, v, n2, p, h):
     loss = max(_ZERO, _ONE - m)
-    return loss / (n2 + _ONE / (_TWO * p["C"])), _ZERO
+    if h == _ONE:  # the table's form
+        return loss / (n2 + _ONE / (_TWO * p["C"])), _ZERO
+    # each presentation multiplies the loss by rho = 1/(1 + 2Cn): after "h presentations" it is
+    # l rho^h, so alpha n = l (1 - rho^h)
+    rho_h = (-h * (_ONE + _TWO * p["C"] * n2).ln()).exp()
+    return loss / n2 * (_ONE - rho_h), _ZERO
 
 
 def _sop_fires(m, v, n2, p):
     return m <= 0
 
 
-def _sop_coef(m, v, n2, p):
-    return max(_ZERO, _ONE - m) / (_ONE + v), _ONE
+def _sop_coef(m, v, n2, p, h):
+    # the row counts h times in SOP's sums: A += h x x^T, theta += h y x
+    return max(_ZERO, _ONE - m) / (_ONE / h + v), h
 
 
 def _cw_fires(m, v, n2, p):
     return m < p["phi"] * v
 
 
-def _cw_coef(m, v, n2, p):
+def _cw_coef(m, v, n2, p, h):  # lands on m' = phi v': h > 0 is the step
     phi = p["phi"]
     b = _ONE + _TWO * phi * m
     gamma = (-b + _sqrt(b * b - 8 * phi * (m - phi * v))) / (_FOUR * phi * v)
@@ -168,18 +191,18 @@ def _exactcw_alpha(m, v, phi):
     return max(_ZERO, num / (v * zeta))
 
 
-def _exactcw_coef(m, v, n2, p):
+def _exactcw_coef(m, v, n2, p, h):  # lands on m' = phi sqrt(v'): h > 0 is the step
     alpha = _exactcw_alpha(m, v, p["phi"])
     return alpha, _stdev_c(alpha, v, p["phi"])
 
 
-def _scw1_coef(m, v, n2, p):
-    alpha = min(p["C"], _exactcw_alpha(m, v, p["phi"]))
+def _scw1_coef(m, v, n2, p, h):
+    alpha = min(h * p["C"], _exactcw_alpha(m, v, p["phi"]))
     return alpha, _stdev_c(alpha, v, p["phi"])
 
 
-def _scw2_coef(m, v, n2, p):
-    phi, C = p["phi"], p["C"]
+def _scw2_coef(m, v, n2, p, h):
+    phi, C = p["phi"], h * p["C"]
     n = v + _ONE / (_TWO * C)
     gamma = phi * _sqrt(phi * phi * m * m * v * v + _FOUR * n * v * (n + v * phi * phi))
     alpha = (-(_TWO * m * n + phi * phi * m * v) + gamma) / (_TWO * (n * n + n * v * phi * phi))
@@ -191,8 +214,10 @@ def _arow_fires(m, v, n2, p):
     return m < 1
 
 
-def _arow_coef(m, v, n2, p):
-    return max(_ZERO, _ONE - m) / (v + p["r"]), _ONE / p["r"]
+def _arow_coef(m, v, n2, p, h):
+    # recursive least squares on the target y while the hinge is active: r -> r/h
+    r = p["r"] / h
+    return max(_ZERO, _ONE - m) / (v + r), _ONE / r
 
 
 def _narow_rt(v, p):
@@ -208,19 +233,20 @@ def _narow_fires(m, v, n2, p):
     return m * rt / (rt + v) < 1
 
 
-def _narow_coef(m, v, n2, p):
+def _narow_coef(m, v, n2, p, h):
     rt = _narow_rt(v, p)
     if rt is None:
-        return _ONE, _ZERO
-    return (rt - m) / (rt + v), _ONE / rt  # alpha may be <= 0 here: it is the paper's update
+        return h, _ZERO
+    # alpha may be <= 0 here: it is the paper's update; the weighted step scales both by h
+    return h * (rt - m) / (rt + v), h / rt
 
 
 def _nherd_fires(m, v, n2, p):
     return m < 1
 
 
-def _nherd_coef(m, v, n2, p):
-    C = p["C"]
+def _nherd_coef(m, v, n2, p, h):
+    C = h * p["C"]
     return max(_ZERO, _ONE - m) / (v + _ONE / C), _TWO * C + C * C * v
 
 
@@ -266,28 +292,37 @@ def _params_dec_uncached(rule, params):
     return out
 
 
-def _evaluate_at(prec, rule, m, v, norm2, params, force):
+def _evaluate_at(prec, rule, m, v, norm2, params, force, h):
     fires, coef = _RULE_TABLE[rule]
     with localcontext() as ctx:
         ctx.prec = prec
         p = _params_dec(rule, params)
-        md, vd, nd = _D(m), _D(v), _D(norm2)
+        md, vd, nd, hd = _D(m), _D(v), _D(norm2), _D(h)
         if force is None:
             if not fires(md, vd, nd, p):
                 return None
-            alpha, c = coef(md, vd, nd, p)
+            alpha, c = coef(md, vd, nd, p, hd)
             if rule in _MAX_ZERO_RULES and alpha <= 0:
                 return None
         else:
-            alpha, c = coef(md, vd, nd, p)
+            alpha, c = coef(md, vd, nd, p, hd)
         return float(alpha), float(c)
 
 
-def _evaluate(rule, m, v, norm2, params, force=None):
+def check_weight(h):
+    """The row importance h as a float: finite and >= 0, else ValueError."""
+    h = float(h)
+    if not (math.isfinite(h) and h >= 0):
+        raise ValueError(f"importance weight must be finite and >= 0, got {h!r}")
+    return h
+
+
+def _evaluate(rule, m, v, norm2, params, force=None, h=1.0):
     """Returns None or (alpha, c) as floats.
 
     force=None: the rule as tabled.  force=True: the coefficients even if the rule would not fire
-    (boundary round where the implementation under test fired).
+    (boundary round where the implementation under test fired).  h > 0: the row's importance
+    weight (the rule's weighted step; h = 1 is the table's).
 
     The printed formulas can cancel catastrophically (ExactCW's u when α²vφ² ≫ 4, CW's γ near the
     boundary), so they are evaluated at increasing decimal precision until two successive
@@ -297,7 +332,7 @@ def _evaluate(rule, m, v, norm2, params, force=None):
     prev = _UNSET = object()
     while prec <= 20000:
         try:
-            cur = _evaluate_at(prec, rule, m, v, norm2, params, force)
+            cur = _evaluate_at(prec, rule, m, v, norm2, params, force, h)
         except ArithmeticError:  # e.g. u == 0 from complete cancellation: not enough digits
             cur = ArithmeticError
         if prev is not _UNSET and cur is not ArithmeticError and cur == prev:
@@ -307,17 +342,22 @@ def _evaluate(rule, m, v, norm2, params, force=None):
     raise ArithmeticError(f"{rule}: formula did not converge at m={m!r}, v={v!r}")
 
 
-def rule_update(rule, m, v, norm2, **params):
-    """(alpha, c) or None for ``rule`` at margin m, variance v, squared norm norm2."""
-    return _evaluate(rule, m, v, norm2, params)
+def rule_update(rule, m, v, norm2, h=1.0, **params):
+    """(alpha, c) or None for ``rule`` at margin m, variance v, squared norm norm2, for a row of
+    importance h (h = 0: None, the row is skipped)."""
+    h = check_weight(h)
+    if h == 0:
+        return None
+    return _evaluate(rule, m, v, norm2, params, h=h)
 
 
 def _make_rule_fn(name):
-    def fn(m, v, norm2, **params):
-        return _evaluate(name, m, v, norm2, params)
+    def fn(m, v, norm2, h=1.0, **params):
+        return rule_update(name, m, v, norm2, h, **params)
 
     fn.__name__ = name.lower()
-    fn.__doc__ = f"docs/design.md §2 rule {name}: (m, v, ‖x‖², hyper-parameters) -> None | (α, c)."
+    fn.__doc__ = (f"docs/design.md §2 rule {name}: (m, v, ‖x‖², h, hyper-parameters) -> "
+                  f"None | (α, c).")
     return fn
 
 
@@ -461,7 +501,7 @@ class RefLearner:
         raise ValueError("first-order rules have no precision")
 
     # ---- conditioning ------------------------------------------------------------------
-    def _amplification(self, x, m, v, n2, alpha, c, sx):
+    def _amplification(self, x, m, v, n2, alpha, c, sx, h=1.0):
         """How much a perturbation of the round's inputs m and v of relative size COND_DELTA
         (on their natural error scales, as for the ambiguity band) moves the new state, relative
         to COND_DELTA.  About 1 for an ordinary round; huge when the update is ill-conditioned,
@@ -478,7 +518,7 @@ class RefLearner:
         for mm in (m - dm, m + dm):
             for vv in (max(v - dv, 0.5 * v), v + dv):
                 try:
-                    a2, c2 = _evaluate(self.rule, mm, vv, n2, self.params, force=True)
+                    a2, c2 = _evaluate(self.rule, mm, vv, n2, self.params, force=True, h=h)
                 except ArithmeticError:
                     return math.inf
                 eff = abs(a2 - alpha) * smax / mu_scale
@@ -506,17 +546,23 @@ class RefLearner:
             ctx.prec = PREC
             return bool(fires(_D(m), _D(v), _D(n2), _params_dec(self.rule, self.params)))
 
-    def learn(self, x, y, hint=None):
-        """One round on (x, y), y in {-1, +1}.  hint=(mistake, updated) from the implementation
-        under test is followed only in rounds whose decision lies within the tolerance band."""
+    def learn(self, x, y, hint=None, h=1.0):
+        """One round on (x, y), y in {-1, +1}, of importance h >= 0 (h = 0: the row is skipped,
+        no counter moves and nothing is recorded).  hint=(mistake, updated) from the
+        implementation under test is followed only in rounds whose decision lies within the
+        tolerance band."""
         x = np.array(x, dtype=float).ravel()
         if x.shape != (self.d,):
             raise ValueError("wrong number of features")
+        h = check_weight(h)
         y = 1.0 if float(y) > 0 else -1.0
         m = y * self.decision(x)
-        rec = {"x": x, "y": y, "m": m, "v": None, "mistake": m <= 0, "updated": False,
+        rec = {"x": x, "y": y, "h": h, "m": m, "v": None, "mistake": m <= 0, "updated": False,
                "alpha": 0.0, "c": 0.0, "ambiguous": False, "collapsed": False,
-               "ill_conditioned": False, "amplification": 0.0}
+               "ill_conditioned": False, "amplification": 0.0, "skipped": h == 0}
+        if h == 0:
+            rec["mistake"] = False
+            return rec
 
         if not np.any(x):  # all-zero row: a clean no-op, still a mistake (m = 0)
             self.n_mistakes += 1
@@ -552,7 +598,7 @@ class RefLearner:
             if hint is not None:
                 mistake = bool(hint[0])
 
-        upd = _evaluate(self.rule, m, v, n2, self.params)
+        upd = _evaluate(self.rule, m, v, n2, self.params, h=h)
         fired = upd is not None
         corners = {fired}
         for dm in (-m_err, m_err):
@@ -562,7 +608,8 @@ class RefLearner:
             ambiguous = True
             if hint is not None and bool(hint[1]) != fired:
                 fired = bool(hint[1])
-                upd = _evaluate(self.rule, m, v, n2, self.params, force=True) if fired else None
+                upd = (_evaluate(self.rule, m, v, n2, self.params, force=True, h=h)
+                       if fired else None)
 
         if mistake:
             self.n_mistakes += 1
@@ -574,7 +621,7 @@ class RefLearner:
         if fired:
             alpha, c = upd
             sx = self.sigma_x(x)
-            rec["amplification"] = self._amplification(x, m, v, n2, alpha, c, sx)
+            rec["amplification"] = self._amplification(x, m, v, n2, alpha, c, sx, h)
             if rec["amplification"] > COND_LIMIT:
                 rec["ill_conditioned"] = True
                 self.ill_conditioned_at = (
@@ -601,10 +648,130 @@ class RefLearner:
         self.rounds.append(rec)
         return rec
 
-    def fit_stream(self, X, y):
-        for xi, yi in zip(np.asarray(X, dtype=float), np.asarray(y)):
-            self.learn(xi, yi)
+    def fit_stream(self, X, y, sample_weight=None):
+        X = np.asarray(X, dtype=float)
+        w = np.ones(X.shape[0]) if sample_weight is None else np.asarray(sample_weight, float)
+        for xi, yi, hi in zip(X, np.asarray(y), w):
+            self.learn(xi, yi, h=hi)
         return self
+
+
+# --------------------------------------------------------------------------------------------
+# Regression (docs/design.md §2.6), weighted: plain float64 scalar functions
+# --------------------------------------------------------------------------------------------
+
+REGRESSION_RULES = ("AROWRegressor", "PARegressor", "PA1Regressor", "PA2Regressor")
+REGRESSION_DEFAULTS = {
+    "AROWRegressor": {"r": 1.0},
+    "PARegressor": {"epsilon": 0.1},
+    "PA1Regressor": {"C": 1.0, "epsilon": 0.1},
+    "PA2Regressor": {"C": 1.0, "epsilon": 0.1},
+}
+
+
+def regression_update(rule, e, v, norm2, h=1.0, **params):
+    """The weighted step (alpha, c) of a regression rule on residual e = y - mu.x (mu += alpha Sigma x,
+    Sigma^-1 += c x x^T), or None (no update; h = 0 skips the row).
+
+    AROW regression is recursive least squares with noise variance r: weight h is r/h (every row
+    updates).  PA's step projects onto the epsilon-tube, so h > 0 takes it once; PA-I steps by at
+    most hC; PA-II leaves the loss l (1 + 2Cn)^-h, alpha = sign(e) (l/n) (1 - (1 + 2Cn)^-h).
+    """
+    h = check_weight(h)
+    p = dict(REGRESSION_DEFAULTS[rule])
+    unknown = set(params) - set(p)
+    if unknown:
+        raise TypeError(f"{rule}: unknown hyper-parameters {sorted(unknown)}")
+    p.update(params)
+    if h == 0:
+        return None
+    if rule == "AROWRegressor":
+        r = p["r"] / h
+        return e / (v + r), 1.0 / r
+    loss = abs(e) - p["epsilon"]
+    if not loss > 0:
+        return None
+    if rule == "PARegressor":
+        tau = loss / norm2
+    elif rule == "PA1Regressor":
+        tau = min(h * p["C"], loss / norm2)
+    elif h == 1.0:
+        tau = loss / (norm2 + 1.0 / (2.0 * p["C"]))
+    else:
+        tau = -(loss / norm2) * math.expm1(-h * math.log1p(2.0 * p["C"] * norm2))
+    return math.copysign(tau, e), 0.0
+
+
+class RefRegressor:
+    """A regression rule x covariance ("diag"/"full" for AROWRegressor, identity for the PA
+    regressors), homogeneous, learning rows of importance h.  Attributes mu, Sigma, n_updates,
+    n_ambiguous; ``moved`` is the path length of mu (its rounding-error scale)."""
+
+    def __init__(self, rule, params=None, covariance=None, d=1, a=1.0):
+        if rule not in REGRESSION_RULES:
+            raise ValueError(f"unknown regression rule {rule!r}")
+        if rule == "AROWRegressor":
+            if covariance not in ("diag", "full"):
+                raise ValueError("AROWRegressor: covariance must be 'diag' or 'full'")
+        else:
+            covariance = "identity"
+        self.rule, self.params, self.covariance = rule, dict(params or {}), covariance
+        self.d, self.a = int(d), float(a) if covariance != "identity" else 1.0
+        self.mu = np.zeros(self.d)
+        self.moved = np.zeros(self.d)
+        if covariance == "full":
+            self.Sigma = self.a * np.eye(self.d)
+        elif covariance == "diag":
+            self.Sigma = np.full(self.d, self.a)
+        else:
+            self.Sigma = None
+        self.n_updates = 0
+        self.n_ambiguous = 0
+
+    def predict(self, x):
+        return math.fsum((self.mu * np.asarray(x, dtype=float)).tolist())
+
+    def learn(self, x, y, h=1.0, hint=None):
+        """One row; ``hint`` (did the implementation under test update?) is followed only when
+        |e| is within rounding distance (TOL on its error scale) of epsilon.  Returns whether it
+        updated."""
+        x = np.asarray(x, dtype=float).ravel()
+        h = check_weight(h)
+        if h == 0 or not np.any(x):
+            return False
+        e = float(y) - self.predict(x)
+        n2 = math.fsum((x * x).tolist())
+        if self.covariance == "full":
+            sx = self.Sigma @ x
+        elif self.covariance == "diag":
+            sx = self.Sigma * x
+        else:
+            sx = x
+        v = math.fsum((x * sx).tolist())
+        upd = regression_update(self.rule, e, v, n2, h, **self.params)
+        if self.rule != "AROWRegressor":
+            eps = self.params.get("epsilon", REGRESSION_DEFAULTS[self.rule]["epsilon"])
+            e_err = TOL * (abs(float(y)) + float((np.abs(self.mu) + self.moved) @ np.abs(x)))
+            if abs(abs(e) - eps) <= e_err:
+                self.n_ambiguous += 1
+                if hint is not None and bool(hint) != (upd is not None):
+                    if not hint:
+                        upd = None
+                    else:  # the implementation fired at the edge: a ~0 step of the right sign
+                        upd = (0.0, 0.0)
+        if upd is None:
+            return False
+        alpha, c = upd
+        step = alpha * sx
+        self.mu = self.mu + step
+        self.moved = self.moved + np.abs(step)
+        if self.covariance == "full":
+            self.Sigma = self.Sigma - (c / (1.0 + c * v)) * np.outer(sx, sx)
+        elif self.covariance == "diag":
+            k = x != 0
+            self.Sigma[k] = self.Sigma[k] / (1.0 + c * self.Sigma[k] * x[k] * x[k])
+        self.n_updates += 1
+        return True
 
 
 # --------------------------------------------------------------------------------------------
