@@ -323,7 +323,7 @@ class SklearnLearner(Learner):
 
     def progressive(self, X, y, sample_weight):
         # partial_fit refuses class_weight="balanced": the running weights go in sample_weight.
-        weights = np.ones(len(y)) if not self.balanced else running_balanced_weights(y, sample_weight)
+        weights = running_balanced_weights(y, sample_weight) if self.balanced else np.ones(len(y))
         weights = combined(weights, sample_weight)
         model = self.make(shuffle=False, random_state=0)
         scores = np.zeros(len(y))
@@ -613,8 +613,8 @@ def main(argv=None):
     out = [HEADING, "",
            f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, "
            f"{os.cpu_count()} cores · Python {platform.python_version()} · {versions} · one run "
-           f"({time.time() - started:.0f} s) · `{command}` · load average {load:.1f} at the start "
-           f"(no timings here: the figures do not depend on it).", ""]
+           f"({time.time() - started:.0f} s) · `{command}` · load average {load:.1f} at the "
+           f"start (no timings here: the figures do not depend on it).", ""]
     out += [
         f"Primary protocol, **held out**: a stratified 70/30 split per seed (seeds "
         f"{seeds[0]}–{seeds[-1]}), {args.passes} shuffled passes over the 70% (cwrs `n_iter="
