@@ -238,11 +238,11 @@ BAD_CALLS = [
         "sparse row index 1000000 is out of range"),
     # Sample weights (repetition counts).
     Bad("sample-weight-nan", lambda X, y: (X, y, {"sample_weight": with_value(
-        np.ones((1, N)), np.nan, 0, 4)[0]}), ValueError, "sample_weight must hold non-negative"),
+        np.ones((1, N)), np.nan, 0, 4)[0]}), ValueError, "sample_weight contains NaN"),
+    Bad("sample-weight-infinite", lambda X, y: (X, y, {"sample_weight": with_value(
+        np.ones((1, N)), np.inf, 0, 4)[0]}), ValueError, "sample_weight contains infinity"),
     Bad("sample-weight-negative", lambda X, y: (X, y, {"sample_weight": -np.ones(N)}),
-        ValueError, "sample_weight must hold non-negative integers"),
-    Bad("sample-weight-fractional", lambda X, y: (X, y, {"sample_weight": np.full(N, 0.5)}),
-        ValueError, "sample_weight must hold non-negative integers"),
+        ValueError, "sample_weight must be ≥ 0, got -1.0 at row 0"),
     Bad("sample-weight-too-short", lambda X, y: (X, y, {"sample_weight": np.ones(N - 1)}),
         ValueError, r"sample_weight.shape == \(23,\), expected \(24,\)"),
     Bad("sample-weight-strings", lambda X, y: (X, y, {"sample_weight": ["1"] * N}), ValueError,

@@ -343,8 +343,8 @@ class Estimator(HyperParameters):
     def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
         """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`); returns
         the model learned (another one with `n_jobs` > 1: the merge of each pass's shards)."""
-        repeats = check_sample_weight(sample_weight, n_rows)
-        if repeats is not None and not repeats.any():
+        weights = check_sample_weight(sample_weight, n_rows)
+        if weights is not None and not weights.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
         check_pass_params(self)
         n_jobs = check_n_jobs(self)
@@ -355,12 +355,12 @@ class Estimator(HyperParameters):
             # pass leaves the model as it was: retried in canonical form, with the same order.
             first = next(orders)
             learn = lambda rows: model.fit_sharded(rows, targets, chain([first], orders), n_jobs,
-                                                   repeats)
+                                                   weights)
             learned_in_canonical_form(learn, matrix, n_rows)
             return model
         for order in orders:
             # The first pass tells whether a CSR matrix `fit` did not scan is canonical.
-            learn = lambda rows, order=order: model.partial_fit(rows, targets, repeats, order)
+            learn = lambda rows, order=order: model.partial_fit(rows, targets, weights, order)
             matrix = learned_in_canonical_form(learn, matrix, n_rows)
         return model
 

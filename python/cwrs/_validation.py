@@ -359,10 +359,10 @@ def check_targets(y, n_rows: int) -> np.ndarray:
 
 
 def check_sample_weight(sample_weight, n_rows: int):
-    """Sample weights as repetition counts (uint32), or None for all ones.
+    """Sample weights as a float64 array of importance weights, or None for all ones.
 
-    A weight k presents the row k times in succession (0 skips it), so weights must be
-    non-negative integers: an online learner has no order-free meaning for fractional weights.
+    Any finite real ≥ 0: a row of weight h is learned with each rule's weighted step
+    (docs/design.md §2.10), a row of weight 0 is skipped.
     """
     if sample_weight is None:
         return None
@@ -373,13 +373,15 @@ def check_sample_weight(sample_weight, n_rows: int):
         raise ValueError(
             f"sample_weight.shape == {w.shape}, expected {(n_rows,)} (one weight per row)"
         )
-    w = _as_float64(w, "sample_weight").astype(np.float64, copy=False)
-    if not np.isfinite(w).all() or (w < 0).any() or np.any(w != np.round(w)) or (w > 2**32 - 1).any():
+    w = np.ascontiguousarray(_as_float64(w, "sample_weight"), dtype=np.float64)
+    if not np.isfinite(w).all():
+        kind = "NaN" if np.isnan(w).any() else "infinity"
+        raise ValueError(f"sample_weight contains {kind}: weights must be finite")
+    if (w < 0).any():
         raise ValueError(
-            "sample_weight must hold non-negative integers: a weight k presents the row k "
-            "times in succession"
+            f"sample_weight must be ≥ 0, got {float(w[w < 0][0])} at row {int(np.argmax(w < 0))}"
         )
-    return w.astype(np.uint32)
+    return w
 
 
 def feature_names(X):

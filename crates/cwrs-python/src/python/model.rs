@@ -287,22 +287,23 @@ methods_and_attributes! {
         Ok(Some(unsafe { Bound::from_owned_ptr_or_err(py, copy) }?))
     }
 
-    /// Learns the rows of `x` (row `i` `repeats[i]` times; rows taken in `order` when given)
+    /// Learns the rows of `x` (row `i` with importance weight `weights[i]`; rows taken in `order`
+    /// when given)
     /// with float64 labels ±1 or targets, or int64 class indices, as `crate::host::calls::partial_fit`
     /// says: validated before the first update; a long batch stops at Ctrl-C.
-    #[pyo3(signature = (x, y, repeats=None, order=None))]
+    #[pyo3(signature = (x, y, weights=None, order=None))]
     fn partial_fit(
         &self,
         py: Python,
         x: &Object,
         y: &Object,
-        repeats: Option<&Object>,
+        weights: Option<&Object>,
         order: Option<&Object>,
     ) -> PyResult<()> {
         let (x, mut classes) = (matrix(x)?, Vec::new());
         let targets = targets(y, &mut classes)?;
         let order = order.map(|o| indices(o, "row order")).transpose()?;
-        let presentation = (repeats.map(vector).transpose()?, order.as_deref());
+        let presentation = (weights.map(vector).transpose()?, order.as_deref());
         let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
         calls::partial_fit(model, batch, presentation, check_signals)
     }
@@ -310,7 +311,7 @@ methods_and_attributes! {
     /// `fit`'s passes on `n_jobs` threads (see `crate::host::calls::fit_sharded`): one pass per row
     /// order of the iterable `orders` (None: the stored order), each drawn with the GIL taken
     /// back, from inside the fit's hold on the model.
-    #[pyo3(signature = (x, y, orders, n_jobs, repeats=None))]
+    #[pyo3(signature = (x, y, orders, n_jobs, weights=None))]
     fn fit_sharded(
         &self,
         py: Python,
@@ -318,11 +319,11 @@ methods_and_attributes! {
         y: &Object,
         orders: &Object,
         n_jobs: usize,
-        repeats: Option<&Object>,
+        weights: Option<&Object>,
     ) -> PyResult<()> {
         let (x, mut classes) = (matrix(x)?, Vec::new());
         let targets = targets(y, &mut classes)?;
-        let batch = (&x, targets, repeats.map(vector).transpose()?);
+        let batch = (&x, targets, weights.map(vector).transpose()?);
         let order = |o: Object| (!o.is_none()).then(|| indices(&o, "row order")).transpose();
         let orders = orders.try_iter()?.unbind();
         let orders = std::iter::from_fn(|| {

@@ -711,15 +711,25 @@ impl Features<'_> {
     }
 }
 
-/// How a batch is presented: row `i` `repeats[i]` times in succession (once when `None`), rows
-/// taken in `order` (a sequence of row indices, repeats allowed) or else `0..n`; `stop`, when
-/// given, is asked every [`Stop::every`] presentations whether to end the batch early (an
-/// interrupted call, which the caller then undoes).
+/// How a batch is presented: row `i` with importance weight `weights[i]` (a finite real ≥ 0; 1
+/// when `None`; a row of weight 0 is skipped as if absent, docs/design.md §2.10), rows taken in
+/// `order` (a sequence of row indices, repeats allowed) or else `0..n`; `stop`, when given, is
+/// asked every [`Stop::every`] rows whether to end the batch early (an interrupted call, which
+/// the caller then undoes).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Presentation<'a> {
-    pub repeats: Option<&'a [u32]>,
+    pub weights: Weights<'a>,
     pub order: Option<&'a [usize]>,
     pub stop: Option<Stop<'a>>,
+}
+
+/// The importance weights of a batch's rows, if not all 1.
+pub type Weights<'a> = Option<&'a [f64]>;
+
+/// Row `i`'s weight.
+#[inline]
+pub fn weight_of(weights: Weights, i: usize) -> f64 {
+    weights.map_or(1.0, |w| w[i])
 }
 
 /// Whether to end a batch early: `asked` is true once the caller wants it to stop (sticky). It is
@@ -782,13 +792,8 @@ impl<'a> Presentation<'a> {
                 "X has {n} rows but y has {n_labels} values"
             )));
         }
-        if let Some(repeats) = self.repeats {
-            if repeats.len() != n {
-                return Err(CwError::InvalidInput(format!(
-                    "X has {n} rows but sample_weight has {} values",
-                    repeats.len()
-                )));
-            }
+        if let Some(weights) = self.weights {
+            check_weights(weights, n)?;
         }
         if let Some(&bad) = self.order.and_then(|o| o.iter().find(|&&i| i >= n)) {
             return Err(CwError::InvalidInput(format!(
@@ -801,20 +806,20 @@ impl<'a> Presentation<'a> {
     /// The row indices of an `n`-row batch, one per presentation, in presentation order.
     pub fn sequence(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
         let natural = if self.order.is_some() { 0 } else { n };
-        self.repeated(self.order.unwrap_or(&[]).iter().copied().chain(0..natural))
+        self.kept(self.order.unwrap_or(&[]).iter().copied().chain(0..natural))
     }
 
     /// The presentations of rows `rows` in order (`order` must be `None`).
     pub fn sequence_of(&self, rows: Range<usize>) -> impl Iterator<Item = usize> + '_ {
         debug_assert!(self.order.is_none());
-        self.repeated(rows)
+        self.kept(rows)
     }
 
-    /// Each row of `rows` as many times as `repeats` says, until `stop` says to stop.
-    fn repeated(&self, rows: impl Iterator<Item = usize> + 'a) -> impl Iterator<Item = usize> + 'a {
-        let (repeats, stop) = (self.repeats, self.stop);
+    /// The rows of `rows` whose weight is not 0, until `stop` says to stop.
+    fn kept(&self, rows: impl Iterator<Item = usize> + 'a) -> impl Iterator<Item = usize> + 'a {
+        let (weights, stop) = (self.weights, self.stop);
         let mut count = 0u32;
-        rows.flat_map(move |i| std::iter::repeat_n(i, repeats.map_or(1, |r| r[i] as usize)))
+        rows.filter(move |&i| weight_of(weights, i) != 0.0)
             .take_while(move |_| {
                 let Some(stop) = stop else {
                     return true;
@@ -828,12 +833,12 @@ impl<'a> Presentation<'a> {
             })
     }
 
-    /// How many rows an `n`-row batch presents (repeats counted; rows out of range, which
+    /// How many rows an `n`-row batch presents (rows of weight 0 and rows out of range, which
     /// validation refuses, count 0).
     pub fn len(&self, n: usize) -> u64 {
-        let times = |i: usize| {
-            self.repeats
-                .map_or(1, |r| r.get(i).map_or(0, |&k| u64::from(k)))
+        let times = |i: usize| match self.weights {
+            None => 1,
+            Some(w) => w.get(i).map_or(0, |&h| u64::from(h != 0.0)),
         };
         match self.order {
             Some(order) => order.iter().map(|&i| times(i)).sum(),
@@ -844,6 +849,23 @@ impl<'a> Presentation<'a> {
     /// Calls `f(i)` once per presentation of row `i` of an `n`-row batch.
     pub fn for_each(&self, n: usize, f: impl FnMut(usize)) {
         self.sequence(n).for_each(f);
+    }
+}
+
+/// Checks a batch's importance weights: one per row, each finite and ≥ 0.
+pub fn check_weights(weights: &[f64], n: usize) -> Result<(), CwError> {
+    if weights.len() != n {
+        return Err(CwError::InvalidInput(format!(
+            "X has {n} rows but sample_weight has {} values",
+            weights.len()
+        )));
+    }
+    match weights.iter().position(|h| !(h.is_finite() && *h >= 0.0)) {
+        Some(i) => Err(CwError::InvalidInput(format!(
+            "sample_weight must hold finite weights ≥ 0, got {} at row {i}",
+            weights[i]
+        ))),
+        None => Ok(()),
     }
 }
 

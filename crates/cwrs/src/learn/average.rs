@@ -1,12 +1,13 @@
 //! Averaged models (docs/design.md §3.10): the running average of each model's mean over the
 //! rows learned from row `start` on, as scikit-learn's averaged SGD (`average=True` is
-//! `start = 1`). With w_t the mean after row t and n = t − start + 1 rows averaged,
+//! `start = 1`), each row's mean weighted by the row's importance weight h_k (1 unless given).
+//! With w_t the mean after row t and H_k the total weight of the first k averaged rows,
 //!
 //! ```text
-//! w̄_t = (1/n) Σ_{τ=start}^{t} w_τ = w_t − u_t / n,   u_t = Σ_{k=1}^{n} (k − 1)·Δ_k
+//! w̄_t = (1/H_n) Σ_{k=1}^{n} h_k·w_k = w_t − u_t / H_n,   u_t = Σ_{k=1}^{n} H_{k−1}·Δ_k
 //! ```
 //!
-//! where Δ_k is the change of the mean on the k-th averaged row. A row moves the mean only on
+//! where Δ_k is the change of the mean on the k-th averaged row (unweighted: H_k = k). A row moves the mean only on
 //! the entries its update touches (the row's coordinates for the identity and diagonal forms),
 //! so u is kept in O(nnz) per row; predictions shift μ·x by x·u/n. The dual form averages its
 //! coefficients ν the same way: a support row joins with ν = 0 before it, so its sums start
@@ -21,8 +22,10 @@ use crate::error::CwError;
 pub struct Average {
     /// The (1-based) row from which the average runs.
     start: u64,
-    /// Rows learned so far, each presented row once, whether it updated the model or not.
+    /// Rows learned so far (of positive weight), whether they updated the model or not.
     rows: u64,
+    /// H, the total weight of the averaged rows (the rows from `start` on).
+    total: f64,
     /// Per model, u over the mean's entries.
     sums: Vec<Vec<f64>>,
     /// Work space: the mean entries the current row may move, before it is learned, and where
@@ -34,29 +37,39 @@ pub struct Average {
 impl PartialEq for Average {
     fn eq(&self, other: &Self) -> bool {
         (self.start, self.rows, &self.sums) == (other.start, other.rows, &other.sums)
+            && self.total.to_bits() == other.total.to_bits()
     }
 }
 
 impl Average {
-    /// Averaging from row `start` (≥ 1) over `models`, with `rows` rows already learned and
-    /// the sums u (one per model, concatenated; `None`: zeros).
+    /// Averaging from row `start` (≥ 1) over `models`, with `rows` rows already learned, the
+    /// total weight H of those averaged (`None`: one per row, as for unweighted rows) and the
+    /// sums u (one per model, concatenated; `None`: zeros).
     pub fn new<M: Covariance>(
         start: u64,
-        rows: u64,
+        (rows, total): (u64, Option<f64>),
         sums: Option<&[f64]>,
         models: &[M],
     ) -> Result<Average, CwError> {
         check_start(start)?;
+        let counted = (rows + 1).saturating_sub(start) as f64;
+        let total = total.unwrap_or(counted);
+        if !(total.is_finite() && total >= 0.0) || ((counted == 0.0) != (total == 0.0)) {
+            return Err(CwError::InvalidInput(format!(
+                "the average's total weight must be finite, positive once rows are averaged and \
+                 0 before, got {total} for {counted} averaged rows"
+            )));
+        }
         let lens = models
             .iter()
             .map(M::averaged_len)
             .collect::<Result<Vec<_>, _>>()?;
-        let total: usize = lens.iter().sum();
+        let n_sums: usize = lens.iter().sum();
         let sums = match sums {
             None => lens.iter().map(|&len| vec![0.0; len]).collect(),
-            Some(values) if values.len() != total => {
+            Some(values) if values.len() != n_sums => {
                 return Err(CwError::InvalidInput(format!(
-                    "the average sums must hold {total} values, got {}",
+                    "the average sums must hold {n_sums} values, got {}",
                     values.len()
                 )))
             }
@@ -79,6 +92,7 @@ impl Average {
         Ok(Average {
             start,
             rows,
+            total,
             sums,
             before: Vec::new(),
             ends: Vec::new(),
@@ -91,6 +105,17 @@ impl Average {
 
     pub fn rows(&self) -> u64 {
         self.rows
+    }
+
+    /// The total weight H of the averaged rows.
+    pub fn total(&self) -> f64 {
+        self.total
+    }
+
+    /// Whether H is what unweighted rows give (one per averaged row): a state then need not
+    /// keep it.
+    pub fn total_is_count(&self) -> bool {
+        self.total == self.count() as f64
     }
 
     /// The sums u of every model, concatenated in model order, each as long as the model's
@@ -110,17 +135,21 @@ impl Average {
         (self.rows + 1).saturating_sub(self.start)
     }
 
-    /// Learns one row by `learn` and adds its mean changes to the sums.
+    /// Learns one row of weight `h` by `learn` and adds its mean changes to the sums.
     pub(crate) fn learn_row<M: Covariance, R>(
         &mut self,
         models: &mut [M],
-        row: Row,
+        (row, h): (Row, f64),
         learn: impl FnOnce(&mut [M]) -> R,
     ) -> R {
         self.rows = self.rows.saturating_add(1);
-        // The first averaged row (weight k − 1 = 0) and the rows before it add nothing.
-        let weight = self.count().saturating_sub(1);
-        if weight == 0 {
+        if self.count() == 0 {
+            return learn(models);
+        }
+        // The first averaged row (H_0 = 0) and the rows before it add nothing.
+        let weight = self.total;
+        self.total += h;
+        if weight == 0.0 {
             return learn(models);
         }
         let (before, ends) = (&mut self.before, &mut self.ends);
@@ -131,7 +160,7 @@ impl Average {
             ends.push(before.len());
         }
         let result = learn(models);
-        let (mut first, weight) = (0, weight as f64);
+        let mut first = 0;
         for ((model, sums), &end) in models.iter().zip(&mut self.sums).zip(ends.iter()) {
             let mut i = first;
             model.visit_mean(row, |j, value| {
@@ -150,19 +179,19 @@ impl Average {
         result
     }
 
-    /// What averaging subtracts from model `k`'s score μ·x of `row`: x·u/n.
+    /// What averaging subtracts from model `k`'s score μ·x of `row`: x·u/H.
     #[inline]
     pub(crate) fn shift<M: Covariance>(&self, k: usize, model: &M, row: Row) -> f64 {
         match self.count() {
             0 => 0.0,
-            n => model.dot_mean(row, &self.sums[k]) / n as f64,
+            _ => model.dot_mean(row, &self.sums[k]) / self.total,
         }
     }
 
     /// Model `k`'s averaged mean, from its mean (laid out as the sums).
     pub(crate) fn averaged(&self, k: usize, mut mean: Vec<f64>) -> Vec<f64> {
-        if let n @ 1.. = self.count() {
-            let n = n as f64;
+        if self.count() > 0 {
+            let n = self.total;
             mean.iter_mut()
                 .zip(&self.sums[k])
                 .for_each(|(w, u)| *w -= u / n);
@@ -216,7 +245,7 @@ mod tests {
             CovarianceKind::Full,
         ] {
             let mut plain = learner(kind);
-            let mut averaged = learner(kind).with_average(2, 0, None).unwrap();
+            let mut averaged = learner(kind).with_average(2, (0, None), None).unwrap();
             let mut sum = [0.0; 4];
             for (t, (indices, values, y)) in rows.iter().enumerate() {
                 let row = Row::Sparse32(indices, values);
@@ -243,15 +272,15 @@ mod tests {
     #[test]
     fn refuses_a_zero_start_and_sums_of_the_wrong_length() {
         assert!(learner(CovarianceKind::Diagonal)
-            .with_average(0, 0, None)
+            .with_average(0, (0, None), None)
             .is_err());
         let wrong = [0.0; 3];
         assert!(learner(CovarianceKind::Diagonal)
-            .with_average(1, 5, Some(&wrong))
+            .with_average(1, (5, None), Some(&wrong))
             .is_err());
         let right = [0.0; 4];
         assert!(learner(CovarianceKind::Diagonal)
-            .with_average(1, 5, Some(&right))
+            .with_average(1, (5, None), Some(&right))
             .is_ok());
     }
 }

@@ -8,7 +8,7 @@
 //!   Crammer–Singer style) or one-vs-rest.
 
 use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
-use crate::data::Row;
+use crate::data::{weight_of, Row, Weights};
 use crate::error::CwError;
 use crate::learn::drift::{Innovation, Watched};
 use crate::rules::{
@@ -71,11 +71,11 @@ fn covariance_fits(second_order: bool, kind: CovarianceKind) -> bool {
 /// The update of one model for `step` with its mean step signed by `sign`: the L1 step scale
 /// comes from the rule at the variance `v` it saw.
 #[inline]
-fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64) -> Update {
+fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64, h: f64) -> Update {
     Update {
         step: step.alpha * sign,
         c: step.c,
-        eta: rule.l1_rate(&step, v),
+        eta: rule.l1_rate(&step, v, h),
     }
 }
 
@@ -124,12 +124,13 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
     objective: &T,
     model: &mut M,
     rows: impl Iterator<Item = (usize, Row<'a>)>,
-    y: &[f64],
+    (y, weights): (&[f64], Weights),
     before: Tally,
 ) -> Tally {
     let rule = objective.rule();
     let mut tally = Tally::default();
     for (i, row) in rows {
+        let h = weight_of(weights, i);
         tally.rounds += 1;
         let seen = model.observe(row);
         let (m, sign, mistake) = objective.margin(y[i], seen.score);
@@ -140,10 +141,10 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
             mean_norm2: mean_norm2_for(rule, std::slice::from_ref(model)),
             zero_margin_mistake: sign < 0.0,
         };
-        let Some(scaled) = rule.step_in(m, seen.variance, seen.squared_norm, &context) else {
+        let Some(scaled) = rule.step_in(m, seen.variance, seen.squared_norm, h, &context) else {
             continue;
         };
-        let u = update_of(rule, scaled.step, sign, seen.variance);
+        let u = update_of(rule, scaled.step, sign, seen.variance, h);
         apply(model, row, &scaled, u, seen.variance);
         tally.updates += u64::from(model.take_skipped() == 0);
     }
@@ -161,17 +162,18 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Checks targets before any row is learned (`n_models` models are driven).
     fn check_targets(&self, n_models: usize, targets: &[Self::Target]) -> Result<(), CwError>;
 
-    /// Learns `rows` (index into `targets`, row) in order; everything is valid. A one-model
-    /// objective hands them to [`Covariance::learn_rows`] (so the full form blocks rows and the
-    /// dual form looks ahead); a several-model one runs the per-row protocol. `scores` holds
-    /// one value per model (work space). `before` counts the rounds and updates before
-    /// this call (what a rule's [`Context`] reads).
+    /// Learns `rows` (index into `targets` and `weights`, row) in order, each with its
+    /// importance weight (1 without `weights`; rows of weight 0 never come); everything is
+    /// valid. A one-model objective hands them to [`Covariance::learn_rows`] (so the full form
+    /// blocks rows and the dual form looks ahead); a several-model one runs the per-row
+    /// protocol. `scores` holds one value per model (work space). `before` counts the rounds
+    /// and updates before this call (what a rule's [`Context`] reads).
     fn learn<'a, M: Covariance>(
         &self,
         models: &mut [M],
         scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        targets: &[Self::Target],
+        targets: (&[Self::Target], Weights),
         before: Tally,
     ) -> Tally;
 
@@ -230,21 +232,22 @@ impl<T: SingleModel> Objective for T {
         models: &mut [M],
         _scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        y: &[f64],
+        (y, weights): (&[f64], Weights),
         before: Tally,
     ) -> Tally {
         let rule = SingleModel::rule(self);
         if rule.needs_context() {
-            return learn_in_context(self, &mut models[0], rows, y, before);
+            return learn_in_context(self, &mut models[0], rows, (y, weights), before);
         }
         let mut tally = Tally::default();
         models[0].learn_rows(rows, |i, seen: Observation| {
             let (m, sign, mistake) = self.margin(y[i], seen.score);
             tally.rounds += 1;
             tally.mistakes += u64::from(mistake);
-            let step = rule.step(m, seen.variance, seen.squared_norm)?;
+            let h = weight_of(weights, i);
+            let step = rule.step(m, seen.variance, seen.squared_norm, h)?;
             tally.updates += 1;
-            Some(update_of(rule, step, sign, seen.variance))
+            Some(update_of(rule, step, sign, seen.variance, h))
         });
         tally.updates -= models[0].take_skipped();
         tally
@@ -401,18 +404,19 @@ impl Multiclass {
     fn step_of<M: Covariance>(
         &self,
         (m, v, norm2): (f64, f64, f64),
+        h: f64,
         models: &[M],
         context: Context,
     ) -> Option<ScaledStep> {
         let rule = self.rule;
         if !rule.needs_context() {
-            return rule.step(m, v, norm2).map(ScaledStep::plain);
+            return rule.step(m, v, norm2, h).map(ScaledStep::plain);
         }
         let context = Context {
             mean_norm2: mean_norm2_for(rule, models),
             ..context
         };
-        rule.step_in(m, v, norm2, &context)
+        rule.step_in(m, v, norm2, h, &context)
     }
 
     /// One round on `row` of class `label`, with `scores` holding μ_k·x of every class:
@@ -421,7 +425,7 @@ impl Multiclass {
         &self,
         models: &mut [M],
         scores: &[f64],
-        row: Row,
+        (row, h): (Row, f64),
         (label, rival): (usize, usize),
         context: Context,
     ) -> bool {
@@ -446,7 +450,7 @@ impl Multiclass {
                     ..context
                 };
                 let moments = (m, v, norm2_label + norm2_rival);
-                let Some(scaled) = self.step_of(moments, models, context) else {
+                let Some(scaled) = self.step_of(moments, h, models, context) else {
                     return false;
                 };
                 let mut changed = false;
@@ -457,7 +461,7 @@ impl Multiclass {
                         .for_each(|m| m.rescale_mean(scaled.mean_scale));
                 }
                 for (k, sign, v_k) in [(label, 1.0, v_label), (rival, -1.0, v_rival)] {
-                    let u = update_of(rule, scaled.step, sign, v);
+                    let u = update_of(rule, scaled.step, sign, v, h);
                     models[k].update(row, u.step, u.c, v_k, u.eta);
                     changed |= models[k].take_skipped() == 0;
                 }
@@ -478,8 +482,8 @@ impl Multiclass {
                     };
                     let moments = (y * scores[k], v, norm2);
                     let one = std::slice::from_ref(&models[k]);
-                    if let Some(scaled) = self.step_of(moments, one, context) {
-                        let u = update_of(rule, scaled.step, y, v);
+                    if let Some(scaled) = self.step_of(moments, h, one, context) {
+                        let u = update_of(rule, scaled.step, y, v, h);
                         apply(&mut models[k], row, &scaled, u, v);
                         changed |= models[k].take_skipped() == 0;
                     }
@@ -497,7 +501,7 @@ impl Multiclass {
         &self,
         models: &mut [M],
         scores: &mut [f64],
-        (row, label): (Row, usize),
+        (row, label, h): (Row, usize, f64),
         before: Tally,
         tally: &mut Tally,
         ahead: Option<&Lookahead>,
@@ -517,7 +521,7 @@ impl Multiclass {
             mean_norm2: f64::NAN,
             zero_margin_mistake: true,
         };
-        let changed = self.round(models, scores, row, (label, rival), context);
+        let changed = self.round(models, scores, (row, h), (label, rival), context);
         tally.updates += u64::from(changed);
     }
 }
@@ -544,13 +548,14 @@ impl Objective for Multiclass {
         models: &mut [M],
         scores: &mut [f64],
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        labels: &[usize],
+        (labels, weights): (&[usize], Weights),
         before: Tally,
     ) -> Tally {
         let mut tally = Tally::default();
+        let learned = |i: usize, row| (row, labels[i], weight_of(weights, i));
         if !models.first().is_some_and(M::prepares_ahead) {
             for (i, row) in rows {
-                self.learn_one(models, scores, (row, labels[i]), before, &mut tally, None);
+                self.learn_one(models, scores, learned(i, row), before, &mut tally, None);
             }
             return tally;
         }
@@ -561,7 +566,7 @@ impl Objective for Multiclass {
                 let (i, row) = ahead.window[at];
                 ahead.at = at;
                 let plan = Some(&ahead);
-                self.learn_one(models, scores, (row, labels[i]), before, &mut tally, plan);
+                self.learn_one(models, scores, learned(i, row), before, &mut tally, plan);
             }
         }
         models.iter_mut().for_each(|m| m.prepare_ahead(&[]));

@@ -164,18 +164,29 @@ fn averaged<O: Objective, M: Covariance>(
     match state {
         Some(state) => {
             let sums = state.floats("average_sums")?;
-            learner.with_average(start, state.count("average_rows")?, Some(sums))
+            let rows = (
+                state.count("average_rows")?,
+                state.optional_float("average_weight")?,
+            );
+            learner.with_average(start, rows, Some(sums))
         }
-        None => learner.with_average(start, 0, None),
+        None => learner.with_average(start, (0, None), None),
     }
 }
 
 /// The averaging state of a learner, if it averages.
 fn average_entries<O: Objective, M: Covariance>(learner: &Online<O, M>) -> State<'static> {
     match learner.average() {
-        Some(average) => State::default()
-            .with("average_rows", average.rows())
-            .with("average_sums", average.sums(learner.models())),
+        Some(average) => {
+            let state = State::default()
+                .with("average_rows", average.rows())
+                .with("average_sums", average.sums(learner.models()));
+            // Kept only when rows had weights: files of unweighted models stay as they were.
+            match average.total_is_count() {
+                true => state,
+                false => state.with("average_weight", average.total()),
+            }
+        }
         None => State::default(),
     }
 }

@@ -286,6 +286,11 @@ impl<'a> State<'a> {
         })
     }
 
+    /// A float entry that may be absent or `None`.
+    pub fn optional_float(&self, key: &str) -> Result<Option<f64>, CwError> {
+        self.optional(key).map(|_| self.float(key)).transpose()
+    }
+
     /// A non-negative int entry that may be absent or `None`.
     pub fn optional_count<T: TryFrom<i64>>(&self, key: &str) -> Result<Option<T>, CwError> {
         self.optional(key).map(|_| self.count(key)).transpose()

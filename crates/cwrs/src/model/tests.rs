@@ -220,9 +220,9 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
     for mut estimator in [fresh, restored] {
         let before = estimator.state();
         // Past the work between two questions to the stop (POLL_WORK) many times over.
-        let repeats = vec![100_000u32; N_ROWS];
+        let order: Vec<usize> = (0..N_ROWS).cycle().take(N_ROWS * 100_000).collect();
         let long = Presentation {
-            repeats: Some(&repeats),
+            order: Some(&order),
             ..Presentation::default()
         };
         let targets = Targets::Values(&y);

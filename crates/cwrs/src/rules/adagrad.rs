@@ -1,10 +1,13 @@
 //! AdaGrad, diagonal, on the hinge loss: the per-coordinate step lives in its form
 //! (`crate::covariance::adagrad`).
 
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const ADAGRAD: Entry = Entry {
+    weighted: Weighted::objective(
+        "the loss gradient of h·ℓ: g = −h·y·x, which G_j accumulates",
+    ),
     name: "AdaGrad", title: "AdaGrad, adaptive subgradient methods (diagonal)",
     reference: "Duchi, Hazan, Singer, JMLR 2011", second_order: false,
     params: &[

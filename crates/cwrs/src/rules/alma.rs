@@ -1,10 +1,13 @@
 //! The approximate large margin algorithm, ALMA (first order).
 
 use super::context::{Context, ScaledStep};
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const ALMA: Entry = Entry {
+    weighted: Weighted::objective(
+        "the step of the loss h·ℓ: η_k → h·η_k, then the projection onto the unit ball",
+    ),
     name: "ALMA", title: "ALMA, a new approximate maximal margin classification algorithm",
     reference: "Gentile, JMLR 2001", second_order: false,
     params: &[

@@ -1,10 +1,13 @@
 //! AROW: Adaptive Regularization of Weight vectors (the classification rule; its squared-loss
 //! regression twin is in `rules/regression.rs` and shares [`l1_rate`]).
 
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const AROW: Entry = Entry {
+    weighted: Weighted::exact(
+        "recursive least squares while the hinge is active, and 1 − m′ = (1 − m)·r/(v + r) > 0 after a step: r → r/h, α = (1 − m)/(v + r/h), c = h/r",
+    ),
     name: "AROW", title: "Adaptive Regularization of Weight vectors", second_order: true,
     summary: "Update when m < 1: α = (1 − m)/(v + r), c = 1/r.",
     reference: "Crammer, Kulesza, Dredze, NIPS 2009",

@@ -3,7 +3,7 @@
 
 use super::normal::normal_quantile;
 use super::scaling::{sqrt_sq_plus, unit_scale};
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 /// η, stored by the rules as φ = Φ⁻¹(η).
 pub(super) const fn confidence(default: f64, doc: &'static str) -> Param {
@@ -14,6 +14,9 @@ const CONFIDENCE_DOC: &str = "Confidence η: the rule asks P(y·w·x ≥ 0) ≥ 
 
 #[rustfmt::skip]
 pub(super) const CW: Entry = Entry {
+    weighted: Weighted::exact(
+        "the step puts (μ, Σ) on the constraint m′ = φ·v′, after which a repetition adds nothing: the unweighted step for every h > 0",
+    ),
     name: "CW", title: "Confidence-Weighted learning, variance form", second_order: true,
     reference: "Dredze, Crammer, Pereira, ICML 2008", params: &[confidence(0.7, CONFIDENCE_DOC)],
     summary: "Update when m < φ·v, φ = Φ⁻¹(eta): α = γ = [−(1+2φm) + √((1+2φm)² − \
@@ -23,6 +26,9 @@ pub(super) const CW: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const EXACT_CW: Entry = Entry {
+    weighted: Weighted::exact(
+        "the step puts (μ, Σ) on the constraint m′ = φ·√v′, after which a repetition adds nothing: the unweighted step for every h > 0",
+    ),
     name: "ExactCW", second_order: true, params: &[confidence(0.7, CONFIDENCE_DOC)],
     title: "Exact convex Confidence-Weighted learning, \"CW-Stdev\"",
     reference: "Crammer, Dredze, Pereira, NIPS 2008",

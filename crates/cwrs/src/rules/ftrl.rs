@@ -1,10 +1,13 @@
 //! FTRL-Proximal, per coordinate: the per-coordinate state lives in its form
 //! (`crate::covariance::ftrl`).
 
-use super::{Build, Entry, Loss, Param, Range, Rule, Step};
+use super::{Build, Entry, Loss, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const FTRL: Entry = Entry {
+    weighted: Weighted::objective(
+        "the loss gradient of h·ℓ: g = −h·α·y·x, which z_j and n_j accumulate",
+    ),
     name: "FTRL", title: "FTRL-Proximal, per-coordinate follow the regularised leader",
     reference: "McMahan et al., \"Ad click prediction: a view from the trenches\", KDD 2013",
     second_order: false,

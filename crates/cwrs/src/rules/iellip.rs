@@ -1,10 +1,13 @@
 //! The improved ellipsoid method (second order).
 
 use super::context::{Context, ScaledStep};
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const IELLIP: Entry = Entry {
+    weighted: Weighted::objective(
+        "the mean step of the loss h·ℓ: α·h; the ellipsoid's shrink c_t of the round unchanged",
+    ),
     name: "IELLIP", title: "Online learning by the improved ellipsoid method", second_order: true,
     reference: "Yang, Jin, Ye, \"Online learning by ellipsoid method\", ICML 2009",
     params: &[

@@ -111,21 +111,38 @@ impl Step {
 }
 
 /// Whether a row's moments can be learned from (safeguard 1 of the module doc): the margin (or
-/// residual) `m`, `v` and `norm2` finite, and `v`, `norm2` at least the smallest normal float64
-/// (which also rules out an all-zero row).
+/// residual) `m`, `v` and `norm2` finite, `v`, `norm2` at least the smallest normal float64
+/// (which also rules out an all-zero row), and the weight `h` positive and finite (a row of
+/// weight 0 never reaches a rule: the loop skips it).
 #[inline]
-fn learnable(m: f64, v: f64, norm2: f64) -> bool {
-    m.is_finite() && is_learnable_variance(v) && is_learnable_variance(norm2)
+fn learnable(m: f64, v: f64, norm2: f64, h: f64) -> bool {
+    m.is_finite() && is_learnable_variance(v) && is_learnable_variance(norm2) && is_weight(h)
+}
+
+/// Whether `h` is a weight a row is learned with: positive and finite.
+#[inline]
+fn is_weight(h: f64) -> bool {
+    h > 0.0 && h.is_finite()
 }
 
 /// The one gate of every rule's step (safeguard 1 of the module doc): the rule's formulas
 /// (`raw`) run only on learnable moments, and their step is checked.
 #[inline]
-fn gated(m: f64, v: f64, norm2: f64, raw: impl FnOnce() -> Option<Step>) -> Option<Step> {
-    if !learnable(m, v, norm2) {
+fn gated(m: f64, v: f64, norm2: f64, h: f64, raw: impl FnOnce() -> Option<Step>) -> Option<Step> {
+    if !learnable(m, v, norm2, h) {
         return None;
     }
     raw().and_then(Step::checked)
+}
+
+/// A step with its mean step α times `h`: the rules whose weighted step is the step of the
+/// loss h·ℓ (docs/design.md §2.10).
+#[inline]
+fn times(step: Option<Step>, h: f64) -> Option<Step> {
+    step.map(|s| Step {
+        alpha: s.alpha * h,
+        ..s
+    })
 }
 
 /// Whether a variance (or squared norm) can be learned from: finite and at least the smallest
@@ -266,7 +283,37 @@ pub struct Entry {
     pub params: &'static [Param],
     /// The update in words: when it fires, α and c (docs/design.md §2).
     pub summary: &'static str,
+    /// The step of a row of importance weight h (docs/design.md §2.10).
+    pub weighted: Weighted,
     pub build: Build,
+}
+
+/// How a rule learns a row of importance weight h > 0 (docs/design.md §2.10).
+#[derive(Clone, Copy, Debug)]
+pub struct Weighted {
+    /// Whether the weighted step is the continuous limit of presenting the row repeatedly, so
+    /// that weight h then h′ is weight h + h′ once and an integer k is k presentations
+    /// (`true`); else (`false`) the rule's objective with its loss term times h, or the step
+    /// of the loss h·ℓ for a rule defined by its step.
+    pub exact: bool,
+    /// The weighted step in words.
+    pub summary: &'static str,
+}
+
+impl Weighted {
+    pub const fn exact(summary: &'static str) -> Weighted {
+        Weighted {
+            exact: true,
+            summary,
+        }
+    }
+
+    pub const fn objective(summary: &'static str) -> Weighted {
+        Weighted {
+            exact: false,
+            summary,
+        }
+    }
 }
 
 impl Entry {
@@ -549,22 +596,24 @@ impl Rule {
 /// A rule as the loop calls it: the step for (m, v, ‖x‖²) and the L1 step scale; a rule
 /// outside the (α, c) template (docs/design.md §2.9) also reads a [`Context`].
 pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
-    /// The rule's formulas for (m, v, ‖x‖²): m the margin y·μ·x (or the residual e = y − μ·x
-    /// of a regression rule), v = xᵀΣx (equal to ‖x‖² for first-order rules). Callers take
-    /// [`StepRule::step`], which guards their domain and checks the step they give.
-    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step>;
+    /// The rule's formulas for (m, v, ‖x‖²) at importance weight `h` (docs/design.md §2.10):
+    /// m the margin y·μ·x (or the residual e = y − μ·x of a regression rule), v = xᵀΣx (equal
+    /// to ‖x‖² for first-order rules). At h = 1 every rule's step is its unweighted step, bit
+    /// for bit. Callers take [`StepRule::step`], which guards their domain and checks the step
+    /// they give.
+    fn raw_step(&self, m: f64, v: f64, norm2: f64, h: f64) -> Option<Step>;
 
-    /// The step for one example, or `None` when the rule leaves the model unchanged: the
-    /// formulas behind the one gate of every step (see the module's notes); an all-zero row
-    /// (‖x‖² = 0) never updates.
+    /// The step for one example of weight `h` (1 for an unweighted row), or `None` when the
+    /// rule leaves the model unchanged: the formulas behind the one gate of every step (see
+    /// the module's notes); an all-zero row (‖x‖² = 0) never updates.
     #[inline]
-    fn step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
-        gated(m, v, norm2, || self.raw_step(m, v, norm2))
+    fn step(&self, m: f64, v: f64, norm2: f64, h: f64) -> Option<Step> {
+        gated(m, v, norm2, h, || self.raw_step(m, v, norm2, h))
     }
 
     /// The step scale η_t of the L1 (FOBOS) threshold after an update with `step` on a row of
-    /// variance `v`.
-    fn l1_rate(&self, step: &Step, v: f64) -> f64;
+    /// variance `v` and weight `h`.
+    fn l1_rate(&self, step: &Step, v: f64, h: f64) -> f64;
 
     /// Whether the rule reads a [`Context`]: the loop then runs it row by row through
     /// [`StepRule::step_in`].
@@ -577,30 +626,42 @@ pub trait StepRule: Copy + std::fmt::Debug + PartialEq + Send + Sync {
         false
     }
 
-    /// The step with its scales in `context`.
-    fn step_in(&self, m: f64, v: f64, norm2: f64, _context: &Context) -> Option<ScaledStep> {
-        self.step(m, v, norm2).map(ScaledStep::plain)
+    /// The step of a row of weight `h` with its scales in `context`.
+    fn step_in(
+        &self,
+        m: f64,
+        v: f64,
+        norm2: f64,
+        h: f64,
+        _context: &Context,
+    ) -> Option<ScaledStep> {
+        self.step(m, v, norm2, h).map(ScaledStep::plain)
     }
 }
 
 impl StepRule for Rule {
     #[inline]
-    fn raw_step(&self, m: f64, v: f64, norm2: f64) -> Option<Step> {
+    fn raw_step(&self, m: f64, v: f64, norm2: f64, h: f64) -> Option<Step> {
+        // The weighted steps of docs/design.md §2.10; each is the unweighted step at h = 1
+        // (x/1 and x·1 are exact).
         match *self {
-            Rule::Perceptron => perceptron::step(m),
+            Rule::Perceptron => perceptron::step(m, h),
             Rule::PA => pa::pa_step(m, norm2),
-            Rule::PA1 { c } => pa::pa1_step(m, norm2, c),
-            Rule::PA2 { c } => pa::pa2_step(m, norm2, c),
-            Rule::SOP => sop::step(m, v),
+            Rule::PA1 { c } => pa::pa1_step(m, norm2, c * h),
+            Rule::PA2 { c } => pa::pa2_step(m, norm2, c, h),
+            Rule::SOP => sop::step(m, v, h),
             Rule::CW { phi } => cw::variance_step(m, v, phi),
             Rule::ExactCW { phi } => cw::exact_step(m, v, phi),
-            Rule::AROW { r } => arow::step(m, v, r),
-            Rule::NAROW { b } => narow::step(m, v, b),
-            Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c, phi),
-            Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c, phi),
-            Rule::NHERD { c } => nherd::step(m, v, c),
-            Rule::AdaGrad { .. } => adagrad::step(m),
-            Rule::FTRL { loss, .. } => ftrl::step(m, loss),
+            Rule::AROW { r } => arow::step(m, v, r / h),
+            Rule::NAROW { b } => narow::step(m, v, b).map(|s| Step {
+                alpha: s.alpha * h,
+                c: s.c * h,
+            }),
+            Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c * h, phi),
+            Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c * h, phi),
+            Rule::NHERD { c } => nherd::step(m, v, c * h),
+            Rule::AdaGrad { .. } => times(adagrad::step(m), h),
+            Rule::FTRL { loss, .. } => times(ftrl::step(m, loss), h),
             // These step through `step_in`, with their context; the loop never calls `step`.
             Rule::ALMA { .. }
             | Rule::ROMMA
@@ -615,10 +676,10 @@ impl StepRule for Rule {
     /// the squared hinge, so η_t = β_t/2 = 1/(2(v + r)) (the note's derivation; 1/C plays r for
     /// NHERD); the hinge-loss rules move α_t per unit gradient, so η_t = α_t.
     #[inline]
-    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+    fn l1_rate(&self, step: &Step, v: f64, h: f64) -> f64 {
         match *self {
-            Rule::AROW { r } => arow::l1_rate(v, r),
-            Rule::NHERD { c } => nherd::l1_rate(v, c),
+            Rule::AROW { r } => arow::l1_rate(v, r / h),
+            Rule::NHERD { c } => nherd::l1_rate(v, c * h),
             _ => step.alpha,
         }
     }
@@ -647,24 +708,31 @@ impl StepRule for Rule {
     /// The step with its scales in `context`, behind the one gate of every step; the rules
     /// of the plain template ignore the context.
     #[inline]
-    fn step_in(&self, m: f64, v: f64, norm2: f64, context: &Context) -> Option<ScaledStep> {
-        if !learnable(m, v, norm2) {
+    fn step_in(&self, m: f64, v: f64, norm2: f64, h: f64, context: &Context) -> Option<ScaledStep> {
+        if !learnable(m, v, norm2, h) {
             // ALMA's condition reads only m and k, so it holds on an all-zero row too: the
             // round counts (k advances), and nothing moves.
             return match *self {
-                Rule::ALMA { alpha, p, .. } if m == 0.0 && norm2 == 0.0 => {
+                Rule::ALMA { alpha, p, .. } if m == 0.0 && norm2 == 0.0 && is_weight(h) => {
                     alma::null_step((alpha, p), context)
                 }
                 _ => None,
             };
         }
         let scaled = match *self {
-            Rule::ALMA { alpha, p, c } => alma::step(m, norm2, (alpha, p, c), context),
+            // ALMA's η_k = C/(√(p − 1)·√k): C·h is η_k·h.
+            Rule::ALMA { alpha, p, c } => alma::step(m, norm2, (alpha, p, c * h), context),
             Rule::ROMMA => romma::step(m, norm2, context.is_mistake(m), context),
             Rule::AggressiveROMMA => romma::step(m, norm2, m < 1.0, context),
-            Rule::OGD { eta, loss } => ogd::step(m, eta, loss, context).map(ScaledStep::plain),
-            Rule::IELLIP { b, c } => iellip::step(m, v, b, c, context),
-            _ => self.raw_step(m, v, norm2).map(ScaledStep::plain),
+            Rule::OGD { eta, loss } => ogd::step(m, eta * h, loss, context).map(ScaledStep::plain),
+            Rule::IELLIP { b, c } => iellip::step(m, v, b, c, context).map(|s| ScaledStep {
+                step: Step {
+                    alpha: s.step.alpha * h,
+                    ..s.step
+                },
+                ..s
+            }),
+            _ => self.raw_step(m, v, norm2, h).map(ScaledStep::plain),
         }?;
         let step = scaled.step.checked()?;
         ScaledStep { step, ..scaled }.checked()
@@ -715,21 +783,22 @@ impl RegressionRule {
 
 impl StepRule for RegressionRule {
     #[inline]
-    fn raw_step(&self, e: f64, v: f64, norm2: f64) -> Option<Step> {
+    fn raw_step(&self, e: f64, v: f64, norm2: f64, h: f64) -> Option<Step> {
+        // The weighted steps of docs/design.md §2.10, the unweighted ones at h = 1.
         match *self {
-            RegressionRule::AROW { r } => regression::arow_step(e, v, r),
+            RegressionRule::AROW { r } => regression::arow_step(e, v, r / h),
             RegressionRule::PA { epsilon } => regression::pa_step(e, norm2, epsilon),
-            RegressionRule::PA1 { epsilon, c } => regression::pa1_step(e, norm2, epsilon, c),
-            RegressionRule::PA2 { epsilon, c } => regression::pa2_step(e, norm2, epsilon, c),
+            RegressionRule::PA1 { epsilon, c } => regression::pa1_step(e, norm2, epsilon, c * h),
+            RegressionRule::PA2 { epsilon, c } => regression::pa2_step(e, norm2, epsilon, c, h),
         }
     }
 
     /// The step scale η_t of the L1 threshold: AROW regression takes the squared loss, so
     /// η_t = 1/(2(v + r)); the PA rules move |α_t| per unit gradient.
     #[inline]
-    fn l1_rate(&self, step: &Step, v: f64) -> f64 {
+    fn l1_rate(&self, step: &Step, v: f64, h: f64) -> f64 {
         match *self {
-            RegressionRule::AROW { r } => arow::l1_rate(v, r),
+            RegressionRule::AROW { r } => arow::l1_rate(v, r / h),
             _ => step.alpha.abs(),
         }
     }

@@ -1,9 +1,12 @@
 //! NAROW: Narrow Adaptive Regularization Of Weights, as the paper states it.
 
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const NAROW: Entry = Entry {
+    weighted: Weighted::objective(
+        "the step at the row's r_t scaled by h: α·h, c·h = h/r_t",
+    ),
     name: "NAROW", title: "Narrow Adaptive Regularization Of Weights",
     reference: "Orabona, Crammer, NIPS 2010", second_order: true,
     build: Build::Classification(|v| Rule::NAROW { b: v[0] }),

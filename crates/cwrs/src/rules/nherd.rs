@@ -1,9 +1,12 @@
 //! Normal Herding, the exact (full) covariance update.
 
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const NHERD: Entry = Entry {
+    weighted: Weighted::objective(
+        "the objective with its loss term times h: C → h·C",
+    ),
     name: "NHERD", title: "Normal Herding, the exact (full) covariance update",
     reference: "Crammer, Lee, NIPS 2010", second_order: true,
     params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness.")],

@@ -1,7 +1,7 @@
 //! Online gradient descent with the step η/√t (first order, Σ = I).
 
 use super::context::Context;
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 use crate::error::CwError;
 
@@ -37,6 +37,9 @@ impl Loss {
 
 #[rustfmt::skip]
 pub(super) const OGD: Entry = Entry {
+    weighted: Weighted::objective(
+        "the gradient step of the loss h·ℓ: α = h·η_t·ℓ′",
+    ),
     name: "OGD", title: "Online Gradient Descent", second_order: false,
     reference: "Zinkevich, ICML 2003",
     params: &[Param::new("eta", 1.0, Range::POSITIVE, "The learning rate: round t steps eta/√t.")],

@@ -2,7 +2,8 @@
 //! ε-insensitive Passive-Aggressive regression (PA, PA-I, PA-II). Their steps are signed:
 //! μ ← μ + α·Σx on the residual e = y − μ·x.
 
-use super::{Build, Entry, Param, Range, RegressionRule, Step};
+use super::pa::pa2_alpha;
+use super::{Build, Entry, Param, Range, RegressionRule, Step, Weighted};
 
 const PA_REFERENCE: &str = "Crammer, Dekel, Keshet, Shalev-Shwartz, Singer, JMLR 2006";
 const EPSILON: Param = Param::new(
@@ -14,6 +15,9 @@ const EPSILON: Param = Param::new(
 
 #[rustfmt::skip]
 pub(super) const AROW: Entry = Entry {
+    weighted: Weighted::exact(
+        "recursive least squares: k presentations add k·xxᵀ/r and k·y·x/r, one step with r/k: r → r/h, α = e/(v + r/h), c = h/r",
+    ),
     name: "AROW", title: "AROW regression = recursive least squares", second_order: true,
     reference: "Crammer, Kulesza, Dredze, NIPS 2009",
     params: &[Param::new("r", 1.0, Range::POSITIVE, "Noise variance.")],
@@ -24,6 +28,9 @@ pub(super) const AROW: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const PA: Entry = Entry {
+    weighted: Weighted::exact(
+        "the step reaches |e′| = ε, after which a repetition adds nothing: the unweighted step for every h > 0",
+    ),
     name: "PA", title: "ε-insensitive Passive-Aggressive regression", reference: PA_REFERENCE,
     second_order: false, params: &[EPSILON],
     build: Build::Regression(|v| RegressionRule::PA { epsilon: v[0] }),
@@ -32,6 +39,9 @@ pub(super) const PA: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const PA1: Entry = Entry {
+    weighted: Weighted::exact(
+        "steps of C until the loss is used up: α = sign(e)·min(h·C, ℓ/‖x‖²)",
+    ),
     name: "PA1", title: "PA-I regression, the PA step capped at C", reference: PA_REFERENCE,
     params: &[EPSILON, Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on |α|.")],
     build: Build::Regression(|v| RegressionRule::PA1 { epsilon: v[0], c: v[1] }),
@@ -41,6 +51,9 @@ pub(super) const PA1: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const PA2: Entry = Entry {
+    weighted: Weighted::exact(
+        "each presentation multiplies the loss by ρ = 1/(1 + 2C‖x‖²): α = sign(e)·(ℓ/‖x‖²)·(1 − ρ^h)",
+    ),
     name: "PA2", second_order: false, title: "PA-II regression", reference: PA_REFERENCE,
     summary: "First order (Σ = I). Update when |e| > ε: α = sign(e)·ℓ/(‖x‖² + 1/(2C)), \
               ℓ = |e| − ε.",
@@ -82,6 +95,6 @@ pub(super) fn pa1_step(e: f64, norm2: f64, epsilon: f64, c: f64) -> Option<Step>
 }
 
 #[inline]
-pub(super) fn pa2_step(e: f64, norm2: f64, epsilon: f64, c: f64) -> Option<Step> {
-    loss(e, epsilon).map(|l| signed(l / (norm2 + 0.5 / c), e))
+pub(super) fn pa2_step(e: f64, norm2: f64, epsilon: f64, c: f64, h: f64) -> Option<Step> {
+    loss(e, epsilon).map(|l| signed(pa2_alpha(l, norm2, c, h), e))
 }

@@ -1,12 +1,15 @@
 //! The relaxed online maximum margin algorithm and its aggressive variant (first order).
 
 use super::context::{Context, ScaledStep};
-use super::{Build, Entry, Rule, Step};
+use super::{Build, Entry, Rule, Step, Weighted};
 
 const REFERENCE: &str = "Li, Long, Machine Learning 2002";
 
 #[rustfmt::skip]
 pub(super) const ROMMA: Entry = Entry {
+    weighted: Weighted::exact(
+        "the step reaches m = 1, after which a repetition adds nothing: the unweighted step for every h > 0",
+    ),
     name: "ROMMA", title: "The Relaxed Online Maximum Margin Algorithm", reference: REFERENCE,
     second_order: false, params: &[],
     summary: "First order (Σ = I). Update when the prediction (+1 at μ·x = 0) is not y: \
@@ -18,6 +21,9 @@ pub(super) const ROMMA: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const AGGRESSIVE_ROMMA: Entry = Entry {
+    weighted: Weighted::exact(
+        "the step reaches m = 1, after which a repetition adds nothing: the unweighted step for every h > 0",
+    ),
     name: "AggressiveROMMA", title: "The Relaxed Online Maximum Margin Algorithm, aggressive",
     reference: REFERENCE, second_order: false, params: &[],
     summary: "First order (Σ = I). Update when m < 1, not only on mistakes, with ROMMA's \

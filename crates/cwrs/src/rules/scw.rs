@@ -4,12 +4,15 @@
 use super::cw::{confidence, exact_cw_alpha, exact_cw_step};
 use super::normal::normal_quantile;
 use super::scaling::{sqrt_sq_plus, unit_scale};
-use super::{Build, Entry, Param, Range, Rule, Step};
+use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 const REFERENCE: &str = "Wang, Zhao, Hoi, ICML 2012";
 
 #[rustfmt::skip]
 pub(super) const SCW1: Entry = Entry {
+    weighted: Weighted::objective(
+        "the objective with its loss term times h: C → h·C",
+    ),
     name: "SCW1", title: "Soft Confidence-Weighted learning, SCW-I", reference: REFERENCE,
     second_order: true,
     params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness, the cap on α."),
@@ -21,6 +24,9 @@ pub(super) const SCW1: Entry = Entry {
 
 #[rustfmt::skip]
 pub(super) const SCW2: Entry = Entry {
+    weighted: Weighted::objective(
+        "the objective with its loss term times h: C → h·C",
+    ),
     name: "SCW2", reference: REFERENCE, title: "Soft Confidence-Weighted learning, SCW-II",
     build: Build::Classification(|v| Rule::SCW2 { c: v[0], phi: normal_quantile(v[1]) }),
     params: &[Param::new("C", 1.0, Range::POSITIVE, "Aggressiveness."),

@@ -38,7 +38,7 @@ fn quantile_inverts_cdf() {
 fn zero_row_never_updates() {
     for name in RULE_NAMES {
         let rule = Rule::from_name(name, &[]).unwrap();
-        assert_eq!(rule.step(0.0, 0.0, 0.0), None, "{name}");
+        assert_eq!(rule.step(0.0, 0.0, 0.0, 1.0), None, "{name}");
     }
 }
 
@@ -230,7 +230,7 @@ fn stable_forms_agree_with_exact_textbook_values() {
     }
     for (m, v, b, want_alpha, want_c, fails) in NAROW_TABLE {
         let what = format!("NAROW m={m:e} v={v:e} b={b}");
-        let step = Rule::NAROW { b }.step(m, v, 1.0).unwrap();
+        let step = Rule::NAROW { b }.step(m, v, 1.0, 1.0).unwrap();
         let (alpha, c) = textbook::narow(m, v, b);
         check(&what, step.alpha, alpha, want_alpha, false);
         check(&what, step.c, c, want_c, fails);
@@ -309,9 +309,9 @@ fn steps_pass_one_gate() {
         (0.0, 1.0, 1e-310),
         (0.0, 0.0, 0.0),
     ] {
-        assert_eq!(arow.step(m, v, n2), None, "{m} {v} {n2}");
+        assert_eq!(arow.step(m, v, n2, 1.0), None, "{m} {v} {n2}");
         let regression = RegressionRule::AROW { r: 1.0 };
-        assert_eq!(regression.step(m, v, n2), None, "{m} {v} {n2}");
+        assert_eq!(regression.step(m, v, n2, 1.0), None, "{m} {v} {n2}");
     }
     let step = |alpha, c| Step { alpha, c }.checked();
     assert_eq!(step(f64::INFINITY, 1.0), None);
@@ -349,7 +349,7 @@ fn rules_are_finite_at_extreme_moments() {
                 1e300,
                 f64::MAX,
             ] {
-                if let Some(step) = rule.step(m, v, v) {
+                if let Some(step) = rule.step(m, v, v, 1.0) {
                     assert!(
                         step.alpha.is_finite() && step.c >= 0.0,
                         "{name} m={m:e} v={v:e}: {step:?}"

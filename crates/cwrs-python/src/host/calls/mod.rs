@@ -45,17 +45,17 @@ pub fn build_model<A: HeldArray>(
     Model::new(config, custom)
 }
 
-/// `partial_fit`: the rows of `x` learned (row `i` `repeats[i]` times, in `order` if given),
+/// `partial_fit`: the rows of `x` learned (row `i` with weight `weights[i]`, in `order` if given),
 /// attached or detached as `cost` says. A long batch stops when `check` fails, the model left
 /// as it was, and the error is returned (see [`crate::host::interrupt`]).
 pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
     (model, detach): (&Guarded<Model, E>, D),
     (cost, x, targets): (CallCost, &Matrix, Targets),
-    (repeats, order): (Option<&[u32]>, Option<&[usize]>),
+    (weights, order): (Option<&[f64]>, Option<&[usize]>),
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
     let presentation = Presentation {
-        repeats,
+        weights,
         order,
         stop: None,
     };
@@ -71,7 +71,7 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
 }
 
 /// `fit`'s passes on `n_jobs` threads (docs/design.md §9.4, [`cwrs::parallel::sharded`]): one pass of
-/// the rows of `x` (row `i` `repeats[i]` times) per row order of `orders` (None: the stored
+/// the rows of `x` (row `i` with weight `weights[i]`) per row order of `orders` (None: the stored
 /// order), each learned in `n_jobs` shards and merged into `model`. When `check` fails, the fit
 /// ends between or during passes, the model as the last complete pass left it. The whole fit
 /// holds the model (detached): its copies are made from the model each pass merges into, which
@@ -80,7 +80,7 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
 pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     (model, detach): (&Guarded<Model, E>, D),
     n_jobs: usize,
-    (x, targets, repeats): (&Matrix, Targets, Option<&[u32]>),
+    (x, targets, weights): (&Matrix, Targets, Option<&[f64]>),
     orders: impl IntoIterator<Item = Result<Option<Vec<usize>>, E>> + Send,
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
@@ -94,7 +94,7 @@ pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
         };
         for order in orders {
             let order = order?;
-            let passed = fit.pass(e, x, targets, repeats, order.as_deref(), Some(stop));
+            let passed = fit.pass(e, x, targets, weights, order.as_deref(), Some(stop));
             // An interruption wins over an error of the same pass, as in `partial_fit` (another
             // shard may have met a bad row while the interrupted ones stopped): it stopped.
             let learned = match passed {

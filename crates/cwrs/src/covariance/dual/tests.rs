@@ -248,9 +248,9 @@ fn a_batch_learns_exactly_as_its_rows_one_at_a_time() {
         n_rows: n,
         n_cols: d,
     };
-    let repeats: Vec<u32> = (0..n as u32).map(|i| 1 + i % 3).collect();
+    let weights: Vec<f64> = (0..n).map(|i| (i % 3) as f64 * 0.75).collect();
     let presentation = Presentation {
-        repeats: Some(&repeats),
+        weights: Some(&weights),
         ..Presentation::default()
     };
     for (name, budget) in [
@@ -270,11 +270,11 @@ fn a_batch_learns_exactly_as_its_rows_one_at_a_time() {
                 n_rows: 1,
                 n_cols: d,
             };
-            for _ in 0..repeats[i] {
-                single
-                    .partial_fit(&one, &y[i..i + 1], Presentation::default())
-                    .unwrap();
-            }
+            let weight = Presentation {
+                weights: Some(&weights[i..i + 1]),
+                ..Presentation::default()
+            };
+            single.partial_fit(&one, &y[i..i + 1], weight).unwrap();
         }
         assert!(batch.n_updates() > 20, "{name}");
         assert_eq!(batch, single, "{name}");

@@ -40,7 +40,7 @@ fn by_hand(mut estimator: Model, targets: Targets) -> Model {
         n_cols: 4,
     };
     let presentation = Presentation {
-        repeats: None,
+        weights: None,
         order: None,
         stop: None,
     };
@@ -83,7 +83,7 @@ fn binary_labels_are_minus_one_and_plus_one_and_others_are_refused() {
     let c = chunk(text);
     let x = c.matrix(4);
     let presentation = Presentation {
-        repeats: None,
+        weights: None,
         order: None,
         stop: None,
     };

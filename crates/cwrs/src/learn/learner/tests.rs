@@ -193,7 +193,7 @@ fn errors_leave_the_model_untouched() {
             &dense,
             &[1.0, 1.0],
             Presentation {
-                repeats: Some(&[1]),
+                weights: Some(&[1.0]),
                 ..Presentation::default()
             }
         )

@@ -7,7 +7,8 @@ use std::ops::Range;
 
 use crate::covariance::{Covariance, Gaussian};
 use crate::data::{
-    chunk_rows, learn_validated_ahead, learn_validated_in_turn, Matrix, Presentation, Row,
+    check_weights, chunk_rows, learn_validated_ahead, learn_validated_in_turn, weight_of, Matrix,
+    Presentation, Row, Weights,
 };
 use crate::error::CwError;
 use crate::learn::average::Average;
@@ -116,11 +117,12 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     }
 
     /// Predicts with the running average of the means from row `start` on (≥ 1), `rows` rows
-    /// already learned, and the sums `sums` of a saved average (`None`: a fresh one).
+    /// already learned with the total weight of those averaged (`None`: one per row), and the
+    /// sums `sums` of a saved average (`None`: a fresh one).
     pub fn with_average(
         mut self,
         start: u64,
-        rows: u64,
+        rows: (u64, Option<f64>),
         sums: Option<&[f64]>,
     ) -> Result<Self, CwError> {
         check_average_rule(self.objective.rule())?;
@@ -354,10 +356,23 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 
     /// Learns one row with its target; returns whether the model changed.
     pub fn learn(&mut self, row: Row, target: O::Target) -> Result<bool, CwError> {
+        self.learn_weighted(row, target, 1.0)
+    }
+
+    /// Learns one row of importance weight `h` (finite, ≥ 0; 0 changes nothing) with its
+    /// target; returns whether the model changed.
+    pub fn learn_weighted(&mut self, row: Row, target: O::Target, h: f64) -> Result<bool, CwError> {
         row.validate(self.n_features())?;
         self.check_targets(&[target])?;
+        check_weights(&[h], 1)?;
+        if h == 0.0 {
+            return Ok(false);
+        }
+        let one = std::iter::once((0, row));
+        let weight = [h];
+        let weights = (h != 1.0).then_some(&weight[..]);
         let updates =
-            self.learn_undoably(|online| online.learn_valid(std::iter::once((0, row)), &[target]))?;
+            self.learn_undoably(|online| online.learn_valid(one, (&[target], weights)))?;
         Ok(updates > 0)
     }
 
@@ -366,7 +381,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     fn learn_valid<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        targets: &[O::Target],
+        targets: (&[O::Target], Weights),
     ) -> u64 {
         match self.change_detector.take() {
             Some(detector) => self.learn_watched(rows, targets, detector),
@@ -378,7 +393,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     fn learn_counted<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        targets: &[O::Target],
+        targets: (&[O::Target], Weights),
     ) -> u64 {
         let before = Tally {
             mistakes: self.n_mistakes,
@@ -423,12 +438,12 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     fn learn_watched<'a>(
         &mut self,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
-        targets: &[O::Target],
+        targets: (&[O::Target], Weights),
         mut detector: ChangeDetector,
     ) -> u64 {
         let mut updates = 0;
         for (i, row) in rows {
-            let watched = self.objective.round_loss(&self.models, row, targets[i]);
+            let watched = self.objective.round_loss(&self.models, row, targets.0[i]);
             let alarm = detector.observe(watched.loss);
             if alarm {
                 for model in &mut self.models {
@@ -489,7 +504,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             let stop = presentation.stop;
             let learned = learn_validated_ahead(x, n_features, VALIDATION_CHUNK, stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
-                self.learn_valid(rows, targets);
+                self.learn_valid(rows, (targets, presentation.weights));
             })
             .and_then(|()| self.take_failure());
             if let (Err(_), Some(before)) = (&learned, before) {
@@ -502,7 +517,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             let (all, stop) = (0..x.n_rows(), presentation.stop);
             learn_validated_in_turn(x, all, n_features, chunk_rows(x), stop, |rows| {
                 let rows = presentation.sequence_of(rows).map(|i| (i, x.row(i)));
-                self.learn_valid(rows, targets);
+                self.learn_valid(rows, (targets, presentation.weights));
                 Ok(())
             })?;
             return self.take_failure();
@@ -511,7 +526,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.check_targets(targets)?;
         self.learn_undoably(|online| {
             let rows = presentation.sequence(x.n_rows()).map(|i| (i, x.row(i)));
-            online.learn_valid(rows, targets)
+            online.learn_valid(rows, (targets, presentation.weights))
         })?;
         Ok(())
     }
@@ -550,6 +565,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: Range<usize>,
     ) -> Result<(), CwError> {
         let row = |i| (i, x.row(i));
+        let targets = (targets, presentation.weights);
         self.learn_undoably(|online| match presentation.order {
             Some(_) => online.learn_valid(presentation.sequence(x.n_rows()).map(row), targets),
             None => online.learn_valid(presentation.sequence_of(rows).map(row), targets),
@@ -702,11 +718,12 @@ fn learn_averaged<'a, O: Objective, M: Covariance>(
     models: &mut [M],
     scores: &mut [f64],
     rows: impl Iterator<Item = (usize, Row<'a>)>,
-    targets: &[O::Target],
+    targets: (&[O::Target], Weights),
     before: Tally,
 ) -> Tally {
     rows.fold(Tally::default(), |tally, (i, row)| {
-        let one = average.learn_row(models, row, |models| {
+        let h = weight_of(targets.1, i);
+        let one = average.learn_row(models, (row, h), |models| {
             let row = std::iter::once((i, row));
             objective.learn(models, scores, row, targets, before.then(tally))
         });

@@ -40,9 +40,9 @@ fn check_batch_equals_rows<O: Objective, M: Covariance>(
     ahead: bool,
 ) {
     let n = targets.len();
-    let repeats: Vec<u32> = (0..n as u32).map(|i| i % 3).collect();
+    let weights: Vec<f64> = (0..n).map(|i| (i % 3) as f64 * 0.75).collect();
     let presentation = Presentation {
-        repeats: Some(&repeats),
+        weights: Some(&weights),
         ..Presentation::default()
     };
     let mut batch = fresh();
@@ -54,9 +54,9 @@ fn check_batch_equals_rows<O: Objective, M: Covariance>(
     batch.partial_fit(&matrix, targets, presentation).unwrap();
     let mut single = fresh();
     for (i, row) in x.chunks_exact(d).enumerate() {
-        for _ in 0..repeats[i] {
-            single.learn(Row::Dense(row), targets[i]).unwrap();
-        }
+        single
+            .learn_weighted(Row::Dense(row), targets[i], weights[i])
+            .unwrap();
     }
     assert_eq!(batch, single);
     assert!(batch.n_updates() > 0);

@@ -114,9 +114,9 @@ fn not_fresh(estimator: &mut Model) -> Model {
 }
 
 /// Presentations: every row; weights with zeros; an order that repeats rows and leaves some out.
-fn presentations<'a>(repeats: &'a [u32], order: &'a [usize]) -> [Presentation<'a>; 4] {
+fn presentations<'a>(weights: &'a [f64], order: &'a [usize]) -> [Presentation<'a>; 4] {
     let weighted = Presentation {
-        repeats: Some(repeats),
+        weights: Some(weights),
         ..Presentation::default()
     };
     let ordered = Presentation {
@@ -124,15 +124,15 @@ fn presentations<'a>(repeats: &'a [u32], order: &'a [usize]) -> [Presentation<'a
         ..Presentation::default()
     };
     let both = Presentation {
-        repeats: Some(repeats),
+        weights: Some(weights),
         order: Some(order),
         stop: None,
     };
     [Presentation::default(), weighted, ordered, both]
 }
 
-fn weights_and_order() -> (Vec<u32>, Vec<usize>) {
-    let repeats = (0..N_ROWS as u32).map(|i| i % 3).collect();
+fn weights_and_order() -> (Vec<f64>, Vec<usize>) {
+    let repeats = (0..N_ROWS).map(|i| (i % 3) as f64 * 0.75).collect();
     // Rows 1, 4, 7, ... are left out; row 0 comes three times, twice in a row.
     let order = [0, 0, 9, 0]
         .into_iter()

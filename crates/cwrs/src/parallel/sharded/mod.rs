@@ -16,7 +16,9 @@
 use std::ops::Range;
 
 use crate::covariance::{Coordinate, CovarianceKind, Gaussian};
-use crate::data::{chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop, STOP_POLL};
+use crate::data::{
+    chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop, Weights, STOP_POLL,
+};
 use crate::error::CwError;
 use crate::model::{AnyLearner, Model, Targets};
 use crate::parallel::merge::{self, Method};
@@ -101,7 +103,7 @@ impl ShardedFit {
         Ok(())
     }
 
-    /// One pass over the rows of `x` (row `i` `repeats[i]` times, in `order` or else in stored
+    /// One pass over the rows of `x` (row `i` with weight `weights[i]`, in `order` or else in stored
     /// order) in shards, merged into `model`, which must be the model the shards were made from
     /// or the result of the previous pass. Everything is checked before `model` changes: on an
     /// error, or when `stop` ends the pass early (then the result is `Ok(false)`), `model` is as
@@ -111,12 +113,12 @@ impl ShardedFit {
         model: &mut Model,
         x: &Matrix,
         targets: Targets,
-        repeats: Option<&[u32]>,
+        weights: Weights,
         order: Option<&[usize]>,
         stop: Option<Stop>,
     ) -> Result<bool, CwError> {
         let presentation = Presentation {
-            repeats,
+            weights,
             order,
             stop,
         };
