@@ -32,16 +32,22 @@ ESTIMATORS += [
 ]
 
 # Checks that an online learner cannot pass by design, each with the reason.
+_ORDER = (
+    "online learners are order-dependent: the check compares weight k against the row repeated "
+    "k times in another (shuffled) order; and for the rules whose weighted step is their "
+    "objective's (docs/design.md §2.10) weight k is not k presentations even in place"
+)
 EXPECTED_FAILURES = {
-    "check_sample_weight_equivalence_on_dense_data": (
-        "online learners are order-dependent: weight k presents a row k times in place, while "
-        "the check compares against repeated rows in a different (shuffled) order"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        "online learners are order-dependent: weight k presents a row k times in place, while "
-        "the check compares against repeated rows in a different (shuffled) order"
-    ),
+    "check_sample_weight_equivalence_on_dense_data": _ORDER,
+    "check_sample_weight_equivalence_on_sparse_data": _ORDER,
 }
+# The rules a weight cannot move (docs/design.md §2.10): their step projects onto a hard
+# constraint, which a repetition of the row already meets; only weight 0 (skip) acts.
+CONSTRAINT_RULES = (cwrs.PA, cwrs.CW, cwrs.ExactCW, cwrs.ROMMA, cwrs.AggressiveROMMA)
+# Rules whose weighted step is the step of the loss h·ℓ (or NAROW's step times h): class
+# weights {0: 1000, 1: 0.0001, 2: 0.0001} do not make one pass predict class 0 on the check's
+# data as well as it asks (measured; the imbalanced-stream benchmark compares them fairly).
+SCALED_STEP_RULES = (cwrs.NAROW, cwrs.NHERD, cwrs.ALMA, cwrs.IELLIP)
 # Only the second-order learners have predict_proba (on some data sets the ranks happen to agree).
 EXPECTED_FAILURES_SECOND_ORDER = {
     **EXPECTED_FAILURES,
@@ -59,6 +65,19 @@ def expected_failed_checks(estimator):
     if isinstance(estimator, cwrs.Regressor):
         return EXPECTED_FAILURES
     failures = dict(EXPECTED_FAILURES_SECOND_ORDER if estimator._second_order else EXPECTED_FAILURES)
+    if isinstance(estimator, CONSTRAINT_RULES):
+        failures["check_class_weight_classifiers"] = (
+            "the rule's step projects onto a hard constraint that a repeated row already meets, "
+            "so a positive weight cannot change it (docs/design.md §2.10)"
+        )
+    if isinstance(estimator, SCALED_STEP_RULES) or estimator.kernel_approximation is not None or (
+        estimator.kernel is not None and estimator.budget is not None
+    ):
+        failures["check_class_weight_classifiers"] = (
+            "measured: the weighted steps (docs/design.md §2.10) of one pass do not reach the "
+            "check's accuracy on class 0 (a budget drops support rows of any weight; RFF's "
+            "50 random features underfit the check's data)"
+        )
     if type(estimator) is cwrs.PA and estimator.multi_class == "max-score":
         failures["check_classifiers_train"] = (
             "one pass of max-score PA in the order random_state=0 draws reaches 0.827 training "

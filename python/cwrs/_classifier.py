@@ -16,6 +16,7 @@ from ._estimator import Estimator, dense_covariances, feature_block, l1_config, 
 from ._kernel import CallableKernel, RandomFourierFeatures
 from ._params import (
     average_start,
+    check_class_weight,
     check_n_components,
     check_pass_params,
     covariance_config,
@@ -162,6 +163,29 @@ class Classifier(Estimator):
         return np.where(index == 1, 1.0, -1.0)
 
     # ----------------------------------------------------------------- learning
+    def _class_weighted(self, sample_weight, targets, classes, n_rows):
+        """The rows' weights (None: all 1) and whether the model also weighs them by its
+        running class counts: `sample_weight` times the weight of each row's class for a
+        `class_weight` dict (classes it leaves out weigh 1), or with "balanced" the counts'
+        weights, which the model computes (docs/design.md §2.10)."""
+        weights = check_sample_weight(sample_weight, n_rows)
+        class_weight = check_class_weight(self)
+        if class_weight is None or isinstance(class_weight, str):
+            return weights, class_weight is not None
+        index = {label: k for k, label in enumerate(classes.tolist())}
+        factors = np.ones(len(index))
+        for label, weight in class_weight.items():
+            k = index.get(label.item() if isinstance(label, np.generic) else label)
+            if k is None:
+                raise ValueError(
+                    f"class_weight has a weight for {label!r}, which is not one of the classes "
+                    f"{classes!r}"
+                )
+            factors[k] = weight
+        rows = targets if targets.dtype == np.int64 else (targets > 0).astype(np.intp)
+        per_row = factors[rows]
+        return per_row if weights is None else weights * per_row, False
+
     def _fit(
         self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,
         n_features: int, names: Any,
@@ -171,8 +195,9 @@ class Classifier(Estimator):
         warn_if_regression_like(y, classes, exact=True)
         model, feature_map = self._new_model(classes.shape[0], n_features, isinstance(matrix, tuple))
         targets = self._targets(model, y, classes, from_y=True)
+        weights, balanced = self._class_weighted(sample_weight, targets, classes, n_rows)
         matrix = mapped_rows(matrix, n_rows, feature_map, scanned=False)
-        model = self._fit_passes(model, matrix, targets, sample_weight, n_rows)
+        model = self._fit_passes(model, matrix, targets, weights, n_rows, balanced)
         self._install(
             _model=model, _feature_map=feature_map, classes_=classes, n_features_in_=n_features,
             _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
@@ -228,8 +253,9 @@ class Classifier(Estimator):
                 )
             self._check_n_features(n_features, n_features_in)
         targets = self._targets(model, y, known)
+        weights, balanced = self._class_weighted(sample_weight, targets, known, n_rows)
         matrix = mapped_rows(matrix, n_rows, feature_map, scanned=True)
-        model.partial_fit(matrix, targets, check_sample_weight(sample_weight, n_rows))
+        model.partial_fit(matrix, targets, weights, None, balanced)
         if first_call:
             self._install(
                 _model=model, _feature_map=feature_map, classes_=known, n_features_in_=n_features,

@@ -186,7 +186,8 @@ class Model:
         self, x: object, classes: npt.NDArray[Any], class_rows: tuple[npt.NDArray[Any], ...], /
     ) -> npt.NDArray[Any] | None: ...
     def partial_fit(
-        self, x: _Matrix, y: _F64 | _I64, weights: _F64 | None = None, order: _I64 | None = None
+        self, x: _Matrix, y: _F64 | _I64, weights: _F64 | None = None, order: _I64 | None = None,
+        balanced: bool = False,
     ) -> None: ...
     def fit_sharded(
         self,
@@ -195,6 +196,7 @@ class Model:
         orders: Iterable[_I64 | None],
         n_jobs: int,
         weights: _F64 | None = None,
+        balanced: bool = False,
     ) -> None: ...
     def decision_function(self, x: _Matrix) -> _F64: ...
     def variance(self, x: _Matrix) -> _F64: ...

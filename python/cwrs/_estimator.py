@@ -340,9 +340,10 @@ class Estimator(HyperParameters):
         self._check_n_features(n_features)
         return mapped_rows(matrix, n_rows, self._feature_map, scanned=True)
 
-    def _fit_passes(self, model, matrix, targets, sample_weight, n_rows):
-        """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`); returns
-        the model learned (another one with `n_jobs` > 1: the merge of each pass's shards)."""
+    def _fit_passes(self, model, matrix, targets, sample_weight, n_rows, balanced=False):
+        """`n_iter` passes of `model` over the rows (shuffled per pass if `shuffle`), weighted
+        by `sample_weight` (and the running class counts if `balanced`); returns the model
+        learned (another one with `n_jobs` > 1: the merge of each pass's shards)."""
         weights = check_sample_weight(sample_weight, n_rows)
         if weights is not None and not weights.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
@@ -355,12 +356,14 @@ class Estimator(HyperParameters):
             # pass leaves the model as it was: retried in canonical form, with the same order.
             first = next(orders)
             learn = lambda rows: model.fit_sharded(rows, targets, chain([first], orders), n_jobs,
-                                                   weights)
+                                                   weights, balanced)
             learned_in_canonical_form(learn, matrix, n_rows)
             return model
         for order in orders:
             # The first pass tells whether a CSR matrix `fit` did not scan is canonical.
-            learn = lambda rows, order=order: model.partial_fit(rows, targets, weights, order)
+            learn = lambda rows, order=order: model.partial_fit(
+                rows, targets, weights, order, balanced
+            )
             matrix = learned_in_canonical_form(learn, matrix, n_rows)
         return model
 

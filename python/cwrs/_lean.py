@@ -37,12 +37,13 @@ class LeanPaths:
     )
 
     def __init__(self, model: Any, targets: Optional[dict], n_features: int, classes: Any,
-                 plain_predict: bool) -> None:
+                 plain_predict: bool, learns: bool = True) -> None:
         self.model = model
         # label -> native target (classifiers), None for regressors.
         self.targets = targets
         self.n_features = n_features
-        self.learn: Callable[..., bool] = model.learn_lean
+        # A model weighting its classes learns on the general path, which applies the weights.
+        self.learn: Callable[..., bool] = model.learn_lean if learns else _general_path
         self.decision: Callable[[Any], Any] = model.decision_lean
         # None where `predict` must go through a subclass's `decision_function`.
         self.predict: Optional[Callable[..., Any]] = model.predict_lean if plain_predict else None
@@ -68,8 +69,13 @@ def enable(estimator: Any, targets: Callable[[Any], Optional[dict]], plain_predi
         classes = state.get("classes_")
         state[LEAN] = LeanPaths(
             model, targets(model), state["n_features_in_"], classes,
-            plain_predict and classes is not None,
+            plain_predict and classes is not None, state.get("class_weight") is None,
         )
+
+
+def _general_path(*args: Any) -> bool:
+    """A lean `learn` that never applies: the caller takes the general path."""
+    return False
 
 
 def forget(estimator: Any) -> None:

@@ -17,6 +17,7 @@ import functools
 import inspect
 import numbers
 import os
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple, Optional
 
 import numpy as np
@@ -72,6 +73,7 @@ CLASSIFIER_PARAMETERS: ClassifierParams = {
     "kernel_approximation": None,
     "n_components": 100,
     "average": False,
+    "class_weight": None,
 }
 REGRESSOR_PARAMETERS: RegressorParams = {
     "fit_intercept": True,
@@ -94,7 +96,9 @@ SECOND_ORDER_PARAMETERS: SecondOrderParams = {
 
 #: Hyper-parameters added after files and pickles were first written, with the value a state
 #: written without one was fitted with (docs/model-format.md).
-ADDED_PARAMETERS: dict[str, Any] = {"n_jobs": 1, "rank": 10, "average": False, "process_noise": 0.0}
+ADDED_PARAMETERS: dict[str, Any] = {
+    "n_jobs": 1, "rank": 10, "average": False, "process_noise": 0.0, "class_weight": None,
+}
 
 
 def with_added_parameters(cls, state):
@@ -257,6 +261,29 @@ def check_multi_class(estimator):
     return multi_class
 
 
+def check_class_weight(estimator):
+    """`class_weight`: None, "balanced" or a mapping {class: finite weight ≥ 0}."""
+    class_weight = getattr(estimator, "class_weight", None)
+    if class_weight is None or isinstance(class_weight, str) and class_weight == "balanced":
+        return class_weight
+    if not isinstance(class_weight, Mapping):
+        raise ValueError(
+            f'class_weight must be None, "balanced" or a dict {{class: weight}}, got '
+            f"{class_weight!r:.80}"
+        )
+    for label, weight in class_weight.items():
+        if (
+            isinstance(weight, (bool, np.bool_))
+            or not isinstance(weight, (int, float, np.integer, np.floating))
+            or not np.isfinite(weight)
+            or weight < 0
+        ):
+            raise ValueError(
+                f"class_weight[{label!r}] must be a finite number ≥ 0, got {weight!r:.80}"
+            )
+    return class_weight
+
+
 def check_pass_params(estimator):
     """n_iter, shuffle, random_state and n_jobs (used by `fit`, and `random_state` by the
     random features)."""
@@ -373,6 +400,7 @@ def _check_values(estimator, n_classes):
     process_noise_spec(estimator)
     if estimator._rule_kind == "classification":
         estimator._rule_config()
+        check_class_weight(estimator)
         check_multi_class(estimator)
         check_ineffective(estimator)
         if kernel_spec(estimator, n_classes, 1) is not None:

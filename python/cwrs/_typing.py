@@ -5,7 +5,7 @@ Written with `typing.Union`/`Optional` rather than `X | Y` so that they evaluate
 
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional, Sequence, TypedDict, Union
+from typing import Any, Callable, Literal, Mapping, Optional, Sequence, TypedDict, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -27,6 +27,7 @@ KernelApproximation = Optional[Literal["rff"]]
 Penalty = Optional[Literal["l1", "l1-uniform"]]
 #: Process noise q ≥ 0 added to the covariance every round, or "auto" (docs/design.md §10).
 ProcessNoise = Union[float, Literal["auto"]]
+ClassWeight = Union[None, Literal["balanced"], Mapping[Any, float]]
 Float64Array = npt.NDArray[np.float64]
 
 
@@ -52,6 +53,7 @@ class ClassifierParams(RegressorParams, total=False):
     budget: Optional[int]
     kernel_approximation: KernelApproximation
     n_components: int
+    class_weight: ClassWeight
 
 
 #: What second-order learners add: the covariance form, L1, process noise.

@@ -291,7 +291,7 @@ methods_and_attributes! {
     /// when given)
     /// with float64 labels ±1 or targets, or int64 class indices, as `crate::host::calls::partial_fit`
     /// says: validated before the first update; a long batch stops at Ctrl-C.
-    #[pyo3(signature = (x, y, weights=None, order=None))]
+    #[pyo3(signature = (x, y, weights=None, order=None, balanced=false))]
     fn partial_fit(
         &self,
         py: Python,
@@ -299,11 +299,12 @@ methods_and_attributes! {
         y: &Object,
         weights: Option<&Object>,
         order: Option<&Object>,
+        balanced: bool,
     ) -> PyResult<()> {
         let (x, mut classes) = (matrix(x)?, Vec::new());
         let targets = targets(y, &mut classes)?;
         let order = order.map(|o| indices(o, "row order")).transpose()?;
-        let presentation = (weights.map(vector).transpose()?, order.as_deref());
+        let presentation = (weights.map(vector).transpose()?, order.as_deref(), balanced);
         let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
         calls::partial_fit(model, batch, presentation, check_signals)
     }
@@ -311,7 +312,9 @@ methods_and_attributes! {
     /// `fit`'s passes on `n_jobs` threads (see `crate::host::calls::fit_sharded`): one pass per row
     /// order of the iterable `orders` (None: the stored order), each drawn with the GIL taken
     /// back, from inside the fit's hold on the model.
-    #[pyo3(signature = (x, y, orders, n_jobs, weights=None))]
+    #[pyo3(signature = (x, y, orders, n_jobs, weights=None, balanced=false))]
+    // One Rust argument per Python argument, as PyO3 maps them.
+    #[allow(clippy::too_many_arguments)]
     fn fit_sharded(
         &self,
         py: Python,
@@ -320,10 +323,11 @@ methods_and_attributes! {
         orders: &Object,
         n_jobs: usize,
         weights: Option<&Object>,
+        balanced: bool,
     ) -> PyResult<()> {
         let (x, mut classes) = (matrix(x)?, Vec::new());
         let targets = targets(y, &mut classes)?;
-        let batch = (&x, targets, weights.map(vector).transpose()?);
+        let batch = (&x, targets, (weights.map(vector).transpose()?, balanced));
         let order = |o: Object| (!o.is_none()).then(|| indices(&o, "row order")).transpose();
         let orders = orders.try_iter()?.unbind();
         let orders = std::iter::from_fn(|| {

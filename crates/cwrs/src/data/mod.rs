@@ -721,6 +721,10 @@ pub struct Presentation<'a> {
     pub weights: Weights<'a>,
     pub order: Option<&'a [usize]>,
     pub stop: Option<Stop<'a>>,
+    /// Whether each row's weight is also multiplied by its class's balanced weight from the
+    /// model's running class counts (`class_weight="balanced"`, docs/design.md §2.10; for
+    /// [`crate::Model::partial_fit`]).
+    pub balanced: bool,
 }
 
 /// The importance weights of a batch's rows, if not all 1.

@@ -39,6 +39,13 @@ use crate::model::state::{State, Value};
 use crate::rules::Loss;
 use crate::rules::{RegressionRule, Rule};
 
+impl ModelKind {
+    /// Whether the model predicts real targets.
+    pub fn is_regression(&self) -> bool {
+        matches!(self, ModelKind::Regressor)
+    }
+}
+
 /// What a model predicts, and in which form it learns.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelKind {

@@ -6,6 +6,7 @@
 //! each kind are listed in docs/model-format.md.
 
 pub mod attributes;
+mod class_weight;
 pub mod config;
 mod costs;
 pub mod file;
@@ -68,6 +69,8 @@ pub struct Model {
     model: AnyLearner,
     /// Whether a call is undone by building the model again (see `first_fit`).
     fresh: bool,
+    /// The rows counted per class by `class_weight="balanced"` calls (see `class_weight`).
+    class_counts: Vec<f64>,
 }
 
 /// What `partial_fit` learns from: labels ±1 or targets (binary, kernel, regression), or class
@@ -382,6 +385,7 @@ impl Model {
             fresh: first_fit::rebuildable(&model),
             config,
             model,
+            class_counts: Vec::new(),
         })
     }
 
@@ -512,11 +516,16 @@ impl Model {
                 AnyLearner::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
         };
-        Ok(Model {
+        let mut model = Model {
             model: model.averaged(config.average, Some(state))?,
             config,
             fresh: false,
-        })
+            class_counts: Vec::new(),
+        };
+        if let Some(counts) = state.optional_floats("class_counts")? {
+            model.set_class_counts(counts.to_vec())?;
+        }
+        Ok(model)
     }
 
     /// The configuration and everything learned, by name: [`Model::from_state`] rebuilds
@@ -570,6 +579,10 @@ impl Model {
             None => counters,
         };
         let averaging = each!(&self.model, l => average_entries(l));
+        let counters = match self.class_counts.is_empty() {
+            true => counters,
+            false => counters.with("class_counts", self.class_counts.clone()),
+        };
         let learned = match &self.model {
             AnyLearner::Binary(l) => {
                 moments_entries(l.mean().into_owned(), l.covariance().into_owned())
@@ -732,6 +745,17 @@ impl Model {
         targets: Targets,
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        if presentation.balanced {
+            let (weights, counts) = self.balanced(targets, presentation.weights)?;
+            let weighted = Presentation {
+                weights: Some(&weights),
+                balanced: false,
+                ..presentation
+            };
+            self.partial_fit(x, targets, weighted)?;
+            self.class_counts = counts;
+            return Ok(());
+        }
         if let Some(learned) = self.first_fit(x, targets, presentation) {
             return learned;
         }

@@ -291,6 +291,11 @@ impl<'a> State<'a> {
         self.optional(key).map(|_| self.float(key)).transpose()
     }
 
+    /// A float64 array entry that may be absent or `None`.
+    pub fn optional_floats(&self, key: &str) -> Result<Option<&[f64]>, CwError> {
+        self.optional(key).map(|_| self.floats(key)).transpose()
+    }
+
     /// A non-negative int entry that may be absent or `None`.
     pub fn optional_count<T: TryFrom<i64>>(&self, key: &str) -> Result<Option<T>, CwError> {
         self.optional(key).map(|_| self.count(key)).transpose()

@@ -45,19 +45,21 @@ pub fn build_model<A: HeldArray>(
     Model::new(config, custom)
 }
 
-/// `partial_fit`: the rows of `x` learned (row `i` with weight `weights[i]`, in `order` if given),
+/// `partial_fit`: the rows of `x` learned (row `i` with weight `weights[i]`, in `order` if given,
+/// weighted by the running class counts if `balanced`),
 /// attached or detached as `cost` says. A long batch stops when `check` fails, the model left
 /// as it was, and the error is returned (see [`crate::host::interrupt`]).
 pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
     (model, detach): (&Guarded<Model, E>, D),
     (cost, x, targets): (CallCost, &Matrix, Targets),
-    (weights, order): (Option<&[f64]>, Option<&[usize]>),
+    (weights, order, balanced): (Option<&[f64]>, Option<&[usize]>, bool),
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
     let presentation = Presentation {
         weights,
         order,
         stop: None,
+        balanced,
     };
     let work = cost.work(x, presentation.len(x.n_rows()) as usize);
     let interrupt = Interrupt::new(check);
@@ -80,7 +82,7 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
 pub fn fit_sharded<E: Send + From<Internal> + From<CwError>, D: Detach + Copy>(
     (model, detach): (&Guarded<Model, E>, D),
     n_jobs: usize,
-    (x, targets, weights): (&Matrix, Targets, Option<&[f64]>),
+    (x, targets, weights): (&Matrix, Targets, (Option<&[f64]>, bool)),
     orders: impl IntoIterator<Item = Result<Option<Vec<usize>>, E>> + Send,
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {

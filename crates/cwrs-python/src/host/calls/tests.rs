@@ -131,7 +131,7 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
     partial_fit(
         (&model, Here),
         (cost, &dense(&x), targets),
-        (None, None),
+        (None, None, false),
         never,
     )
     .unwrap();
@@ -142,7 +142,7 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
     let refused = partial_fit(
         (&model, Here),
         (cost, &dense(&x), wrong),
-        (None, None),
+        (None, None, false),
         never,
     );
     assert!(matches!(
@@ -155,11 +155,21 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
 fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
     let (x, y) = rows(40, 5);
     let orders = [None, Some((0..40).rev().collect::<Vec<_>>())];
-    let (mut by_hand, batch) = (estimator("binary"), (&dense(&x), Targets::Values(&y), None));
+    let (mut by_hand, batch) = (
+        estimator("binary"),
+        (&dense(&x), Targets::Values(&y), (None, false)),
+    );
     let mut fit = ShardedFit::new(&by_hand, 2).unwrap();
     for order in &orders {
-        fit.pass(&mut by_hand, batch.0, batch.1, None, order.as_deref(), None)
-            .unwrap();
+        fit.pass(
+            &mut by_hand,
+            batch.0,
+            batch.1,
+            (None, false),
+            order.as_deref(),
+            None,
+        )
+        .unwrap();
     }
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
     let passes = orders.iter().cloned().map(Ok);
@@ -178,7 +188,7 @@ fn sharded_passes_are_the_passes_of_a_sharded_fit_and_stop_at_a_bad_order() {
 fn one_pass_in_two_shards(x: &Matrix, targets: Targets) -> (Vec<f64>, Vec<f64>) {
     let mut by_hand = estimator("binary");
     let mut fit = ShardedFit::new(&by_hand, 2).unwrap();
-    fit.pass(&mut by_hand, x, targets, None, None, None)
+    fit.pass(&mut by_hand, x, targets, (None, false), None, None)
         .unwrap();
     moments(&by_hand)
 }
@@ -191,7 +201,7 @@ fn one_pass_in_two_shards(x: &Matrix, targets: Targets) -> (Vec<f64>, Vec<f64>) 
 #[test]
 fn nothing_changes_the_model_between_the_copies_of_a_sharded_fit_and_its_passes() {
     let ((x, y), (other_x, other_y)) = (rows(40, 5), rows(10, 6));
-    let batch = (&dense(&x), Targets::Values(&y), None);
+    let batch = (&dense(&x), Targets::Values(&y), (None, false));
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
     let change = std::sync::Mutex::new(None);
     let orders = std::iter::once_with(|| {
@@ -228,7 +238,7 @@ fn an_interrupt_during_a_sharded_pass_wins_over_a_bad_row() {
 /// model as it was.
 fn assert_interrupted_in_two_shards(x: &[f64], y: &[f64]) {
     let model = Guarded::<_, HostError>::new("Model", estimator("binary"));
-    let batch = (&dense(x), Targets::Values(y), None);
+    let batch = (&dense(x), Targets::Values(y), (None, false));
     let interrupted = || Err(HostError::Raised("interrupted"));
     let fitted = fit_sharded((&model, Here), 2, batch, [Ok(None)], interrupted);
     assert!(

@@ -43,6 +43,7 @@ fn by_hand(mut estimator: Model, targets: Targets) -> Model {
         weights: None,
         order: None,
         stop: None,
+        balanced: false,
     };
     estimator.partial_fit(&x, targets, presentation).unwrap();
     estimator
@@ -86,6 +87,7 @@ fn binary_labels_are_minus_one_and_plus_one_and_others_are_refused() {
         weights: None,
         order: None,
         stop: None,
+        balanced: false,
     };
     b.partial_fit(&x, Targets::Values(&[-1.0, 1.0, -1.0]), presentation)
         .unwrap();

@@ -127,6 +127,7 @@ fn presentations<'a>(weights: &'a [f64], order: &'a [usize]) -> [Presentation<'a
         weights: Some(weights),
         order: Some(order),
         stop: None,
+        balanced: false,
     };
     [Presentation::default(), weighted, ordered, both]
 }
@@ -266,7 +267,14 @@ fn bad_targets_and_a_bad_row_give_the_rows_error_validated_ahead_and_sharded() {
         let Ok(mut fit) = ShardedFit::new(&validating, 2) else {
             continue;
         };
-        let refused = fit.pass(&mut validating, &batch.matrix(), targets, None, None, None);
+        let refused = fit.pass(
+            &mut validating,
+            &batch.matrix(),
+            targets,
+            (None, false),
+            None,
+            None,
+        );
         assert_eq!(refused, Err(rows_error.clone()), "sharded: {config:?}");
     }
 }

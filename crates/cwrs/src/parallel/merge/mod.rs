@@ -125,6 +125,7 @@ pub struct Snapshot {
     kind: Option<CovarianceKind>,
     n_classes: Option<usize>,
     moments: Option<Moments>,
+    class_counts: Vec<f64>,
 }
 
 impl Snapshot {
@@ -134,8 +135,31 @@ impl Snapshot {
             kind: model.covariance_kind(),
             n_classes: model.n_classes(),
             moments: Moments::of(model).ok(),
+            class_counts: model.class_counts().to_vec(),
         }
     }
+}
+
+/// The running class counts of `class_weight="balanced"` of the merged model: the base's plus
+/// what each model counted beyond it (rows are evidence, as the moments), none if no model
+/// counts.
+fn merged_class_counts(models: &[Snapshot], base: Option<&Snapshot>) -> Vec<f64> {
+    let base = base.map_or(&[][..], |b| &b.class_counts[..]);
+    let len = models
+        .iter()
+        .map(|m| m.class_counts.len())
+        .max()
+        .unwrap_or(0);
+    let len = len.max(base.len());
+    let at = |counts: &[f64], k: usize| counts.get(k).copied().unwrap_or(0.0);
+    (0..len)
+        .map(|k| {
+            let beyond = models
+                .iter()
+                .map(|m| (at(&m.class_counts, k) - at(base, k)).max(0.0));
+            at(base, k) + beyond.sum::<f64>()
+        })
+        .collect()
 }
 
 /// H of the lazy L1 state, per class (empty without a penalty); `None` for a kernel model.
@@ -197,7 +221,9 @@ pub fn merge_snapshots(
     weights: Option<&[f64]>,
 ) -> Result<Model, CwError> {
     let (first, merged) = merged_moments(models, method, base, weights)?;
-    merged_model(&first.config, &merged)
+    let mut model = merged_model(&first.config, &merged)?;
+    model.set_class_counts(merged_class_counts(models, base))?;
+    Ok(model)
 }
 
 /// What [`merge_snapshots`] merges into: the counters, the means and covariance values of

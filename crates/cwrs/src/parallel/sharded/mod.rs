@@ -103,7 +103,8 @@ impl ShardedFit {
         Ok(())
     }
 
-    /// One pass over the rows of `x` (row `i` with weight `weights[i]`, in `order` or else in stored
+    /// One pass over the rows of `x` (row `i` with weight `weights[i]`, times its class's
+    /// balanced weight when `balanced`; see [`Presentation::balanced`]), in `order` or else in stored
     /// order) in shards, merged into `model`, which must be the model the shards were made from
     /// or the result of the previous pass. Everything is checked before `model` changes: on an
     /// error, or when `stop` ends the pass early (then the result is `Ok(false)`), `model` is as
@@ -113,14 +114,18 @@ impl ShardedFit {
         model: &mut Model,
         x: &Matrix,
         targets: Targets,
-        weights: Weights,
+        (weights, balanced): (Weights, bool),
         order: Option<&[usize]>,
         stop: Option<Stop>,
     ) -> Result<bool, CwError> {
+        let balance = balanced
+            .then(|| model.balanced(targets, weights))
+            .transpose()?;
         let presentation = Presentation {
-            weights,
+            weights: balance.as_ref().map_or(weights, |(w, _)| Some(w)),
             order,
             stop,
+            balanced: false,
         };
         let kind = model.kind();
         let refuse = || CwError::InvalidInput(format!("a {kind} model cannot be sharded"));
@@ -175,6 +180,9 @@ impl ShardedFit {
         } else {
             let refs = shards.iter().collect::<Vec<_>>();
             *model = merge::merge(&refs, Method::Auto, Some(model), None)?;
+        }
+        if let Some((_, counts)) = balance {
+            model.set_class_counts(counts)?;
         }
         Ok(true)
     }

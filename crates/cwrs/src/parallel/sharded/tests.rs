@@ -89,7 +89,14 @@ fn shards_are_copied_when_a_pass_needs_them_and_never_beyond_its_rows() {
         let stored: Vec<usize> = (0..40).collect();
         for _ in 0..2 {
             expected = by_definition(&expected, &x, &y, &stored, n_jobs);
-            let passed = fit.pass(&mut model, &x, Targets::Values(&y), None, None, None);
+            let passed = fit.pass(
+                &mut model,
+                &x,
+                Targets::Values(&y),
+                (None, false),
+                None,
+                None,
+            );
             assert!(passed.unwrap());
             assert_eq!(fit.shards.len(), 40);
             assert_eq!(model.clone().state(), expected.clone().state());
@@ -117,7 +124,14 @@ fn copies_that_would_not_fit_in_memory_are_refused_before_any_is_made() {
     let mut model = binary_of_width("AROW", "full", n_features);
     let before = model.clone().state();
     let mut fit = ShardedFit::new(&model, n_jobs).unwrap();
-    let refused = fit.pass(&mut model, &x, Targets::Values(&y), None, None, None);
+    let refused = fit.pass(
+        &mut model,
+        &x,
+        Targets::Values(&y),
+        (None, false),
+        None,
+        None,
+    );
     let Err(CwError::InvalidParameter(message)) = refused else {
         panic!("not refused: {refused:?}");
     };
@@ -148,7 +162,14 @@ fn passes_merged_in_place_equal_the_state_merge_bit_for_bit() {
                 let presented = order.unwrap_or(&stored);
                 expected = by_definition(&expected, &x, &y, presented, k);
                 assert!(fit
-                    .pass(&mut model, &x, Targets::Values(&y), None, order, None)
+                    .pass(
+                        &mut model,
+                        &x,
+                        Targets::Values(&y),
+                        (None, false),
+                        order,
+                        None
+                    )
                     .unwrap());
                 assert_eq!(
                     model.clone().state(),
@@ -170,15 +191,22 @@ fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
         n_rows: 40,
         n_cols: N_FEATURES,
     };
-    fit.pass(&mut model, &x, Targets::Values(&y), None, None, None)
-        .unwrap();
+    fit.pass(
+        &mut model,
+        &x,
+        Targets::Values(&y),
+        (None, false),
+        None,
+        None,
+    )
+    .unwrap();
     let before = model.clone().state();
     let stop = || true;
     let stopped = fit.pass(
         &mut model,
         &x,
         Targets::Values(&y),
-        None,
+        (None, false),
         None,
         Some(Stop {
             asked: &stop,
@@ -195,14 +223,21 @@ fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
         n_cols: N_FEATURES,
     };
     assert!(fit
-        .pass(&mut model, &bad, Targets::Values(&y), None, None, None)
+        .pass(
+            &mut model,
+            &bad,
+            Targets::Values(&y),
+            (None, false),
+            None,
+            None
+        )
         .is_err());
     let order: Vec<usize> = (0..40).rev().collect();
     let refused = fit.pass(
         &mut model,
         &bad,
         Targets::Values(&y),
-        None,
+        (None, false),
         Some(&order),
         None,
     );
@@ -212,8 +247,15 @@ fn a_refused_or_stopped_pass_leaves_the_model_as_it_was() {
     let mut expected = model.clone();
     let stored: Vec<usize> = (0..40).collect();
     expected = by_definition(&expected, &x, &y, &stored, 2);
-    fit.pass(&mut model, &x, Targets::Values(&y), None, None, None)
-        .unwrap();
+    fit.pass(
+        &mut model,
+        &x,
+        Targets::Values(&y),
+        (None, false),
+        None,
+        None,
+    )
+    .unwrap();
     assert_eq!(model.state(), expected.state());
 }
 
@@ -232,7 +274,9 @@ fn shards_left_idle_by_a_short_batch_are_refreshed_before_the_next() {
         let stored: Vec<usize> = (0..n_rows).collect();
         expected = by_definition(&expected, &x, &y[..n_rows], &stored, 4);
         let targets = Targets::Values(&y[..n_rows]);
-        assert!(fit.pass(&mut model, &x, targets, None, None, None).unwrap());
+        assert!(fit
+            .pass(&mut model, &x, targets, (None, false), None, None)
+            .unwrap());
         assert_eq!(model.clone().state(), expected.clone().state());
     }
 }
@@ -270,7 +314,14 @@ fn wide_models_merged_by_ranges_equal_the_state_merge_bit_for_bit() {
             let stored: Vec<usize> = (0..n_rows).collect();
             expected = by_definition(&expected, &x, &y, order.unwrap_or(&stored), 2);
             assert!(fit
-                .pass(&mut model, &x, Targets::Values(&y), None, order, None)
+                .pass(
+                    &mut model,
+                    &x,
+                    Targets::Values(&y),
+                    (None, false),
+                    order,
+                    None
+                )
                 .unwrap());
             assert_eq!(model.clone().state(), expected.clone().state(), "{rule}");
         }
