@@ -55,9 +55,11 @@ def sklearn_pa1_api():
     return "PassiveAggressiveClassifier(C=C, loss='hinge')"
 
 
-def sklearn_pa1(C=1.0):
-    """PA-I with the hinge loss, one pass in order, no averaging: scikit-learn's online PA."""
+def sklearn_pa1(C=1.0, **overrides):
+    """PA-I with the hinge loss, one pass in order, no averaging: scikit-learn's online PA.
+    `overrides` replace those settings or add others (e.g. max_iter, class_weight)."""
     common = dict(fit_intercept=True, max_iter=1, tol=None, shuffle=False, average=False)
+    common.update(overrides)
     if _sgd_has_pa1():
         return SGDClassifier(loss="hinge", penalty=None, learning_rate="pa1", eta0=C, **common)
     from sklearn.linear_model import PassiveAggressiveClassifier
