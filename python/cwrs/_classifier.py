@@ -378,6 +378,13 @@ class Classifier(Estimator):
         over everything seen."""
         return self._fitted_model().n_mistakes
 
+    @property
+    def class_counts_(self) -> Float64Array:
+        """The rows of each class (in `classes_` order) that `class_weight="balanced"` has
+        counted (rows of weight 0 are not counted), over everything seen; empty until a
+        balanced call."""
+        return np.ravel(self._fitted_model().class_counts)  # one value per class, not a row each
+
 
 class ConfidenceWeightedClassifier(Classifier):
     """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""

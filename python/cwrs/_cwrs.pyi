@@ -215,3 +215,4 @@ class Model:
     support_vectors: Final[_SupportVectors]
     dual_coef: Final[_F64]
     noise_since_reset: Final[float | None]
+    class_counts: Final[_F64]  # (n_classes, 1) for a multiclass model, as every per-class array

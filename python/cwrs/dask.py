@@ -46,6 +46,7 @@ def fit(
     merge: str = "auto",
     classes: Any = None,
     n_features: Optional[int] = None,
+    sample_weight: Any = None,
 ) -> Estimator:
     """Fits `estimator` (forgetting any previous fit) on a Dask cluster and returns it.
 
@@ -57,6 +58,13 @@ def fit(
     estimator's `n_iter`), `merge` the method of `cwrs.merge`, `classes` every label (None:
     found in y, which takes one more pass over it). Rows are learned in their stored order
     within each partition (`shuffle` does not apply).
+
+    `sample_weight` (dask collections only) gives each row its importance weight, as in
+    `partial_fit`: a 1-D dask array with one weight per row of X (rechunked to X's rows), a
+    dask series with the partitions of X, or the name of a column of the data frame X (which
+    then is not a feature). A classifier's `class_weight` applies as in `partial_fit`: a dict
+    multiplies the weights, "balanced" counts each partition's rows beyond the model it starts
+    from, and the merge adds the counts (docs/design.md §9.5).
 
     `n_features` (files only) is the width of the model; an index past it is an error, as in
     `partial_fit_file`. With it, and with `classes` for a classifier, each file is streamed in
@@ -86,7 +94,7 @@ def fit(
     elif classes is not None:
         classes = np.unique(np.asarray(classes))
     stream = classes is not None or not isinstance(estimator, Classifier)
-    parts, n_features, found = _partitions(client, X, y, n_features, stream)
+    parts, n_features, found = _partitions(client, X, y, n_features, stream, sample_weight)
     if isinstance(estimator, Classifier) and classes is None:
         classes = found()
     template = type(estimator)(**estimator.get_params())
@@ -118,10 +126,10 @@ def _client(client):
     return client
 
 
-def _partitions(client, X, y, n_features, stream):
-    """(partitions as (kind, x, y) triples of delayed values, futures or paths, n_features, a
-    function computing the classes in y). `stream`: whether the classes are known (or not
-    needed), so that files of a known width can be streamed."""
+def _partitions(client, X, y, n_features, stream, sample_weight=None):
+    """(partitions as (kind, x, y, weights) of delayed values, futures or paths (weights None
+    when not given), n_features, a function computing the classes in y). `stream`: whether the
+    classes are known (or not needed), so that files of a known width can be streamed."""
     import dask.array as da
     import dask.dataframe as dd
     from dask import delayed
@@ -129,11 +137,15 @@ def _partitions(client, X, y, n_features, stream):
     if isinstance(X, (list, tuple)):
         if y is not None:
             raise InvalidParameterError("y must be None with LIBSVM files: their labels are in them")
+        if sample_weight is not None:
+            raise InvalidParameterError(
+                "sample_weight is for dask collections: a LIBSVM file holds no weights"
+            )
         if not X:
             raise InvalidParameterError("X is an empty list of files")
         paths = [os.fspath(p) for p in X]
         if stream and n_features is not None:
-            return [("file", path, None) for path in paths], n_features, None
+            return [("file", path, None, None) for path in paths], n_features, None
         # Each file is parsed once, on a worker, and kept there (Dask parses it again, from its
         # path, if the worker holding it is lost).
         loaded = [client.submit(_read_file, path, pure=True) for path in paths]
@@ -145,7 +157,7 @@ def _partitions(client, X, y, n_features, stream):
                 f"{path}: n_features was set to {n_features}, but the file has the index {width}"
             )
         return (
-            [("rows", part, None) for part in loaded],
+            [("rows", part, None, None) for part in loaded],
             n_features or width,
             lambda: np.unique(np.concatenate([labels for _, labels in scans])),
         )
@@ -162,11 +174,35 @@ def _partitions(client, X, y, n_features, stream):
         y = y.rechunk((X.chunks[0],))
         xs, ys = list(X.to_delayed().ravel()), list(y.to_delayed().ravel())
         n_features = X.shape[1]
+        if sample_weight is not None:
+            if (
+                not isinstance(sample_weight, da.Array) or sample_weight.ndim != 1
+                or sample_weight.shape[0] != X.shape[0]
+            ):
+                raise InvalidParameterError(
+                    "sample_weight must be a 1-D dask array with one weight per row of X"
+                )
+            sample_weight = list(sample_weight.rechunk((X.chunks[0],)).to_delayed().ravel())
     elif isinstance(X, dd.DataFrame):
         if not isinstance(y, (dd.Series, dd.DataFrame)) or y.npartitions != X.npartitions:
             raise InvalidParameterError(
                 "y must be a dask series with the partitions of X (X.npartitions)"
             )
+        if isinstance(sample_weight, str):
+            if sample_weight not in X.columns:
+                raise InvalidParameterError(
+                    f"sample_weight={sample_weight!r} is not a column of X"
+                )
+            X, sample_weight = X.drop(columns=[sample_weight]), X[sample_weight]
+        if sample_weight is not None:
+            if not isinstance(sample_weight, dd.Series) or (
+                sample_weight.npartitions != X.npartitions
+            ):
+                raise InvalidParameterError(
+                    "sample_weight must be a dask series with the partitions of X, or the name "
+                    "of a column of X"
+                )
+            sample_weight = list(sample_weight.to_delayed())
         xs, ys = list(X.to_delayed()), list(y.to_delayed())
         n_features = len(X.columns)
     else:
@@ -175,8 +211,9 @@ def _partitions(client, X, y, n_features, stream):
             f"{type(X).__name__}"
         )
     labels = [delayed(np.unique, pure=True)(delayed(np.asarray)(part)) for part in ys]
+    weights = [None] * len(xs) if sample_weight is None else sample_weight
     return (
-        [("data", x, part) for x, part in zip(xs, ys)],
+        [("data", x, part, w) for x, part, w in zip(xs, ys, weights)],
         n_features,
         lambda: np.unique(np.concatenate(client.gather(client.compute(labels)))),
     )
@@ -199,13 +236,15 @@ def _epoch(client, template, model, parts, n_features, classes, method):
     shards are rebuilt in partition order and merged with `model` as base."""
     base = None if model is None else client.scatter(model, broadcast=True, hash=True)
     futures = []
-    for kind, x, y in parts:
+    for kind, x, y, w in parts:
         if kind == "data":
             x, y = client.compute([x, y])
+            if w is not None:
+                w = client.compute(w)
         # Pure: the key is a hash of the arguments, so a task run again is the same task.
         futures.append(
             client.submit(
-                _learn_partition, base, template, kind, x, y, n_features, classes, pure=True
+                _learn_partition, base, template, kind, (x, y, w), n_features, classes, pure=True
             )
         )
     # An empty partition (what filters and repartitioning leave) contributes nothing.
@@ -216,10 +255,11 @@ def _epoch(client, template, model, parts, n_features, classes, method):
     return merge_models(shards, method=method, base=model)
 
 
-def _learn_partition(base, template, kind, x, y, n_features, classes, /):
-    """The shard model of one partition as a payload for `_shard` (None for a partition
-    without rows): a pure function of its arguments (`base` is never changed: the worker may
-    share it between tasks)."""
+def _learn_partition(base, template, kind, rows, n_features, classes, /):
+    """The shard model of one partition (`rows`: x, y and the weights or None) as a payload
+    for `_shard` (None for a partition without rows): a pure function of its arguments (`base`
+    is never changed: the worker may share it between tasks)."""
+    x, y, weights = rows
     if kind == "data" and len(y) == 0:
         return None
     model = copy.deepcopy(base) if base is not None else copy.deepcopy(template)
@@ -237,7 +277,8 @@ def _learn_partition(base, template, kind, x, y, n_features, classes, /):
             X = type(X)((X.data, X.indices, X.indptr), shape=(X.shape[0], n_features))
             model.partial_fit(X, labels)
     else:
-        model.partial_fit(x, y, **fit_args)
+        weights = None if weights is None else np.asarray(weights, dtype=np.float64)
+        model.partial_fit(x, y, sample_weight=weights, **fit_args)
     if start is None:  # the native model was built by the first partial_fit
         start = _cwrs.Model(model._model.config)
     # Only the coordinates the shard changed, when that is smaller (`Model.delta_since`).

@@ -10,7 +10,7 @@ use cwrs::model::{AnyLearner, Model};
 ///
 /// - `kind`, `n_classes` (`None` for one output per row), `n_updates`, `n_mistakes` (`None`
 ///   for a regressor), `mean`, `covariance`, `dense_covariance`, `dual_coef`,
-///   `noise_since_reset`: the methods of the same names;
+///   `noise_since_reset`, `class_counts`: the methods of the same names;
 /// - `covariance_kind`: the form's name ("identity", "diag", "full", ...; `None` for a kernel
 ///   model);
 /// - `n_support`: a binary kernel model's support rows, or one count per class;
@@ -46,6 +46,7 @@ pub fn attribute(model: &Model, name: &str) -> Option<Value<'static>> {
         }
         "config" => model.config().into(),
         "noise_since_reset" => model.noise_since_reset().into(),
+        "class_counts" => model.class_counts().to_vec().into(),
         _ => return None,
     })
 }

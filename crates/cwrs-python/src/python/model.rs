@@ -133,7 +133,7 @@ macro_rules! methods_and_attributes {
 
 methods_and_attributes! {
     [kind, n_classes, covariance_kind, mean, covariance, dense_covariance, n_updates,
-     n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset]
+     n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset, class_counts]
     // μ·x, xᵀΣx, and Φ(μ·x / √(xᵀΣx)) (P(class k has the highest score)) for every row (and
     // class: rows × classes for a multiclass model).
     [decision_function => decision_function, variance => variances,

@@ -187,6 +187,9 @@ impl Model {
             append(&mut state, "l1_totals", &[0.0])?;
             append(&mut state, "l1_last", &vec![0.0; dim])?;
         }
+        if state.entries.contains_key("class_counts") {
+            append(&mut state, "class_counts", &[0.0])?;
+        }
         state.set("n_classes", models + 1);
         Model::from_state(&state, None)
     }
@@ -218,6 +221,17 @@ pub enum ModelDelta {
 /// The entry of a [`ModelDelta`]'s state that holds the touched coordinates (no model state
 /// has it).
 const TOUCHED: &str = "delta_touched";
+
+/// Array entries of a model as a whole, not per coordinate: a delta keeps them as they are.
+const WHOLE_ARRAYS: [&str; 1] = ["class_counts"];
+
+/// The length of a per-coordinate array entry, `None` for any other entry.
+fn coordinate_len(key: &str, value: &Value) -> Option<usize> {
+    match WHOLE_ARRAYS.contains(&key) {
+        true => None,
+        false => array_len(value),
+    }
+}
 
 /// The length of an array entry, `None` for any other entry.
 fn array_len(value: &Value) -> Option<usize> {
@@ -279,7 +293,7 @@ impl ModelDelta {
     /// `end` as the entries that differ from `start` (see [`ModelDelta`]).
     fn between(start: &State, end: State<'static>) -> ModelDelta {
         let arrays = (end.entries.iter())
-            .filter_map(|(key, value)| Some((key, value, array_len(value)?)))
+            .filter_map(|(key, value)| Some((key, value, coordinate_len(key, value)?)))
             .collect::<Vec<_>>();
         let Some(&(_, _, len)) = arrays.first() else {
             return ModelDelta::Whole(end);
@@ -306,7 +320,7 @@ impl ModelDelta {
         };
         let mut changed = scalars.clone();
         for (key, value) in end.entries {
-            match array_len(&value) {
+            match coordinate_len(&key, &value) {
                 Some(_) => changed.set(&key, picked(&value, &touched)),
                 None => scalars.set(&key, value),
             }
@@ -376,7 +390,7 @@ impl ModelDelta {
         scalars.version = state.version;
         changed.version = state.version;
         for (key, value) in state.into_owned().entries {
-            match array_len(&value) {
+            match coordinate_len(&key, &value) {
                 _ if key == TOUCHED => {}
                 Some(_) => changed.set(&key, value),
                 None => scalars.set(&key, value),

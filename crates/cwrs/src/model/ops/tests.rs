@@ -97,6 +97,28 @@ fn learn(model: &mut Model, (x, y, classes): &(Vec<f64>, Vec<f64>, Vec<usize>), 
         .unwrap();
 }
 
+/// [`learn`] weighted by the running class counts (`class_weight="balanced"`) for a classifier.
+fn learn_balanced(model: &mut Model, data: &(Vec<f64>, Vec<f64>, Vec<usize>), n_features: usize) {
+    if model.model_config().kind.is_regression() {
+        return learn(model, data, n_features);
+    }
+    let x = Matrix::Dense {
+        values: &data.0,
+        n_rows: ROWS,
+        n_cols: n_features,
+    };
+    let targets = match model.n_classes() {
+        Some(_) => Targets::Classes(&data.2),
+        None => Targets::Values(&data.1),
+    };
+    let balanced = Presentation {
+        balanced: true,
+        ..Presentation::default()
+    };
+    model.partial_fit(&x, targets, balanced).unwrap();
+    assert!(!model.class_counts().is_empty());
+}
+
 /// Scores and variances of every row of `x`, `n_features` wide.
 fn predictions(model: &Model, x: &[f64], n_features: usize) -> Vec<f64> {
     let n_rows = x.len() / n_features;
@@ -379,7 +401,8 @@ fn a_delta_rebuilds_the_model_bit_for_bit_touched_or_whole() {
         let mut base = fresh.clone();
         learn(&mut base, &data, wide);
         let mut end = base.clone();
-        learn(&mut end, &data, wide);
+        // The class counts of "balanced" are a whole array beside the coordinates.
+        learn_balanced(&mut end, &data, wide);
 
         for (start, from) in [(&base, Some(&base)), (&fresh, None)] {
             let delta = end.delta_since(start);

@@ -467,3 +467,45 @@ fn invalid_merged_values_are_refused_as_before() {
         }
     }
 }
+
+/// The class counts of `class_weight="balanced"` are evidence, as the moments: the merge holds
+/// the base's and what each model counted beyond it, and a merge of models that count nothing
+/// counts nothing.
+#[test]
+fn a_merge_adds_the_class_counts_of_balanced_models() {
+    let (x, y) = data(90);
+    let fresh = Model::new(config("multiclass", "AROW", &[], "diag"), None).unwrap();
+    let balanced = |mut model: Model, rows: std::ops::Range<usize>| {
+        let classes: Vec<usize> = y[rows.clone()]
+            .iter()
+            .map(|v| (v.abs() * 2.0) as usize % 3)
+            .collect();
+        let matrix = Matrix::Dense {
+            values: &x[rows.start * N_FEATURES..rows.end * N_FEATURES],
+            n_rows: rows.len(),
+            n_cols: N_FEATURES,
+        };
+        let presentation = Presentation {
+            balanced: true,
+            ..Presentation::default()
+        };
+        model
+            .partial_fit(&matrix, Targets::Classes(&classes), presentation)
+            .unwrap();
+        model
+    };
+    let base = balanced(fresh.clone(), 0..30);
+    let (a, b) = (
+        balanced(base.clone(), 30..60),
+        balanced(base.clone(), 60..90),
+    );
+    let merged = merge(&[&a, &b], Method::Information, Some(&base), None).unwrap();
+    let expected: Vec<f64> = (0..3)
+        .map(|k| a.class_counts()[k] + b.class_counts()[k] - base.class_counts()[k])
+        .collect();
+    assert_eq!(merged.class_counts(), &expected[..]);
+    assert_eq!(expected.iter().sum::<f64>(), 90.0);
+    let unweighted = learned(fresh.clone(), &x, &y, 0..30);
+    let merged = merge(&[&unweighted, &unweighted], Method::Information, None, None).unwrap();
+    assert!(merged.class_counts().is_empty());
+}
