@@ -16,7 +16,9 @@ through the public API only:
 5. an averaged model is the h-weighted average of the means;
 6. max-score and one-vs-rest multiclass, the kernel (dual) form, the L1 threshold and process
    noise take the same weighted steps;
-7. the references themselves against the math they transcribe.
+7. the references themselves against the math they transcribe;
+8. class weights: h = sample_weight·class_weight[y], "balanced" as scikit-learn's formula in
+   fit and by the running per-class counts in partial_fit.
 
 Tolerances of part 2 (relative to max(1, max|state|)):
   * 1e-12 where the two sides are the same algebra rounded differently in a few places per
@@ -843,3 +845,105 @@ def test_weighted_average_survives_a_round_trip(average, how):
             assert np.array_equal(got[key], value), key
         else:
             assert got[key] == value, key
+
+
+# ------------------------------------------------------------------------------------------
+# 8. Class weights: h = sample_weight[i]·class_weight[y_i]
+# ------------------------------------------------------------------------------------------
+
+
+def _imbalanced(K=3, seed=0, counts=(30, 10, 5)):
+    rng = np.random.default_rng(seed)
+    labels = np.concatenate([np.full(c, k) for k, c in enumerate(counts[:K])])
+    rng.shuffle(labels)
+    X = rng.normal(size=(len(labels), 4)) + labels[:, None]
+    return X, labels
+
+
+def _fitted_state(est):
+    return [np.asarray(est.coef_), np.asarray(est.intercept_), est.n_updates_, est.n_mistakes_]
+
+
+def _assert_same_fitted_state(a, b, what):
+    for x, y_ in zip(_fitted_state(a), _fitted_state(b)):
+        assert np.array_equal(x, y_), f"{what}: {x} != {y_}"
+
+
+@pytest.mark.parametrize("K", [2, 3])
+@pytest.mark.parametrize("rule", ["AROW", "PA1", "OGD"])
+def test_balanced_class_weight_in_fit_is_scikit_learns(rule, K):
+    """fit with class_weight="balanced" weighs class k by n_samples/(n_classes·count_k) over y
+    (scikit-learn's compute_class_weight): the model of those sample weights."""
+    from sklearn.utils.class_weight import compute_class_weight
+
+    X, labels = _imbalanced(K)
+    classes = np.unique(labels)
+    cw = compute_class_weight("balanced", classes=classes, y=labels)
+    balanced = getattr(cwrs, rule)(class_weight="balanced", shuffle=False).fit(X, labels)
+    explicit = getattr(cwrs, rule)(shuffle=False).fit(X, labels, sample_weight=cw[labels])
+    _assert_same_fitted_state(balanced, explicit, f"{rule} K={K} balanced")
+
+
+def test_dict_class_weight_multiplies_the_sample_weight():
+    X, labels = _imbalanced(3)
+    s = weights_for(len(labels), 3)
+    cw = {0: 0.5, 1: 2.0, 2: 3.5}
+    weighted = cwrs.AROW(class_weight=cw).partial_fit(X, labels, classes=[0, 1, 2], sample_weight=s)
+    explicit = cwrs.AROW().partial_fit(X, labels, classes=[0, 1, 2],
+                                       sample_weight=s * np.array([cw[k] for k in labels]))
+    _assert_same_fitted_state(weighted, explicit, "dict class_weight")
+
+
+def test_balanced_partial_fit_uses_the_running_counts():
+    """Each call first adds its rows of positive weight to the per-class counts kept in the
+    model, then learns every row of the call with w_k = N/(K·count_k), N the rows counted."""
+    X, labels = _imbalanced(3)
+    s = weights_for(len(labels), 5)
+    calls = np.array_split(np.arange(len(labels)), 3)
+    balanced = cwrs.AROW(class_weight="balanced")
+    explicit = cwrs.AROW()
+    counts = np.zeros(3)
+    for rows in calls:
+        counts += np.bincount(labels[rows][s[rows] > 0], minlength=3)
+        w_k = counts.sum() / (3 * np.where(counts > 0, counts, 1))
+        balanced.partial_fit(X[rows], labels[rows], classes=[0, 1, 2], sample_weight=s[rows])
+        explicit.partial_fit(X[rows], labels[rows], classes=[0, 1, 2],
+                             sample_weight=s[rows] * w_k[labels[rows]])
+        _assert_same_fitted_state(balanced, explicit, "balanced partial_fit")
+
+
+def test_balanced_class_weight_with_string_labels():
+    X, labels = _imbalanced(2)
+    names = np.array(["spam", "ham"])[labels]
+    counts = {name: int((names == name).sum()) for name in ("ham", "spam")}
+    w = np.array([len(names) / (2 * counts[name]) for name in names])
+    balanced = cwrs.AROW(class_weight="balanced", shuffle=False).fit(X, names)
+    explicit = cwrs.AROW(shuffle=False).fit(X, names, sample_weight=w)
+    _assert_same_fitted_state(balanced, explicit, "balanced with string labels")
+
+
+@pytest.mark.parametrize("bad", [{0: -1.0}, {1: math.nan}, {2: math.inf}, {7: 1.0}, "balancd",
+                                 [1.0, 2.0, 3.0]], ids=str)
+def test_bad_class_weight_raises_and_leaves_the_model_unchanged(bad):
+    X, labels = _imbalanced(3)
+    est = cwrs.AROW().partial_fit(X[:20], labels[:20], classes=[0, 1, 2])
+    before = pickle.dumps(est)
+    est.set_params(class_weight=bad)
+    with pytest.raises(ValueError, match="class_weight"):
+        est.partial_fit(X[20:], labels[20:])
+    est.set_params(class_weight=None)
+    assert pickle.dumps(est) == before
+
+
+@pytest.mark.parametrize("how", ["pickle", "cwrs"])
+def test_balanced_running_counts_survive_a_round_trip(how):
+    X, labels = _imbalanced(3)
+    s = weights_for(len(labels), 6)
+    whole = cwrs.AROW(class_weight="balanced")
+    first = cwrs.AROW(class_weight="balanced")
+    for est, rows in ((whole, slice(0, 25)), (whole, slice(25, None)), (first, slice(0, 25))):
+        est.partial_fit(X[rows], labels[rows], classes=[0, 1, 2], sample_weight=s[rows])
+    copy = (pickle.loads(pickle.dumps(first)) if how == "pickle"
+            else cwrs.load(io.BytesIO(_saved(first))))
+    copy.partial_fit(X[25:], labels[25:], sample_weight=s[25:])
+    _assert_same_fitted_state(copy, whole, f"balanced after a {how} round trip")
