@@ -1,5 +1,5 @@
-"""Imbalanced streams: class weights and importance weights (docs/design.md, sample_weight and
-class_weight), against scikit-learn and Vowpal Wabbit in the same run. Prints a markdown section
+"""Imbalanced streams: class weights and importance weights (the classifiers' `class_weight` and
+`sample_weight`), against scikit-learn and Vowpal Wabbit in the same run. Prints a markdown section
 for benchmarks/RESULTS.md (`--write` puts it there, in place of the section's last run).
 
 Streams:
