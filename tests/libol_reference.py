@@ -99,7 +99,7 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full", h=1.0):
         if covariance == "full":
             v = x @ Sigma @ x
             if v != 0:
-                alpha_t = h * ((1 - y * f) / math.sqrt(v))
+                alpha_t = (1 - y * f) / math.sqrt(v)  # lands on m = 1: the same for every h > 0
                 g = y * x / math.sqrt(v)
                 S_x = g @ Sigma.T
                 w = w + alpha_t * S_x
@@ -108,7 +108,7 @@ def iellip(state, x, y, b=0.3, c=0.1, a=1.0, covariance="full", h=1.0):
         else:
             v = float(np.sum(Sigma * x * x))
             if v != 0:
-                w = w + h * ((1 - y * f) / v) * y * Sigma * x
+                w = w + ((1 - y * f) / v) * y * Sigma * x
                 c_step = c_t / (v * (1 - c_t))
                 Sigma = Sigma / (1 + c_step * x * x * Sigma) / (1 - c_t)
                 updated = True

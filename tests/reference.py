@@ -114,8 +114,8 @@ def _sqrt(z: Decimal) -> Decimal:
 # not depend on h.  "Invariant" rules take the continuous limit of presenting the row again and
 # again (AROW: r -> r/h; PA-I: alpha = min(hC, l/n); PA-II: l/n (1 - (1 + 2Cn)^-h); PA, CW and
 # ExactCW, whose step lands on their constraint: unchanged); "objective" rules scale their loss
-# term by h (SCW-I/II, NHERD: C -> hC; SOP: the row counts h times; Perceptron: alpha = h;
-# NAROW: alpha h, c h).
+# term by h (SCW-I/II, NHERD: C -> hC; SOP and NAROW: the row counts h times in their sums;
+# Perceptron: alpha = h).
 # --------------------------------------------------------------------------------------------
 
 
@@ -237,8 +237,9 @@ def _narow_coef(m, v, n2, p, h):
     rt = _narow_rt(v, p)
     if rt is None:
         return h, _ZERO
-    # alpha may be <= 0 here: it is the paper's update; the weighted step scales both by h
-    return h * (rt - m) / (rt + v), h / rt
+    # alpha may be <= 0 here: it is the paper's update; the weighted step counts the row h times
+    # in NAROW's sums (A += h xx^T / r_t)
+    return h * (rt - m) / (rt + h * v), h / rt
 
 
 def _nherd_fires(m, v, n2, p):

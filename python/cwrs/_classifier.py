@@ -380,8 +380,8 @@ class Classifier(Estimator):
 
     @property
     def class_counts_(self) -> Float64Array:
-        """The rows of each class (in `classes_` order) that `class_weight="balanced"` has
-        counted (rows of weight 0 are not counted), over everything seen; empty until a
+        """The total sample weight of each class (in `classes_` order; a row without one counts
+        1) that `class_weight="balanced"` has counted, over everything seen; empty until a
         balanced call."""
         return np.ravel(self._fitted_model().class_counts)  # one value per class, not a row each
 

@@ -97,11 +97,14 @@ random_state : int, numpy.random.RandomState, numpy.random.Generator or None, de
 class_weight : dict, "balanced" or None, default=None
     Weights of the classes: each row's importance weight is its `sample_weight` times its
     class's weight (a dict {class: weight ≥ 0}; classes it leaves out weigh 1). "balanced":
-    n / (n_classes · n_k), n_k the rows of class k counted so far and n all of them. `fit`
-    counts every row of y first, which is scikit-learn's n_samples / (n_classes ·
-    np.bincount(y)); `partial_fit`, where scikit-learn refuses "balanced", counts each call's
-    rows before it learns them, adding them to the counts the model keeps (saved, pickled and
-    merged with it). A rule weighs a row as docs/design.md §2.10 derives.""",
+    n / (n_classes · n_k), n_k the total sample weight of class k counted so far (its rows,
+    without `sample_weight`) and n that of all classes. `fit` counts all of y first, which is
+    scikit-learn's `compute_class_weight("balanced", classes=classes, y=y,
+    sample_weight=sample_weight)`; `partial_fit`, where scikit-learn refuses "balanced", counts
+    each call's rows before it learns them, adding them to the counts the model keeps
+    (`class_counts_`; saved, pickled and merged with it). A rule weighs a row as
+    docs/design.md §2.10 derives; the rules whose step meets a hard constraint (PA, CW,
+    ExactCW, ROMMA, AggressiveROMMA, IELLIP) take the same step for every weight above 0.""",
     "n_jobs": """\
 n_jobs : int, default=1
     Threads `fit` trains with (-1: every core, -2: all but one, as in scikit-learn; at most

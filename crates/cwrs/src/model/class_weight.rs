@@ -1,7 +1,10 @@
-//! `class_weight="balanced"` while streaming (docs/design.md §2.10): each call first counts its
-//! rows per class (those of positive weight), adding them to the counts the model keeps, then
-//! learns every row of class k with weight N/(K·n_k) times its own, N the rows counted, K the
-//! classes. One call over all the rows (`fit`) is scikit-learn's n_samples/(n_classes·count).
+//! `class_weight="balanced"` while streaming (docs/design.md §2.10): each call first adds its
+//! rows' sample weights per class to the counts the model keeps (a row without a weight counts
+//! 1), then learns every row of class k with weight N/(K·n_k) times its own, N the total counted,
+//! K the classes. One call over all the rows (`fit`) is scikit-learn's
+//! `compute_class_weight("balanced", classes, y, sample_weight)`: n_samples/(n_classes·count)
+//! without weights. A weighted count keeps a subsampled class (rows kept at rate p, weighted
+//! 1/p) at the share it has in the full stream.
 
 use crate::data::{weight_of, Weights};
 use crate::error::CwError;
@@ -16,7 +19,8 @@ fn classes(targets: Targets) -> Box<dyn Iterator<Item = usize> + '_> {
 }
 
 impl Model {
-    /// The running class counts of `class_weight="balanced"` (empty until a balanced call).
+    /// The running class counts of `class_weight="balanced"`, the total sample weight seen per
+    /// class (empty until a balanced call).
     pub fn class_counts(&self) -> &[f64] {
         &self.class_counts
     }
@@ -54,15 +58,17 @@ impl Model {
         let n_classes = self.n_classes().unwrap_or(2);
         let mut counts = self.class_counts.clone();
         counts.resize(n_classes, 0.0);
-        let mut n = 0usize;
-        for (i, class) in classes(targets).enumerate() {
-            n += 1;
-            if class < n_classes && weight_of(weights, i) > 0.0 {
-                counts[class] += 1.0;
-            }
-        }
+        let n = match targets {
+            Targets::Values(y) => y.len(),
+            Targets::Classes(k) => k.len(),
+        };
         if let Some(w) = weights {
             crate::data::check_weights(w, n)?;
+        }
+        for (i, class) in classes(targets).enumerate() {
+            if class < n_classes {
+                counts[class] += weight_of(weights, i);
+            }
         }
         let total: f64 = counts.iter().sum();
         let factors: Vec<f64> = counts

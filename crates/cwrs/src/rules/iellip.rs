@@ -5,8 +5,9 @@ use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 
 #[rustfmt::skip]
 pub(super) const IELLIP: Entry = Entry {
-    weighted: Weighted::objective(
-        "the mean step of the loss h·ℓ: α·h; the ellipsoid's shrink c_t of the round unchanged",
+    weighted: Weighted::exact(
+        "the step puts m at 1, no mistake, so a repetition makes no update: the unweighted step \
+         for every h > 0",
     ),
     name: "IELLIP", title: "Online learning by the improved ellipsoid method", second_order: true,
     reference: "Yang, Jin, Ye, \"Online learning by ellipsoid method\", ICML 2009",

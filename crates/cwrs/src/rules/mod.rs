@@ -293,8 +293,10 @@ pub struct Entry {
 pub struct Weighted {
     /// Whether the weighted step is the continuous limit of presenting the row repeatedly, so
     /// that weight h then h′ is weight h + h′ once and an integer k is k presentations
-    /// (`true`); else (`false`) the rule's objective with its loss term times h, or the step
-    /// of the loss h·ℓ for a rule defined by its step.
+    /// (`true`; in the full and identity forms: a diagonal form's second step moves along its
+    /// new Σx, so there the step of weight k only approximates k presentations); else
+    /// (`false`) the rule's objective with its loss term times h, or the step of the loss h·ℓ
+    /// for a rule defined by its step.
     pub exact: bool,
     /// The weighted step in words.
     pub summary: &'static str,
@@ -653,10 +655,7 @@ impl StepRule for Rule {
             Rule::CW { phi } => cw::variance_step(m, v, phi),
             Rule::ExactCW { phi } => cw::exact_step(m, v, phi),
             Rule::AROW { r } => arow::step(m, v, r / h),
-            Rule::NAROW { b } => narow::step(m, v, b).map(|s| Step {
-                alpha: s.alpha * h,
-                c: s.c * h,
-            }),
+            Rule::NAROW { b } => narow::step(m, v, b, h),
             Rule::SCW1 { c, phi } => scw::scw1_step(m, v, c * h, phi),
             Rule::SCW2 { c, phi } => scw::scw2_step(m, v, c * h, phi),
             Rule::NHERD { c } => nherd::step(m, v, c * h),
@@ -725,13 +724,7 @@ impl StepRule for Rule {
             Rule::ROMMA => romma::step(m, norm2, context.is_mistake(m), context),
             Rule::AggressiveROMMA => romma::step(m, norm2, m < 1.0, context),
             Rule::OGD { eta, loss } => ogd::step(m, eta * h, loss, context).map(ScaledStep::plain),
-            Rule::IELLIP { b, c } => iellip::step(m, v, b, c, context).map(|s| ScaledStep {
-                step: Step {
-                    alpha: s.step.alpha * h,
-                    ..s.step
-                },
-                ..s
-            }),
+            Rule::IELLIP { b, c } => iellip::step(m, v, b, c, context),
             _ => self.raw_step(m, v, norm2, h).map(ScaledStep::plain),
         }?;
         let step = scaled.step.checked()?;

@@ -5,7 +5,8 @@ use super::{Build, Entry, Param, Range, Rule, Step, Weighted};
 #[rustfmt::skip]
 pub(super) const NAROW: Entry = Entry {
     weighted: Weighted::objective(
-        "the step at the row's r_t scaled by h: α·h, c·h = h/r_t",
+        "the row counted h times in NAROW's sums at the row's r_t: α = h(r_t − m)/(r_t + h·v), \
+         c = h/r_t (α = h when r_t = ∞)",
     ),
     name: "NAROW", title: "Narrow Adaptive Regularization Of Weights",
     reference: "Orabona, Crammer, NIPS 2010", second_order: true,
@@ -19,18 +20,21 @@ pub(super) const NAROW: Entry = Entry {
 };
 
 #[inline]
-pub(super) fn step(m: f64, v: f64, b: f64) -> Option<Step> {
+pub(super) fn step(m: f64, v: f64, b: f64, h: f64) -> Option<Step> {
     // r_t = v/(bv − 1), written without r_t (safeguard 6 of the module doc).
     let excess = b.mul_add(v, -1.0);
     if excess > 0.0 {
         let bv = b * v;
         let c = excess / v;
+        // The row counted h times in NAROW's sums: α = h(r_t − m)/(r_t + h·v), c = h/r_t, i.e.
+        // h(1 − m·c)/(1 + h·v·c) with v·c = bv − 1 (bv itself at h = 1, the unweighted bits).
+        let denominator = if h == 1.0 { bv } else { h.mul_add(excess, 1.0) };
         (m < bv).then(|| Step {
-            alpha: (1.0 - m * c) / bv,
-            c,
+            alpha: h * (1.0 - m * c) / denominator,
+            c: h * c,
         })
     } else {
         // r_t = ∞: the limit of the general case, a mean step with no precision gain.
-        (m < 1.0).then_some(Step { alpha: 1.0, c: 0.0 })
+        (m < 1.0).then_some(Step { alpha: h, c: 0.0 })
     }
 }

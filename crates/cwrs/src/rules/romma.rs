@@ -8,7 +8,8 @@ const REFERENCE: &str = "Li, Long, Machine Learning 2002";
 #[rustfmt::skip]
 pub(super) const ROMMA: Entry = Entry {
     weighted: Weighted::exact(
-        "the step reaches m = 1, after which a repetition adds nothing: the unweighted step for every h > 0",
+        "the step reaches m = 1 (from μ = 0 it sets μ = y·x, along which a repetition makes no \
+         update), after which a repetition adds nothing: the unweighted step for every h > 0",
     ),
     name: "ROMMA", title: "The Relaxed Online Maximum Margin Algorithm", reference: REFERENCE,
     second_order: false, params: &[],
@@ -22,7 +23,8 @@ pub(super) const ROMMA: Entry = Entry {
 #[rustfmt::skip]
 pub(super) const AGGRESSIVE_ROMMA: Entry = Entry {
     weighted: Weighted::exact(
-        "the step reaches m = 1, after which a repetition adds nothing: the unweighted step for every h > 0",
+        "the step reaches m = 1 (from μ = 0 it sets μ = y·x, along which a repetition makes no \
+         update), after which a repetition adds nothing: the unweighted step for every h > 0",
     ),
     name: "AggressiveROMMA", title: "The Relaxed Online Maximum Margin Algorithm, aggressive",
     reference: REFERENCE, second_order: false, params: &[],
