@@ -159,6 +159,48 @@ def test_train_with_class_weights_matches_the_python_api(capsys, tmp_path, optio
     assert status != 0 and "one of the labels" in err and not (tmp_path / "x.cwrs").exists()
 
 
+@pytest.mark.parametrize("shuffle", ["--no-shuffle", "--shuffle"])
+def test_train_with_a_weights_file_matches_the_python_api(capsys, tmp_path, shuffle):
+    """--weights gives each row its weight, kept with its row through the shuffle: the model of
+    sample_weight on the same rows in the same order."""
+    a1a = shared_data("a1a.libsvm")
+    X, y = cwrs.load_svmlight(a1a)
+    weights = np.random.default_rng(4).uniform(0.0, 3.0, size=len(y))
+    weights[::9] = 0.0
+    weight_file = tmp_path / "weights.txt"
+    weight_file.write_text("".join(f"{w!r}\n" for w in weights.tolist()))
+    model_path = tmp_path / "a1a.cwrs"
+    trained = run_json(capsys, "train", "-a", "SCW1", "-d", a1a, "-o", model_path, shuffle,
+                       "--seed", "3", "--weights", weight_file, "--class-weight", "balanced")
+    order = np.arange(len(y))
+    if shuffle == "--shuffle":  # the CLI's shuffle: a permutation when the buffer holds every row
+        order = np.random.default_rng(3).permutation(len(y))
+    reference = cwrs.SCW1(class_weight="balanced").partial_fit(
+        X[order], y[order], classes=[-1, 1], sample_weight=weights[order])
+    assert trained["weights"] == str(weight_file)
+    np.testing.assert_array_equal(cwrs.load(model_path).coef_, reference.coef_)
+    np.testing.assert_array_equal(cwrs.load(model_path).class_counts_, reference.class_counts_)
+
+
+@pytest.mark.parametrize("content, error", [
+    ("1\n2\n", "has 2 weights for 1605 rows"),
+    ("1\n-1\n" + "1\n" * 1603, "line 2: '-1' is not a weight"),
+    ("1\nnan\n" + "1\n" * 1603, "line 2: 'nan' is not a weight"),
+    ("1\nheavy\n" + "1\n" * 1603, "line 2: 'heavy' is not a weight"),
+])
+def test_a_bad_weights_file_is_refused_before_anything_is_written(capsys, tmp_path, content,
+                                                                  error):
+    weight_file = tmp_path / "weights.txt"
+    weight_file.write_text(content)
+    model_path = tmp_path / "model.cwrs"
+    status, _, err = run(capsys, "train", "-a", "AROW", "-d", shared_data("a1a.libsvm"), "-o",
+                         model_path, "--weights", weight_file)
+    assert status != 0 and error in err and not model_path.exists()
+    status, _, err = run(capsys, "train", "-a", "AROW", "-d", shared_data("a1a.libsvm"), "-o",
+                         weight_file, "--weights", weight_file)
+    assert status != 0 and "same file" in err and weight_file.read_text() == content
+
+
 def test_full_covariance_training_in_text_mode(capsys, tmp_path):
     breast_cancer = shared_data("breast_cancer.libsvm")
     model_path = tmp_path / "bc.cwrs"

@@ -262,6 +262,45 @@ def test_data_frames_and_predictions(client):
                                   est.predict_proba(frame))
 
 
+def test_sample_weights_and_balanced_classes_are_those_of_the_merged_shards(client):
+    """A weight array (or a series, or a column of the frame) gives each partition's rows their
+    weights; "balanced" counts each partition's weights beyond the epoch's start, and the merge
+    adds the counts: the result is the merge of the shards learned by hand, in every form."""
+    pd = pytest.importorskip("pandas")
+    rng = np.random.RandomState(3)
+    X = rng.normal(size=(240, 4))
+    y = np.where(X @ [1.0, -1.0, 0.5, 0.0] > 0.8, 1, 0)
+    w = rng.uniform(0.0, 3.0, size=240)
+    w[::7] = 0.0
+    make = lambda: cwrs.AROW(class_weight="balanced")  # noqa: E731
+    model = None
+    for _ in range(2):
+        shards = []
+        for rows in np.array_split(np.arange(240), 3):
+            shard = pickle.loads(pickle.dumps(model)) if model else make()
+            shards.append(shard.partial_fit(X[rows], y[rows], classes=[0, 1], sample_weight=w[rows]))
+        model = cwrs.merge(shards, base=model)
+    frame = pd.DataFrame(X, columns=["a", "b", "c", "d"]).assign(weight=w)
+    X_dd, y_dd = dd.from_pandas(frame, npartitions=3), dd.from_pandas(pd.Series(y), npartitions=3)
+    forms = [
+        (da.from_array(X, chunks=(80, 4)), da.from_array(y, chunks=80), da.from_array(w, chunks=40)),
+        (X_dd.drop(columns=["weight"]), y_dd, X_dd["weight"]),
+        (X_dd, y_dd, "weight"),
+    ]
+    for X_form, y_form, w_form in forms:
+        est = cwrs.dask.fit(make(), X_form, y_form, client=client, n_iter=2, sample_weight=w_form)
+        np.testing.assert_array_equal(est.coef_, model.coef_)
+        np.testing.assert_array_equal(est.class_counts_, model.class_counts_)
+    np.testing.assert_allclose(model.class_counts_, 2 * np.bincount(y, weights=w), rtol=1e-12)
+    short = (forms[0][0], forms[0][1], da.from_array(w[:10], chunks=10))
+    for X_form, y_form, bad in (short, (X_dd, y_dd, "nope")):
+        with pytest.raises(cwrs.InvalidParameterError, match="sample_weight"):
+            cwrs.dask.fit(make(), X_form, y_form, client=client, sample_weight=bad)
+    with pytest.raises(ValueError, match="sample_weight"):
+        cwrs.dask.fit(make(), forms[0][0], forms[0][1], client=client,
+                      sample_weight=da.from_array(-w, chunks=80))
+
+
 def test_an_empty_partition_contributes_nothing(client):
     pd = pytest.importorskip("pandas")
     rng = np.random.RandomState(5)

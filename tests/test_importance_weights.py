@@ -884,6 +884,26 @@ def test_balanced_class_weight_in_fit_is_scikit_learns(rule, K):
     _assert_same_fitted_state(balanced, explicit, f"{rule} K={K} balanced")
 
 
+@pytest.mark.parametrize("n_jobs", [1, 2])
+@pytest.mark.parametrize("rule", ["AROW", "SCW1"])
+def test_balanced_fit_with_sample_weight_is_scikit_learns_weighted_rule(rule, n_jobs):
+    """With sample weights, "balanced" counts them (scikit-learn's compute_class_weight with
+    sample_weight): the model of sample_weight times those class weights, on one thread or in
+    shards, and each further pass counts its rows again (the same weights)."""
+    from sklearn.utils.class_weight import compute_class_weight
+
+    X, labels = _imbalanced(3)
+    s = weights_for(len(labels), 11)
+    classes = np.unique(labels)
+    cw = compute_class_weight("balanced", classes=classes, y=labels, sample_weight=s)
+    make = lambda **p: getattr(cwrs, rule)(shuffle=False, n_iter=2, n_jobs=n_jobs, **p)  # noqa: E731
+    balanced = make(class_weight="balanced").fit(X, labels, sample_weight=s)
+    explicit = make().fit(X, labels, sample_weight=s * cw[labels])
+    np.testing.assert_allclose(balanced.coef_, explicit.coef_, rtol=1e-12, atol=1e-15)
+    counted = [s[labels == k].sum() for k in classes]
+    np.testing.assert_allclose(balanced.class_counts_, 2 * np.array(counted), rtol=1e-12)
+
+
 def test_dict_class_weight_multiplies_the_sample_weight():
     X, labels = _imbalanced(3)
     s = weights_for(len(labels), 3)
@@ -895,17 +915,19 @@ def test_dict_class_weight_multiplies_the_sample_weight():
 
 
 def test_balanced_partial_fit_uses_the_running_counts():
-    """Each call first adds its rows of positive weight to the per-class counts kept in the
-    model, then learns every row of the call with w_k = N/(K·count_k), N the rows counted."""
+    """Each call first adds its rows' sample weights to the per-class counts kept in the model
+    (row by row), then learns every row of the call with w_k = N/(K·count_k), N the total."""
     X, labels = _imbalanced(3)
     s = weights_for(len(labels), 5)
     calls = np.array_split(np.arange(len(labels)), 3)
     balanced = cwrs.AROW(class_weight="balanced")
     explicit = cwrs.AROW()
-    counts = np.zeros(3)
+    counts = [0.0, 0.0, 0.0]
     for rows in calls:
-        counts += np.bincount(labels[rows][s[rows] > 0], minlength=3)
-        w_k = counts.sum() / (3 * np.where(counts > 0, counts, 1))
+        for i in rows:
+            counts[labels[i]] += float(s[i])
+        total = counts[0] + counts[1] + counts[2]
+        w_k = np.array([total / (3 * c) if c > 0 else 1.0 for c in counts])
         balanced.partial_fit(X[rows], labels[rows], classes=[0, 1, 2], sample_weight=s[rows])
         explicit.partial_fit(X[rows], labels[rows], classes=[0, 1, 2],
                              sample_weight=s[rows] * w_k[labels[rows]])

@@ -373,7 +373,8 @@ def check_sample_weight(sample_weight, n_rows: int):
         raise ValueError(
             f"sample_weight.shape == {w.shape}, expected {(n_rows,)} (one weight per row)"
         )
-    w = np.ascontiguousarray(_as_float64(w, "sample_weight"), dtype=np.float64)
+    # Aligned as well as contiguous: an array from a network buffer may not be.
+    w = np.require(_as_float64(w, "sample_weight"), dtype=np.float64, requirements=["C", "A"])
     if not np.isfinite(w).all():
         kind = "NaN" if np.isnan(w).any() else "infinity"
         raise ValueError(f"sample_weight contains {kind}: weights must be finite")

@@ -46,6 +46,7 @@ from .io import (
     INDEXING,
     VERBOSE,
     UsageError,
+    check_weight_file,
     chunks,
     data_path,
     indexing,
@@ -55,6 +56,8 @@ from .io import (
     open_outputs,
     scan,
     shuffled,
+    split_weights,
+    weighted_chunks,
     with_width,
 )
 from .report import (
@@ -304,9 +307,15 @@ def run_compare(args, reporter):
 
 # ----------------------------------------------------------------------------------- train
 def training_rows(args, path, n_features, rng):
-    """One pass over the training rows, `n_features` wide: shuffled unless --no-shuffle."""
+    """One pass over the training rows as (X, y, weights or None), `n_features` wide: shuffled
+    unless --no-shuffle, each row with its --weights weight."""
     rows = ((with_width(X, n_features), y) for X, y in chunks(path, args.zero_based))
-    return shuffled(rows, args.shuffle_buffer, rng) if args.shuffle else rows
+    if args.weights is not None:
+        rows = weighted_chunks(rows, args.weights)
+    rows = shuffled(rows, args.shuffle_buffer, rng) if args.shuffle else rows
+    if args.weights is not None:
+        return split_weights(rows)
+    return ((X, y, None) for X, y in rows)
 
 
 def class_weight_option(text, labels):
@@ -339,12 +348,20 @@ def run_train(args, reporter):
     path = data_path(args.data)
     is_classifier = cls in CLASSIFIERS
     with contextlib.ExitStack() as stack:
-        (output,) = open_outputs(stack, [("-o", args.output, True)], [("-d", path)])
+        inputs = [("-d", path)] + ([] if args.weights is None else [("--weights", args.weights)])
+        (output,) = open_outputs(stack, [("-o", args.output, True)], inputs)
         n_rows, width, labels = scan(path, args.zero_based, labels=is_classifier)
         if n_rows == 0:
             raise UsageError(f"{path}: no rows")
         if is_classifier:
             check_class_labels(labels, path, f"{cls.__name__} (a classifier)", n_rows)
+        if args.weights is not None:
+            if args.workers or args.scheduler:
+                raise UsageError(
+                    "--weights with --workers/--scheduler: the parts sent to the workers are "
+                    "LIBSVM files, which hold no weights; train on one machine"
+                )
+            check_weight_file(args.weights, n_rows)
         if args.class_weight is not None:
             if not is_classifier:
                 raise UsageError(f"--class-weight applies to classifiers, not {cls.__name__}")
@@ -370,8 +387,8 @@ def run_train(args, reporter):
         else:
             bar = reporter.progress(n_rows * args.passes, "rows", "train")
             for _ in range(args.passes):
-                for X, y in training_rows(args, path, n_features, rng):
-                    model.partial_fit(X, y, **fit_args)
+                for X, y, weights in training_rows(args, path, n_features, rng):
+                    model.partial_fit(X, y, sample_weight=weights, **fit_args)
                     bar.update(X.shape[0])
             bar.close()
         seconds = time.perf_counter() - began
@@ -395,6 +412,7 @@ def run_train(args, reporter):
         "features": n_features,
         "passes": args.passes,
         "order": order,
+        "weights": None if args.weights is None else str(args.weights),
         "updates": int(model.n_updates_),
         "seconds": seconds,
         "model": str(args.output),
@@ -450,7 +468,7 @@ def train_on_cluster(args, model, path, n_rows, n_features, rng, labels, stack):
     with contextlib.ExitStack() as files:
         outs = [files.enter_context(open(p, "w")) for p in paths]
         row = 0
-        for X, y in training_rows(args, path, n_features, rng):
+        for X, y, _ in training_rows(args, path, n_features, rng):
             for i, line in enumerate(libsvm_lines(X, y)):
                 outs[int(np.searchsorted(bounds, row + i, side="right")) - 1].write(line)
             row += X.shape[0]
@@ -716,6 +734,9 @@ def parser():
     train.add_argument("--seed", type=count(0), default=0, help="seed of the shuffle (default 0)")
     train.add_argument("--n-features", type=count(1), metavar="N",
                        help="model width (default: the widest row of the data)")
+    train.add_argument("--weights", metavar="FILE",
+                       help="the importance weight of each row (sample_weight): one finite "
+                       "number ≥ 0 per line, in the data file's row order")
     train.add_argument("--class-weight", metavar="balanced|CLASS=W,...",
                        help="weights of the classes (class_weight): \"balanced\" (running "
                        "class counts), or a weight per label, e.g. 1=10,-1=1 (others weigh 1)")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import atexit
 import contextlib
 import errno
+import itertools
+import math
 import os
 import shutil
 import sys
@@ -44,6 +46,51 @@ def data_path(spec):
     if not path.is_file():
         raise UsageError(f"{spec}: no such file (or bundled data set: {', '.join(BUNDLED)})")
     return path
+
+
+def weight_lines(path):
+    """The weights of a --weights file, one per line, with their line numbers: each a finite
+    number ≥ 0 (a UsageError naming the file and line otherwise)."""
+    try:
+        with open(path, encoding="utf-8") as lines:
+            for number, line in enumerate(lines, 1):
+                text = line.strip()
+                try:
+                    weight = float(text)
+                except ValueError:
+                    weight = math.nan
+                if not (math.isfinite(weight) and weight >= 0):
+                    raise UsageError(
+                        f"{path}, line {number}: {text[:40]!r} is not a weight (a finite number "
+                        "≥ 0, one per line)"
+                    )
+                yield number, weight
+    except (OSError, UnicodeDecodeError) as error:
+        raise UsageError(f"--weights {path}: {error}") from None
+
+
+def check_weight_file(path, n_rows):
+    """Checks the --weights file before training: one weight per row of the data."""
+    count = sum(1 for _ in weight_lines(path))
+    if count != n_rows:
+        raise UsageError(
+            f"--weights {path} has {count} weights for {n_rows} rows: one per row, in order"
+        )
+
+
+def weighted_chunks(chunks, path):
+    """The (X, y) `chunks` with each row's weight from the --weights file: (X, records of y and
+    w), so that a shuffle keeps each label with its weight (see `split_weights`)."""
+    lines = weight_lines(path)
+    for X, y in chunks:
+        weights = np.fromiter((w for _, w in itertools.islice(lines, len(y))), float, len(y))
+        yield X, np.rec.fromarrays([y, weights], names="y,w")
+
+
+def split_weights(chunks):
+    """(X, y, weights) of the chunks of `weighted_chunks`."""
+    for X, pairs in chunks:
+        yield X, np.asarray(pairs["y"]), np.ascontiguousarray(pairs["w"])
 
 
 def spool_stdin():
