@@ -47,8 +47,8 @@ def test_rows_and_targets_of_another_type_or_layout_are_refused():
         model.partial_fit(mixed, Y)
     with pytest.raises(TypeError, match="1-D int64 array"):
         model.partial_fit(X, Y.astype(np.float32))  # neither float64 targets nor int64 classes
-    with pytest.raises(TypeError, match="1-D uint32 array"):
-        model.partial_fit(X, Y, np.ones(40, dtype=np.int64))
+    with pytest.raises(TypeError, match="1-D float64 array"):
+        model.partial_fit(X, Y, np.ones(40, dtype=np.int64))  # weights are float64
     with pytest.raises(TypeError, match="1-D float64 array"):
         _cwrs.margin_probabilities(np.zeros(2, dtype=np.float32), np.ones(2))
 
