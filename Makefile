@@ -67,6 +67,7 @@ test: install lint
 	cargo run --quiet --example serve
 	cargo run --quiet --example save
 	cargo run --quiet --example shards
+	cargo run --quiet --example weights
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 

@@ -65,6 +65,8 @@ class _RuleEntry(TypedDict):
     title: str
     reference: str
     summary: str
+    weighted: str
+    weighted_exact: bool
 
 def rule_table() -> list[_RuleEntry]: ...
 

@@ -328,6 +328,12 @@ def document(cls: T) -> T:
     paragraphs = [
         _fill(f"{entry['title']} ({entry['reference']})."),
         _fill(entry["summary"]),
+        _fill(
+            f"A row of weight h ({'sample_weight' if kind == 'regressor' else 'sample_weight × class_weight'}): "
+            f"{entry['weighted']}"
+            + ("; weight h then h′ is weight h + h′ once" if entry["weighted_exact"] else "")
+            + " (docs/design.md §2.10)."
+        ),
         *([remarks] if remarks else []),
         "\n".join(["Parameters\n----------", *parameters]),
         "Attributes\n----------\n" + ATTRIBUTES[f"{order} {kind}"],

@@ -5,8 +5,9 @@ use super::{Entry, Param, TABLE};
 use crate::model::state::State;
 
 /// Every rule: name, kind ("classification" or "regression"), second_order, params (name,
-/// default, low, high, low_open, high_open, requirement, doc), title, reference and summary
-/// (the update in words).
+/// default, low, high, low_open, high_open, requirement, doc), title, reference, summary
+/// (the update in words), weighted (the step of a row of weight h in words) and
+/// weighted_exact (whether that step is the limit of repetition, docs/design.md §2.10).
 pub fn table_states() -> Vec<State<'static>> {
     TABLE.iter().map(|entry| entry_state(entry)).collect()
 }
@@ -21,6 +22,8 @@ fn entry_state(entry: &Entry) -> State<'static> {
         .with("title", entry.title)
         .with("reference", entry.reference)
         .with("summary", entry.summary)
+        .with("weighted", entry.weighted.summary)
+        .with("weighted_exact", entry.weighted.exact)
 }
 
 fn param_state(param: &Param) -> State<'static> {
