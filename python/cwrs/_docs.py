@@ -325,12 +325,12 @@ def document(cls: T) -> T:
     parameters = [overrides.get(n) or rule_params.get(n) or PARAMETERS[n] for n in names]
     order = "second-order" if entry["second_order"] else "first-order"
     kind = "classifier" if entry["kind"] == "classification" else "regressor"
+    weight = "sample_weight" if kind == "regressor" else "sample_weight × class_weight"
     paragraphs = [
         _fill(f"{entry['title']} ({entry['reference']})."),
         _fill(entry["summary"]),
         _fill(
-            f"A row of weight h ({'sample_weight' if kind == 'regressor' else 'sample_weight × class_weight'}): "
-            f"{entry['weighted']}"
+            f"A row of weight h ({weight}): {entry['weighted']}"
             + ("; weight h then h′ is weight h + h′ once" if entry["weighted_exact"] else "")
             + " (docs/design.md §2.10)."
         ),
