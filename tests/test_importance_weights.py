@@ -469,6 +469,8 @@ BAD_WEIGHTS = [
     ("nan", lambda n: np.r_[np.ones(n - 1), np.nan], ("nan", "finite")),
     ("inf", lambda n: np.r_[np.inf, np.ones(n - 1)], ("inf", "finite")),
     ("-inf", lambda n: np.r_[np.ones(n - 1), -np.inf], ("inf", "finite")),
+    # Beyond the bound that keeps a model's totals of weights finite (saved and loaded).
+    ("huge", lambda n: np.r_[np.ones(n - 1), 2.0**65], ("2**64",)),
     ("too-short", lambda n: np.ones(n - 1), ("shape",)),
     ("too-long", lambda n: np.ones(n + 1), ("shape",)),
     ("2-d", lambda n: np.ones((n, 1)), ("shape",)),

@@ -358,10 +358,14 @@ def check_targets(y, n_rows: int) -> np.ndarray:
     return y
 
 
+#: The largest importance weight (the core's `MAX_WEIGHT`).
+MAX_WEIGHT = 2.0**64
+
+
 def check_sample_weight(sample_weight, n_rows: int):
     """Sample weights as a float64 array of importance weights, or None for all ones.
 
-    Any finite real ≥ 0: a row of weight h is learned with each rule's weighted step
+    Any real from 0 to 2**64 (`MAX_WEIGHT`): a row of weight h is learned with each rule's weighted step
     (docs/design.md §2.10), a row of weight 0 is skipped.
     """
     if sample_weight is None:
@@ -381,6 +385,12 @@ def check_sample_weight(sample_weight, n_rows: int):
     if (w < 0).any():
         raise ValueError(
             f"sample_weight must be ≥ 0, got {float(w[w < 0][0])} at row {int(np.argmax(w < 0))}"
+        )
+    if (w > MAX_WEIGHT).any():
+        # The core's bound (`cwrs::data::MAX_WEIGHT`): the totals a model keeps stay finite.
+        raise ValueError(
+            f"sample_weight must be at most 2**64, got {float(w[w > MAX_WEIGHT][0])} at row "
+            f"{int(np.argmax(w > MAX_WEIGHT))}"
         )
     return w
 

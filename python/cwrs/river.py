@@ -344,7 +344,7 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
 
     def learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float = 1.0) -> None:
         """Learns one row `x` (feature name -> value) with label `y` and importance weight `w`
-        (river's convention; any finite real ≥ 0, 0 skips the row), times the weight of its
+        (river's convention; any real from 0 to 2**64, 0 skips the row), times the weight of its
         class when the estimator has a `class_weight` (a dict keyed by the labels `y` takes, or
         "balanced"); a row that fails leaves the adapter unchanged (no label, feature or width
         adopted)."""
@@ -474,7 +474,7 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
 
     def learn_one(self, x: dict[Hashable, Any], y: float, w: float = 1.0) -> None:
         """Learns one row `x` (feature name -> value) with target `y` and importance weight `w`
-        (river's convention; any finite real ≥ 0, 0 skips the row); a row that fails leaves the
+        (river's convention; any real from 0 to 2**64, 0 skips the row); a row that fails leaves the
         adapter unchanged (no feature or width adopted)."""
         if isinstance(y, bool) or not isinstance(y, numbers.Real):
             raise TypeError(f"the target must be a real number, got {y!r}")

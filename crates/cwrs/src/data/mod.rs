@@ -856,7 +856,13 @@ impl<'a> Presentation<'a> {
     }
 }
 
-/// Checks a batch's importance weights: one per row, each finite and ≥ 0.
+/// The largest importance weight a row takes, 2⁶⁴: totals of weights that a model keeps (the
+/// average's, the class counts of `class_weight="balanced"`) then stay finite over any stream
+/// (2⁶⁴ rows of it sum to 2¹²⁸), so that every model learned can be saved and loaded.
+pub const MAX_WEIGHT: f64 = 18_446_744_073_709_551_616.0;
+
+/// Checks a batch's importance weights: one per row, each finite, ≥ 0 and at most
+/// [`MAX_WEIGHT`].
 pub fn check_weights(weights: &[f64], n: usize) -> Result<(), CwError> {
     if weights.len() != n {
         return Err(CwError::InvalidInput(format!(
@@ -864,9 +870,12 @@ pub fn check_weights(weights: &[f64], n: usize) -> Result<(), CwError> {
             weights.len()
         )));
     }
-    match weights.iter().position(|h| !(h.is_finite() && *h >= 0.0)) {
+    match weights
+        .iter()
+        .position(|h| !(*h >= 0.0 && *h <= MAX_WEIGHT))
+    {
         Some(i) => Err(CwError::InvalidInput(format!(
-            "sample_weight must hold finite weights ≥ 0, got {} at row {i}",
+            "sample_weight must hold weights from 0 to 2**64, got {} at row {i}",
             weights[i]
         ))),
         None => Ok(()),

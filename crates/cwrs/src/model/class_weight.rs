@@ -71,6 +71,12 @@ impl Model {
             }
         }
         let total: f64 = counts.iter().sum();
+        if !total.is_finite() {
+            return Err(CwError::InvalidInput(format!(
+                "the class counts of class_weight=\"balanced\" would overflow with these \
+                 sample weights (their total is {total})"
+            )));
+        }
         let factors: Vec<f64> = counts
             .iter()
             .map(|&count| total / (n_classes as f64 * count))

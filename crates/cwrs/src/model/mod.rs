@@ -69,7 +69,8 @@ pub struct Model {
     model: AnyLearner,
     /// Whether a call is undone by building the model again (see `first_fit`).
     fresh: bool,
-    /// The rows counted per class by `class_weight="balanced"` calls (see `class_weight`).
+    /// The sample weight counted per class by `class_weight="balanced"` calls (see
+    /// `class_weight`).
     class_counts: Vec<f64>,
 }
 
