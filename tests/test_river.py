@@ -686,3 +686,42 @@ def test_progressive_val_score_regression_generated_stream():
     mae = evaluate.progressive_val_score(stream, model, metrics.MAE())
     spread = np.mean(np.abs(np.array([y for _, y in stream]) - np.mean([y for _, y in stream])))
     assert mae.get() < 0.5 * spread
+
+
+def _weighted_stream(n=200, seed=0):
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(n, 3))
+    labels = np.where(X[:, 0] > 1.0, "rare", "common")
+    weights = rng.uniform(0.0, 2.0, size=n)
+    weights[::11] = 0.0
+    return [({"f": a, "g": b, "h": c}, label, w) for (a, b, c), label, w in zip(X, labels, weights)]
+
+
+@pytest.mark.parametrize("class_weight", [None, {"rare": 4.0}, "balanced"])
+def test_learn_one_weights_are_sample_weights_times_class_weights(class_weight):
+    """learn_one(x, y, w) (river's convention) learns what partial_fit learns with sample_weight
+    w and the estimator's class_weight: a dict keyed by the labels y takes, or "balanced"."""
+    stream = _weighted_stream()
+    adapter = RiverClassifier(cwrs.AROW(class_weight=class_weight), classes=["common", "rare"])
+    for x, label, w in stream:
+        adapter.learn_one(x, label, w=w)
+    reference = cwrs.AROW(class_weight=class_weight)
+    for x, label, w in stream:
+        reference.partial_fit(np.array([[x["f"], x["g"], x["h"]]]), [label],
+                              classes=["common", "rare"], sample_weight=[w])
+    np.testing.assert_allclose(adapter.estimator_.coef_.ravel()[:3], reference.coef_.ravel(),
+                               rtol=1e-12, atol=1e-15)
+    if class_weight == "balanced":
+        np.testing.assert_array_equal(adapter.estimator_.class_counts_, reference.class_counts_)
+
+
+def test_learn_one_weight_zero_changes_nothing_and_a_bad_weight_is_refused():
+    adapter = RiverRegressor(cwrs.AROWRegressor())
+    adapter.learn_one({"a": 1.0}, 2.0)
+    before = pickle.dumps(adapter)
+    adapter.learn_one({"a": 1.0}, 5.0, w=0.0)
+    assert pickle.dumps(adapter) == before
+    for bad in (-1.0, float("nan"), float("inf")):
+        with pytest.raises(ValueError, match="sample_weight"):
+            adapter.learn_one({"a": 1.0}, 5.0, w=bad)
+        assert pickle.dumps(adapter) == before

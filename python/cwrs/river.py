@@ -344,10 +344,12 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
 
     def learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float = 1.0) -> None:
         """Learns one row `x` (feature name -> value) with label `y` and importance weight `w`
-        (river's convention; any real from 0 to 2**64, 0 skips the row), times the weight of its
-        class when the estimator has a `class_weight` (a dict keyed by the labels `y` takes, or
-        "balanced"); a row that fails leaves the adapter unchanged (no label, feature or width
-        adopted)."""
+        (river's convention; any real from 0 to 2**64; 0 skips the row, which is not read: no
+        label, feature or row is counted), times the weight of its class when the estimator has
+        a `class_weight` (a dict keyed by the labels `y` takes, or "balanced"); a row that fails
+        leaves the adapter unchanged (no label, feature or width adopted)."""
+        if check_sample_weight([w], 1)[0] == 0.0:
+            return
         self._learning(lambda: self._learn_one(x, y, w))
 
     def _learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float) -> None:
@@ -474,10 +476,12 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
 
     def learn_one(self, x: dict[Hashable, Any], y: float, w: float = 1.0) -> None:
         """Learns one row `x` (feature name -> value) with target `y` and importance weight `w`
-        (river's convention; any real from 0 to 2**64, 0 skips the row); a row that fails leaves the
-        adapter unchanged (no feature or width adopted)."""
+        (river's convention; any real from 0 to 2**64; 0 skips the row, which is not read); a row
+        that fails leaves the adapter unchanged (no feature or width adopted)."""
         if isinstance(y, bool) or not isinstance(y, numbers.Real):
             raise TypeError(f"the target must be a real number, got {y!r}")
+        if check_sample_weight([w], 1)[0] == 0.0:
+            return
         self._learning(lambda: self._learn_one(x, float(y), w))
 
     def _learn_one(self, x: dict[Hashable, Any], y: float, w: float) -> None:
