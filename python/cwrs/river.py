@@ -87,6 +87,14 @@ __all__ = ["RiverClassifier", "RiverRegressor"]
 # river's binary classifiers take bool labels and give P(False) and P(True) from the start.
 RIVER_BINARY_CLASSES = (False, True)
 
+def _row_weight(w: Any) -> Any:
+    """The weight `w` of a `learn_one` row as `partial_fit` takes it: None for 1 (river's
+    default, the fast path), else a checked one-element array."""
+    if type(w) in (int, float) and w == 1:
+        return None
+    return check_sample_weight([w], 1)
+
+
 class _Adapter:
     """The growing feature map and the wrapped model, shared by the classifier and regressor."""
 
@@ -348,16 +356,17 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
         label, feature or row is counted), times the weight of its class when the estimator has
         a `class_weight` (a dict keyed by the labels `y` takes, or "balanced"); a row that fails
         leaves the adapter unchanged (no label, feature or width adopted)."""
-        if check_sample_weight([w], 1)[0] == 0.0:
+        weights = _row_weight(w)
+        if weights is not None and weights[0] == 0.0:
             return
-        self._learning(lambda: self._learn_one(x, y, w))
+        self._learning(lambda: self._learn_one(x, y, weights))
 
-    def _learn_one(self, x: dict[Hashable, Any], y: Hashable, w: float) -> None:
+    def _learn_one(self, x: dict[Hashable, Any], y: Hashable, weights: Any) -> None:
         index = self._label_index(y)
         class_weight = check_class_weight(self.estimator)
-        if isinstance(class_weight, dict):
-            w = w * class_weight.get(y, 1.0)
-        weights = check_sample_weight([w], 1)
+        if isinstance(class_weight, dict) and y in class_weight:
+            w = 1.0 if weights is None else weights[0]
+            weights = check_sample_weight([w * class_weight[y]], 1)
         balanced = class_weight == "balanced"
         csr = self._learning_row(x)
         estimator = cast(Optional[Classifier], self.estimator_)
@@ -480,12 +489,12 @@ class RiverRegressor(_Adapter, _RiverRegressorBase):
         that fails leaves the adapter unchanged (no feature or width adopted)."""
         if isinstance(y, bool) or not isinstance(y, numbers.Real):
             raise TypeError(f"the target must be a real number, got {y!r}")
-        if check_sample_weight([w], 1)[0] == 0.0:
+        weights = _row_weight(w)
+        if weights is not None and weights[0] == 0.0:
             return
-        self._learning(lambda: self._learn_one(x, float(y), w))
+        self._learning(lambda: self._learn_one(x, float(y), weights))
 
-    def _learn_one(self, x: dict[Hashable, Any], y: float, w: float) -> None:
-        weights = check_sample_weight([w], 1)
+    def _learn_one(self, x: dict[Hashable, Any], y: float, weights: Any) -> None:
         csr = self._learning_row(x)
         if self.estimator_ is None:
             self._start(csr, lambda est, row: est.partial_fit(row, [float(y)], weights))
