@@ -565,8 +565,8 @@ def class_weights_line(full, subsampled, seeds):
 
     full_weights, subsampled_weights = per_class(full), per_class(subsampled)
     return "; ".join(
-        f"{'positives' if label > 0 else 'negatives'} {full_weights[k]:.4g} on the full "
-        f"stream, {subsampled_weights[k]:.4g} subsampled" for k, label in enumerate(CLASSES))
+        f"{'positives' if label > 0 else 'negatives'} {full_weights[k]:#.4g} on the full "
+        f"stream, {subsampled_weights[k]:#.4g} subsampled" for k, label in enumerate(CLASSES))
 
 
 def cwrs_defaults():
