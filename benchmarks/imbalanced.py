@@ -26,12 +26,13 @@ the first `--progressive-seeds` seeds.
 
 "balanced" counts sample weights per class, as cwrs's class_weight="balanced" does
 (scikit-learn's `compute_class_weight("balanced", classes, y, sample_weight)`): a row of class k
-weighs N/(2·count_k) times its sample weight, count_k the sample weights of class k (1 a row
-without) and N their total; in `fit` over the training rows, in one-row `partial_fit` calls with
-the counts of the rows so far, the row's own included. So the subsampled stream's negatives
-(weighted 10) count about as many as the full stream's, and "balanced" weighs the two streams'
-classes alike. The peers get these class weights times the sample weights as sample_weight:
-scikit-learn's SGD "balanced" counts rows, its partial_fit has none, and VW has none.
+weighs N/(2·count_k) times its sample weight, count_k the sample weights of class k (1 for a
+row without one) and N their total; in `fit` over the training rows, in one-row `partial_fit`
+calls with the counts of the rows so far, the row's own included. So the subsampled stream's
+negatives (weighted 10) count about as much as the full stream's, and "balanced" weighs the two
+streams' classes alike. The peers get these class weights times the sample weights as
+sample_weight: scikit-learn's SGD "balanced" counts rows, its partial_fit has none, and VW has
+none.
 
 Learners, every one with its defaults: cwrs AROW, SCW1, SCW2, NHERD and CW (diagonal
 covariance; AROW full too on the d=50 streams), each without and with class_weight="balanced";
