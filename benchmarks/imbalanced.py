@@ -22,17 +22,25 @@ Secondary protocol, progressive (test-then-train): one pass over the stream in i
 order, one row per call, each row scored before it is learned (predicted positive where the
 score is > 0), the same metrics over all the rows (on the subsampled stream weighted by the
 sample weights, so that they estimate the full stream's); w1a once, the synthetic streams for
-the first `--progressive-seeds` seeds. "balanced" in one-row `partial_fit` calls uses running
-class counts: a row of class k has weight N/(2·count_k) with the counts of the rows seen so far
-(its own included); the peers, whose partial_fit has no "balanced", get the same weights as
-sample_weight.
+the first `--progressive-seeds` seeds.
+
+"balanced" counts sample weights per class, as cwrs's class_weight="balanced" does
+(scikit-learn's `compute_class_weight("balanced", classes, y, sample_weight)`): a row of class k
+weighs N/(2·count_k) times its sample weight, count_k the sample weights of class k (1 for a
+row without one) and N their total; in `fit` over the training rows, in one-row `partial_fit`
+calls with the counts of the rows so far, the row's own included. So the subsampled stream's
+negatives (weighted 10) count about as much as the full stream's, and "balanced" weighs the two
+streams' classes alike. The peers get these class weights times the sample weights as
+sample_weight: scikit-learn's SGD "balanced" counts rows, its partial_fit has none, and VW has
+none.
 
 Learners, every one with its defaults: cwrs AROW, SCW1, SCW2, NHERD and CW (diagonal
 covariance; AROW full too on the d=50 streams), each without and with class_weight="balanced";
-scikit-learn SGDClassifier (hinge and log_loss) and PA-I, without and with "balanced"; Vowpal
-Wabbit (logistic loss, its defaults otherwise), each row with its importance weight in VW's
-text format, without and with the "balanced" weights. A peer that is not installed is left out
-with a note; so are cwrs's "balanced" rows on a build without class_weight.
+scikit-learn SGDClassifier (hinge and log_loss) and PA-I, without and with the "balanced"
+weights; Vowpal Wabbit (logistic loss, its defaults otherwise), each row with its importance
+weight in VW's text format, without and with the "balanced" weights. A peer that is not
+installed is left out with a note; so are cwrs's "balanced" rows on a build without
+class_weight.
 
     python benchmarks/imbalanced.py [--seeds 5] [--passes 5] [--rows 40000]
         [--progressive-seeds 1] [--write] [--quick]
@@ -230,24 +238,36 @@ def make_streams(n_rows, seeds, progressive_seeds, progressive_rows):
 
 
 # ================================================================================== learners
+def balanced_factor(counts, label):
+    """N/(K·count_k) of class `label` from the per-class `counts` (N their sum in class order,
+    as cwrs adds them); 0 for a class counted 0, whose rows all weigh 0 (cwrs learns such a row
+    with weight 0 whatever its class weight)."""
+    total = sum(counts[c] for c in CLASSES)
+    count = counts[label]
+    return total / (len(CLASSES) * count) if count > 0 else 0.0
+
+
 def running_balanced_weights(y, sample_weight=None):
-    """The "balanced" class weight of each row learned one row per call: N/(K·count_k) with
-    the counts of the rows of positive weight seen so far, the row's own included."""
-    counts = {label: 0 for label in CLASSES}
-    seen = 0
+    """The "balanced" class weight of each row learned one row per call, as cwrs's
+    class_weight="balanced" gives it: each row first adds its sample weight (1 without) to its
+    class's count, then weighs N/(K·count_k) with the counts so far, its own included."""
+    counts = {label: 0.0 for label in CLASSES}
     weights = np.empty(len(y))
     for i, label in enumerate(y):
-        if sample_weight is None or sample_weight[i] > 0:
-            counts[label] += 1
-            seen += 1
-        weights[i] = seen / (len(CLASSES) * max(counts[label], 1))
+        counts[label] += 1.0 if sample_weight is None else float(sample_weight[i])
+        weights[i] = balanced_factor(counts, label)
     return weights
 
 
-def fit_balanced_weights(y):
-    """scikit-learn's "balanced" class weight of each row for one `fit`: n/(K·n_k)."""
-    counts = {label: np.sum(y == label) for label in CLASSES}
-    return np.array([len(y) / (len(CLASSES) * counts[label]) for label in y])
+def fit_balanced_weights(y, sample_weight=None):
+    """The "balanced" class weight of each row for one `fit`: scikit-learn's
+    `compute_class_weight("balanced", classes, y, sample_weight)`, N/(K·count_k) with the
+    sample weights counted per class (rows without weights: n/(K·n_k)). cwrs counts them in
+    row order, as here."""
+    counts = {label: 0.0 for label in CLASSES}
+    for i, label in enumerate(y):
+        counts[label] += 1.0 if sample_weight is None else float(sample_weight[i])
+    return np.array([balanced_factor(counts, label) for label in y])
 
 
 def combined(weights, sample_weight):
@@ -314,11 +334,16 @@ class SklearnLearner(Learner):
         return None if _peers.sklearn is not None else "scikit-learn is not installed"
 
     def heldout(self, data, seed, passes):
-        model = self.make(max_iter=passes, tol=None, shuffle=True, random_state=seed,
-                          class_weight="balanced" if self.balanced else None)
+        # Its class_weight="balanced" counts rows, not sample weights: cwrs's class weights go in
+        # sample_weight (SGD multiplies the two per row, so without sample weights this is its
+        # own "balanced").
+        weights = data.sample_weight
+        if self.balanced:
+            weights = combined(fit_balanced_weights(data.y, weights), weights)
+        model = self.make(max_iter=passes, tol=None, shuffle=True, random_state=seed)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ConvergenceWarning)
-            model.fit(data.X, data.y, sample_weight=data.sample_weight)
+            model.fit(data.X, data.y, sample_weight=weights)
         return model.decision_function(data.X_test), model.predict(data.X_test)
 
     def progressive(self, X, y, sample_weight):
@@ -371,7 +396,8 @@ class VWLearner(Learner):
         return np.array([workspace.predict(line) for line in features])
 
     def heldout(self, data, seed, passes):
-        weights = fit_balanced_weights(data.y) if self.balanced else np.ones(len(data.y))
+        weights = (fit_balanced_weights(data.y, data.sample_weight) if self.balanced
+                   else np.ones(len(data.y)))
         weights = combined(weights, data.sample_weight)
         features = vw_features(data.X)
         examples = [vw_label(label, weight) + line
@@ -527,6 +553,34 @@ def subsampled_table(full, reweighted, goal=0.01):
     return lines
 
 
+def class_weights_line(full, subsampled, seeds):
+    """The "balanced" class weights of `fit` on the training rows of the two streams, each
+    class's mean over the seeds."""
+    def per_class(stream):
+        weights = []
+        for seed in seeds:
+            data = stream.heldout(seed)
+            balanced = fit_balanced_weights(data.y, data.sample_weight)
+            weights.append([balanced[data.y == label][0] for label in CLASSES])
+        return np.mean(weights, axis=0)
+
+    full_weights, subsampled_weights = per_class(full), per_class(subsampled)
+    return "; ".join(
+        f"{'positives' if label > 0 else 'negatives'} {full_weights[k]:#.4g} on the full "
+        f"stream, {subsampled_weights[k]:#.4g} subsampled" for k, label in enumerate(CLASSES))
+
+
+def cwrs_defaults():
+    """The hyper-parameters of the benchmark's cwrs learners at their defaults."""
+    out = []
+    for cls in (cwrs.AROW, cwrs.SCW1, cwrs.SCW2, cwrs.NHERD, cwrs.CW):
+        params = cls().get_params()
+        shown = [f"{symbol}={params[name]:g}" for name, symbol in
+                 (("r", "r"), ("C", "C"), ("eta", "η"), ("a", "a")) if name in params]
+        out.append(f"{cls.__name__} " + ", ".join(shown))
+    return "; ".join(out)
+
+
 def cpu_model():
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
@@ -622,12 +676,16 @@ def main(argv=None):
         f"tol=None, shuffle=True, random_state=seed`; VW the same permutations as cwrs, one "
         f"`learn` per row), metrics on the 30%: mean ± sd over the seeds, in percent. "
         f"Secondary, **progressive**: one pass in stream order, one row per call, each row "
-        f"scored before it is learned (positive where the score is > 0). \"balanced\" is "
-        f"scikit-learn's n/(2·n_k) in `fit`; in one-row `partial_fit` calls the running "
-        f"N/(2·count_k), which the peers get as sample_weight (their partial_fit has no "
-        f"\"balanced\"). Every learner with its defaults: cwrs r=1, C=1, η=0.7 (diagonal "
-        f"covariance unless \"full\"); scikit-learn `SGDClassifier(loss=..., "
-        f"class_weight=...)` (α=1e-4, learning_rate='optimal', L2) and PA-I as "
+        f"scored before it is learned (positive where the score is > 0). \"balanced\" counts "
+        f"sample weights per class (scikit-learn's `compute_class_weight(\"balanced\", classes, "
+        f"y, sample_weight)`): a row of class k weighs N/(2·count_k) times its sample weight, "
+        f"count_k the sample weights of class k and N their total, counted over the training "
+        f"rows in `fit` and over the rows so far (its own included) in one-row `partial_fit` "
+        f"calls. The peers get exactly these weights (times the sample weights) as "
+        f"sample_weight: scikit-learn's SGD \"balanced\" counts rows and its partial_fit has "
+        f"none; VW has none. Every learner with its defaults: cwrs {cwrs_defaults()} (diagonal "
+        f"covariance unless \"full\"); scikit-learn `SGDClassifier(loss=...)` (α=1e-4, "
+        f"learning_rate='optimal', L2) and PA-I as "
         f"`{_peers.sklearn_pa1_api()}` with C=1; Vowpal Wabbit `{' '.join(VW_ARGS)}` (adaptive, "
         f"normalized, importance-invariant updates), each example `label weight | features`. "
         f"PR-AUC is `average_precision_score` on the decision function (VW: its raw score).", ""]
@@ -651,11 +709,12 @@ def main(argv=None):
             "trained on all the synthetic stream's training rows, on the same test rows; the "
             "goal is within 1 point. (At 1% positives, always-negative scores 99% accuracy: the "
             "balanced accuracy columns show what the difference does to the positives.) With "
-            "\"balanced\" the two runs do not weigh the classes alike: its class weights come "
-            "from the row counts (scikit-learn's rule), so the subsampled stream's negatives "
-            f"get a class weight about {1 / SUBSAMPLE_RATE:g}× larger, times their sample weight "
-            f"{1 / SUBSAMPLE_RATE:g}: the negatives then weigh about {1 / SUBSAMPLE_RATE:g}× the "
-            "positives, where on the full data the two classes weigh the same.", ""]
+            "\"balanced\" both runs weigh the classes alike: the class weights count sample "
+            f"weights, so the subsampled negatives (kept at {SUBSAMPLE_RATE}, weighted "
+            f"{1 / SUBSAMPLE_RATE:g}) count about as much as all the full stream's. The class "
+            "weights that \"balanced\" gives in `fit`, mean over the seeds: "
+            + class_weights_line(streams[-2], streams[-1], seeds)
+            + "; what differs is which negatives the subsample keeps.", ""]
     out += subsampled_table(heldout[synthetic_name], heldout["subsampled"]) + [""]
     def summary(verdicts):
         behind = [metric for metric, verdict in verdicts.items() if verdict != "yes"]

@@ -1,7 +1,9 @@
 """What benchmarks/imbalanced.py states about its streams and weights, checked on its own
-functions: the peers, which have no "balanced" in partial_fit, get as sample_weight exactly the
-class weights cwrs's class_weight="balanced" applies (in `fit`, and in one-row `partial_fit`
-calls with running counts), so that the comparison gives every learner the same weights; and
+functions: the peers, whose "balanced" counts rows (scikit-learn's SGD) or who have none
+(partial_fit, Vowpal Wabbit), get as sample_weight exactly the class weights cwrs's
+class_weight="balanced" applies, with the sample weights counted per class (in `fit`, and in
+one-row `partial_fit` calls with running counts), so that the comparison gives every learner the
+same weights; a subsampled class weighted 1/rate gets the class weight of the full stream; and
 the subsampled stream keeps every positive with weight 1 and weights the kept negatives 10."""
 
 from __future__ import annotations
@@ -59,23 +61,57 @@ def assert_same_model(a, b):
     np.testing.assert_allclose(a.intercept_, b.intercept_, rtol=1e-12, atol=1e-12)
 
 
-def test_fit_weights_are_scikit_learns_balanced(bench):
+@SETTINGS
+@given(data=imbalanced_rows(zero_weights=False), weighted=st.booleans())
+def test_fit_weights_are_scikit_learns_balanced(bench, data, weighted):
     from sklearn.utils.class_weight import compute_class_weight
 
-    y = np.array([1, -1, -1, -1, 1, -1, -1, -1, -1, -1, -1])
-    per_class = dict(zip([-1, 1], compute_class_weight("balanced", classes=np.array([-1, 1]), y=y)))
-    np.testing.assert_allclose(bench.fit_balanced_weights(y), [per_class[label] for label in y],
-                               rtol=1e-15)
+    _, y, weight = data
+    sample_weight = weight if weighted else None
+    per_class = dict(zip([-1, 1], compute_class_weight(
+        "balanced", classes=np.array([-1, 1]), y=y, sample_weight=sample_weight)))
+    np.testing.assert_allclose(bench.fit_balanced_weights(y, sample_weight),
+                               [per_class[label] for label in y], rtol=1e-14)
 
 
-def test_running_weights_count_each_row_before_it_is_weighted(bench):
+def test_running_weights_count_each_rows_sample_weight_before_it_is_weighted(bench):
     # After rows -1, -1, +1 the counts are 2 and 1 of N = 3: the +1 row weighs 3/(2·1).
     y = np.array([-1, -1, 1, -1])
     np.testing.assert_allclose(bench.running_balanced_weights(y),
                                [1 / 2, 2 / 4, 3 / 2, 4 / 6], rtol=1e-15)
-    # A row of weight 0 is not counted (it is skipped, as cwrs skips it).
-    np.testing.assert_allclose(bench.running_balanced_weights(y, np.array([1.0, 0.0, 1.0, 1.0]))
-                               [[0, 2, 3]], [1 / 2, 2 / 2, 3 / 4], rtol=1e-15)
+    # Sample weights are counted, not rows: after 2, 0.5 and 1 the counts are 2.5 and 1 of
+    # N = 3.5; a row of weight 0 adds nothing.
+    np.testing.assert_allclose(
+        bench.running_balanced_weights(y, np.array([2.0, 0.5, 1.0, 0.0])),
+        [2 / 4, 2.5 / 5, 3.5 / 2, 3.5 / 5], rtol=1e-15)
+    # A class counted 0 so far (its rows all weigh 0): class weight 0, not a division by 0.
+    np.testing.assert_array_equal(
+        bench.running_balanced_weights(np.array([1, -1]), np.array([0.0, 1.0])), [0.0, 0.5])
+
+
+def test_subsampled_class_keeps_its_full_stream_class_weight(bench):
+    # 1,000 negatives and 10 positives; a tenth of the negatives kept, weighted 10.
+    y = np.array([1] * 10 + [-1] * 1000)
+    kept = np.array([1] * 10 + [-1] * 100)
+    weight = np.where(kept > 0, 1.0, 1 / bench.SUBSAMPLE_RATE)
+    full, subsampled = bench.fit_balanced_weights(y), bench.fit_balanced_weights(kept, weight)
+    for label in (-1, 1):
+        assert subsampled[kept == label][0] == pytest.approx(full[y == label][0], rel=1e-12)
+
+
+@SETTINGS
+@given(data=imbalanced_rows(zero_weights=False))
+def test_sklearn_balanced_is_its_class_weights_as_sample_weight(bench, data):
+    # The sklearn peers get cwrs's class weights as sample_weight; without sample weights that
+    # is scikit-learn's own class_weight="balanced", to the bit.
+    from sklearn.linear_model import SGDClassifier
+
+    X, y, _ = data
+    params = dict(max_iter=3, tol=None, shuffle=True, random_state=0)
+    own = SGDClassifier(class_weight="balanced", **params).fit(X, y)
+    given_weights = SGDClassifier(**params).fit(X, y, sample_weight=bench.fit_balanced_weights(y))
+    np.testing.assert_array_equal(own.coef_, given_weights.coef_)
+    np.testing.assert_array_equal(own.intercept_, given_weights.intercept_)
 
 
 @pytest.mark.parametrize(("cls", "params"), LEARNERS, ids=LEARNER_IDS)
@@ -83,9 +119,12 @@ def test_running_weights_count_each_row_before_it_is_weighted(bench):
 @given(data=imbalanced_rows(zero_weights=False))
 def test_balanced_fit_learns_what_the_peers_weights_teach(bench, cls, params, data):
     X, y, weight = data
-    balanced = cls(class_weight="balanced", shuffle=False, **params).fit(X, y, sample_weight=weight)
-    weighted = cls(shuffle=False, **params).fit(
-        X, y, sample_weight=weight * bench.fit_balanced_weights(y))
+    # The benchmark's shuffled passes: each pass counts its rows again, which scales every
+    # count and N alike (up to rounding, hence assert_same_model's tolerance).
+    passes = dict(n_iter=3, shuffle=True, random_state=0, **params)
+    balanced = cls(class_weight="balanced", **passes).fit(X, y, sample_weight=weight)
+    weighted = cls(**passes).fit(
+        X, y, sample_weight=bench.combined(bench.fit_balanced_weights(y, weight), weight))
     assert_same_model(balanced, weighted)
 
 
