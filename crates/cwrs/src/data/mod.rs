@@ -823,7 +823,7 @@ impl<'a> Presentation<'a> {
     fn kept(&self, rows: impl Iterator<Item = usize> + 'a) -> impl Iterator<Item = usize> + 'a {
         let (weights, stop) = (self.weights, self.stop);
         let mut count = 0u32;
-        rows.filter(move |&i| weight_of(weights, i) != 0.0)
+        rows.filter(move |&i| weights.is_none_or(|w| w[i] != 0.0))
             .take_while(move |_| {
                 let Some(stop) = stop else {
                     return true;

@@ -151,6 +151,31 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
     tally
 }
 
+/// The rounds of a one-model objective whose rule reads no context: the rows handed to
+/// [`Covariance::learn_rows`], row `i` with target `y[i]` and weight `weight(i)`.
+#[inline]
+fn learn_single<'a, T: SingleModel, M: Covariance>(
+    objective: &T,
+    model: &mut M,
+    rows: impl Iterator<Item = (usize, Row<'a>)>,
+    y: &[f64],
+    weight: impl Fn(usize) -> f64,
+) -> Tally {
+    let rule = objective.rule();
+    let mut tally = Tally::default();
+    model.learn_rows(rows, |i, seen: Observation| {
+        let (m, sign, mistake) = objective.margin(y[i], seen.score);
+        tally.rounds += 1;
+        tally.mistakes += u64::from(mistake);
+        let h = weight(i);
+        let step = rule.step(m, seen.variance, seen.squared_norm, h)?;
+        tally.updates += 1;
+        Some(update_of(rule, step, sign, seen.variance, h))
+    });
+    tally.updates -= model.take_skipped();
+    tally
+}
+
 /// What an objective does in the loop.
 pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     type Rule: StepRule;
@@ -239,18 +264,12 @@ impl<T: SingleModel> Objective for T {
         if rule.needs_context() {
             return learn_in_context(self, &mut models[0], rows, (y, weights), before);
         }
-        let mut tally = Tally::default();
-        models[0].learn_rows(rows, |i, seen: Observation| {
-            let (m, sign, mistake) = self.margin(y[i], seen.score);
-            tally.rounds += 1;
-            tally.mistakes += u64::from(mistake);
-            let h = weight_of(weights, i);
-            let step = rule.step(m, seen.variance, seen.squared_norm, h)?;
-            tally.updates += 1;
-            Some(update_of(rule, step, sign, seen.variance, h))
-        });
-        tally.updates -= models[0].take_skipped();
-        tally
+        // Unweighted rows take a loop of their own, where h = 1 is a constant the rule's
+        // weighted step folds away: it is the loop of every unweighted call.
+        match weights {
+            None => learn_single(self, &mut models[0], rows, y, |_| 1.0),
+            Some(w) => learn_single(self, &mut models[0], rows, y, |i| w[i]),
+        }
     }
 
     fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> Watched {
