@@ -3,6 +3,9 @@ fit paths; benchmarks/archive/RESULTS-2026-11.md).
 
     python acceptance_cg.py fit RULE     one fit of 20,000 sparse rows (2^20 features, 100 Zipf
                                          non-zeros per row): count the native partial_fit
+    python acceptance_cg.py fit-weighted RULE
+                                         the same fit with a sample weight per row (uniform in
+                                         [0.5, 2]): what importance weights cost
     python acceptance_cg.py again RULE   the same fit, then the same rows learned 3 more times by
                                          `partial_fit` into the model, which is no longer fresh
                                          (criterion's diag_sparse path): count minus `fit`'s
@@ -20,7 +23,7 @@ import numpy as np
 import cwrs
 
 
-def fit(rule, again=0):
+def fit(rule, again=0, weighted=False):
     n, d, nnz = 20_000, 1 << 20, 100
     rng = np.random.default_rng(7)
     indices = (rng.zipf(1.3, size=n * nnz) % d).astype(np.int64)
@@ -32,7 +35,7 @@ def fit(rule, again=0):
     X.sum_duplicates()
     y = np.where(rng.random(n) < 0.5, -1, 1)
     model = getattr(cwrs, rule)(shuffle=False)
-    model.fit(X, y)
+    model.fit(X, y, sample_weight=rng.uniform(0.5, 2.0, size=n) if weighted else None)
     for _ in range(again):
         model.partial_fit(X, y)
     return model.n_updates_
@@ -61,7 +64,7 @@ def one_row(n):
 
 if __name__ == "__main__":
     mode, arg = sys.argv[1], sys.argv[2]
-    if mode in ("fit", "again"):
-        print(fit(arg, again=3 if mode == "again" else 0))
+    if mode in ("fit", "again", "fit-weighted"):
+        print(fit(arg, again=3 if mode == "again" else 0, weighted=mode == "fit-weighted"))
     else:
         print((fit_full if mode == "fit-full" else one_row)(int(arg)))
