@@ -971,3 +971,17 @@ def test_balanced_running_counts_survive_a_round_trip(how):
             else cwrs.load(io.BytesIO(_saved(first))))
     copy.partial_fit(X[25:], labels[25:], sample_weight=s[25:])
     _assert_same_fitted_state(copy, whole, f"balanced after a {how} round trip")
+
+
+@pytest.mark.parametrize("class_weight", ["balanced", {1: 4.0}])
+def test_a_class_weight_that_takes_a_row_past_the_largest_weight_is_refused(class_weight):
+    """sample_weight up to 2**64 is accepted, but a row's weight is its sample_weight times its
+    class's: past 2**64 the call is refused, naming the row, and the model is unchanged."""
+    X, labels = _imbalanced(2)
+    est = cwrs.AROW(class_weight=class_weight).partial_fit(X[:20], labels[:20], classes=[0, 1])
+    before = pickle.dumps(est)
+    # Class 0 twice and class 1 once at 2**64: "balanced" weighs class 1 by about 3/2.
+    rows = np.r_[np.flatnonzero(labels == 0)[:2], np.flatnonzero(labels == 1)[:1]]
+    with pytest.raises(ValueError, match=r"row 2's weight, its sample_weight .* past 2\*\*64"):
+        est.partial_fit(X[rows], labels[rows], sample_weight=[2.0**64] * 3)
+    assert pickle.dumps(est) == before

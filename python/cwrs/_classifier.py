@@ -28,6 +28,7 @@ from ._params import (
     store_params,
 )
 from ._validation import (
+    MAX_WEIGHT,
     check_feature_names,
     check_labels,
     check_sample_weight,
@@ -183,8 +184,14 @@ class Classifier(Estimator):
                 )
             factors[k] = weight
         rows = targets if targets.dtype == np.int64 else (targets > 0).astype(np.intp)
-        per_row = factors[rows]
-        return per_row if weights is None else weights * per_row, False
+        weighted = factors[rows] if weights is None else weights * factors[rows]
+        if (weighted > MAX_WEIGHT).any():
+            i = int(np.argmax(weighted > MAX_WEIGHT))
+            raise ValueError(
+                f"row {i}'s weight, its sample_weight times class_weight[{classes[rows[i]]!r}], "
+                f"is {float(weighted[i])}: past 2**64, the largest weight a row takes"
+            )
+        return weighted, False
 
     def _fit(
         self, y: ArrayLike, sample_weight: SampleWeight, matrix: Any, n_rows: int,

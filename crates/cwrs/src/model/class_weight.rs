@@ -6,7 +6,7 @@
 //! without weights. A weighted count keeps a subsampled class (rows kept at rate p, weighted
 //! 1/p) at the share it has in the full stream.
 
-use crate::data::{weight_of, Weights};
+use crate::data::{weight_of, Weights, MAX_WEIGHT};
 use crate::error::CwError;
 use crate::model::{Model, Targets};
 
@@ -81,7 +81,7 @@ impl Model {
             .iter()
             .map(|&count| total / (n_classes as f64 * count))
             .collect();
-        let balanced = classes(targets)
+        let balanced: Vec<f64> = classes(targets)
             .enumerate()
             .map(|(i, class)| {
                 let h = weight_of(weights, i);
@@ -93,6 +93,14 @@ impl Model {
                 }
             })
             .collect();
+        if let Some(i) = balanced.iter().position(|&h| h > MAX_WEIGHT) {
+            return Err(CwError::InvalidInput(format!(
+                "row {i}'s weight, its sample_weight {} times its class's balanced weight, is {}: \
+                 past 2**64, the largest weight a row takes",
+                weight_of(weights, i),
+                balanced[i]
+            )));
+        }
         Ok((balanced, counts))
     }
 }
