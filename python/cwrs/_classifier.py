@@ -359,7 +359,7 @@ class Classifier(Estimator):
     @property
     def support_vectors_(self) -> Any:
         """The support rows of a kernel learner: a CSR matrix if it was fitted on sparse input,
-        else a dense array, shape (n_support_, n_features)."""
+        else a dense array, shape (`n_support_`, n_features)."""
         rows = self._kernel_model().support_vectors
         data, indices, indptr = rows["values"], rows["indices"], rows["indptr"]
         indices, indptr = indices.astype(np.int64), indptr.astype(np.int64)
@@ -376,7 +376,7 @@ class Classifier(Estimator):
     @property
     def dual_coef_(self) -> Float64Array:
         """Mean coefficients ν of a binary kernel learner, one per support row (μ = Σ_p ν_p
-        φ(x_p)), shape (1, n_support_) as in scikit-learn's SVC."""
+        φ(x_p)), shape (1, `n_support_`) as in scikit-learn's SVC."""
         return self._kernel_model().dual_coef[None, :]
 
     @property

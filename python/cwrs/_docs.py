@@ -162,7 +162,7 @@ n_components : int, default=100
 _FEATURE_ATTRIBUTES = """\
 n_features_in_ : int
     Number of features seen in the first `fit`/`partial_fit`.
-feature_names_in_ : ndarray of shape (n_features_in_,)
+feature_names_in_ : ndarray of shape (`n_features_in_`,)
     The column names of X in the first `fit`/`partial_fit`, defined only when X was a data
     frame whose column names are all strings; later calls must pass the same columns (a
     ValueError otherwise; a warning for an array without names)."""
@@ -192,9 +192,9 @@ n_mistakes_ : int
     Rounds whose label did not score strictly best before learning (binary: y·f ≤ 0).
 n_support_ : int
     Kernel learners: the number of support rows (summed over classes).
-support_vectors_ : ndarray or CSR matrix of shape (n_support_, n_features)
+support_vectors_ : ndarray or CSR matrix of shape (`n_support_`, n_features)
     Binary kernel learners: the support rows (CSR if fitted on sparse input).
-dual_coef_ : ndarray of shape (1, n_support_)
+dual_coef_ : ndarray of shape (1, `n_support_`)
     Binary kernel learners: ν, with μ = Σ_p ν_p φ(x_p) (scikit-learn's SVC shape). A
     multiclass kernel learner keeps one support set per class and has no `dual_coef_`.
 sparsity_ : float
