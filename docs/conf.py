@@ -21,7 +21,6 @@ extensions = [
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
 exclude_patterns = ["_build", "generated/*.md"]
-templates_path = ["_templates"]
 html_theme = "pydata_sphinx_theme"
 html_title = "cwrs"
 html_theme_options = {"navigation_with_keys": False}
