@@ -337,6 +337,33 @@ def document(cls: T) -> T:
         *([remarks] if remarks else []),
         "\n".join(["Parameters\n----------", *parameters]),
         "Attributes\n----------\n" + ATTRIBUTES[f"{order} {kind}"],
+        # A citation's lines after the first are indented under its text.
+        "References\n----------\n"
+        + _fill(f".. [1] {entry['reference']}: {entry['title']}.").replace("\n", "\n   "),
+        "Examples\n--------\n" + _example(cls.__name__, kind),
     ]
     cls.__doc__ = "\n\n".join(paragraphs)
     return cls
+
+
+def _example(name: str, kind: str) -> str:
+    """The Examples section of estimator `name`: a first model, run as a doctest by the test
+    suite (tests/test_doc_examples.py)."""
+    if kind == "regressor":
+        return f"""\
+>>> import numpy as np
+>>> from cwrs import {name}
+>>> X = np.array([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0], [2.0, 1.0]])
+>>> y = X @ [2.0, -1.0]  # the target 2·x₀ − x₁
+>>> model = {name}(n_iter=20, random_state=0).fit(X, y)
+>>> bool(abs(model.predict([[3.0, 1.0]])[0] - 5.0) < 1.0)
+True"""
+    return f"""\
+>>> import numpy as np
+>>> from cwrs import {name}
+>>> X = np.array([[2.0, 0.0], [0.0, 2.0], [1.5, 0.5], [0.5, 1.5]])
+>>> y = np.array(["spam", "ham", "spam", "ham"])
+>>> model = {name}(n_iter=5, random_state=0).fit(X, y)
+>>> model.predict([[1.8, 0.2], [0.1, 1.9]])
+array(['spam', 'ham'], dtype='<U4')
+>>> model = model.partial_fit(X[:2], y[:2])  # a stream: continue from the current state"""
