@@ -57,7 +57,7 @@ typecheck: install
 # The documentation site (Sphinx: docs/conf.py) into docs/_build/html, from scratch; a warning is
 # an error.
 docs: install
-	rm -rf docs/_build docs/generated
+	rm -rf docs/_build docs/generated docs/auto_examples
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs docs/_build/html
 
 # The sdist builds a wheel on its own; that wheel is abi3, holds the stubs, py.typed and the

@@ -18,9 +18,10 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "sphinx.ext.mathjax",
+    "sphinx_gallery.gen_gallery",
 ]
 source_suffix = {".rst": "restructuredtext", ".md": "markdown"}
-exclude_patterns = ["_build", "generated/*.md"]
+exclude_patterns = ["_build", "examples"]
 html_theme = "pydata_sphinx_theme"
 html_title = "cwrs"
 html_theme_options = {"navigation_with_keys": False}
@@ -32,6 +33,17 @@ numpydoc_class_members_toctree = False
 # The docstrings name parameters and attributes in `backticks`: code, not cross-references.
 default_role = "literal"
 myst_heading_anchors = 4
+
+# The gallery: docs/examples/*.py run at every build, each drawing its figure; an example that
+# fails fails the build.
+sphinx_gallery_conf = {
+    "examples_dirs": "examples",
+    "gallery_dirs": "auto_examples",
+    "filename_pattern": r"/plot_",
+    "abort_on_example_error": True,
+    "download_all_examples": False,
+    "write_computation_times": False,
+}
 myst_enable_extensions = ["dollarmath"]
 
 import re  # noqa: E402
