@@ -10,7 +10,7 @@ PY := $(VENV)/bin/python
 PROFILE ?= quick
 export MATURIN_PEP517_ARGS ?= --profile $(PROFILE)
 
-.PHONY: help venv install-run install run test lint lint-rust typecheck docs package-check bench compare
+.PHONY: help venv install-run install run test lint lint-rust typecheck docs browser package-check bench compare
 
 # `make` alone: what to run (it builds nothing).
 help:
@@ -60,6 +60,10 @@ docs: install
 	rm -rf docs/_build docs/generated docs/auto_examples
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs docs/_build/html
 
+# The headless browser that opens the built site in the tests (Debian's chromium).
+browser:
+	bash scripts/chromium.sh
+
 # The sdist builds a wheel on its own; that wheel is abi3, holds the stubs, py.typed and the
 # data, and works in a fresh venv with NumPy only (scripts/check_package.sh; the wheel is built
 # with $(PROFILE), reusing the dependencies `make install` compiled).
@@ -67,7 +71,7 @@ package-check: install
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 
 # pytest runs on every core (pytest-xdist's -n auto).
-test: install lint docs
+test: install lint docs browser
 	cargo test --workspace
 	cargo run --quiet --example stream
 	cargo run --quiet --example serve
