@@ -7,6 +7,8 @@ sections; MyST reads the design documents as they are; the pydata theme gives na
 search. Warnings are errors (`make docs` passes -W).
 """
 
+import re
+
 import cwrs
 
 project = "cwrs"
@@ -33,6 +35,7 @@ numpydoc_class_members_toctree = False
 # The docstrings name parameters and attributes in `backticks`: code, not cross-references.
 default_role = "literal"
 myst_heading_anchors = 4
+myst_enable_extensions = ["dollarmath"]
 
 # The gallery: docs/examples/*.py run at every build, each drawing its figure; an example that
 # fails fails the build.
@@ -44,9 +47,6 @@ sphinx_gallery_conf = {
     "download_all_examples": False,
     "write_computation_times": False,
 }
-myst_enable_extensions = ["dollarmath"]
-
-import re  # noqa: E402
 
 # The docstrings are written for `help()`: Unicode math such as |e| or |ν_p|, and names such as
 # n_support_ in prose. For reStructuredText those are a substitution and a link target: escape
