@@ -1,4 +1,5 @@
-"""The PyPI peers of cwrs used by benchmarks/compare.py, each imported optionally.
+"""The PyPI peers of cwrs used by the benchmark scripts (compare.py, imbalanced.py), each
+imported optionally, and the machine they run on (`cpu_model`).
 
 Every peer is wrapped in a few small functions so that compare.py reads the same for all of
 them. A peer that is not installed leaves its module attribute at None; `versions()` then
@@ -7,7 +8,9 @@ reports it as "not installed" and compare.py marks its rows so.
 
 from __future__ import annotations
 
+import platform
 import warnings
+from pathlib import Path
 
 import numpy as np
 
@@ -29,6 +32,17 @@ try:
     import river.linear_model
 except ImportError:  # pragma: no cover
     river = None
+
+
+def cpu_model():
+    """The CPU's model name, as the results files record it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown CPU"
 
 
 def versions():

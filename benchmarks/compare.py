@@ -998,16 +998,6 @@ def section_kernel_a1a(repeat):
 
 
 # ============================================================================ report
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or "unknown CPU"
-
-
 def blas_threads():
     """The thread counts of the loaded BLAS libraries (threadpoolctl), else what was asked."""
     try:
@@ -1023,7 +1013,7 @@ def header(args):
                 **_peers.versions()}
     return {
         "date": datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
-        "cpu": cpu_model(),
+        "cpu": _peers.cpu_model(),
         "cores": os.cpu_count(),
         "python": platform.python_version(),
         "blas_threads": blas_threads(),

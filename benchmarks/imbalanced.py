@@ -581,16 +581,6 @@ def cwrs_defaults():
     return "; ".join(out)
 
 
-def cpu_model():
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def write_section(text):
     """Replaces the section HEADING of RESULTS.md (up to the next "## " heading) by `text`,
     or appends it with its line in the contents."""
@@ -665,7 +655,7 @@ def main(argv=None):
         + (f" --progressive-rows {args.progressive_rows}"
            if args.progressive_rows != args.rows else "")))
     out = [HEADING, "",
-           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {cpu_model()}, "
+           f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {_peers.cpu_model()}, "
            f"{os.cpu_count()} cores · Python {platform.python_version()} · {versions} · one run "
            f"({time.time() - started:.0f} s) · `{command}` · load average {load:.1f} at the "
            f"start (no timings here: the figures do not depend on it).", ""]

@@ -396,6 +396,16 @@ RULES = {
 # --------------------------------------------------------------------------------------------
 
 
+def prior_covariance(covariance, d, a):
+    """Σ₀ = a·I as the form keeps it: the d×d matrix ("full"), its diagonal ("diag"), or None
+    for Σ = I fixed ("identity")."""
+    if covariance == "full":
+        return a * np.eye(d)
+    if covariance == "diag":
+        return np.full(d, a)
+    return None
+
+
 class RefLearner:
     """rule × covariance, homogeneous model (no intercept), labels y in {-1, +1}.
 
@@ -421,12 +431,7 @@ class RefLearner:
         self.d = int(d)
         self.a = float(a) if covariance != "identity" else 1.0
         self.mu = np.zeros(self.d)
-        if covariance == "full":
-            self.Sigma = self.a * np.eye(self.d)
-        elif covariance == "diag":
-            self.Sigma = np.full(self.d, self.a)
-        else:
-            self.Sigma = None
+        self.Sigma = prior_covariance(covariance, self.d, self.a)
         self.n_updates = 0
         self.n_mistakes = 0
         self.n_ambiguous = 0
@@ -720,12 +725,7 @@ class RefRegressor:
         self.d, self.a = int(d), float(a) if covariance != "identity" else 1.0
         self.mu = np.zeros(self.d)
         self.moved = np.zeros(self.d)
-        if covariance == "full":
-            self.Sigma = self.a * np.eye(self.d)
-        elif covariance == "diag":
-            self.Sigma = np.full(self.d, self.a)
-        else:
-            self.Sigma = None
+        self.Sigma = prior_covariance(covariance, self.d, self.a)
         self.n_updates = 0
         self.n_ambiguous = 0
 
