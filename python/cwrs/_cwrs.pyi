@@ -30,6 +30,7 @@ __all__ = [
     "SvmlightChunks",
     "svmlight_zero_based",
     "RULE_NAMES",
+    "MAX_WEIGHT",
     "rule_table",
 ]
 
@@ -46,6 +47,7 @@ _Matrix: TypeAlias = _F64 | tuple[_F64, _I32, _I32, int] | tuple[_F64, _I64, _I6
 _State: TypeAlias = dict[str, Any]
 
 RULE_NAMES: list[str]
+MAX_WEIGHT: float
 
 class _RuleParam(TypedDict):
     name: str

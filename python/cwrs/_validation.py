@@ -17,6 +17,8 @@ from typing import Optional
 
 import numpy as np
 
+from . import _cwrs
+
 
 class NotFittedError(ValueError, AttributeError):
     """Raised when a method that needs a fitted model is called before `fit`/`partial_fit`."""
@@ -358,8 +360,8 @@ def check_targets(y, n_rows: int) -> np.ndarray:
     return y
 
 
-#: The largest importance weight (the core's `MAX_WEIGHT`).
-MAX_WEIGHT = 2.0**64
+#: The largest importance weight a row takes (the core's `cwrs::data::MAX_WEIGHT`, 2**64).
+MAX_WEIGHT = _cwrs.MAX_WEIGHT
 
 
 def check_sample_weight(sample_weight, n_rows: int):
@@ -387,7 +389,7 @@ def check_sample_weight(sample_weight, n_rows: int):
             f"sample_weight must be ≥ 0, got {float(w[w < 0][0])} at row {int(np.argmax(w < 0))}"
         )
     if (w > MAX_WEIGHT).any():
-        # The core's bound (`cwrs::data::MAX_WEIGHT`): the totals a model keeps stay finite.
+        # The core's bound: the totals a model keeps stay finite.
         raise ValueError(
             f"sample_weight must be at most 2**64, got {float(w[w > MAX_WEIGHT][0])} at row "
             f"{int(np.argmax(w > MAX_WEIGHT))}"

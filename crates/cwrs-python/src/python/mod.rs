@@ -45,6 +45,7 @@ mod _cwrs {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("RULE_NAMES", cwrs::rules::RULE_NAMES.to_vec())?;
+        m.add("MAX_WEIGHT", cwrs::data::MAX_WEIGHT)?;
         m.add("TEXT_UNICODE_VERSION", cwrs::data::text::unicode_version())?;
         Ok(())
     }
