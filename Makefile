@@ -54,11 +54,14 @@ typecheck: install
 	$(PY) -m mypy.stubtest cwrs._cwrs
 	$(PY) -m mypy
 
-# The documentation site (Sphinx: docs/conf.py) into docs/_build/html, from scratch; a warning is
-# an error.
+# The documentation site (Sphinx: docs/conf.py) into docs/_build/html, from scratch, with the
+# Rust crate's reference (rustdoc) in docs/_build/html/rust; a warning is an error.
 docs: install
-	rm -rf docs/_build docs/generated docs/auto_examples
+	rm -rf docs/_build docs/generated docs/auto_examples target/doc
+	RUSTDOCFLAGS="-D warnings" cargo doc -p cwrs --no-deps --quiet
 	$(PY) -m sphinx -W --keep-going -E -q -b html docs docs/_build/html
+	cp -r target/doc docs/_build/html/rust
+	echo '<meta http-equiv="refresh" content="0; url=cwrs/index.html">' > docs/_build/html/rust/index.html
 
 # The headless browser that opens the built site in the tests (Debian's chromium).
 browser:

@@ -45,7 +45,8 @@ PAPER_YEARS = {
 ESTIMATORS = [*cwrs.CLASSIFIERS, *cwrs.REGRESSORS]
 # Fitted attributes that `fit` sets on the instance (the others are properties of the class).
 FIT_SET_ATTRIBUTES = ("classes_", "n_features_in_", "feature_names_in_")
-README = Path(__file__).resolve().parents[1] / "README.md"
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
 # The design document lives in the repository, in sections §1–§8.
 DESIGN_CITATION = re.compile(r"docs/design\.md §(\d+)")
 PUBLIC_CALLABLES = [
@@ -133,8 +134,10 @@ def test_documented_defaults_are_the_signature_defaults(cls):
 
 
 def _user_visible_docs():
-    """(where, text) of the README and every docstring `help()` shows for the package."""
-    yield "README.md", README.read_text(encoding="utf-8")
+    """(where, text) of the README, the user guide and every docstring `help()` shows for the
+    package."""
+    for page in PAGES:
+        yield page.name, page.read_text(encoding="utf-8")
     for name, module in sorted(sys.modules.items()):
         if name == "cwrs" or name.startswith("cwrs."):
             yield name, module.__doc__ or ""

@@ -1,5 +1,5 @@
-"""What a newcomer meets before any learner: `make` alone, the install lines of the README, and
-the test suite saying when it skipped the tests of the shared data sets."""
+"""What a newcomer meets before any learner: `make` alone, the install lines of the getting-started
+page, and the test suite saying when it skipped the tests of the shared data sets."""
 
 import os
 import re
@@ -22,14 +22,14 @@ def test_make_alone_prints_the_two_commands_and_builds_nothing():
     assert done.stderr == ""
 
 
-def test_readme_installs_from_a_clone_and_lists_every_extra():
-    readme = (ROOT / "README.md").read_text()
+def test_the_install_lines_install_from_a_clone_and_list_every_extra():
+    readme = (ROOT / "docs" / "guide" / "getting-started.md").read_text()
     assert not re.search(r"pip install \S*cwrs\[\w", readme)  # no release to install from yet
     extras = re.findall(r'^pip install "\.\[(\w+)\]"', readme, re.M)
     assert {"sklearn", "river", "dask"} <= set(extras)
     listing = readme[readme.index("The extras:"):]
     listing = listing[: listing.index("\n\n")]
-    for extra in ("sklearn", "river", "dask", "plot", "progress", "test", "bench"):
+    for extra in ("sklearn", "river", "dask", "plot", "progress", "test", "docs", "bench"):
         assert f"`{extra}`" in listing
 
 

@@ -649,8 +649,8 @@ def test_is_a_river_estimator():
     assert clone.estimator.get_params() == clf.estimator.get_params()
 
 
-# What the README says passes river's check_estimator: every primal classifier with the default
-# classes=None (either covariance, with or without L1) or classes=[False, True], every regressor.
+# What docs/guide/river.md says passes river's check_estimator: every primal classifier with the
+# default classes=None (either covariance, with or without L1) or classes=[False, True], every regressor.
 @pytest.mark.parametrize(
     "adapter",
     [

@@ -1,8 +1,8 @@
 """A positive scale of the features changes nothing but the units: features ×s with the prior
 a/s² is the same model (μ/s, Σ/s²), and Φ(μ·x/√(xᵀΣx)) does not depend on the scale of a row.
 With s a power of two every product scales exactly, so the decision values agree to the bit
-wherever float64 represents both models (README, "Numerical safeguards": features up to
-~1e±150 with the variances above 2.2e-308)."""
+wherever float64 represents both models (docs/guide/guarantees.md, "Numerical safeguards":
+features up to ~1e±150 with the variances above 2.2e-308)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 SITE = Path(__file__).resolve().parents[1] / "docs" / "_build" / "html"
-PAGES = ["index.html", "guide/usage.html", "generated/cwrs.AROW.html"]
+PAGES = ["index.html", "guide/getting-started.html", "generated/cwrs.AROW.html"]
 
 
 @pytest.fixture(scope="module")
@@ -56,3 +56,15 @@ def test_the_search_box_answers_arow(chromium):
     url = (SITE / "search.html").as_uri() + "?q=AROW"
     dom = _run(chromium, "--virtual-time-budget=10000", "--dump-dom", url=url)
     assert "generated/cwrs.AROW.html" in dom
+
+
+def test_the_rust_reference_renders(chromium, tmp_path):
+    import matplotlib.image
+
+    url = (SITE / "rust" / "cwrs" / "struct.Model.html").as_uri()
+    shot = tmp_path / "page.png"
+    _run(chromium, "--window-size=1200,900", f"--screenshot={shot}", url=url)
+    pixels = matplotlib.image.imread(shot)[..., :3]
+    assert 0.01 < np.mean(pixels.min(axis=-1) < 0.9) < 0.9 and pixels.std() > 0.05
+    dom = _run(chromium, "--virtual-time-budget=5000", "--dump-dom", url=url)
+    assert "<pre" in dom and "Model" in dom

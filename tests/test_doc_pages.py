@@ -1,7 +1,7 @@
-"""Every code block of README.md runs as written.
+"""Every code block of README.md and of the user guide (docs/guide/*.md) runs as written.
 
 The fenced ```python and ```sh blocks are extracted and executed in a fresh temporary folder
-per README section:
+per section of a page:
 
 - a python block runs in a subprocess, after the python blocks before it in the same section
   (a section's blocks read as one session: the usage example saves the model the block above
@@ -12,7 +12,7 @@ per README section:
 
 Data comes from the package (`cwrs.datasets`, the CLI's bundled name `svmguide3`) or from the
 blocks themselves: nothing is downloaded. A block that cannot run here (`make`, `pip install`)
-is marked explicitly, on the line before it, with `<!-- readme-test: skip (reason) -->`; an
+is marked explicitly, on the line before it, with `<!-- page-test: skip (reason) -->`; an
 unmarked sh block with another command than `cwrs` fails this test, so a new example cannot
 silently escape it.
 """
@@ -29,8 +29,9 @@ from pathlib import Path
 
 import pytest
 
-README = Path(__file__).resolve().parents[1] / "README.md"
-SKIP_MARKER = re.compile(r"<!--\s*readme-test:\s*skip\s*\((.+?)\)\s*-->")
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs" / "guide").glob("*.md"))]
+SKIP_MARKER = re.compile(r"<!--\s*page-test:\s*skip\s*\((.+?)\)\s*-->")
 FENCE = re.compile(r"^```(\w*)\s*$")
 RUN_LANGUAGES = {"python", "sh"}
 TIMEOUT = 600  # seconds; a hung example fails instead of stalling the suite
@@ -38,6 +39,7 @@ TIMEOUT = 600  # seconds; a hung example fails instead of stalling the suite
 
 @dataclass
 class Block:
+    page: str  # the path from the repository's root
     language: str
     code: str
     line: int  # of the opening fence, 1-based
@@ -46,10 +48,10 @@ class Block:
 
     @property
     def id(self) -> str:
-        return f"{self.language}-line{self.line}"
+        return f"{self.page}-{self.language}-line{self.line}"
 
 
-def readme_blocks(text: str) -> list[Block]:
+def page_blocks(page: str, text: str) -> list[Block]:
     """The fenced code blocks of a Markdown text, with their section and skip marker."""
     blocks = []
     lines = text.splitlines()
@@ -69,6 +71,7 @@ def readme_blocks(text: str) -> list[Block]:
         marker = SKIP_MARKER.search(previous)
         blocks.append(
             Block(
+                page=page,
                 language=fence.group(1),
                 code="\n".join(lines[i + 1 : end]) + "\n",
                 line=i + 1,
@@ -80,7 +83,11 @@ def readme_blocks(text: str) -> list[Block]:
     return blocks
 
 
-BLOCKS = readme_blocks(README.read_text(encoding="utf-8"))
+BLOCKS = [
+    block
+    for page in PAGES
+    for block in page_blocks(page.relative_to(ROOT).as_posix(), page.read_text(encoding="utf-8"))
+]
 RUNNABLE = [b for b in BLOCKS if b.language in RUN_LANGUAGES]
 
 
@@ -101,7 +108,7 @@ def session_prefix(block: Block) -> str:
     earlier = [
         b.code
         for b in RUNNABLE
-        if b.section == block.section
+        if (b.page, b.section) == (block.page, block.section)
         and b.language == "python"
         and b.line < block.line
         and b.skip_reason is None
@@ -116,24 +123,27 @@ def run(args: list[str], cwd: Path, block: Block) -> None:
         args, cwd=cwd, env=env, capture_output=True, text=True, timeout=TIMEOUT
     )
     assert result.returncode == 0, (
-        f"README.md line {block.line} ({block.section}): {shlex.join(args[:1] + args[1:3])} "
+        f"{block.page} line {block.line} ({block.section}): {shlex.join(args[:1] + args[1:3])} "
         f"... exited with {result.returncode}\nstdout:\n{result.stdout[-2000:]}\n"
         f"stderr:\n{result.stderr[-4000:]}"
     )
 
 
-def test_readme_has_the_examples():
+def test_the_pages_have_their_examples():
     # The parser sees the blocks (a broken fence or marker would hide them all).
-    assert sum(b.language == "python" for b in RUNNABLE) >= 3
-    assert sum(b.language == "sh" and b.skip_reason is None for b in RUNNABLE) >= 1
+    for page in ("README.md", "docs/guide/getting-started.md"):
+        runnable = [b for b in RUNNABLE if b.page == page and b.skip_reason is None]
+        assert sum(b.language == "python" for b in runnable) >= 1, page
+        assert sum(b.language == "sh" for b in runnable) >= 1, page
+    assert sum(b.language == "python" for b in RUNNABLE) >= 10
     skipped = [b for b in BLOCKS if b.skip_reason is not None]
     assert all(b.language in RUN_LANGUAGES for b in skipped), "a skip marker on a block never run"
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=[b.id for b in RUNNABLE])
-def test_readme_block_runs(block, tmp_path):
+def test_page_block_runs(block, tmp_path):
     if block.skip_reason is not None:
-        pytest.skip(f"marked in README.md: {block.skip_reason}")
+        pytest.skip(f"marked in {block.page}: {block.skip_reason}")
     if block.language == "python":
         script = tmp_path / "example.py"
         script.write_text(session_prefix(block) + block.code, encoding="utf-8")
@@ -141,7 +151,7 @@ def test_readme_block_runs(block, tmp_path):
         return
     for words in command_lines(block):
         assert words[0] == "cwrs", (
-            f"README.md line {block.line}: `{shlex.join(words)}` is not a cwrs command; make the "
-            "example run with cwrs alone, or mark the block <!-- readme-test: skip (why) -->"
+            f"{block.page} line {block.line}: `{shlex.join(words)}` is not a cwrs command; make the "
+            "example run with cwrs alone, or mark the block <!-- page-test: skip (why) -->"
         )
         run(cwrs_command() + words[1:], tmp_path, block)
