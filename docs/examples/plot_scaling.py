@@ -25,7 +25,7 @@ from distributed import Client, LocalCluster, wait
 import cwrs
 import cwrs.dask
 
-n_features, rows_per_block, n_blocks = 256, 7500, 4
+n_features, rows_per_block, n_blocks = 256, 5000, 4
 w = np.random.default_rng(0).normal(size=n_features)  # the separator, seed 0
 
 
