@@ -9,8 +9,9 @@ orthogonal to them), with 5% of the training labels flipped. The diagonal covari
 (Crammer, Kulesza & Dredze, NIPS 2009) keeps one variance per feature and cannot see that the
 features move together, so the large factors drown its updates; the full covariance learns
 them and the separator behind them. The low-rank form (a diagonal plus a Frequent Directions
-sketch of the precision) closes the gap once its rank reaches the number of strong directions,
-five here, at a cost per row linear in the number of features.
+sketch of the precision) closes most of the gap once its rank reaches the number of strong
+directions, five here, and the rest as the rank grows, at a cost per row linear in the number
+of features.
 """
 
 import time
@@ -61,9 +62,9 @@ for name in configurations:
 
 # %%
 # Timings are indicative: they depend on the machine and its load when the page was built. At
-# 150 features the full form's O(d²) update is still cheap, and a sketch of rank 10 costs about
-# as much; the low-rank form pays off in time and memory at widths where a d×d matrix does not
-# fit, its cost growing with d and not d².
+# 150 features the full form's O(d²) update is still cheap, and sketches of rank 10 and more
+# cost about as much or more; the low-rank form pays off in time and memory at widths where a
+# d×d matrix does not fit, its cost growing with d and not d².
 
 fig, (ax_accuracy, ax_time) = plt.subplots(1, 2, figsize=(10, 4))
 lowrank_names = [f"rank {k}" for k in ranks]

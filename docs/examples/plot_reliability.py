@@ -70,11 +70,11 @@ for name, model in models.items():
     # A marker's area is its bin's share of the rows: the few rows of the middle bins are noisy.
     ax_reliability.scatter(mean_predicted, observed, s=600 * share, color=line.get_color(),
                            alpha=0.7)
-    ax_counts.hist(probability, bins=edges, histtype="step", linewidth=1.5, label=name)
+    ax_counts.hist(probability, bins=edges, histtype="step", linewidth=1.5)
 ax_reliability.set_ylabel("observed share of positives")
 ax_reliability.legend()
 ax_counts.set_yscale("log")
-ax_counts.set_xlabel("mean predicted probability of the positive class")
+ax_counts.set_xlabel("predicted probability of the positive class (above: mean of each bin)")
 ax_counts.set_ylabel("held-out rows")
 fig.tight_layout()
 plt.show()
