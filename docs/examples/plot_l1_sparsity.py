@@ -11,8 +11,8 @@ included. With `penalty="l1"` every weight is soft-thresholded after each update
 η_t·α (the truncated gradient of Langford, Li & Zhang, JMLR 2009). The figure sweeps the
 strength α over a log grid and shows the held-out accuracy against the share of non-zero
 weights at the end of one pass. A moderate penalty removes most of the noise weights and is
-more accurate than no penalty; too strong a penalty shrinks the relevant weights to nothing as
-well, and the model falls back on its bias (the majority class).
+more accurate than no penalty; too strong a penalty shrinks the relevant weights to almost
+nothing as well, and the model falls back on its bias (the majority class).
 """
 
 import matplotlib.pyplot as plt
