@@ -61,7 +61,7 @@ def test_the_search_box_answers_arow(chromium):
 def test_the_rust_reference_renders(chromium, tmp_path):
     import matplotlib.image
 
-    url = (SITE / "rust" / "cwrs" / "struct.Model.html").as_uri()
+    url = (SITE / "rust" / "cwrs" / "model" / "struct.Model.html").as_uri()
     shot = tmp_path / "page.png"
     _run(chromium, "--window-size=1200,900", f"--screenshot={shot}", url=url)
     pixels = matplotlib.image.imread(shot)[..., :3]
