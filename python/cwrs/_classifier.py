@@ -6,7 +6,7 @@ probabilities and the covariance from the Gaussian over weights). The learners a
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -210,19 +210,42 @@ class Classifier(Estimator):
             _sparse_input=isinstance(matrix, tuple), feature_names_in_=names,
         )
 
+    @overload
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, classes: Optional[ArrayLike] = None,
+        sample_weight: SampleWeight = None, *, return_scores: Literal[False] = False,
+    ) -> Self: ...
+
+    @overload
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, classes: Optional[ArrayLike] = None,
+        sample_weight: SampleWeight = None, *, return_scores: Literal[True],
+    ) -> tuple[Self, Float64Array, Optional[Float64Array]]: ...
+
     def partial_fit(
         self,
         X: MatrixLike,
         y: ArrayLike,
         classes: Optional[ArrayLike] = None,
         sample_weight: SampleWeight = None,
-    ) -> Self:
+        *,
+        return_scores: bool = False,
+    ) -> Union[Self, tuple[Self, Float64Array, Optional[Float64Array]]]:
         """Learns the rows of X once, in order, continuing from the current state.
 
         `classes` (every label the stream will hold) is required on the first call. A few rows
         of float64 (shape (n, n_features), C order, n ≤ 64) with known labels take a lean path
         (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the same.
+
+        With `return_scores=True` it returns `(self, scores, variances)`: what the model
+        predicted of each row just before learning it (progressive validation). `scores` is
+        what `decision_function` gave that row at that moment, bit for bit (shape (n,) for two
+        classes, else (n, n_classes)); `variances` is xᵀΣx of the row under the covariance of
+        that moment (per class for more classes), or None for a first-order learner. A score
+        with no value (inf − inf) is NaN. The model learned is the same.
         """
+        if return_scores:
+            return self._serialized_partial_fit(X, y, classes, sample_weight, True)
         lean = self._lean
         if lean is not None and sample_weight is None and (
             classes is None or lists_classes(classes, lean.class_list)
@@ -230,9 +253,9 @@ class Classifier(Estimator):
             learn = lean.learn  # loaded from its slot: `lean.learn(...)` is a slower method lookup
             if learn(X, y, lean.targets, self._check_params_if_changed):
                 return self
-        return self._serialized_partial_fit(X, y, classes, sample_weight)
+        return self._serialized_partial_fit(X, y, classes, sample_weight, False)
 
-    def _partial_fit(self, X, y, classes, sample_weight, first_call):
+    def _partial_fit(self, X, y, classes, sample_weight, return_scores, first_call):
         names = feature_names(X) if first_call else None
         matrix, n_rows, n_features = check_X(X)
         y = check_labels(y, n_rows)
@@ -262,7 +285,7 @@ class Classifier(Estimator):
         targets = self._targets(model, y, known)
         weights, balanced = self._class_weighted(sample_weight, targets, known, n_rows)
         matrix = mapped_rows(matrix, n_rows, feature_map, scanned=True)
-        model.partial_fit(matrix, targets, weights, None, balanced)
+        scores = self._learn(model, matrix, targets, weights, balanced, return_scores)
         if first_call:
             self._install(
                 _model=model, _feature_map=feature_map, classes_=known, n_features_in_=n_features,
@@ -270,7 +293,7 @@ class Classifier(Estimator):
             )
         else:
             self._reenable_lean(model)
-        return self
+        return (self, *scores) if return_scores else self
 
     # ----------------------------------------------------------------- prediction
     def decision_function(self, X: MatrixLike) -> Float64Array:

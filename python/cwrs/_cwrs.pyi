@@ -193,6 +193,10 @@ class Model:
         self, x: _Matrix, y: _F64 | _I64, weights: _F64 | None = None, order: _I64 | None = None,
         balanced: bool = False,
     ) -> None: ...
+    def partial_fit_scored(
+        self, x: _Matrix, y: _F64 | _I64, weights: _F64 | None = None, order: _I64 | None = None,
+        balanced: bool = False, variances: bool = False,
+    ) -> tuple[_F64, _F64 | None]: ...
     def fit_sharded(
         self,
         x: _Matrix,

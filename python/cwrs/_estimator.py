@@ -245,6 +245,16 @@ class Estimator(HyperParameters):
                     return self._partial_fit(*args, first_call=True)
         return self._partial_fit(*args, first_call=False)
 
+    def _learn(self, model, matrix, targets, weights, balanced, return_scores):
+        """`partial_fit` of the native `model`; with `return_scores`, the progressive scores
+        and variances (None for a first-order learner), else None."""
+        if not return_scores:
+            model.partial_fit(matrix, targets, weights, None, balanced)
+            return None
+        return model.partial_fit_scored(
+            matrix, targets, weights, None, balanced, variances=self._second_order
+        )
+
     def _reenable_lean(self, model):
         """After a checked `partial_fit` of `model`: the lean paths again, if `set_params`
         (or unpickling) turned them off and `model` is still the fitted one."""

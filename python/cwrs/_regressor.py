@@ -6,7 +6,7 @@ standard deviation and the covariance from the Gaussian over weights). The learn
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Union, overload
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union, overload
 
 import numpy as np
 
@@ -85,23 +85,45 @@ class Regressor(Estimator):
         model = self._fit_passes(model, matrix, y, sample_weight, n_rows)
         self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
 
+    @overload
     def partial_fit(
-        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None
-    ) -> Self:
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None, *,
+        return_scores: Literal[False] = False,
+    ) -> Self: ...
+
+    @overload
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None, *,
+        return_scores: Literal[True],
+    ) -> tuple[Self, Float64Array, Optional[Float64Array]]: ...
+
+    def partial_fit(
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None, *,
+        return_scores: bool = False,
+    ) -> Union[Self, tuple[Self, Float64Array, Optional[Float64Array]]]:
         """Learns the rows of X once, in order, continuing from the current state. A few rows
         of float64 (shape (n, n_features), C order, n ≤ 64) with finite numeric targets take a
         lean path (`_cwrs.Model.learn_lean`) that skips the batch machinery; the result is the
-        same."""
+        same.
+
+        With `return_scores=True` it returns `(self, scores, variances)`: what the model
+        predicted of each row just before learning it (progressive validation). `scores` is
+        what `predict` gave that row at that moment, bit for bit; `variances` is xᵀΣx of the
+        row under the covariance of that moment (without the noise variance r), or None for a
+        first-order learner. The model learned is the same."""
+        if return_scores:
+            return self._serialized_partial_fit(X, y, sample_weight, True)
         lean = self._lean
         if sample_weight is None and lean is not None:
             learn = lean.learn  # loaded from its slot: `lean.learn(...)` is a slower method lookup
             if learn(X, y, None, self._check_params_if_changed):
                 return self
-        return self._serialized_partial_fit(X, y, sample_weight)
+        return self._serialized_partial_fit(X, y, sample_weight, False)
 
     def _partial_fit(
-        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight, first_call: bool
-    ) -> Self:
+        self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight, return_scores: bool,
+        first_call: bool,
+    ) -> Any:
         names = feature_names(X) if first_call else None
         matrix, n_rows, n_features = check_X(X)
         y = check_targets(y, n_rows)
@@ -113,12 +135,13 @@ class Regressor(Estimator):
             check_feature_names(type(self).__name__, fitted_names, X)
             self._check_params_if_changed()
             self._check_n_features(n_features, n_features_in)
-        model.partial_fit(matrix, y, check_sample_weight(sample_weight, n_rows))
+        weights = check_sample_weight(sample_weight, n_rows)
+        scores = self._learn(model, matrix, y, weights, False, return_scores)
         if first_call:
             self._install(_model=model, n_features_in_=n_features, feature_names_in_=names)
         else:
             self._reenable_lean(model)
-        return self
+        return (self, *scores) if return_scores else self
 
     def predict(self, X: MatrixLike) -> Float64Array:
         """The mean prediction μ·x (+ intercept); ±inf where it overflows float64."""

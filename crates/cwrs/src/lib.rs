@@ -77,6 +77,7 @@ pub use covariance::CovarianceKind;
 pub use data::{Matrix, Presentation, Row, Shape};
 pub use error::CwError;
 pub use learn::learner::Learner;
+pub use learn::online::Progressive;
 pub use model::config::ModelConfig;
 pub use model::{Model, Targets};
 pub use rules::Rule;

@@ -19,6 +19,7 @@ use crate::host::shared::{guarded, Guarded, Work};
 use crate::host::{attributes, calls};
 use cwrs::data::Matrix;
 use cwrs::error::CwError;
+use cwrs::learn::online::Progressive;
 use cwrs::model::best_class;
 use cwrs::model::ops::ModelDelta;
 use cwrs::model::state::{State, Value};
@@ -306,7 +307,42 @@ methods_and_attributes! {
         let order = order.map(|o| indices(o, "row order")).transpose()?;
         let presentation = (weights.map(vector).transpose()?, order.as_deref(), balanced);
         let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
-        calls::partial_fit(model, batch, presentation, check_signals)
+        calls::partial_fit(model, batch, presentation, None, check_signals)
+    }
+
+    /// `partial_fit` that also returns what the model predicted of each row just before
+    /// learning it: the scores `decision_function` gives, and with `variances` the values
+    /// `variance` gives (None without), shaped as theirs.
+    #[pyo3(signature = (x, y, weights=None, order=None, balanced=false, variances=false))]
+    // One Rust argument per Python argument, as PyO3 maps them.
+    #[allow(clippy::too_many_arguments)]
+    fn partial_fit_scored<'py>(
+        &self,
+        py: Python<'py>,
+        x: &Object<'py>,
+        y: &Object<'py>,
+        weights: Option<&Object<'py>>,
+        order: Option<&Object<'py>>,
+        balanced: bool,
+        variances: bool,
+    ) -> PyResult<(Object<'py>, Option<Object<'py>>)> {
+        let (x, mut classes) = (matrix(x)?, Vec::new());
+        let targets = targets(y, &mut classes)?;
+        let order = order.map(|o| indices(o, "row order")).transpose()?;
+        let presentation = (weights.map(vector).transpose()?, order.as_deref(), balanced);
+        let columns = self.cost.columns();
+        let scores = output(py, x.n_rows(), columns)?;
+        let spread = variances.then(|| output(py, x.n_rows(), columns)).transpose()?;
+        // SAFETY: fresh arrays, which Python sees only once the call has written them.
+        let out = unsafe {
+            Progressive {
+                scores: values(&scores),
+                variances: spread.as_ref().map(|array| values(array)),
+            }
+        };
+        let (model, batch) = ((&self.estimator, py), (self.cost, &x, targets));
+        calls::partial_fit(model, batch, presentation, Some(out), check_signals)?;
+        Ok((scores, spread))
     }
 
     /// `fit`'s passes on `n_jobs` threads (see `crate::host::calls::fit_sharded`): one pass per row

@@ -155,6 +155,30 @@ impl<'a> Row<'a> {
             Row::Sparse64(indices, _) => Row::Sparse64(indices, buffer),
         }
     }
+
+    /// Runs `f` on the row as a one-row matrix `n_cols` wide, as a caller passing that one
+    /// row would build it (a CSR row with its own offsets 0 and nnz).
+    pub(crate) fn as_matrix<R>(self, n_cols: usize, f: impl FnOnce(&Matrix) -> R) -> R {
+        match self {
+            Row::Dense(values) => f(&Matrix::Dense {
+                values,
+                n_rows: 1,
+                n_cols,
+            }),
+            Row::Sparse32(indices, values) => f(&Matrix::Csr32 {
+                values,
+                indices,
+                indptr: &[0, values.len() as i32],
+                n_cols,
+            }),
+            Row::Sparse64(indices, values) => f(&Matrix::Csr64 {
+                values,
+                indices,
+                indptr: &[0, values.len() as i64],
+                n_cols,
+            }),
+        }
+    }
 }
 
 /// The power of two 2⁻ᵉ that brings `largest` (> 0) to [1, 2), with e clamped to ±1022 so the

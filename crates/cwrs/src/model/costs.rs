@@ -11,17 +11,19 @@ use crate::covariance::dual::DualGaussian;
 use crate::covariance::CovarianceKind;
 use crate::data::{stop_every, Matrix, Presentation, Stop};
 use crate::error::CwError;
+use crate::learn::online::Progressive;
 use crate::model::{AnyLearner, Model, Targets};
 
 impl Model {
-    /// [`Model::partial_fit`], ended early once `stop` says so when the batch is long (see
-    /// the module documentation). Returns whether it was stopped, in which case the model is as
-    /// it was before the call.
+    /// [`Model::partial_fit`] (with the progressive scores written into `out` when given:
+    /// [`Model::partial_fit_scored`]), ended early once `stop` says so when the batch is long
+    /// (see the module documentation). Returns whether it was stopped, in which case the model
+    /// is as it was before the call.
     pub fn partial_fit_stoppable(
         &mut self,
         x: &Matrix,
         targets: Targets,
-        presentation: Presentation,
+        (presentation, out): (Presentation, Option<Progressive>),
         stop: &(dyn Fn() -> bool + Sync),
     ) -> Result<bool, CwError> {
         let rows = presentation.len(x.n_rows()) as f64;
@@ -29,7 +31,9 @@ impl Model {
         // A fresh model is undone by building it again: no copy (docs/design.md §3.5.1).
         let fresh = self.is_fresh();
         if !fresh && rows * row < copy {
-            return self.partial_fit(x, targets, presentation).map(|()| false);
+            return self
+                .learn_presented(x, targets, presentation, out)
+                .map(|()| false);
         }
         let before = (!fresh).then(|| self.clone());
         let stopped = AtomicBool::new(false);
@@ -47,7 +51,7 @@ impl Model {
             }),
             ..presentation
         };
-        let learned = self.partial_fit(x, targets, stoppable);
+        let learned = self.learn_presented(x, targets, stoppable, out);
         if stopped.load(Ordering::Relaxed) {
             match before {
                 Some(before) => *self = before,

@@ -26,12 +26,34 @@ use crate::covariance::kernel::{Kernel, KernelFunction};
 use crate::learn::learner::{DualLearner, Learner};
 use crate::learn::multiclass::{MulticlassLearner, Strategy};
 use crate::learn::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
-use crate::learn::online::Online;
+use crate::learn::online::{Online, Progressive};
 use crate::learn::regression::Regressor;
 use crate::learn::sparse_l1::L1;
 use crate::model::config::{KernelConfig, ModelConfig, ModelKind};
 use crate::model::state::State;
 use crate::rules::{Rule, StepRule};
+
+/// `$call` on the model's learner `$l` with its kind of targets `$t` (values or class
+/// indices); other targets are refused, naming what the model takes.
+macro_rules! by_kind {
+    ($model:expr, $targets:expr, $l:ident, $t:ident => $call:expr) => {
+        match (&mut $model.model, $targets) {
+            (AnyLearner::Binary($l), Targets::Values($t)) => $call,
+            (AnyLearner::Regressor($l), Targets::Values($t)) => $call,
+            (AnyLearner::Kernel($l), Targets::Values($t)) => $call,
+            (AnyLearner::Multiclass($l), Targets::Classes($t)) => $call,
+            (AnyLearner::MulticlassKernel($l), Targets::Classes($t)) => $call,
+            _ => Err(CwError::InvalidInput(format!(
+                "a {} model takes {}",
+                $model.kind(),
+                match $model.n_classes() {
+                    Some(_) => "class indices (int64)",
+                    None => "float64 targets",
+                }
+            ))),
+        }
+    };
+}
 
 /// The learner of each kind.
 #[derive(Clone, Debug)]
@@ -746,6 +768,31 @@ impl Model {
         targets: Targets,
         presentation: Presentation,
     ) -> Result<(), CwError> {
+        self.learn_presented(x, targets, presentation, None)
+    }
+
+    /// [`Model::partial_fit`] that also writes, for each row of `x`, what the model predicted
+    /// of it just before learning it (progressive scores, [`Progressive`]): the values
+    /// [`Model::decision_function`] and [`Model::variances`] give that row at that moment, bit
+    /// for bit. The model learned is that of [`Model::partial_fit`].
+    pub fn partial_fit_scored(
+        &mut self,
+        x: &Matrix,
+        targets: Targets,
+        presentation: Presentation,
+        out: Progressive,
+    ) -> Result<(), CwError> {
+        self.learn_presented(x, targets, presentation, Some(out))
+    }
+
+    /// [`Model::partial_fit`], writing the progressive scores into `out` when given.
+    pub(crate) fn learn_presented(
+        &mut self,
+        x: &Matrix,
+        targets: Targets,
+        presentation: Presentation,
+        out: Option<Progressive>,
+    ) -> Result<(), CwError> {
         if presentation.balanced {
             let (weights, counts) = self.balanced(targets, presentation.weights)?;
             let weighted = Presentation {
@@ -753,30 +800,18 @@ impl Model {
                 balanced: false,
                 ..presentation
             };
-            self.partial_fit(x, targets, weighted)?;
+            self.learn_presented(x, targets, weighted, out)?;
             self.class_counts = counts;
             return Ok(());
         }
-        if let Some(learned) = self.first_fit(x, targets, presentation) {
-            return learned;
-        }
-        match (&mut self.model, targets) {
-            (AnyLearner::Binary(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (AnyLearner::Regressor(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (AnyLearner::Kernel(l), Targets::Values(y)) => l.partial_fit(x, y, presentation),
-            (AnyLearner::Multiclass(l), Targets::Classes(k)) => l.partial_fit(x, k, presentation),
-            (AnyLearner::MulticlassKernel(l), Targets::Classes(k)) => {
-                l.partial_fit(x, k, presentation)
+        let Some(out) = out else {
+            if let Some(learned) = self.first_fit(x, targets, presentation) {
+                return learned;
             }
-            _ => Err(CwError::InvalidInput(format!(
-                "a {} model takes {}",
-                self.kind(),
-                match self.n_classes() {
-                    Some(_) => "class indices (int64)",
-                    None => "float64 targets",
-                }
-            ))),
-        }
+            return by_kind!(self, targets, l, t => l.partial_fit(x, t, presentation));
+        };
+        self.fresh = false;
+        by_kind!(self, targets, l, t => l.partial_fit_scored(x, t, presentation, out))
     }
 
     /// μ·x per row (per row and class for a multiclass model).

@@ -1,4 +1,5 @@
 use super::*;
+use crate::learn::online::Progressive;
 use crate::model::state::Value;
 
 const N_FEATURES: usize = 5;
@@ -228,7 +229,7 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
         let targets = Targets::Values(&y);
         let stop = || true;
         assert_eq!(
-            estimator.partial_fit_stoppable(&x, targets, long, &stop),
+            estimator.partial_fit_stoppable(&x, targets, (long, None), &stop),
             Ok(true)
         );
         assert_eq!(estimator.state(), before);
@@ -236,7 +237,7 @@ fn a_stopped_long_batch_leaves_the_model_as_it_was_and_a_short_one_learns() {
         // asked; a fresh one needs no copy (it is built again), so it stops there too.
         let fresh = estimator.is_fresh();
         let short = Presentation::default();
-        let learned = estimator.partial_fit_stoppable(&x, targets, short, &stop);
+        let learned = estimator.partial_fit_stoppable(&x, targets, (short, None), &stop);
         assert_eq!(learned, Ok(fresh));
         if fresh {
             assert_eq!(estimator.state(), before);
@@ -495,4 +496,124 @@ fn the_best_class_is_the_positive_side_or_the_first_highest_score() {
     assert_eq!([-0.5, 0.0, 2.0].map(|s| best_class(&[s])), [0, 0, 1]);
     assert_eq!(best_class(&[1.0, 3.0, 3.0, -1.0]), 1);
     assert_eq!(best_class(&[f64::NEG_INFINITY, f64::NEG_INFINITY]), 0);
+}
+
+/// Every kind, and the learners whose rounds carry more state: averaged, drifting, weighted.
+fn scored_configs() -> Vec<State<'static>> {
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
+    let mut configs = configs();
+    configs.extend([
+        arow("binary").with("average", Some(5u64)),
+        arow("multiclass").with("average", Some(1u64)),
+        arow("binary").with("process_noise", "auto"),
+        arow("regressor").with("process_noise", "auto"),
+        config("binary", "IELLIP", &[("b", 0.3), ("c", 0.1)]),
+    ]);
+    configs
+}
+
+#[test]
+fn progressive_scores_are_the_predictions_before_each_row_and_the_model_is_unchanged() {
+    let (x, y, classes) = data();
+    let matrix = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    // Weights with zeros: a row of weight 0 is predicted, not learned.
+    let weights: Vec<f64> = (0..N_ROWS).map(|i| [1.0, 0.0, 2.5][i % 3]).collect();
+    for config in scored_configs() {
+        for weights in [None, Some(&weights[..])] {
+            let mut scored = Model::new(config.clone(), None).unwrap();
+            let mut plain = scored.clone();
+            let mut by_row = scored.clone();
+            let targets = match scored.n_classes() {
+                Some(_) => Targets::Classes(&classes),
+                None => Targets::Values(&y),
+            };
+            let width = scored.n_classes().unwrap_or(1);
+            let (mut scores, mut variances) =
+                (vec![0.0; N_ROWS * width], vec![0.0; N_ROWS * width]);
+            let presentation = Presentation {
+                weights,
+                ..Presentation::default()
+            };
+            let out = Progressive {
+                scores: &mut scores,
+                variances: Some(&mut variances),
+            };
+            scored
+                .partial_fit_scored(&matrix, targets, presentation, out)
+                .unwrap();
+            plain.partial_fit(&matrix, targets, presentation).unwrap();
+            let kind = format!("{} {:?}", scored.kind(), config.entries.get("average"));
+            assert_eq!(scored.state(), plain.state(), "{kind}");
+            for i in 0..N_ROWS {
+                let one = Matrix::Dense {
+                    values: &x[i * N_FEATURES..(i + 1) * N_FEATURES],
+                    n_rows: 1,
+                    n_cols: N_FEATURES,
+                };
+                let (mut score, mut variance) = (vec![0.0; width], vec![0.0; width]);
+                by_row.decision_function(&one, &mut score).unwrap();
+                by_row.variances(&one, &mut variance).unwrap();
+                let at = i * width..(i + 1) * width;
+                assert_eq!(&scores[at.clone()], &score[..], "{kind}, row {i}");
+                assert_eq!(&variances[at], &variance[..], "{kind}, row {i}");
+                let h = weights.map_or(1.0, |w| w[i]);
+                let target = match targets {
+                    Targets::Classes(k) => Targets::Classes(&k[i..=i]),
+                    Targets::Values(v) => Targets::Values(&v[i..=i]),
+                };
+                let one_weight = [h];
+                let presentation = Presentation {
+                    weights: Some(&one_weight),
+                    ..Presentation::default()
+                };
+                by_row.partial_fit(&one, target, presentation).unwrap();
+            }
+            assert_eq!(by_row.state(), plain.state(), "{kind}");
+        }
+    }
+}
+
+#[test]
+fn progressive_scores_of_a_refused_batch_leave_the_model_as_it_was() {
+    let (x, y, _) = data();
+    let mut bad = x.clone();
+    bad[N_ROWS / 2 * N_FEATURES] = f64::NAN;
+    let matrix = Matrix::Dense {
+        values: &bad,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    let mut model = Model::new(config("binary", "AROW", &[("r", 1.0)]), None).unwrap();
+    train(&mut model, 0..10);
+    let before = model.state();
+    let mut scores = vec![0.0; N_ROWS];
+    let out = Progressive {
+        scores: &mut scores,
+        variances: None,
+    };
+    let refused =
+        model.partial_fit_scored(&matrix, Targets::Values(&y), Presentation::default(), out);
+    assert!(refused.is_err());
+    assert_eq!(model.state(), before);
+    let mut short = vec![0.0; N_ROWS - 1];
+    let good = Matrix::Dense {
+        values: &x,
+        n_rows: N_ROWS,
+        n_cols: N_FEATURES,
+    };
+    let out = Progressive {
+        scores: &mut short,
+        variances: None,
+    };
+    let refused =
+        model.partial_fit_scored(&good, Targets::Values(&y), Presentation::default(), out);
+    assert!(refused
+        .unwrap_err()
+        .to_string()
+        .contains("progressive scores of 60 rows"));
+    assert_eq!(model.state(), before);
 }

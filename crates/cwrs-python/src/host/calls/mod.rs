@@ -11,6 +11,7 @@ use cwrs::data::libsvm::{stream_file, LabelField};
 use cwrs::data::{stop_every, Matrix, Presentation, Stop};
 use cwrs::error::CwError;
 use cwrs::learn::file_learning::{learn_chunk, FileLabels, Scratch};
+use cwrs::learn::online::Progressive;
 use cwrs::model::state::{Held, HeldArray, State};
 use cwrs::model::{CustomKernel, Model, Targets};
 use cwrs::parallel::merge;
@@ -46,13 +47,15 @@ pub fn build_model<A: HeldArray>(
 }
 
 /// `partial_fit`: the rows of `x` learned (row `i` with weight `weights[i]`, in `order` if given,
-/// weighted by the running class counts if `balanced`),
-/// attached or detached as `cost` says. A long batch stops when `check` fails, the model left
-/// as it was, and the error is returned (see [`crate::host::interrupt`]).
+/// weighted by the running class counts if `balanced`), each row's prediction before it is
+/// learned written into `out` if given ([`Model::partial_fit_scored`]), attached or detached as
+/// `cost` says. A long batch stops when `check` fails, the model left as it was, and the error
+/// is returned (see [`crate::host::interrupt`]).
 pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
     (model, detach): (&Guarded<Model, E>, D),
     (cost, x, targets): (CallCost, &Matrix, Targets),
     (weights, order, balanced): (Option<&[f64]>, Option<&[usize]>, bool),
+    out: Option<Progressive>,
     check: impl Fn() -> Result<(), E> + Sync,
 ) -> Result<(), E> {
     let presentation = Presentation {
@@ -65,7 +68,7 @@ pub fn partial_fit<E: Send + From<Internal> + From<CwError>, D: Detach>(
     let interrupt = Interrupt::new(check);
     model.write(detach, "partial_fit", work, |e| {
         Ok(
-            e.partial_fit_stoppable(x, targets, presentation, &|| interrupt.stop())
+            e.partial_fit_stoppable(x, targets, (presentation, out), &|| interrupt.stop())
                 .map(drop)?,
         )
     })?;

@@ -132,6 +132,7 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
         (&model, Here),
         (cost, &dense(&x), targets),
         (None, None, false),
+        None,
         never,
     )
     .unwrap();
@@ -143,6 +144,7 @@ fn partial_fit_learns_as_the_estimator_does_and_refuses_targets_of_the_wrong_kin
         (&model, Here),
         (cost, &dense(&x), wrong),
         (None, None, false),
+        None,
         never,
     );
     assert!(matches!(

@@ -356,7 +356,7 @@ impl DualGaussian {
         (self.kappa, self.norm2) = match &self.kernel {
             Kernel::Custom(function) => {
                 let mut kappa = Vec::with_capacity(1);
-                let loaded = with_one_row(*row, self.n_features, |x| {
+                let loaded = row.as_matrix(self.n_features, |x| {
                     self.custom_values(function.as_ref(), x, &mut k, &mut kappa)
                 });
                 match loaded {
@@ -578,33 +578,10 @@ impl DualGaussian {
     /// custom kernel fails.
     fn row_moments(&self, row: Row, with_variance: bool) -> (f64, f64) {
         let mut moments = (f64::NAN, f64::NAN);
-        let evaluated = with_one_row(row, self.n_features, |x| {
+        let evaluated = row.as_matrix(self.n_features, |x| {
             self.batch_moments(x, with_variance, |_, score, v| moments = (score, v))
         });
         evaluated.map_or((f64::NAN, f64::NAN), |()| moments)
-    }
-}
-
-/// Runs `f` on `row` as a one-row matrix `n_cols` wide.
-fn with_one_row<R>(row: Row, n_cols: usize, f: impl FnOnce(&Matrix) -> R) -> R {
-    match row {
-        Row::Dense(values) => f(&Matrix::Dense {
-            values,
-            n_rows: 1,
-            n_cols,
-        }),
-        Row::Sparse32(indices, values) => f(&Matrix::Csr32 {
-            values,
-            indices,
-            indptr: &[0, values.len() as i32],
-            n_cols,
-        }),
-        Row::Sparse64(indices, values) => f(&Matrix::Csr64 {
-            values,
-            indices,
-            indptr: &[0, values.len() as i64],
-            n_cols,
-        }),
     }
 }
 
@@ -732,7 +709,7 @@ impl Covariance for DualGaussian {
         match &self.kernel {
             Kernel::Custom(function) => {
                 let mut kappa = Vec::new();
-                let evaluated = with_one_row(row, self.n_features, |x| {
+                let evaluated = row.as_matrix(self.n_features, |x| {
                     self.custom_values(function.as_ref(), x, &mut k, &mut kappa)
                 });
                 if evaluated.is_err() {

@@ -669,8 +669,19 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         with_variance: bool,
         value: impl Fn(usize, usize, f64, f64) -> f64,
     ) -> Result<(), CwError> {
+        self.check_output(x, out, self.models.len())?;
+        self.fill_valid(x, out, with_variance, value)
+    }
+
+    /// [`Online::fill_each`] of a validated `x` into an `out` of the right length.
+    fn fill_valid(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        with_variance: bool,
+        value: impl Fn(usize, usize, f64, f64) -> f64,
+    ) -> Result<(), CwError> {
         let width = self.models.len();
-        self.check_output(x, out, width)?;
         for (k, model) in self.models.iter().enumerate() {
             match &self.average {
                 None => model.predict_rows(x, with_variance, |i, score, v| {
@@ -742,5 +753,8 @@ pub(crate) fn check_average_rule(rule: impl StepRule) -> Result<(), CwError> {
     Ok(())
 }
 
+mod progressive;
 #[cfg(test)]
 mod tests;
+
+pub use progressive::Progressive;

@@ -1,0 +1,111 @@
+//! Progressive scores: what the model predicted of each row just before it learned that row
+//! (progressive validation, the input of online calibration and of selective sampling), from
+//! the one learning loop, at no second pass over the data.
+
+use super::Online;
+use crate::covariance::Covariance;
+use crate::data::{weight_of, Matrix, Presentation};
+use crate::error::CwError;
+use crate::learn::objective::Objective;
+
+/// Where a learning call writes, per row of its batch and per model (rows × models, row-major;
+/// one model for binary and regression learners, one per class for multiclass ones), what the
+/// model predicted of the row before learning it: the score μ_k·x as `decision_function` gives
+/// it (the averaged mean's, with averaging) and, when asked, xᵀΣ_k x as `variances` gives it.
+#[derive(Debug)]
+pub struct Progressive<'a> {
+    pub scores: &'a mut [f64],
+    pub variances: Option<&'a mut [f64]>,
+}
+
+impl Progressive<'_> {
+    /// Refuses outputs that do not hold `width` values for each of `n_rows` rows.
+    fn check(&self, n_rows: usize, width: usize) -> Result<(), CwError> {
+        let wanted = n_rows * width;
+        let variances = self.variances.as_ref().map_or(wanted, |v| v.len());
+        if self.scores.len() == wanted && variances == wanted {
+            return Ok(());
+        }
+        Err(CwError::InvalidInput(format!(
+            "progressive scores of {n_rows} rows of {width} need {wanted} values, got {} (and {} \
+             variances)",
+            self.scores.len(),
+            variances
+        )))
+    }
+}
+
+impl<O: Objective, M: Covariance> Online<O, M> {
+    /// [`Online::partial_fit`] that also writes each row's prediction before the row is
+    /// learned into `out`, at the row's place in `x` (a row presented again by `order`
+    /// overwrites it; a row of weight 0 is predicted and not learned). Each prediction is the
+    /// one `decision_function` (and `variances`) of the model at that moment gives the row
+    /// alone, bit for bit, and the model learned is that of [`Online::partial_fit`]: the
+    /// batch is learned row by row, each after its prediction. An error leaves the model as
+    /// it was; a `stop` ends the batch early, for the caller to undo.
+    pub fn partial_fit_scored(
+        &mut self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: Presentation,
+        out: Progressive,
+    ) -> Result<(), CwError> {
+        presentation.check(x, self.n_features(), targets.len())?;
+        self.check_targets(targets)?;
+        out.check(x.n_rows(), self.models.len())?;
+        // Only a custom kernel can fail, in prediction or learning: then restore the model.
+        let before = self.models.iter().any(M::can_fail).then(|| self.clone());
+        let learned = self.learn_scored(x, targets, presentation, out);
+        let failure = self.models.iter_mut().find_map(M::take_failure);
+        match (learned.and(failure.map_or(Ok(()), Err)), before) {
+            (Err(error), Some(before)) => {
+                *self = before;
+                Err(error)
+            }
+            (learned, _) => learned,
+        }
+    }
+
+    /// The loop of [`Online::partial_fit_scored`] over a checked batch.
+    fn learn_scored(
+        &mut self,
+        x: &Matrix,
+        targets: &[O::Target],
+        presentation: Presentation,
+        out: Progressive,
+    ) -> Result<(), CwError> {
+        let natural = if presentation.order.is_some() {
+            0
+        } else {
+            x.n_rows()
+        };
+        let order = presentation.order.unwrap_or(&[]).iter().copied();
+        let Progressive {
+            scores,
+            mut variances,
+        } = out;
+        let width = self.models.len();
+        for (count, i) in order.chain(0..natural).enumerate() {
+            if let Some(stop) = presentation.stop {
+                if count > 0 && count % stop.every.max(1) as usize == 0 && stop.now() {
+                    break;
+                }
+            }
+            let at = i * width..(i + 1) * width;
+            x.row(i).as_matrix(x.n_cols(), |one| {
+                self.fill_valid(one, &mut scores[at.clone()], false, |_, _, s, _| s)?;
+                match variances.as_deref_mut() {
+                    Some(variances) => {
+                        self.fill_valid(one, &mut variances[at], true, |_, _, _, v| v)
+                    }
+                    None => Ok(()),
+                }
+            })?;
+            if weight_of(presentation.weights, i) != 0.0 {
+                let row = std::iter::once((i, x.row(i)));
+                self.learn_valid(row, (targets, presentation.weights));
+            }
+        }
+        Ok(())
+    }
+}
