@@ -207,7 +207,9 @@ impl Model {
 /// the model bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelDelta {
+    /// The whole state (the base's layout does not allow a smaller delta).
     Whole(State<'static>),
+    /// The coordinates that changed, with their values and every other entry.
     Touched {
         /// Every entry that is not an array (configuration, counters).
         scalars: State<'static>,
