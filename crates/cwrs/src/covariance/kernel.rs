@@ -27,7 +27,7 @@ pub enum Kernel {
     Linear,
     /// k(x, z) = exp(−γ‖x − z‖²).
     Rbf {
-        /// The width γ > 0.
+        /// γ > 0, the inverse width.
         gamma: f64,
     },
     /// k(x, z) = (γ·x·z + coef0)^degree.

@@ -153,11 +153,11 @@ pub struct KernelConfig {
     /// The built-in kernel's name (`"linear"`, `"rbf"` or `"poly"`); `None`: the caller's own
     /// function.
     pub name: Option<String>,
-    /// The width γ of the RBF kernel and the scale of the polynomial one.
+    /// γ of the RBF kernel exp(−γ‖x − z‖²) and of the polynomial kernel (γ·x·z + coef0)^degree.
     pub gamma: f64,
-    /// The degree of the polynomial kernel.
+    /// The polynomial kernel's degree.
     pub degree: u32,
-    /// The constant of the polynomial kernel.
+    /// The polynomial kernel's coef0.
     pub coef0: f64,
     /// The cap on the number of support rows, if any.
     pub budget: Option<usize>,

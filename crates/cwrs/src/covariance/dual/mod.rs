@@ -220,7 +220,8 @@ impl DualGaussian {
         &self.kernel
     }
 
-    /// Whether the kernel sees a constant bias feature 1 beside the user's features.
+    /// Whether the model fits an intercept: 1 is added to every kernel value (a bias feature 1
+    /// in the kernel's feature space).
     pub fn fit_intercept(&self) -> bool {
         self.fit_intercept
     }
