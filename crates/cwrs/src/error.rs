@@ -6,6 +6,8 @@ use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
+/// What every fallible call of the crate returns on failure; its message is the one the user
+/// reads (Python raises it as the matching exception).
 #[derive(Clone, Debug, PartialEq)]
 pub enum CwError {
     /// A hyper-parameter or constructor argument is out of range or unknown.

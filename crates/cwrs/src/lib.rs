@@ -43,6 +43,8 @@
 //! # Ok::<(), cwrs::CwError>(())
 //! ```
 
+#![warn(missing_docs)]
+
 pub mod covariance;
 pub mod data;
 pub mod error;

@@ -21,6 +21,8 @@ use crate::data::{Row, Shape};
 use crate::error::CwError;
 use crate::learn::sparse_l1::{check_form, Penalty, L1};
 
+/// Per-coordinate AdaGrad steps (the AdaGrad rule's own form, docs/design.md §2.9): the
+/// weights and the sums G_j of squared gradient coordinates, μ_j ← μ_j + η·y·x_j/(δ + √G_j).
 #[derive(Clone, Debug, PartialEq)]
 pub struct AdaGrad {
     /// The weights (or with the RDA penalty the gradient sums u_j) and G_j.

@@ -10,6 +10,8 @@ use super::{outside_template_unreachable, Covariance, CovarianceKind, Parts, Pri
 use crate::data::{Row, Shape};
 use crate::error::CwError;
 
+/// FTRL-Proximal's per-coordinate state (the FTRL rule's own form, docs/design.md §2.9): z_j
+/// and n_j, from which each weight is computed lazily when read (0 where |z_j| ≤ λ₁).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Ftrl {
     /// z_j and n_j.

@@ -9,6 +9,7 @@ use super::{
 use crate::data::{Row, Shape};
 use crate::error::CwError;
 
+/// Σ = I, fixed: the form of the first-order rules, which keeps the mean alone.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Identity {
     shape: Shape,

@@ -26,9 +26,19 @@ pub enum Kernel {
     /// k(x, z) = x·z.
     Linear,
     /// k(x, z) = exp(−γ‖x − z‖²).
-    Rbf { gamma: f64 },
+    Rbf {
+        /// γ > 0, the inverse width.
+        gamma: f64,
+    },
     /// k(x, z) = (γ·x·z + coef0)^degree.
-    Poly { gamma: f64, degree: u32, coef0: f64 },
+    Poly {
+        /// The scale γ > 0 of x·z.
+        gamma: f64,
+        /// The degree, from 1 to [`MAX_DEGREE`].
+        degree: u32,
+        /// The constant coef0 ≥ 0 added to γ·x·z.
+        coef0: f64,
+    },
     /// Values from the caller's code; two custom kernels are equal when they are the same one.
     Custom(Arc<dyn KernelFunction>),
 }
@@ -60,6 +70,8 @@ impl PartialEq for Kernel {
 pub const MAX_DEGREE: u32 = i32::MAX as u32;
 
 impl Kernel {
+    /// The built-in kernel `"linear"`, `"rbf"` or `"poly"`, with the parameters it reads
+    /// checked (the others are ignored).
     pub fn from_name(name: &str, gamma: f64, degree: u32, coef0: f64) -> Result<Kernel, CwError> {
         let check_gamma = || {
             if gamma.is_finite() && gamma > 0.0 {

@@ -111,8 +111,11 @@ pub struct Observation {
 /// of step scale `eta` (if the model has a penalty).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Update {
+    /// The signed mean step, α·y for classification (α for regression): μ ← μ + step·Σx.
     pub step: f64,
+    /// The precision increment c of Σ⁻¹ ← Σ⁻¹ + c·x xᵀ.
     pub c: f64,
+    /// The step scale η_t of the L1 threshold (unused without a penalty).
     pub eta: f64,
 }
 
@@ -435,7 +438,10 @@ pub(crate) fn learn_each<'a, C: Covariance>(
 pub enum CovarianceKind {
     /// Precision I/a + BᵀB, B a Frequent Directions sketch of 2·`rank` rows: O(rank·d) per
     /// update (docs/design.md §3.3).
-    LowRank { rank: usize },
+    LowRank {
+        /// k ≥ 1, the number of directions the sketch keeps.
+        rank: usize,
+    },
     /// Σ = I fixed: the first-order rules (Perceptron, PA).
     Identity,
     /// One variance per feature: the diagonal of the precision update, O(nnz) per example.
@@ -444,18 +450,30 @@ pub enum CovarianceKind {
     Full,
     /// AdaGrad's per-coordinate gradient sums (docs/design.md §2.9): not a covariance, the
     /// state of the AdaGrad rule alone, with its η and δ.
-    AdaGrad { eta: f64, delta: f64 },
+    AdaGrad {
+        /// The learning rate η > 0.
+        eta: f64,
+        /// The regulariser δ > 0 of H_j = δ + √G_j.
+        delta: f64,
+    },
     /// FTRL-Proximal's per-coordinate (z, n) (docs/design.md §2.9), for the FTRL rule alone,
     /// with its α, β, λ₁ and λ₂.
     Ftrl {
+        /// The learning rate α > 0.
         alpha: f64,
+        /// The smoothing β ≥ 0 of the per-coordinate rate α/(β + √n_j).
         beta: f64,
+        /// The L1 strength λ₁ ≥ 0.
         l1: f64,
+        /// The L2 strength λ₂ ≥ 0.
         l2: f64,
     },
 }
 
 impl CovarianceKind {
+    /// The form of a configuration's name: `"identity"`, `"diag"`, `"full"`, `"adagrad"` or
+    /// `"ftrl"` (the last two with their rule's default parameters; the low-rank form is built
+    /// with its rank, [`CovarianceKind::LowRank`]).
     pub fn from_name(name: &str) -> Result<CovarianceKind, CwError> {
         match name {
             "identity" => Ok(CovarianceKind::Identity),
@@ -477,6 +495,8 @@ impl CovarianceKind {
         }
     }
 
+    /// The form's name in a configuration, the inverse of [`CovarianceKind::from_name`]
+    /// (`"lowrank"` for the low-rank form, whose rank is a separate entry).
     pub fn name(&self) -> &'static str {
         match self {
             CovarianceKind::Identity => "identity",

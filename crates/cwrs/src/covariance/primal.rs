@@ -17,9 +17,13 @@ use crate::learn::sparse_l1::{needs_diagonal, L1};
 /// coordinates, [`PrimalForm::mean`] and [`PrimalForm::covariance_state`].
 #[derive(Clone, Copy, Debug)]
 pub struct Parts<'a> {
+    /// The form, with its parameters.
     pub kind: CovarianceKind,
+    /// The coordinates: the features and the bias, if any.
     pub shape: Shape,
+    /// The mean, one weight per coordinate.
     pub mean: &'a [f64],
+    /// The covariance values, as [`PrimalForm::covariance_state`] gives them.
     pub covariance: &'a [f64],
 }
 
@@ -92,6 +96,7 @@ pub trait PrimalForm: Covariance + Sized {
         Self::KIND
     }
 
+    /// The model's coordinates.
     fn shape(&self) -> Shape;
 
     /// The stored mean (before pending L1 thresholds).
@@ -124,6 +129,7 @@ pub trait PrimalForm: Covariance + Sized {
         Err(needs_diagonal(Self::KIND))
     }
 
+    /// The L1 penalty's state, if the form trains with one.
     fn l1(&self) -> Option<&L1> {
         None
     }
@@ -139,7 +145,8 @@ macro_rules! primal_forms {
         /// A primal Gaussian N(μ, Σ) over weight vectors, in one of the covariance forms.
         #[derive(Clone, Debug, PartialEq)]
         pub enum Gaussian {
-            $($form($form),)*
+            $(#[doc = concat!("The [`", stringify!($form), "`] form.")]
+            $form($form),)*
         }
 
         impl Gaussian {
@@ -193,12 +200,14 @@ macro_rules! primal_forms {
                 Ok(model)
             }
 
+            /// The model's form, with its parameters.
             pub fn kind(&self) -> CovarianceKind {
                 match self {
                     $(Gaussian::$form(f) => f.kind(),)*
                 }
             }
 
+            /// The model's coordinates.
             pub fn shape(&self) -> Shape {
                 match self {
                     $(Gaussian::$form(f) => f.shape(),)*
@@ -212,6 +221,7 @@ macro_rules! primal_forms {
                 })
             }
 
+            /// The L1 penalty's state, if the model trains with one.
             pub fn l1(&self) -> Option<&L1> {
                 match self {
                     $(Gaussian::$form(f) => f.l1(),)*

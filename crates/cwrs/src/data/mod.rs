@@ -70,8 +70,11 @@ pub fn indices(values: impl IntoIterator<Item = i64>, what: &str) -> Result<Vec<
 /// CSR: sorted, no duplicates); [`Row::validate`] and [`Matrix::validate`] check it.
 #[derive(Clone, Copy, Debug)]
 pub enum Row<'a> {
+    /// A dense row: feature j is `values[j]`.
     Dense(&'a [f64]),
+    /// A sparse row, 32-bit: the column indices and their values, the same length.
     Sparse32(&'a [i32], &'a [f64]),
+    /// A sparse row, 64-bit: the column indices and their values, the same length.
     Sparse64(&'a [i64], &'a [f64]),
 }
 
@@ -301,26 +304,41 @@ fn index_error<I: SparseIndex>(indices: &[I], n_features: usize) -> Result<(), C
 /// A batch of rows: a C-ordered dense matrix or a CSR matrix.
 #[derive(Clone, Copy, Debug)]
 pub enum Matrix<'a> {
+    /// A dense C-ordered (row-major) matrix.
     Dense {
+        /// The values, row after row: `values[i * n_cols + j]` is row i's feature j.
         values: &'a [f64],
+        /// The number of rows.
         n_rows: usize,
+        /// The number of columns (features).
         n_cols: usize,
     },
+    /// A CSR matrix with 32-bit indices (SciPy's usual int32 index arrays).
     Csr32 {
+        /// The stored values, row after row.
         values: &'a [f64],
+        /// The column index of each entry, strictly increasing within a row.
         indices: &'a [i32],
+        /// The row offsets: row i is entries `indptr[i]..indptr[i + 1]` (n_rows + 1 values from 0).
         indptr: &'a [i32],
+        /// The number of columns (features).
         n_cols: usize,
     },
+    /// A CSR matrix with 64-bit indices (SciPy's int64 index arrays).
     Csr64 {
+        /// The stored values, row after row.
         values: &'a [f64],
+        /// The column index of each entry, strictly increasing within a row.
         indices: &'a [i64],
+        /// The row offsets: row i is entries `indptr[i]..indptr[i + 1]` (n_rows + 1 values from 0).
         indptr: &'a [i64],
+        /// The number of columns (features).
         n_cols: usize,
     },
 }
 
 impl<'a> Matrix<'a> {
+    /// The number of rows.
     pub fn n_rows(&self) -> usize {
         match *self {
             Matrix::Dense { n_rows, .. } => n_rows,
@@ -329,6 +347,7 @@ impl<'a> Matrix<'a> {
         }
     }
 
+    /// The number of columns (features).
     pub fn n_cols(&self) -> usize {
         match *self {
             Matrix::Dense { n_cols, .. }
@@ -614,7 +633,9 @@ fn validate_chunk(x: &Matrix, rows: Range<usize>, n_features: usize) -> Result<(
 /// when the model fits an intercept.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Shape {
+    /// The number of the user's features (columns of a row).
     pub n_features: usize,
+    /// Whether the model adds a constant bias feature 1 (its weight is the intercept).
     pub fit_intercept: bool,
 }
 
@@ -623,6 +644,8 @@ impl Shape {
     /// refused up front, so that the number of coordinates cannot overflow.
     pub const MAX_FEATURES: usize = (isize::MAX as usize) / 8 - 1;
 
+    /// The coordinates of a model of `n_features` features (at least 1, at most
+    /// [`Shape::MAX_FEATURES`]), with a bias if `fit_intercept`.
     pub fn new(n_features: usize, fit_intercept: bool) -> Result<Shape, CwError> {
         if n_features == 0 {
             return Err(CwError::InvalidInput(
@@ -646,6 +669,8 @@ impl Shape {
         self.n_features + usize::from(self.fit_intercept)
     }
 
+    /// `row` as the model sees it: its features, then the bias feature 1 if the model fits an
+    /// intercept.
     #[inline]
     pub fn features<'a>(&self, row: Row<'a>) -> Features<'a> {
         self.scaled_features(row, 1.0)
@@ -687,6 +712,7 @@ pub struct Features<'a> {
 }
 
 impl Features<'_> {
+    /// Calls `f(j, x_j)` for every stored entry, the bias feature last.
     #[inline(always)]
     pub fn for_each(&self, mut f: impl FnMut(usize, f64)) {
         match self.row {
@@ -700,6 +726,7 @@ impl Features<'_> {
         }
     }
 
+    /// w·x over the row as the model sees it: `w` holds a weight per coordinate (bias last).
     #[inline]
     pub fn dot(&self, w: &[f64]) -> f64 {
         let mut s = 0.0;
@@ -727,6 +754,7 @@ impl Features<'_> {
         s
     }
 
+    /// ‖x‖² over the row as the model sees it, the bias feature included.
     #[inline]
     pub fn squared_norm(&self) -> f64 {
         let mut s = 0.0;
@@ -742,8 +770,11 @@ impl Features<'_> {
 /// the caller then undoes).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Presentation<'a> {
+    /// The importance weight of each row (`None`: all 1).
     pub weights: Weights<'a>,
+    /// The row indices in the order they are learned (repeats allowed); `0..n` when `None`.
     pub order: Option<&'a [usize]>,
+    /// The caller's request to end the batch early, if it may make one.
     pub stop: Option<Stop<'a>>,
     /// Whether each row's weight is also multiplied by its class's balanced weight from the
     /// model's running class counts (`class_weight="balanced"`, docs/design.md §2.10; for
@@ -765,7 +796,9 @@ pub fn weight_of(weights: Weights, i: usize) -> f64 {
 /// ([`stop_every`]), and between chunks of rows.
 #[derive(Clone, Copy)]
 pub struct Stop<'a> {
+    /// Whether the caller wants the batch to end (once true, it stays true).
     pub asked: &'a (dyn Fn() -> bool + Sync),
+    /// How many presentations pass between two questions (at least 1).
     pub every: u32,
 }
 

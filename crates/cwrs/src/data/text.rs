@@ -44,7 +44,9 @@ impl Analyzer {
 /// How a row is normalized.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Norm {
+    /// Divided by the sum of absolute values.
     L1,
+    /// Divided by the square root of the sum of squared values (Euclidean length).
     L2,
 }
 
@@ -65,13 +67,16 @@ impl Norm {
 /// How documents become tokens.
 #[derive(Clone, Copy, Debug)]
 pub struct Analysis {
+    /// Whether a document is lowercased (as Python's `str.lower`) before it is cut into tokens.
     pub lowercase: bool,
+    /// What the tokens are: words or character n-grams.
     pub analyzer: Analyzer,
     /// The smallest and largest n of the n-grams (words or characters), 1 <= min <= max.
     pub ngram_range: (usize, usize),
 }
 
 impl Analysis {
+    /// Refuses an `ngram_range` that is not 1 ≤ min ≤ max.
     pub fn check(&self) -> Result<(), CwError> {
         let (min_n, max_n) = self.ngram_range;
         if min_n < 1 || min_n > max_n {
@@ -93,6 +98,7 @@ pub struct Hashing {
     pub alternate_sign: bool,
     /// Every stored value of a row becomes 1 (before the norm).
     pub binary: bool,
+    /// The norm each row is divided by last (`None`: rows are not normalized).
     pub norm: Option<Norm>,
 }
 
@@ -100,8 +106,11 @@ pub struct Hashing {
 /// once.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct HashedRows {
+    /// The stored values, row after row.
     pub data: Vec<f64>,
+    /// The column of each value.
     pub indices: Vec<i32>,
+    /// The row offsets: row i is entries `indptr[i]..indptr[i + 1]` (n_rows + 1 values from 0).
     pub indptr: Vec<i64>,
 }
 
@@ -127,6 +136,7 @@ pub struct RowBuilder {
 }
 
 impl RowBuilder {
+    /// A builder of no rows yet, refusing a `hashing.n_features` outside [1, 2³¹).
     pub fn new(hashing: Hashing) -> Result<RowBuilder, CwError> {
         check_n_features(hashing.n_features)?;
         let rows = HashedRows {
@@ -192,6 +202,7 @@ impl RowBuilder {
         Ok(())
     }
 
+    /// The rows gathered, each ended by [`RowBuilder::end_row`].
     pub fn finish(self) -> HashedRows {
         self.rows
     }
@@ -240,6 +251,7 @@ pub struct TextAnalyzer {
 }
 
 impl TextAnalyzer {
+    /// An analyzer of `analysis` with empty buffers.
     pub fn new(analysis: Analysis) -> TextAnalyzer {
         TextAnalyzer {
             analysis,

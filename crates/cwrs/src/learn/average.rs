@@ -99,10 +99,12 @@ impl Average {
         })
     }
 
+    /// The (1-based) row from which the average runs.
     pub fn start(&self) -> u64 {
         self.start
     }
 
+    /// Rows learned so far (of positive weight), whether they updated the model or not.
     pub fn rows(&self) -> u64 {
         self.rows
     }

@@ -46,6 +46,7 @@ impl ProcessNoise {
         }
     }
 
+    /// The setting of the name `"auto"` (a number is given with [`ProcessNoise::constant`]).
     pub fn from_name(name: &str) -> Result<ProcessNoise, CwError> {
         match name {
             "auto" => Ok(ProcessNoise::Auto),
@@ -81,7 +82,9 @@ const THRESHOLD: f64 = 6.0;
 /// tests and, for the regressor, the innovation the noise estimate matches.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Watched {
+    /// The round's loss ℓ_t, fed to the [`ChangeDetector`].
     pub loss: f64,
+    /// The regressor's innovation (`None` for the classifiers).
     pub innovation: Option<Innovation>,
 }
 
@@ -89,6 +92,7 @@ pub struct Watched {
 /// random-walk model is s²·(xᵀΣx + r) + q·‖x‖² (docs/design.md §10.5).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Innovation {
+    /// e = y − μ·x, the residual before the row is learned.
     pub residual: f64,
     /// v = xᵀΣx.
     pub variance: f64,
@@ -208,6 +212,7 @@ pub struct ChangeDetector {
 }
 
 impl ChangeDetector {
+    /// A detector that has seen no rows yet, for a model of prior variance `a`.
     pub fn new(a: f64) -> Self {
         ChangeDetector {
             a,

@@ -82,8 +82,11 @@ fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64, h: f64) -> Upda
 /// Mistakes and updates of some rounds (and the rounds, for the rules that read them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
+    /// Rounds the model got wrong before learning the row.
     pub mistakes: u64,
+    /// Rounds whose update changed a model.
     pub updates: u64,
+    /// Rows presented (of positive weight).
     pub rounds: u64,
 }
 
@@ -178,10 +181,12 @@ fn learn_single<'a, T: SingleModel, M: Covariance>(
 
 /// What an objective does in the loop.
 pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    /// The rule the objective steps with: a classification or a regression rule.
     type Rule: StepRule;
     /// One row's target: a ±1 label, a real value or a class index.
     type Target: Copy + Send + Sync;
 
+    /// The rule the objective steps with.
     fn rule(&self) -> Self::Rule;
 
     /// Checks targets before any row is learned (`n_models` models are driven).
@@ -211,10 +216,13 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 /// An objective that drives one model with real targets: the loop hands its rows to
 /// [`Covariance::learn_rows`].
 pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
+    /// The rule the objective steps with: a classification or a regression rule.
     type Rule: StepRule;
 
+    /// The objective of `rule`.
     fn new(rule: Self::Rule) -> Self;
 
+    /// The rule the objective steps with.
     fn rule(&self) -> Self::Rule;
 
     /// Checks that the rule and a covariance form fit together (first-order rules keep Σ = I,
@@ -377,13 +385,18 @@ impl SingleModel for Regression {
     }
 }
 
+/// How a multiclass learner spreads a row over its class models (docs/design.md §4).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Strategy {
+    /// The rule's step (α, c) on m = μ_y·x − μ_s·x and V = xᵀΣ_y x + xᵀΣ_s x, with y the true
+    /// class and s the highest-scoring wrong one, moves μ_y by +α·Σ_y x and μ_s by −α·Σ_s x.
     MaxScore,
+    /// Class k learns the binary problem "k or not" with its own model, on every row.
     OneVsRest,
 }
 
 impl Strategy {
+    /// The strategy of a configuration's name: `"max-score"` or `"ovr"`.
     pub fn from_name(name: &str) -> Result<Strategy, CwError> {
         match name {
             "max-score" => Ok(Strategy::MaxScore),
@@ -394,6 +407,8 @@ impl Strategy {
         }
     }
 
+    /// The strategy's name in a configuration (`multi_class`), the inverse of
+    /// [`Strategy::from_name`].
     pub fn name(&self) -> &'static str {
         match self {
             Strategy::MaxScore => "max-score",
@@ -412,7 +427,9 @@ impl Strategy {
 /// - One-vs-rest: class k learns the binary problem "k or not" with its own model.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Multiclass {
+    /// The rule whose step moves the class models.
     pub rule: Rule,
+    /// How the class models learn a row.
     pub strategy: Strategy,
 }
 

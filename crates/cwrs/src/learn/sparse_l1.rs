@@ -12,6 +12,7 @@ use crate::covariance::CovarianceKind;
 use crate::data::Shape;
 use crate::error::CwError;
 
+/// The L1 penalty of sparse training: which threshold the weights take after each update.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Penalty {
     /// Threshold η_t·λ·Σ_jj: the note's coordinate-dependent step.
@@ -24,6 +25,7 @@ pub enum Penalty {
 }
 
 impl Penalty {
+    /// The penalty of a configuration's name: `"l1"`, `"l1-uniform"` or `"l1-rda"`.
     pub fn from_name(name: &str) -> Result<Penalty, CwError> {
         match name {
             "l1" => Ok(Penalty::CoordinateDependent),
@@ -35,6 +37,7 @@ impl Penalty {
         }
     }
 
+    /// The penalty's name in a configuration, the inverse of [`Penalty::from_name`].
     pub fn name(self) -> &'static str {
         match self {
             Penalty::CoordinateDependent => "l1",
@@ -104,6 +107,8 @@ fn soft_threshold(w: f64, threshold: f64) -> f64 {
 }
 
 impl L1 {
+    /// A penalty of strength λ = `lambda` (a finite real ≥ 0) over `dim` coordinates, none
+    /// caught up yet; coordinate `exempt`, if any, is never thresholded.
     pub fn new(
         penalty: Penalty,
         lambda: f64,
@@ -150,14 +155,17 @@ impl L1 {
         Ok(())
     }
 
+    /// Which threshold the penalty applies.
     pub fn penalty(&self) -> Penalty {
         self.penalty
     }
 
+    /// H = Σ_t η_t, the sum of the step scales over the update rounds so far.
     pub fn total(&self) -> f64 {
         self.total
     }
 
+    /// The H each coordinate was last caught up to, one per coordinate.
     pub fn last(&self) -> &[f64] {
         &self.last
     }

@@ -55,20 +55,27 @@ pub enum ModelKind {
     Regressor,
     /// `n_classes` primal models, learning as `strategy` says.
     Multiclass {
+        /// The number of classes (at least 2), one model each.
         n_classes: usize,
+        /// How the class models learn a row.
         strategy: Strategy,
     },
     /// Two classes in the dual form. `strategy` is the multiclass strategy the user chose,
     /// which a two-class model keeps without using it (Python's states hold it, with
     /// `n_classes` 2).
     Kernel {
+        /// The kernel and the budget of support rows.
         kernel: KernelConfig,
+        /// The multiclass strategy as given (unused by a two-class model).
         strategy: Option<Strategy>,
     },
     /// `n_classes` models in the dual form.
     MulticlassKernel {
+        /// The kernel and the budget of support rows.
         kernel: KernelConfig,
+        /// The number of classes (at least 2), one dual model each.
         n_classes: usize,
+        /// How the class models learn a row.
         strategy: Strategy,
     },
 }
@@ -110,8 +117,11 @@ impl ModelKind {
 /// rule (with its derived values, CW's φ from η), checking the values.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RuleConfig {
+    /// The rule's name in the table (`"AROW"`).
     pub name: String,
+    /// The parameters the user set, in the user's order, by their table names (`"r"`, `"C"`).
     pub params: Vec<(String, f64)>,
+    /// OGD's or FTRL's loss, if set (their default otherwise).
     pub loss: Option<Loss>,
 }
 
@@ -129,6 +139,7 @@ impl RuleConfig {
         }
     }
 
+    /// The regression rule, its parameters checked.
     pub fn regression_rule(&self) -> Result<RegressionRule, CwError> {
         RegressionRule::from_name(&self.name, &self.named())
     }
@@ -139,10 +150,16 @@ impl RuleConfig {
 /// configuration), and the budget of support rows.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KernelConfig {
+    /// The built-in kernel's name (`"linear"`, `"rbf"` or `"poly"`); `None`: the caller's own
+    /// function.
     pub name: Option<String>,
+    /// γ of the RBF kernel exp(−γ‖x − z‖²) and of the polynomial kernel (γ·x·z + coef0)^degree.
     pub gamma: f64,
+    /// The polynomial kernel's degree.
     pub degree: u32,
+    /// The polynomial kernel's coef0.
     pub coef0: f64,
+    /// The cap on the number of support rows, if any.
     pub budget: Option<usize>,
 }
 
@@ -178,26 +195,36 @@ impl KernelConfig {
 /// An L1 penalty: its form, its strength α and whether the bias is penalised too.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct PenaltyConfig {
+    /// Which threshold the penalty applies.
     pub penalty: Penalty,
+    /// The strength α ≥ 0 (λ of the thresholds).
     pub alpha: f64,
+    /// Whether the bias's weight is thresholded too (by default it is exempt).
     pub penalize_intercept: bool,
 }
 
 /// Everything a model is built from (docs/design.md §6, docs/model-format.md).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ModelConfig {
+    /// What the model predicts, and in which form (primal or dual) it learns.
     pub kind: ModelKind,
+    /// The update rule and its hyper-parameters.
     pub rule: RuleConfig,
+    /// The number of the user's features, d (the bias excluded).
     pub n_features: usize,
+    /// Whether the model adds a constant bias feature 1 (its weight is the intercept).
     pub fit_intercept: bool,
     /// The prior variance: Σ₀ = a·I.
     pub a: f64,
     /// The covariance form of the primal kinds (the dual kinds keep theirs in the dual form
     /// and never read it).
     pub covariance: CovarianceKind,
+    /// The L1 penalty of sparse training, if any (the diagonal and AdaGrad forms only).
     pub penalty: Option<PenaltyConfig>,
     /// The row from which predictions average the means; `None`: no averaging.
     pub average: Option<u64>,
+    /// What is added to Σ before every row: a constant q·I, or a reset to a·I on a detected
+    /// change (`"auto"`, docs/design.md §10).
     pub process_noise: ProcessNoise,
 }
 
@@ -223,10 +250,14 @@ impl ModelConfig {
         }
     }
 
+    /// A binary model of `rule` (one of [`crate::rules::RULE_NAMES`]) with its parameters
+    /// `params` (the others at their defaults).
     pub fn binary(rule: &str, params: &[(&str, f64)]) -> ModelConfig {
         Self::of(ModelKind::Binary, rule, params)
     }
 
+    /// A regression model of `rule` (`"AROW"`, `"PA"`, `"PA1"` or `"PA2"`) with its parameters
+    /// `params` (the others at their defaults).
     pub fn regressor(rule: &str, params: &[(&str, f64)]) -> ModelConfig {
         Self::of(ModelKind::Regressor, rule, params)
     }
@@ -269,10 +300,12 @@ impl ModelConfig {
         Self::of(kind, rule, params)
     }
 
+    /// Sets the number of the user's features (1 until set).
     pub fn n_features(self, n_features: usize) -> Self {
         ModelConfig { n_features, ..self }
     }
 
+    /// Sets whether the model adds a bias feature 1 (its weight is the intercept).
     pub fn fit_intercept(self, fit_intercept: bool) -> Self {
         ModelConfig {
             fit_intercept,
@@ -280,14 +313,18 @@ impl ModelConfig {
         }
     }
 
+    /// Sets the prior variance a > 0 (Σ₀ = a·I).
     pub fn a(self, a: f64) -> Self {
         ModelConfig { a, ..self }
     }
 
+    /// Sets the covariance form of a primal model (a kernel model ignores it).
     pub fn covariance(self, covariance: CovarianceKind) -> Self {
         ModelConfig { covariance, ..self }
     }
 
+    /// Sets an L1 penalty of form `penalty` and strength `alpha` ≥ 0, on the bias too if
+    /// `penalize_intercept`.
     pub fn penalty(self, penalty: Penalty, alpha: f64, penalize_intercept: bool) -> Self {
         let penalty = Some(PenaltyConfig {
             penalty,
@@ -303,6 +340,8 @@ impl ModelConfig {
         ModelConfig { average, ..self }
     }
 
+    /// Sets the process noise: a constant q (Σ ← Σ + q·I before every row) or
+    /// [`ProcessNoise::Auto`].
     pub fn process_noise(self, process_noise: ProcessNoise) -> Self {
         ModelConfig {
             process_noise,

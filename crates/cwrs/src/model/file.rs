@@ -30,12 +30,16 @@ const ALIGNMENT: usize = 8;
 /// The labels a classifier predicts, as the file keeps them (`classes_`).
 #[derive(Clone, Debug, PartialEq)]
 pub enum Labels {
+    /// Integer labels.
     Ints(Vec<i64>),
+    /// Float labels.
     Floats(Vec<f64>),
+    /// String labels.
     Strings(Vec<String>),
 }
 
 impl Labels {
+    /// The number of labels.
     pub fn len(&self) -> usize {
         match self {
             Labels::Ints(v) => v.len(),
@@ -44,6 +48,7 @@ impl Labels {
         }
     }
 
+    /// Whether there are no labels.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -55,9 +60,12 @@ impl Labels {
 pub struct SavedModel {
     /// The Python class it was saved from (`"AROW"`, `"AROWRegressor"`, …).
     pub estimator: String,
+    /// The model itself.
     pub model: Model,
     /// The classes, in the order of the model's classes (None for a regressor).
     pub classes: Option<Labels>,
+    /// The number of features the estimator was fitted with (Python's `n_features_in_`, equal to
+    /// the model's `n_features`).
     pub n_features_in: usize,
 }
 

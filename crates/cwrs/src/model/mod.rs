@@ -58,10 +58,15 @@ macro_rules! by_kind {
 /// The learner of each kind.
 #[derive(Clone, Debug)]
 pub enum AnyLearner {
+    /// A binary classifier in the primal form.
     Binary(Learner),
+    /// A regression model.
     Regressor(Regressor),
+    /// A multiclass primal model.
     Multiclass(MulticlassLearner),
+    /// A two-class model in the dual form (a kernel model).
     Kernel(DualLearner),
+    /// A multiclass model in the dual form.
     MulticlassKernel(MulticlassLearner<DualGaussian>),
 }
 
@@ -100,7 +105,9 @@ pub struct Model {
 /// indices (multiclass).
 #[derive(Clone, Copy, Debug)]
 pub enum Targets<'a> {
+    /// One label ±1 or real target per row (binary, kernel, regression).
     Values(&'a [f64]),
+    /// Class indices in `0..n_classes`, one per row (multiclass, primal or kernel).
     Classes(&'a [usize]),
 }
 
@@ -666,11 +673,14 @@ impl Model {
         }
     }
 
+    /// The learner of the model's kind, for what [`Model`] does not expose itself.
     pub fn model(&self) -> &AnyLearner {
         &self.model
     }
 
-    pub fn model_mut(&mut self) -> &mut AnyLearner {
+    /// The learner, to be changed in place; the call can no longer be undone by building the
+    /// model again.
+    pub(crate) fn model_mut(&mut self) -> &mut AnyLearner {
         self.fresh = false;
         &mut self.model
     }
@@ -695,6 +705,7 @@ impl Model {
         }
     }
 
+    /// The covariance form of a primal model, with its parameters; `None` for a kernel model.
     pub fn covariance_kind(&self) -> Option<CovarianceKind> {
         match &self.model {
             AnyLearner::Binary(l) => Some(l.covariance_kind()),
@@ -704,6 +715,7 @@ impl Model {
         }
     }
 
+    /// Rounds whose update changed the model.
     pub fn n_updates(&self) -> u64 {
         each!(&self.model, l => l.n_updates())
     }

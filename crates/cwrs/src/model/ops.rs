@@ -207,7 +207,10 @@ impl Model {
 /// the model bit for bit.
 #[derive(Clone, Debug, PartialEq)]
 pub enum ModelDelta {
+    /// The whole state: not every array of the model is per coordinate, or the changed
+    /// coordinates take no fewer bytes than the whole.
     Whole(State<'static>),
+    /// The coordinates that changed, with their values and every other entry.
     Touched {
         /// Every entry that is not an array (configuration, counters).
         scalars: State<'static>,

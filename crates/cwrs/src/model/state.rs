@@ -16,13 +16,21 @@ pub const STATE_VERSION: i64 = 1;
 pub enum Value<'a> {
     /// An optional entry left empty (Python's `None`).
     None,
+    /// A bool.
     Bool(bool),
+    /// An int (a count, an index).
     Int(i64),
+    /// A float.
     Float(f64),
+    /// A string (a name: a rule, a form, a kind).
     Str(String),
+    /// A float64 array (means, covariances, sums).
     Floats(Cow<'a, [f64]>),
+    /// A uint32 array (column indices).
     U32s(Cow<'a, [u32]>),
+    /// A uint64 array (counters, coordinates).
     U64s(Cow<'a, [u64]>),
+    /// An int64 array.
     I64s(Cow<'a, [i64]>),
     /// Named numbers in order: a rule's hyper-parameters.
     Params(Vec<(String, f64)>),
@@ -119,7 +127,9 @@ impl Value<'_> {
 /// one pass over the host's values collects them, so that the state refers to the host's
 /// buffers instead of copying them (a large covariance).
 pub enum Held<A> {
+    /// A value that is not an array, copied into the state.
     Value(Value<'static>),
+    /// An array of the host's, borrowed by the state.
     Array(A),
     /// Nested states (see [`Value::States`]), entry by entry.
     States(Vec<Vec<(String, Held<A>)>>),
@@ -134,7 +144,9 @@ pub trait HeldArray {
 /// Named entries and the version of their layout.
 #[derive(Clone, Debug, PartialEq)]
 pub struct State<'a> {
+    /// The layout's version, [`STATE_VERSION`] for a state this crate writes or reads.
     pub version: i64,
+    /// The entries by name (docs/model-format.md lists each kind's).
     pub entries: BTreeMap<String, Value<'a>>,
 }
 
@@ -159,6 +171,7 @@ impl<'a> State<'a> {
         self
     }
 
+    /// Sets `key` to `value`, replacing any entry of that name.
     pub fn set(&mut self, key: &str, value: impl Into<Value<'a>>) {
         self.entries.insert(key.to_string(), value.into());
     }
@@ -228,6 +241,7 @@ impl<'a> State<'a> {
         }
     }
 
+    /// The entry `key`, an invalid-state error if it is missing.
     pub fn get(&self, key: &str) -> Result<&Value<'a>, CwError> {
         self.entries
             .get(key)
@@ -250,6 +264,7 @@ impl<'a> State<'a> {
             .ok_or_else(|| invalid(key, &format!("must be {what}, got {}", value.describe())))
     }
 
+    /// A string entry.
     pub fn string(&self, key: &str) -> Result<&str, CwError> {
         self.typed(key, "a string", |v| match v {
             Value::Str(s) => Some(s.as_str()),
@@ -262,6 +277,7 @@ impl<'a> State<'a> {
         self.optional(key).map(|_| self.string(key)).transpose()
     }
 
+    /// A bool entry.
     pub fn bool(&self, key: &str) -> Result<bool, CwError> {
         self.typed(key, "a bool", |v| match v {
             Value::Bool(b) => Some(*b),
@@ -301,6 +317,7 @@ impl<'a> State<'a> {
         self.optional(key).map(|_| self.count(key)).transpose()
     }
 
+    /// A float64 array entry.
     pub fn floats(&self, key: &str) -> Result<&[f64], CwError> {
         self.typed(key, "a float64 array", |v| match v {
             Value::Floats(x) => Some(x.as_ref()),
@@ -321,6 +338,7 @@ impl<'a> State<'a> {
         }
     }
 
+    /// A uint32 array entry.
     pub fn u32s(&self, key: &str) -> Result<&[u32], CwError> {
         self.typed(key, "a uint32 array", |v| match v {
             Value::U32s(x) => Some(x.as_ref()),
@@ -328,6 +346,7 @@ impl<'a> State<'a> {
         })
     }
 
+    /// A uint64 array entry.
     pub fn u64s(&self, key: &str) -> Result<&[u64], CwError> {
         self.typed(key, "a uint64 array", |v| match v {
             Value::U64s(x) => Some(x.as_ref()),
@@ -335,6 +354,7 @@ impl<'a> State<'a> {
         })
     }
 
+    /// A hyper-parameters entry: named numbers in order.
     pub fn params(&self, key: &str) -> Result<&[(String, f64)], CwError> {
         self.typed(key, "a dict of numbers", |v| match v {
             Value::Params(x) => Some(x.as_slice()),
@@ -342,6 +362,7 @@ impl<'a> State<'a> {
         })
     }
 
+    /// A nested-states entry (one state per class of a multiclass kernel model).
     pub fn states(&self, key: &str) -> Result<&[State<'a>], CwError> {
         self.typed(key, "a list of states", |v| match v {
             Value::States(x) => Some(x.as_slice()),

@@ -33,8 +33,11 @@ impl Context {
 /// (`covariance_scale`, r) of the extended template.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ScaledStep {
+    /// The (α, c) of the template.
     pub step: Step,
+    /// s, the factor of μ before the step is added (1 for the plain template).
     pub mean_scale: f64,
+    /// r, the factor of the updated covariance (1 for the plain template).
     pub covariance_scale: f64,
 }
 

@@ -97,7 +97,9 @@ pub use ogd::Loss;
 /// One update of the template: the mean step `alpha` and the precision increment `c`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Step {
+    /// The mean step α of μ ← μ + α·y·Σx (of μ ← μ + α·Σx for regression).
     pub alpha: f64,
+    /// The precision increment c ≥ 0 of Σ⁻¹ ← Σ⁻¹ + c·x xᵀ (+∞ is applied as its limit).
     pub c: f64,
 }
 
@@ -163,9 +165,13 @@ pub fn sherman_morrison_factor(c: f64, v: f64) -> f64 {
 /// closed; `high` may be +∞, always open).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Range {
+    /// The lower end.
     pub low: f64,
+    /// The upper end (may be +∞, then always open).
     pub high: f64,
+    /// Whether `low` itself is excluded.
     pub low_open: bool,
+    /// Whether `high` itself is excluded.
     pub high_open: bool,
 }
 
@@ -192,6 +198,7 @@ impl Range {
         high_open: true,
     };
 
+    /// Whether `value` is finite and within the range, each end open or closed as set.
     pub fn contains(&self, value: f64) -> bool {
         let above = if self.low_open {
             value > self.low
@@ -230,13 +237,18 @@ impl Range {
 /// range and meaning in one line.
 #[derive(Clone, Copy, Debug)]
 pub struct Param {
+    /// The name, as the Python estimators spell it (`"r"`, `"C"`, `"eta"`).
     pub name: &'static str,
+    /// The value when the user leaves the parameter out.
     pub default: f64,
+    /// The values the parameter may take.
     pub range: Range,
+    /// The meaning of the parameter in one line.
     pub doc: &'static str,
 }
 
 impl Param {
+    /// A parameter of the table (`const`, so that the entries can be constants).
     pub const fn new(name: &'static str, default: f64, range: Range, doc: &'static str) -> Param {
         Param {
             name,
@@ -250,11 +262,14 @@ impl Param {
 /// Classification or regression.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Kind {
+    /// A classification rule, learning labels ±1 or classes.
     Classification,
+    /// A regression rule, learning real targets.
     Regression,
 }
 
 impl Kind {
+    /// The kind's name in messages and in the table Python reads.
     pub fn name(self) -> &'static str {
         match self {
             Kind::Classification => "classification",
@@ -266,13 +281,16 @@ impl Kind {
 /// How an entry builds its rule from parameter values (in the order of `params`, checked).
 #[derive(Clone, Copy, Debug)]
 pub enum Build {
+    /// A classification rule ([`Rule`]).
     Classification(fn(&[f64]) -> Rule),
+    /// A regression rule ([`RegressionRule`]).
     Regression(fn(&[f64]) -> RegressionRule),
 }
 
 /// One row of the rule table.
 #[derive(Clone, Copy, Debug)]
 pub struct Entry {
+    /// The name [`Rule::from_name`] and [`RegressionRule::from_name`] look up (`"AROW"`).
     pub name: &'static str,
     /// The method's name in full, as the paper titles it.
     pub title: &'static str,
@@ -280,11 +298,13 @@ pub struct Entry {
     pub reference: &'static str,
     /// First-order rules keep Σ = I fixed; second-order rules learn a covariance.
     pub second_order: bool,
+    /// The hyper-parameters, in the order the rule's builder takes their values.
     pub params: &'static [Param],
     /// The update in words: when it fires, α and c (docs/design.md §2).
     pub summary: &'static str,
     /// The step of a row of importance weight h (docs/design.md §2.10).
     pub weighted: Weighted,
+    /// How the entry builds its rule from the checked parameter values.
     pub build: Build,
 }
 
@@ -303,6 +323,7 @@ pub struct Weighted {
 }
 
 impl Weighted {
+    /// A weighted step that is the limit of repeated presentations (`exact` true).
     pub const fn exact(summary: &'static str) -> Weighted {
         Weighted {
             exact: true,
@@ -310,6 +331,7 @@ impl Weighted {
         }
     }
 
+    /// A weighted step that is the rule's objective with its loss term times h (`exact` false).
     pub const fn objective(summary: &'static str) -> Weighted {
         Weighted {
             exact: false,
@@ -319,6 +341,7 @@ impl Weighted {
 }
 
 impl Entry {
+    /// Whether the entry builds a classification or a regression rule.
     pub fn kind(&self) -> Kind {
         match self.build {
             Build::Classification(_) => Kind::Classification,
@@ -443,62 +466,122 @@ pub const REGRESSION_RULE_NAMES: [&str; 4] = ["AROW", "PA", "PA1", "PA2"];
 /// `phi` is the standard normal quantile Φ⁻¹(η) of the confidence parameter η.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Rule {
+    /// The Perceptron, first order: on a mistake (m ≤ 0), α = 1, c = 0, i.e. μ ← μ + y·x.
     Perceptron,
+    /// Passive-Aggressive (Crammer et al. 2006), first order: on m < 1, α = (1 − m)/‖x‖², c = 0,
+    /// the smallest step that reaches margin 1.
     PA,
+    /// PA-I: on m < 1, α = min(C, (1 − m)/‖x‖²), c = 0.
     PA1 {
+        /// The aggressiveness C > 0, the cap on α.
         c: f64,
     },
+    /// PA-II: on m < 1, α = (1 − m)/(‖x‖² + 1/(2C)), c = 0.
     PA2 {
+        /// The aggressiveness C > 0.
         c: f64,
     },
+    /// The Second-Order Perceptron (Cesa-Bianchi, Conconi, Gentile 2005): on a mistake,
+    /// α = (1 − m)/(1 + v), c = 1.
     SOP,
+    /// Confidence-Weighted learning, variance form (Dredze, Crammer, Pereira 2008): on
+    /// m < φ·v, α = γ, the root of the linearised constraint, c = 2γφ.
     CW {
+        /// φ = Φ⁻¹(η) > 0, the quantile of the confidence η ∈ (0.5, 1).
         phi: f64,
     },
+    /// Exact convex Confidence-Weighted learning, "CW-Stdev" (Crammer, Dredze, Pereira 2008):
+    /// on m < φ·√v, the step that puts (μ, Σ) on the constraint m′ = φ·√v′.
     ExactCW {
+        /// φ = Φ⁻¹(η) > 0.
         phi: f64,
     },
+    /// Adaptive Regularization of Weight vectors (Crammer, Kulesza, Dredze 2009): on m < 1,
+    /// α = (1 − m)/(v + r), c = 1/r.
     AROW {
+        /// The regularisation r > 0: a larger r takes smaller, more noise-tolerant steps.
         r: f64,
     },
+    /// Narrow AROW (Orabona, Crammer 2010): AROW with a per-row r_t = v/(b·v − 1) where
+    /// b·v > 1 (no precision step elsewhere).
     NAROW {
+        /// The threshold b > 0 on the variance: the precision grows only on rows with v > 1/b.
         b: f64,
     },
+    /// Soft Confidence-Weighted learning, SCW-I (Wang, Zhao, Hoi 2012): on m < φ·√v,
+    /// α = min(C, α_ExactCW), c as in ExactCW with this α.
     SCW1 {
+        /// The aggressiveness C > 0, the cap on α.
         c: f64,
+        /// φ = Φ⁻¹(η) > 0.
         phi: f64,
     },
+    /// Soft Confidence-Weighted learning, SCW-II (Wang, Zhao, Hoi 2012): ExactCW's constraint
+    /// with a squared slack penalty of weight C.
     SCW2 {
+        /// The aggressiveness C > 0.
         c: f64,
+        /// φ = Φ⁻¹(η) > 0.
         phi: f64,
     },
+    /// Normal Herding (Crammer, Lee 2010), with the exact covariance update: on m < 1,
+    /// α = (1 − m)/(v + 1/C), c = 2C + C²v.
     NHERD {
+        /// The aggressiveness C > 0.
         c: f64,
     },
+    /// ALMA (Gentile 2001), first order: an approximate maximal margin classifier whose target
+    /// margin γ_k and step η_k shrink with the number k of updates; c = 0.
     ALMA {
+        /// The margin's approximation α ∈ (0, 1]: the target margin is (1 − α)·γ_k.
         alpha: f64,
+        /// The norm's order p ≥ 2, used only through √(p − 1) (the norms stay Euclidean).
         p: f64,
+        /// The step scale C > 0: η_k = C/(√(p − 1)·√k).
         c: f64,
     },
+    /// The Relaxed Online Maximum Margin Algorithm (Li, Long 2002), first order: on a mistake,
+    /// μ ← c₁·μ + c₂·y·x, the smallest μ in the relaxed constraints.
     ROMMA,
+    /// ROMMA's step on every row with m < 1, not only on mistakes.
     AggressiveROMMA,
+    /// Online gradient descent (Zinkevich 2003), first order: α = η/√t times the gradient of
+    /// `loss` at round t, c = 0.
     OGD {
+        /// The learning rate η > 0: round t steps η/√t.
         eta: f64,
+        /// The loss descended.
         loss: Loss,
     },
+    /// The improved ellipsoid method (Yang, Jin, Ye 2009): on a mistake, α = (1 − m)/v and
+    /// Σ ← (Σ − (c_t/v)·ΣxxᵀΣ)/(1 − c_t).
     IELLIP {
+        /// The decay b ∈ (0, 1) of the covariance step: c_t = c·b^(t−1).
         b: f64,
+        /// The covariance step c ∈ (0, 1) of the first round.
         c: f64,
     },
+    /// AdaGrad with diagonal steps (Duchi, Hazan, Singer 2011), in a form of its own
+    /// ([`crate::covariance::AdaGrad`]): on m < 1, μ_j ← μ_j + η·y·x_j/(δ + √G_j) after
+    /// G_j ← G_j + x_j²; c = 0.
     AdaGrad {
+        /// The learning rate η > 0.
         eta: f64,
+        /// The regulariser δ > 0 of H_j = δ + √G_j.
         delta: f64,
     },
+    /// FTRL-Proximal (McMahan et al. 2013): per-coordinate follow-the-regularised-leader with L1
+    /// and L2 terms, in a form of its own ([`crate::covariance::Ftrl`]); c = 0.
     FTRL {
+        /// The learning rate α > 0 of the per-coordinate rate α/(β + √n_j).
         alpha: f64,
+        /// The smoothing β ≥ 0 of the per-coordinate rate.
         beta: f64,
+        /// The L1 strength λ₁ ≥ 0 (weights with |z_j| ≤ λ₁ are exactly zero).
         l1: f64,
+        /// The L2 strength λ₂ ≥ 0.
         l2: f64,
+        /// The loss descended, [`Loss::Logistic`] or [`Loss::Hinge`].
         loss: Loss,
     },
 }
@@ -739,14 +822,30 @@ pub enum RegressionRule {
     /// AROW with the squared loss = recursive least squares (AROW paper §3): always
     /// α = e/(v + r), c = 1/r. With Σ₀ = a·I this is exact Bayesian linear regression with
     /// prior N(0, a·I) and noise variance r.
-    AROW { r: f64 },
+    AROW {
+        /// The noise variance r > 0.
+        r: f64,
+    },
     /// ε-insensitive Passive-Aggressive regression (Crammer et al. 2006), ℓ = max(0, |e| − ε):
     /// α = sign(e)·ℓ/‖x‖².
-    PA { epsilon: f64 },
+    PA {
+        /// The insensitivity ε ≥ 0: residuals with |e| ≤ ε make no update.
+        epsilon: f64,
+    },
     /// PA-I: α = sign(e)·min(C, ℓ/‖x‖²).
-    PA1 { epsilon: f64, c: f64 },
+    PA1 {
+        /// The insensitivity ε ≥ 0.
+        epsilon: f64,
+        /// The aggressiveness C > 0, the cap on |α|.
+        c: f64,
+    },
     /// PA-II: α = sign(e)·ℓ/(‖x‖² + 1/(2C)).
-    PA2 { epsilon: f64, c: f64 },
+    PA2 {
+        /// The insensitivity ε ≥ 0.
+        epsilon: f64,
+        /// The aggressiveness C > 0.
+        c: f64,
+    },
 }
 
 impl RegressionRule {
@@ -759,6 +858,7 @@ impl RegressionRule {
         }
     }
 
+    /// Whether the rule learns a covariance (AROW) rather than keeping Σ = I (the PA rules).
     pub fn is_second_order(&self) -> bool {
         self.entry().second_order
     }

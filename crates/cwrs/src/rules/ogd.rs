@@ -9,12 +9,16 @@ use crate::error::CwError;
 /// the table.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Loss {
+    /// The hinge loss max(0, 1 − m).
     Hinge,
+    /// The logistic loss ln(1 + e^−m).
     Logistic,
+    /// The squared hinge loss max(0, 1 − m)².
     SquaredHinge,
 }
 
 impl Loss {
+    /// The loss of a configuration's name: `"hinge"`, `"logistic"` or `"squared_hinge"`.
     pub fn from_name(name: &str) -> Result<Loss, CwError> {
         match name {
             "hinge" => Ok(Loss::Hinge),
@@ -26,6 +30,7 @@ impl Loss {
         }
     }
 
+    /// The loss's name in a configuration, the inverse of [`Loss::from_name`].
     pub fn name(self) -> &'static str {
         match self {
             Loss::Hinge => "hinge",

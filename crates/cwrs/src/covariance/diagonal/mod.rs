@@ -19,7 +19,9 @@ use crate::linalg::huge_pages::vec_on_huge_pages;
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[repr(C, align(16))]
 pub struct Coordinate {
+    /// μ_j, the weight.
     pub mean: f64,
+    /// Σ_j, the weight's variance (> 0).
     pub variance: f64,
 }
 
@@ -123,7 +125,7 @@ fn rebase_period(dim: usize) -> u64 {
 }
 
 impl Diagonal {
-    pub fn coordinates(&self) -> &[Coordinate] {
+    pub(crate) fn coordinates(&self) -> &[Coordinate] {
         &self.coordinates
     }
 

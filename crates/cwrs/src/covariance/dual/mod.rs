@@ -85,10 +85,15 @@ impl PartialEq for Scratch {
 pub struct DualState<'a> {
     /// The support rows as CSR: values, column indices, row offsets.
     pub values: &'a [f64],
+    /// The column index of each value.
     pub indices: &'a [u32],
+    /// The row offsets of the CSR support rows (|S| + 1 values from 0).
     pub indptr: &'a [u64],
+    /// The mean coefficients ν, one per support row.
     pub nu: &'a [f64],
+    /// The covariance coefficients Π, |S|×|S| row-major (empty for first-order rules).
     pub pi: &'a [f64],
+    /// The support rows' Gram matrix, |S|×|S| row-major, as [`DualGaussian::gram`] gives it.
     pub gram: &'a [f64],
 }
 
@@ -210,22 +215,28 @@ impl DualGaussian {
         Ok(self)
     }
 
+    /// The kernel k(x, z).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
     }
 
+    /// Whether the model fits an intercept: 1 is added to every kernel value (a bias feature 1
+    /// in the kernel's feature space).
     pub fn fit_intercept(&self) -> bool {
         self.fit_intercept
     }
 
+    /// The prior variance a of Σ = a·I + Σ_pq Π_pq φ(x_p) φ(x_q)ᵀ (1 for first-order rules).
     pub fn a(&self) -> f64 {
         self.a
     }
 
+    /// The cap on |S|, if any: past it, a support row is removed (docs/design.md §3.4).
     pub fn budget(&self) -> Option<usize> {
         self.budget
     }
 
+    /// |S|, the number of support rows.
     pub fn n_support(&self) -> usize {
         self.support.len()
     }

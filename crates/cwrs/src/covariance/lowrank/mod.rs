@@ -92,6 +92,7 @@ impl LowRank {
         self.rows
     }
 
+    /// k, the number of directions the sketch keeps.
     pub fn rank(&self) -> usize {
         self.rank
     }

@@ -66,7 +66,9 @@ fn out_of_memory(elements: usize) -> CwError {
 /// Whether feature indices in the file count from 0 or from 1 (LIBSVM's convention).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum IndexBase {
+    /// Index 0 is the first feature.
     Zero,
+    /// Index 1 is the first feature (LIBSVM's files).
     One,
 }
 
@@ -75,8 +77,10 @@ pub enum IndexBase {
 /// placeholder that is no number (such as `?`); such a line's label is NaN.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum LabelField {
+    /// Every line starts with its label (to learn or to evaluate).
     #[default]
     Required,
+    /// A line may lack its label, which is then NaN (to predict).
     Optional,
 }
 
@@ -126,22 +130,27 @@ impl Chunk {
         self.n_features = 0;
     }
 
+    /// The number of rows in the chunk.
     pub fn n_rows(&self) -> usize {
         self.labels.len()
     }
 
+    /// The label of each row (NaN for a line without one, when labels are optional).
     pub fn labels(&self) -> &[f64] {
         &self.labels
     }
 
+    /// The row offsets: row i is entries `indptr[i]..indptr[i + 1]` (n_rows + 1 values from 0).
     pub fn indptr(&self) -> &[i64] {
         &self.indptr
     }
 
+    /// The zero-based column index of each value, sorted within a row.
     pub fn indices(&self) -> &[i64] {
         &self.indices
     }
 
+    /// The stored values, row after row.
     pub fn values(&self) -> &[f64] {
         &self.values
     }

@@ -162,10 +162,12 @@ impl<O: SingleModel> Online<O, Gaussian> {
         self.predicted_mean(0, self.model().effective_mean())
     }
 
+    /// The model's covariance form, with its parameters.
     pub fn covariance_kind(&self) -> CovarianceKind {
         self.model().kind()
     }
 
+    /// The model's coordinates.
     pub fn shape(&self) -> Shape {
         self.model().shape()
     }

@@ -103,10 +103,12 @@ impl MulticlassLearner {
             .collect()
     }
 
+    /// The covariance form of every class model, with its parameters.
     pub fn covariance_kind(&self) -> CovarianceKind {
         self.classes()[0].kind()
     }
 
+    /// The coordinates of every class model.
     pub fn shape(&self) -> Shape {
         self.classes()[0].shape()
     }
@@ -157,10 +159,12 @@ impl<M: Covariance> MulticlassLearner<M> {
         Online::with_models(Multiclass { rule, strategy }, classes)
     }
 
+    /// How the class models learn a row: max-score or one-vs-rest.
     pub fn strategy(&self) -> Strategy {
         self.objective().strategy
     }
 
+    /// The number of classes, one model each.
     pub fn n_classes(&self) -> usize {
         self.models().len()
     }

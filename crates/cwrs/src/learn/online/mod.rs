@@ -244,10 +244,12 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.n_rounds
     }
 
+    /// The objective: binary, regression or multiclass, with its rule.
     pub fn objective(&self) -> &O {
         &self.objective
     }
 
+    /// The rule the learner steps with.
     pub fn rule(&self) -> O::Rule {
         self.objective.rule()
     }
@@ -270,6 +272,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         Ok(self)
     }
 
+    /// The number of the user's features (the bias excluded).
     pub fn n_features(&self) -> usize {
         self.models[0].n_features()
     }

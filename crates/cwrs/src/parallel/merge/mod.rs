@@ -36,6 +36,7 @@ pub enum Method {
 }
 
 impl Method {
+    /// The method of a name: `"auto"`, `"information"`, `"precision"` or `"average"`.
     pub fn from_name(name: &str) -> Result<Method, CwError> {
         match name {
             "information" => Ok(Method::Information),
@@ -49,6 +50,7 @@ impl Method {
         }
     }
 
+    /// The method's name as the `method` argument spells it, the inverse of [`Method::from_name`].
     pub fn name(&self) -> &'static str {
         match self {
             Method::Information => "information",
@@ -129,6 +131,7 @@ pub struct Snapshot {
 }
 
 impl Snapshot {
+    /// What a merge reads of `model`, copied out of it.
     pub fn of(model: &Model) -> Snapshot {
         Snapshot {
             config: model.model_config().clone(),
