@@ -14,7 +14,9 @@ use crate::learn::objective::Objective;
 /// it (the averaged mean's, with averaging) and, when asked, xᵀΣ_k x as `variances` gives it.
 #[derive(Debug)]
 pub struct Progressive<'a> {
+    /// μ_k·x of each row before it was learned, rows × models.
     pub scores: &'a mut [f64],
+    /// xᵀΣ_k x of each row before it was learned, rows × models; `None`: not computed.
     pub variances: Option<&'a mut [f64]>,
 }
 
