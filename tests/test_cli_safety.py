@@ -621,12 +621,19 @@ def test_plot_changes_neither_the_results_nor_how_they_are_timed(capsys, monkeyp
     assert (tmp_path / "m.png").read_bytes()[:4] == b"\x89PNG"
 
 
-def test_plot_curves_end_at_the_mistakes_of_the_timed_run(tmp_path):
+@pytest.mark.parametrize(
+    "learner, n_classes",
+    [(cwrs.AROW, 2), (cwrs.PA, 2), (cwrs.AROW, 3), (lambda: cwrs.SCW1(multi_class="ovr"), 3)],
+)
+def test_plot_curves_end_at_the_mistakes_of_the_timed_run(learner, n_classes):
     X, y = classification()
+    if n_classes == 3:
+        y = np.where(X[:, 2] > 0.5, 2, np.where(y > 0, 1, 0))
+    labels = np.unique(y)
     bounds = np.array([0, 100, 250, 300])
-    curve = cli.mistakes_curve(cwrs.AROW(), X, y, [-1, 1], bounds)
+    curve = cli.mistakes_curve(learner(), X, y, labels, bounds)
     for stop, mistakes in zip(bounds, curve):
-        assert mistakes == (cwrs.AROW().partial_fit(X[:stop], y[:stop], classes=[-1, 1])
+        assert mistakes == (learner().partial_fit(X[:stop], y[:stop], classes=labels)
                             .n_mistakes_ if stop else 0)
 
 

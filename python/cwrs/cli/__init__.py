@@ -267,13 +267,21 @@ def compare_runs(args, configs, X, y, reporter):
 
 
 def mistakes_curve(model, X, y, labels, bounds):
-    """Cumulative mistakes of a second, untimed run of `model` at each of `bounds`: learning
-    in pieces gives the same model as in one call (batch = row by row)."""
-    mistakes = [0]
-    for start, stop in zip(bounds[:-1], bounds[1:]):
-        model.partial_fit(X[start:stop], y[start:stop], classes=labels)
-        mistakes.append(model.n_mistakes_)
-    return np.array(mistakes, dtype=float)
+    """Cumulative mistakes of a second, untimed run of `model` at each of `bounds`, from its
+    progressive scores (each row scored before it is learned): a mistake is a row whose true
+    class does not score strictly above every other class (for two classes, y·f ≤ 0), as
+    `n_mistakes_` counts them."""
+    _, scores, _ = model.partial_fit(X, y, classes=labels, return_scores=True)
+    truth = np.searchsorted(np.asarray(labels), y)
+    if scores.ndim == 1:
+        mistakes = np.where(truth == 1, scores, -scores) <= 0
+    else:
+        own = scores[np.arange(len(y)), truth]
+        scores = scores.copy()
+        scores[np.arange(len(y)), truth] = -np.inf
+        mistakes = own - scores.max(axis=1) <= 0
+    cumulative = np.concatenate([[0], np.cumsum(mistakes)])
+    return cumulative[bounds].astype(float)
 
 
 def run_compare(args, reporter):

@@ -672,27 +672,27 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         with_variance: bool,
         value: impl Fn(usize, usize, f64, f64) -> f64,
     ) -> Result<(), CwError> {
-        self.check_output(x, out, self.models.len())?;
-        self.fill_valid(x, out, with_variance, value)
+        let width = self.models.len();
+        self.check_output(x, out, width)?;
+        self.predict_each(x, with_variance, |k, i, score, v| {
+            out[i * width + k] = value(k, i, score, v);
+        })
     }
 
-    /// [`Online::fill_each`] of a validated `x` into an `out` of the right length.
-    fn fill_valid(
+    /// Calls `each(k, i, μ_k·x_i, x_iᵀΣ_k x_i)` for every model k and row i of a validated `x`,
+    /// the scores as predictions use them (averaged if the learner averages), the variance
+    /// NaN unless `with_variance`.
+    fn predict_each(
         &self,
         x: &Matrix,
-        out: &mut [f64],
         with_variance: bool,
-        value: impl Fn(usize, usize, f64, f64) -> f64,
+        mut each: impl FnMut(usize, usize, f64, f64),
     ) -> Result<(), CwError> {
-        let width = self.models.len();
         for (k, model) in self.models.iter().enumerate() {
             match &self.average {
-                None => model.predict_rows(x, with_variance, |i, score, v| {
-                    out[i * width + k] = value(k, i, score, v);
-                })?,
+                None => model.predict_rows(x, with_variance, |i, score, v| each(k, i, score, v))?,
                 Some(average) => model.predict_rows(x, with_variance, |i, score, v| {
-                    let score = score - average.shift(k, model, x.row(i));
-                    out[i * width + k] = value(k, i, score, v);
+                    each(k, i, score - average.shift(k, model, x.row(i)), v);
                 })?,
             }
         }

@@ -93,15 +93,18 @@ impl<O: Objective, M: Covariance> Online<O, M> {
                     break;
                 }
             }
-            let at = i * width..(i + 1) * width;
-            x.row(i).as_matrix(x.n_cols(), |one| {
-                self.fill_valid(one, &mut scores[at.clone()], false, |_, _, s, _| s)?;
-                match variances.as_deref_mut() {
-                    Some(variances) => {
-                        self.fill_valid(one, &mut variances[at], true, |_, _, _, v| v)
-                    }
-                    None => Ok(()),
-                }
+            let (row_scores, row_variances) = (
+                &mut scores[i * width..(i + 1) * width],
+                variances
+                    .as_deref_mut()
+                    .map(|v| &mut v[i * width..(i + 1) * width]),
+            );
+            // One prediction gives both: a form's μ·x is the same with its variance or alone.
+            x.row(i).as_matrix(x.n_cols(), |one| match row_variances {
+                None => self.predict_each(one, false, |k, _, score, _| row_scores[k] = score),
+                Some(row_variances) => self.predict_each(one, true, |k, _, score, v| {
+                    (row_scores[k], row_variances[k]) = (score, v);
+                }),
             })?;
             if weight_of(presentation.weights, i) != 0.0 {
                 let row = std::iter::once((i, x.row(i)));
