@@ -211,7 +211,9 @@ def test_ftrl_refuses_the_squared_hinge_and_l1_gives_exact_zeros():
 @pytest.mark.parametrize("cls", [cwrs.AdaGrad, cwrs.FTRL])
 def test_own_state_forms_are_not_covariances(cls):
     model = cls(fit_intercept=False).fit(np.eye(3), [0, 1, 1])
-    assert not hasattr(model, "predict_proba") and not hasattr(model, "covariance_")
+    assert not hasattr(model, "covariance_")
+    # No Gaussian-margin probability; the logistic loss's own σ(μ·x) where that is the loss.
+    assert hasattr(model, "predict_proba") == (getattr(model, "loss", None) == "logistic")
     # The state holds the per-coordinate gradient sums, one per coordinate.
     state = model._model.state()
     assert state["covariance"] == cls._form and state["covariance_values"].shape == (3,)

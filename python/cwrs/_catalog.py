@@ -10,19 +10,48 @@ rescaling of Σ = a·I + ΦΠΦᵀ acting on a and Π (docs/design.md §2.9); th
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Literal, Optional
+from typing import TYPE_CHECKING, Callable, Literal, Optional
+
+import numpy as np
 
 from ._classifier import Classifier, ConfidenceWeightedClassifier
 from ._docs import document
 from ._params import InvalidParameterError, store_params
+from ._probability import score_probabilities, when_logistic
 
 if TYPE_CHECKING:
     from typing_extensions import Unpack
 
-    from ._typing import ClassifierParams, SecondOrderClassifierParams
+    from ._typing import ClassifierParams, Float64Array, MatrixLike, SecondOrderClassifierParams
 
 #: The losses OGD descends.
 LOSSES = ("hinge", "logistic", "squared_hinge")
+
+
+class _LogisticProbabilities:
+    """`predict_proba` of a learner with a `loss` parameter, for loss="logistic": σ(μ·x) for two
+    classes, as scikit-learn's `SGDClassifier(loss="log_loss")` gives (see `_probability`)."""
+
+    loss: str
+    multi_class: str
+    decision_function: Callable[[MatrixLike], Float64Array]
+
+    @when_logistic
+    def predict_proba(self, X: MatrixLike) -> Float64Array:
+        """Class probabilities of the logistic loss (`loss="logistic"` only; with another loss
+        the estimator has no `predict_proba`). Two classes: P(classes_[1] | x) = σ(μ·x) =
+        1/(1 + e^−μ·x), the probability the logistic model the loss fits gives, as
+        scikit-learn's `SGDClassifier(loss="log_loss")`. More classes: the softmax of the class
+        scores (`multi_class="max-score"`), or each one-vs-rest σ(μ_k·x) normalized over the
+        classes (`"ovr"`, scikit-learn's rule)."""
+        scores = self.decision_function(X)
+        return score_probabilities(scores, one_vs_rest=self.multi_class == "ovr")
+
+    @when_logistic
+    def predict_log_proba(self, X: MatrixLike) -> Float64Array:
+        """Logarithm of `predict_proba` (`loss="logistic"` only)."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
 
 
 @document
@@ -51,7 +80,7 @@ class AggressiveROMMA(Classifier):
 
 
 @document
-class OGD(Classifier):
+class OGD(_LogisticProbabilities, Classifier):
     """
     Parameters
     ----------
@@ -124,7 +153,7 @@ class AdaGrad(Classifier):
 
 
 @document
-class FTRL(Classifier):
+class FTRL(_LogisticProbabilities, Classifier):
     """
     FTRL keeps its own per-coordinate state (z_j, n_j), not a covariance; `coef_` holds the
     weights computed from it, with exact zeros where |z_j| ≤ l1.

@@ -69,6 +69,7 @@ from . import _cwrs
 from ._classifier import Classifier, ConfidenceWeightedClassifier
 from ._estimator import Estimator
 from ._params import check_class_weight
+from ._probability import score_probabilities
 from ._validation import check_sample_weight
 from ._regressor import Regressor
 
@@ -418,13 +419,11 @@ class RiverClassifier(_Adapter, _RiverClassifierBase):
                 variance = model.variance(csr) + self._unseen_variance(estimator) * unseen
                 positive = float(_cwrs.margin_probabilities(score, variance)[0])
             else:
-                positive = _logistic(float(model.decision_function(csr)[0]))
+                return score_probabilities(model.decision_function(csr), one_vs_rest=False)[0]
             return np.array([1.0 - positive, positive])
         if isinstance(estimator, ConfidenceWeightedClassifier):
             return model.probabilities(csr)[0]
-        scores = model.decision_function(csr)[0]
-        exp = np.exp(scores - scores.max())
-        return exp / exp.sum()
+        return score_probabilities(model.decision_function(csr), one_vs_rest=False)[0]
 
     def predict_proba_one(self, x: dict[Hashable, Any], **kwargs: Any) -> dict[Any, float]:
         """P(label | x) for every label known so far; before any row the uniform distribution
@@ -524,10 +523,3 @@ def _check_label(y: Hashable) -> None:
         same = False
     if not same:
         raise ValueError(f"label {y!r} is not equal to itself (NaN?) and cannot be a class")
-
-
-def _logistic(margin: float) -> float:
-    if margin >= 0:
-        return 1.0 / (1.0 + math.exp(-margin))
-    z = math.exp(margin)
-    return z / (1.0 + z)
