@@ -66,7 +66,7 @@ calibration.CalibratedClassifier when the installed river has it.
 
     python benchmarks/calibration.py [--quick]
 
-`--quick` (a smoke run, ~15 s): AROW, AROW full, SCW1 and PA1 and the peers on breast_cancer,
+`--quick` (a smoke run, ~8 s): AROW, AROW full, SCW1 and PA1 and the peers on breast_cancer,
 Phishing and digits, progressive over the first 400 rows of each stream.
 """
 
