@@ -61,8 +61,9 @@ tol=None, random_state=0), river `preprocessing.StandardScaler() |
 linear_model.LogisticRegression()` (SoftmaxRegression on digits; progressive
 predict_proba_one then learn_one on dicts of the unscaled rows, every feature present; held-out
 one pass in a seeded order; river learns the classes as they come, so a row of a class not
-seen yet gets probability 0, and the script notes how many such rows there are), and river's
-calibration.CalibratedClassifier when the installed river has it.
+seen yet gets probability 0, and the script notes how many such rows there are). river 0.26
+has no `river.calibration` module (no CalibratedClassifier); the script says whether the
+installed river has one, and does not run it.
 
     python benchmarks/calibration.py [--quick]
 
@@ -571,12 +572,14 @@ def main():
           "margin, peer = scikit-learn / river probabilities. Progressive: each row scored "
           "before it is learned, one pass in a seeded order; held-out: one training pass, "
           "then the test rows. ECE: top-label, 15 equal-width bins. Saturated: the share of "
-          "rows whose predicted-class probability is within 1e-6 of 1. conf − acc: mean confidence "
-          "minus accuracy, in points (> 0: overconfident).")
-    if river is not None and river_calibration is None:
+          "rows whose predicted-class probability is within 1e-6 of 1. conf − acc: mean "
+          "confidence minus accuracy, in points (> 0: overconfident).")
+    if river is not None:
         print()
-        print(f"river {river.__version__} has no `river.calibration` module "
-              "(no CalibratedClassifier): left out.")
+        print(f"river {river.__version__} "
+              + ("has no `river.calibration` module (no CalibratedClassifier): left out."
+                 if river_calibration is None else
+                 "has a `river.calibration` module, which this script does not measure."))
     print()
     print(f"Check: the progressive probabilities from `partial_fit(..., return_scores=True)` "
           f"and a row-by-row loop (the model's probabilities, then partial_fit of the row) "
