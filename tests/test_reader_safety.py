@@ -291,7 +291,8 @@ def test_a_kernel_calling_its_own_estimator_raises_instead_of_deadlocking():
 def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
     """A batch of seconds (a full covariance at d = 1,000 over 4,000 rows; a kernel model's
     budget of 2,000 support rows over 40,000): SIGINT ends the call with KeyboardInterrupt, and
-    the model is exactly as before it (for partial_fit and fit)."""
+    the model is exactly as before it (for partial_fit, with and without progressive scores, and
+    fit)."""
     out = run_script(INTERRUPT_EACH, f"""
         import numpy as np, cwrs
         rng = np.random.RandomState(0)
@@ -301,9 +302,10 @@ def test_ctrl_c_interrupts_a_long_call_and_restores_the_model(make):
         regressor = isinstance(est, cwrs.Regressor)
         y = X[:, 0] if regressor else np.arange(len(X)) % (2 if kernel else 3)
         est.fit(X[:30], y[:30])
-        interrupt_each(est, (lambda: est.partial_fit(X, y), lambda: est.fit(X, y)), 0.2)
+        scored = lambda: est.partial_fit(X, y, return_scores=True)
+        interrupt_each(est, (lambda: est.partial_fit(X, y), lambda: est.fit(X, y), scored), 0.2)
     """)
-    assert out.splitlines() == ["interrupted True"] * 2
+    assert out.splitlines() == ["interrupted True"] * 3
 
 
 @POSIX
