@@ -7,7 +7,7 @@ the scores, not calibrated."""
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
+from typing import TYPE_CHECKING, Any, Callable, TypeVar
 
 import numpy as np
 
@@ -36,7 +36,12 @@ def score_probabilities(scores: np.ndarray, one_vs_rest: bool) -> np.ndarray:
     return exp / exp.sum(axis=1, keepdims=True)
 
 
-class when_logistic:  # noqa: N801 - used as a decorator, as scikit-learn's `available_if`
+if TYPE_CHECKING:  # the method's own type, for mypy
+
+    def when_logistic(method: _Method) -> _Method: ...
+
+
+class _WhenLogistic:
     """A method that exists only while the estimator's `loss` is "logistic": for another loss
     reading it raises AttributeError, so `hasattr(estimator, "predict_proba")` is False and
     scikit-learn's tools (CalibratedClassifierCV, `neg_log_loss` scoring) see no
@@ -56,3 +61,7 @@ class when_logistic:  # noqa: N801 - used as a decorator, as scikit-learn's `ava
                 f"loss), not loss={instance.loss!r}"
             )
         return self.method.__get__(instance, owner)
+
+
+if not TYPE_CHECKING:
+    when_logistic = _WhenLogistic  # a decorator, as scikit-learn's `available_if`

@@ -20,6 +20,10 @@ y = np.array([0, 1, 0, 1])
 clf = cwrs.AROW(r=0.5, covariance="full").fit(X, y)
 assert_type(clf, cwrs.AROW)
 assert_type(clf.partial_fit(X, y, classes=[0, 1]), cwrs.AROW)
+assert_type(
+    clf.partial_fit(X, y, return_scores=True),
+    tuple[cwrs.AROW, npt.NDArray[np.float64], Union[npt.NDArray[np.float64], None]],
+)
 assert_type(clf.decision_function(X), npt.NDArray[np.float64])
 assert_type(clf.predict_proba(X), npt.NDArray[np.float64])
 assert_type(clf.predict(X), npt.NDArray[Any])
@@ -31,6 +35,11 @@ assert isinstance(clf, cwrs.Classifier)
 reg = cwrs.AROWRegressor(a=2.0).partial_fit(X, y.astype(float))
 assert_type(reg.predict(X), npt.NDArray[np.float64])
 assert_type(reg.predict(X, return_std=True), tuple[npt.NDArray[np.float64], npt.NDArray[np.float64]])
+assert_type(
+    reg.partial_fit(X, y.astype(float), return_scores=True),
+    tuple[cwrs.AROWRegressor, npt.NDArray[np.float64], Union[npt.NDArray[np.float64], None]],
+)
+assert_type(cwrs.FTRL().fit(X, y).predict_proba(X), npt.NDArray[np.float64])
 assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float64])
 
 clf.save("model.cwrs")
