@@ -1,0 +1,94 @@
+"""Prediction intervals of AROWRegressor: the coverage of mean ± 1.96·std from
+`predict(X, return_std=True)` at the defaults (r = 1, a = 1), against scikit-learn's
+BayesianRidge and ARDRegression in the same run, and a candidate noise scale estimated from the
+progressive residuals.
+
+    python benchmarks/intervals.py [--seeds 5]
+
+Data: scikit-learn's diabetes (442 rows, 10 features, targets 25–346) and two synthetic linear
+streams (3,000 rows, 20 Gaussian features, weights N(0, 25), Gaussian noise of σ = 0.1 and 3).
+Each seed: a 70/30 split, features standardized with the training rows' statistics, one
+`partial_fit` pass of the training rows, then the held-out rows. Reported: the share of held-out
+targets inside the 95% interval, the RMSE and the mean interval width, averaged over the seeds.
+
+The candidate ("noise scale from residuals"): under a normal-inverse-gamma prior the noise
+variance σ² scales the whole posterior, Σ = σ²·P, and its estimate from the innovations is the
+mean of e_t²/(v_t + r)·r over the rows, with e_t = y_t − μ_t·x_t and v_t = x_tᵀΣ_t x_t before row t
+is learned (the progressive scores of `partial_fit(..., return_scores=True)`). The interval is
+then ±1.96·√(σ̂²/r · (xᵀΣx + r)). It is computed here in Python; the estimator does not have it.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+import numpy as np
+from sklearn.datasets import load_diabetes
+from sklearn.linear_model import ARDRegression, BayesianRidge
+from sklearn.model_selection import train_test_split
+
+import cwrs
+from _peers import cpu_model
+
+R = 1.0  # AROWRegressor's default noise variance
+
+
+def data_sets():
+    X, y = load_diabetes(return_X_y=True)
+    yield "diabetes", X, y
+    rng = np.random.default_rng(0)
+    for noise in (0.1, 3.0):
+        X = rng.normal(size=(3000, 20))
+        w = 5.0 * rng.normal(size=20)
+        yield f"synthetic, σ = {noise}", X, X @ w + noise * rng.normal(size=3000)
+
+
+def interval_row(mean, std, y):
+    return (
+        float(np.mean(np.abs(y - mean) <= 1.96 * std)),
+        float(np.sqrt(np.mean((mean - y) ** 2))),
+        float(np.mean(2 * 1.96 * std)),
+    )
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    args = parser.parse_args()
+    print(f"{cpu_model()} · cwrs {cwrs.__version__} · numpy {np.__version__} · "
+          f"{args.seeds} seeds\n")
+    for name, X, y in data_sets():
+        results: dict[str, list[tuple[float, float, float]]] = {}
+        for seed in range(args.seeds):
+            X_train, X_test, y_train, y_test = train_test_split(
+                X, y, test_size=0.3, random_state=seed
+            )
+            center, scale = X_train.mean(axis=0), X_train.std(axis=0)
+            X_train, X_test = (X_train - center) / scale, (X_test - center) / scale
+            for covariance in ("diag", "full"):
+                label = f"cwrs AROWRegressor {covariance}"
+                model, scores, variances = cwrs.AROWRegressor(covariance=covariance).partial_fit(
+                    X_train, y_train, return_scores=True
+                )
+                mean, std = model.predict(X_test, return_std=True)
+                results.setdefault(label, []).append(interval_row(mean, std, y_test))
+                noise = float(np.mean((y_train - scores) ** 2 / (variances + R))) * R
+                scaled = np.sqrt(noise / R) * std
+                results.setdefault(f"{label}, noise scale from residuals", []).append(
+                    interval_row(mean, scaled, y_test)
+                )
+            for label, peer in (("scikit-learn BayesianRidge", BayesianRidge()),
+                                ("scikit-learn ARDRegression", ARDRegression())):
+                mean, std = peer.fit(X_train, y_train).predict(X_test, return_std=True)
+                results.setdefault(label, []).append(interval_row(mean, std, y_test))
+        print(f"### {name}\n")
+        print("| model | coverage of the 95% intervals | RMSE | mean width |")
+        print("|---|--:|--:|--:|")
+        for label, rows in results.items():
+            coverage, rmse, width = np.mean(rows, axis=0)
+            print(f"| {label} | {coverage:.3f} | {rmse:.3f} | {width:.3f} |")
+        print()
+
+
+if __name__ == "__main__":
+    main()
