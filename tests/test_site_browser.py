@@ -29,9 +29,15 @@ def chromium():
 
 def _run(chromium, *args, url):
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars"]
-    done = subprocess.run(
-        [chromium, *flags, *args, url], capture_output=True, text=True, timeout=120
-    )
+    for _ in range(3):
+        done = subprocess.run(
+            [chromium, *flags, *args, url], capture_output=True, text=True, timeout=120
+        )
+        # Headless chromium now and then dies of a signal (a SIGSEGV, once in a CI run, on a
+        # page that renders in every other run): run it again. An exit of its own (a page it
+        # could not load) fails at once.
+        if done.returncode >= 0:
+            break
     assert done.returncode == 0, done.stderr[-2000:]
     return done.stdout
 
