@@ -83,3 +83,17 @@ def test_scikit_learn_sees_the_probabilities():
     assert np.all(scores < 0) and np.all(np.isfinite(scores))
     calibrated = CalibratedClassifierCV(cwrs.OGD(loss="logistic"), cv=3).fit(X, Y2)
     assert calibrated.predict_proba(X).shape == (300, 2)
+
+
+def test_scores_that_overflowed_to_infinity_give_probabilities_not_nan():
+    from cwrs._probability import score_probabilities
+
+    inf = np.inf
+    scores = np.array([[inf, 1.0, 2.0], [inf, inf, 0.0], [-inf, -inf, -inf], [1.0, 2.0, 3.0]])
+    softmax = score_probabilities(scores, one_vs_rest=False)
+    np.testing.assert_array_equal(softmax[:3], [[1, 0, 0], [0.5, 0.5, 0], [1 / 3, 1 / 3, 1 / 3]])
+    exp = np.exp([1.0, 2.0, 3.0] - np.float64(3.0))
+    np.testing.assert_allclose(softmax[3], exp / exp.sum(), rtol=1e-15)
+    ovr = score_probabilities(np.array([[-inf, -inf, -inf], [inf, -inf, -inf]]), one_vs_rest=True)
+    np.testing.assert_array_equal(ovr, [[1 / 3, 1 / 3, 1 / 3], [1, 0, 0]])
+    np.testing.assert_array_equal(score_probabilities(np.array([inf, -inf]), False), [[0, 1], [1, 0]])

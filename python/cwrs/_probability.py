@@ -29,11 +29,16 @@ def score_probabilities(scores: np.ndarray, one_vs_rest: bool) -> np.ndarray:
     if scores.ndim == 1:
         return np.column_stack([logistic(-scores), logistic(scores)])
     if one_vs_rest:
-        positive = logistic(scores)
-        return positive / positive.sum(axis=1, keepdims=True)
-    with np.errstate(invalid="ignore"):
-        exp = np.exp(scores - scores.max(axis=1, keepdims=True))
-    return exp / exp.sum(axis=1, keepdims=True)
+        weights = logistic(scores)
+    else:
+        top = scores.max(axis=1, keepdims=True)
+        with np.errstate(invalid="ignore"):
+            weights = np.exp(scores - top)
+        # A score that overflowed to +inf takes all the probability (shared by equal ones).
+        weights = np.where(np.isinf(top), (scores == top).astype(np.float64), weights)
+    total = weights.sum(axis=1, keepdims=True)
+    # Every one-vs-rest score at −inf: no class is preferred.
+    return np.where(total > 0, weights / np.where(total > 0, total, 1.0), 1.0 / scores.shape[1])
 
 
 if TYPE_CHECKING:  # the method's own type, for mypy
