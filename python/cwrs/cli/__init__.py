@@ -270,7 +270,8 @@ def mistakes_curve(model, X, y, labels, bounds):
     """Cumulative mistakes of a second, untimed run of `model` at each of `bounds`, from its
     progressive scores (each row scored before it is learned): a mistake is a row whose true
     class does not score strictly above every other class (for two classes, y·f ≤ 0), as
-    `n_mistakes_` counts them."""
+    `n_mistakes_` counts them (for an averaged model, of the averaged predictions, which
+    `n_mistakes_` does not count)."""
     _, scores, _ = model.partial_fit(X, y, classes=labels, return_scores=True)
     truth = np.searchsorted(np.asarray(labels), y)
     if scores.ndim == 1:
