@@ -221,10 +221,12 @@ def test_a_failing_callable_kernel_leaves_the_model_unchanged():
 
     model = cwrs.AROW(kernel=flaky).partial_fit(X[:10], y[:10], classes=[-1, 1])
     before = (model.dual_coef_.copy(), model.n_updates_, model.n_mistakes_)
-    with pytest.raises(RuntimeError, match="kernel service down"):
-        model.partial_fit(X[10:], y[10:])
-    assert np.array_equal(model.dual_coef_, before[0])
-    assert (model.n_updates_, model.n_mistakes_) == before[1:]
+    for scored in (False, True):  # the kernel fails while predicting or learning a row
+        calls["n"] = 0
+        with pytest.raises(RuntimeError, match="kernel service down"):
+            model.partial_fit(X[10:], y[10:], return_scores=scored)
+        assert np.array_equal(model.dual_coef_, before[0])
+        assert (model.n_updates_, model.n_mistakes_) == before[1:]
 
 
 @pytest.mark.parametrize("sparse", [False, True], ids=["dense", "csr"])

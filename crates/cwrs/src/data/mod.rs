@@ -866,8 +866,13 @@ impl<'a> Presentation<'a> {
 
     /// The row indices of an `n`-row batch, one per presentation, in presentation order.
     pub fn sequence(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
-        let natural = if self.order.is_some() { 0 } else { n };
-        self.kept(self.order.unwrap_or(&[]).iter().copied().chain(0..natural))
+        self.kept(self.presented(n))
+    }
+
+    /// [`Presentation::sequence`] with the rows of weight 0 too (which are not learned: a
+    /// caller that predicts every row before learning it, `partial_fit_scored`).
+    pub(crate) fn sequence_with_weightless(&self, n: usize) -> impl Iterator<Item = usize> + '_ {
+        self.until_stopped(self.presented(n))
     }
 
     /// The presentations of rows `rows` in order (`order` must be `None`).
@@ -876,22 +881,36 @@ impl<'a> Presentation<'a> {
         self.kept(rows)
     }
 
+    /// The row indices of an `n`-row batch in presentation order: `order`, or else `0..n`.
+    fn presented(&self, n: usize) -> impl Iterator<Item = usize> + 'a {
+        let natural = if self.order.is_some() { 0 } else { n };
+        self.order.unwrap_or(&[]).iter().copied().chain(0..natural)
+    }
+
     /// The rows of `rows` whose weight is not 0, until `stop` says to stop.
     fn kept(&self, rows: impl Iterator<Item = usize> + 'a) -> impl Iterator<Item = usize> + 'a {
-        let (weights, stop) = (self.weights, self.stop);
+        let weights = self.weights;
+        self.until_stopped(rows.filter(move |&i| weights.is_none_or(|w| w[i] != 0.0)))
+    }
+
+    /// `rows` until `stop`, asked every `stop.every` rows, says to stop.
+    fn until_stopped(
+        &self,
+        rows: impl Iterator<Item = usize> + 'a,
+    ) -> impl Iterator<Item = usize> + 'a {
+        let stop = self.stop;
         let mut count = 0u32;
-        rows.filter(move |&i| weights.is_none_or(|w| w[i] != 0.0))
-            .take_while(move |_| {
-                let Some(stop) = stop else {
-                    return true;
-                };
-                count += 1;
-                if count < stop.every {
-                    return true;
-                }
-                count = 0;
-                !stop.now()
-            })
+        rows.take_while(move |_| {
+            let Some(stop) = stop else {
+                return true;
+            };
+            count += 1;
+            if count < stop.every {
+                return true;
+            }
+            count = 0;
+            !stop.now()
+        })
     }
 
     /// How many rows an `n`-row batch presents (rows of weight 0 and rows out of range, which

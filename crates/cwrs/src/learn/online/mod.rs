@@ -375,7 +375,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let weight = [h];
         let weights = (h != 1.0).then_some(&weight[..]);
         let updates =
-            self.learn_undoably(|online| online.learn_valid(one, (&[target], weights)))?;
+            self.learn_undoably(|online| Ok(online.learn_valid(one, (&[target], weights))))?;
         Ok(updates > 0)
     }
 
@@ -529,7 +529,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.check_targets(targets)?;
         self.learn_undoably(|online| {
             let rows = presentation.sequence(x.n_rows()).map(|i| (i, x.row(i)));
-            online.learn_valid(rows, (targets, presentation.weights))
+            Ok(online.learn_valid(rows, (targets, presentation.weights)))
         })?;
         Ok(())
     }
@@ -570,8 +570,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         let row = |i| (i, x.row(i));
         let targets = (targets, presentation.weights);
         self.learn_undoably(|online| match presentation.order {
-            Some(_) => online.learn_valid(presentation.sequence(x.n_rows()).map(row), targets),
-            None => online.learn_valid(presentation.sequence_of(rows).map(row), targets),
+            Some(_) => Ok(online.learn_valid(presentation.sequence(x.n_rows()).map(row), targets)),
+            None => Ok(online.learn_valid(presentation.sequence_of(rows).map(row), targets)),
         })
         .map(drop)
     }
@@ -586,20 +586,20 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         (self.n_updates, self.n_mistakes, self.n_rounds) = (n_updates, n_mistakes, n_rounds);
     }
 
-    /// Runs `learn`; if a model's learning failed midway (a custom kernel's error), restores
-    /// the learner as it was and returns that error.
-    fn learn_undoably(&mut self, learn: impl FnOnce(&mut Self) -> u64) -> Result<u64, CwError> {
+    /// Runs `learn`; if it fails, or a model's learning failed midway (a custom kernel's
+    /// error), restores the learner as it was and returns that error (`learn`'s first).
+    fn learn_undoably<R>(
+        &mut self,
+        learn: impl FnOnce(&mut Self) -> Result<R, CwError>,
+    ) -> Result<R, CwError> {
         let before = self.models.iter().any(M::can_fail).then(|| self.clone());
-        let updates = learn(self);
-        match self.models.iter_mut().find_map(M::take_failure) {
-            Some(error) => {
-                if let Some(before) = before {
-                    *self = before;
-                }
-                Err(error)
-            }
-            None => Ok(updates),
+        let learned = learn(self);
+        let failure = self.take_failure();
+        let learned = learned.and_then(|learned| failure.map(|()| learned));
+        if let (Err(_), Some(before)) = (&learned, before) {
+            *self = before;
         }
+        learned
     }
 
     /// Validates `x` and checks that `out` holds `width` values per row.

@@ -55,17 +55,8 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         presentation.check(x, self.n_features(), targets.len())?;
         self.check_targets(targets)?;
         out.check(x.n_rows(), self.models.len())?;
-        // Only a custom kernel can fail, in prediction or learning: then restore the model.
-        let before = self.models.iter().any(M::can_fail).then(|| self.clone());
-        let learned = self.learn_scored(x, targets, presentation, out);
-        let failure = self.models.iter_mut().find_map(M::take_failure);
-        match (learned.and(failure.map_or(Ok(()), Err)), before) {
-            (Err(error), Some(before)) => {
-                *self = before;
-                Err(error)
-            }
-            (learned, _) => learned,
-        }
+        // Only a custom kernel can fail, in prediction or learning: then the model is restored.
+        self.learn_undoably(|online| online.learn_scored(x, targets, presentation, out))
     }
 
     /// The loop of [`Online::partial_fit_scored`] over a checked batch.
@@ -76,23 +67,12 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         presentation: Presentation,
         out: Progressive,
     ) -> Result<(), CwError> {
-        let natural = if presentation.order.is_some() {
-            0
-        } else {
-            x.n_rows()
-        };
-        let order = presentation.order.unwrap_or(&[]).iter().copied();
         let Progressive {
             scores,
             mut variances,
         } = out;
         let width = self.models.len();
-        for (count, i) in order.chain(0..natural).enumerate() {
-            if let Some(stop) = presentation.stop {
-                if count > 0 && count % stop.every.max(1) as usize == 0 && stop.now() {
-                    break;
-                }
-            }
+        for i in presentation.sequence_with_weightless(x.n_rows()) {
             let (row_scores, row_variances) = (
                 &mut scores[i * width..(i + 1) * width],
                 variances
