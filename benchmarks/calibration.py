@@ -317,6 +317,18 @@ def probabilities_now(estimator, X):
     return binary(expit(scores)) if scores.ndim == 1 else softmax(scores, axis=1)
 
 
+def predict_then_learn(model, X, y, classes, probabilities):
+    """Progressive probabilities by a row loop: row 0 uniform (nothing learned yet), then each
+    row's `probabilities(model, row)` before `partial_fit` of the row."""
+    P = np.empty((len(y), len(classes)))
+    P[0] = 1.0 / len(classes)
+    model.partial_fit(X[:1], y[:1], classes=classes)
+    for i in range(1, len(y)):
+        P[i] = probabilities(model, X[i:i + 1])[0]
+        model.partial_fit(X[i:i + 1], y[i:i + 1])
+    return P
+
+
 def cwrs_progressive(make, data):
     classes = np.arange(data.n_classes)
     estimator = make()
@@ -324,14 +336,8 @@ def cwrs_progressive(make, data):
     if data.n_classes > 2 and second_order:
         # The multiclass Gaussian probability is a quadrature, not a function of the scores
         # alone: the exact row-by-row loop.
-        X, y = data.X_stream, data.y_stream
-        P = np.empty((len(y), data.n_classes))
-        P[0] = 1.0 / data.n_classes
-        estimator.partial_fit(X[:1], y[:1], classes=classes)
-        for i in range(1, len(y)):
-            P[i] = estimator.predict_proba(X[i:i + 1])[0]
-            estimator.partial_fit(X[i:i + 1], y[i:i + 1])
-        return P
+        return predict_then_learn(estimator, data.X_stream, data.y_stream, classes,
+                                  probabilities_now)
     _, scores, variances = estimator.partial_fit(
         data.X_stream, data.y_stream, classes=classes, return_scores=True)
     if np.isnan(scores).any():
@@ -346,16 +352,9 @@ def cwrs_progressive(make, data):
 def verify_progressive(make, data, P_batch, rows=VERIFY_ROWS):
     """max |Δ| between the progressive probabilities from the scores and a row-by-row loop
     (the model's probabilities of the row, then partial_fit of the row), on the first rows."""
-    classes = np.arange(data.n_classes)
-    X, y = data.X_stream, data.y_stream
-    estimator = make()
-    estimator.partial_fit(X[:1], y[:1], classes=classes)
-    worst = np.max(np.abs(P_batch[0] - 1.0 / data.n_classes))
-    for i in range(1, min(rows, len(y))):
-        worst = max(worst, np.max(np.abs(probabilities_now(estimator, X[i:i + 1])[0]
-                                          - P_batch[i])))
-        estimator.partial_fit(X[i:i + 1], y[i:i + 1])
-    return worst
+    X, y = data.X_stream[:rows], data.y_stream[:rows]
+    P = predict_then_learn(make(), X, y, np.arange(data.n_classes), probabilities_now)
+    return np.max(np.abs(P - P_batch[:len(P)]))
 
 
 def cwrs_heldout(make, data):
@@ -382,16 +381,8 @@ def sgd(**kw):
 
 
 def sgd_progressive(data):
-    classes = np.arange(data.n_classes)
-    X, y = data.X_stream, data.y_stream
-    model = sgd()
-    P = np.empty((len(y), data.n_classes))
-    P[0] = 1.0 / data.n_classes
-    model.partial_fit(X[:1], y[:1], classes=classes)
-    for i in range(1, len(y)):
-        P[i] = model.predict_proba(X[i:i + 1])[0]
-        model.partial_fit(X[i:i + 1], y[i:i + 1])
-    return P
+    return predict_then_learn(sgd(), data.X_stream, data.y_stream, np.arange(data.n_classes),
+                              lambda model, X: model.predict_proba(X))
 
 
 def sgd_heldout(data):

@@ -342,29 +342,23 @@ def report(data, names, learners, stats, results, elapsed, argv):
                      f"{stats[n]:.4g}", f"{100 * acc_sd:.1f}", f"{100 * err_sd:.1f}"])
     print(table(["data", "train", "test", "d", "format", "classes", "M", "accuracy spread",
                  "progressive spread"], rows))
+
+    def lead_table(metric):
+        """learner × data: `metric(result)` = (the defaults' value, the best point's lead)."""
+        rows = [[ln] + [f"{pts(value)} ({100 * lead:.1f})"
+                        for value, lead in (metric(results[ln, n]) for n in names)]
+                for ln in lnames]
+        return table(["learner"] + names, rows)
+
     print("\nHeld-out accuracy (%) at the defaults, and in brackets the best grid point's lead "
           "over it (points):\n")
-    rows = []
-    for ln in lnames:
-        row = [ln]
-        for n in names:
-            r = results[ln, n]
-            row.append(f"{pts(r['default'][0])} ({100 * (r['best_acc'][1] - r['default'][0]):.1f})")
-        rows.append(row)
-    print(table(["learner"] + names, rows))
+    print(lead_table(lambda r: (r["default"][0], r["best_acc"][1] - r["default"][0])))
     print("\nThe best grid point for held-out accuracy (main parameter, a):\n")
     rows = [[ln] + [fmt_params(results[ln, n]["best_acc"][0]) for n in names] for ln in lnames]
     print(table(["learner"] + names, rows))
     print("\nProgressive error (%) at the defaults, and in brackets the best grid point's lead "
           "over it (points):\n")
-    rows = []
-    for ln in lnames:
-        row = [ln]
-        for n in names:
-            r = results[ln, n]
-            row.append(f"{pts(r['default'][1])} ({100 * (r['default'][1] - r['best_err'][1]):.1f})")
-        rows.append(row)
-    print(table(["learner"] + names, rows))
+    print(lead_table(lambda r: (r["default"][1], r["default"][1] - r["best_err"][1])))
 
     # The candidate rules, the main parameter at its default.
     def rule_name(rule):
