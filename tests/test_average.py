@@ -123,11 +123,16 @@ def test_proba_pairs_the_averaged_mean_with_the_current_covariance():
     est = cwrs.AROW(average=True, random_state=0).fit(X, y)
     plain = cwrs.AROW(random_state=0).fit(X, y)
     np.testing.assert_array_equal(est.covariance_, plain.covariance_)
-    # P(y = +1) = Φ(μ̄·x / √(xᵀΣx)) over the model's coordinates (the bias feature 1 included).
+    # P(y = +1) = Φ(μ̄·x / √(xᵀΣx + s²)) over the model's coordinates (the bias feature 1
+    # included); the label noise s² is learned from the current mean's margins, as the plain
+    # model's.
     Xb = np.column_stack([X, np.ones(len(X))])
     variance = np.einsum("ij,j,ij->i", Xb, plain._fitted_model().covariance, Xb)
-    expected = norm_cdf(est.decision_function(X) / np.sqrt(variance))
+    assert est.noise_variance_ == plain.noise_variance_
+    expected = norm_cdf(est.decision_function(X) / np.sqrt(variance + est.noise_variance_))
     np.testing.assert_allclose(est.predict_proba(X)[:, 1], expected, rtol=1e-9)
+    posterior = norm_cdf(est.decision_function(X) / np.sqrt(variance))
+    np.testing.assert_allclose(est.predict_posterior_proba(X)[:, 1], posterior, rtol=1e-9)
 
 
 def norm_cdf(z):

@@ -249,7 +249,7 @@ def test_a_callable_kernel_learns_as_the_python_loop_did(sparse):
     ]
     recorded = [np.array([float.fromhex(v) for v in values]) for values in (scores, probabilities)]
     np.testing.assert_allclose(model.decision_function(Xin[:6]), recorded[0], rtol=1e-12)
-    np.testing.assert_allclose(model.predict_proba(Xin[:6])[:, 1], recorded[1], rtol=1e-12)
+    np.testing.assert_allclose(model.predict_posterior_proba(Xin[:6])[:, 1], recorded[1], rtol=1e-12)
 
 
 def test_a_callable_kernel_gets_rows_and_support_rows_in_the_fitted_format():

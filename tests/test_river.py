@@ -425,18 +425,24 @@ def test_non_finite_values_are_refused_seen_or_not(adapter, bad):
 
 @pytest.mark.parametrize("covariance", ["diag", "full", "lowrank"])
 @pytest.mark.parametrize("scale", [2.0**530, 1e160, 2.0**-560])
-def test_probabilities_do_not_depend_on_a_rows_positive_scale(covariance, scale):
-    """A confident row scaled far up or down gets the estimator's own probability (its margin
-    over its spread does not change with a positive scale), not 1/2 from an overflowed spread."""
+def test_probabilities_of_a_rescaled_row_follow_its_spread(covariance, scale):
+    """A confident row scaled far up gets the estimator's posterior probability (its spread
+    xᵀΣx overwhelms the label noise, and its margin over its spread does not change with a
+    positive scale), not 1/2 from an overflowed spread; scaled far down, the label noise
+    overwhelms its spread and its probability is 1/2 on its side."""
     adapter = RiverClassifier(cwrs.AROW(covariance=covariance, fit_intercept=False))
     rng = np.random.default_rng(3)
     for x in rng.normal(size=(200, 3)):
         adapter.learn_one(dict(enumerate(x)), bool(x[0] - x[1] + 0.3 * rng.normal() > 0))
     row = {0: 1.5, 1: -0.5, 2: 0.25}
-    expected = adapter.predict_proba_one(row)
+    posterior = adapter.estimator_.predict_posterior_proba(_dense(adapter, [row]))[0]
     scaled = adapter.predict_proba_one({k: v * scale for k, v in row.items()})
-    for label, p in expected.items():
-        assert scaled[label] == pytest.approx(p, rel=1e-12, abs=1e-300)
+    assert posterior[1] > 0.6
+    if scale > 1:
+        assert scaled[True] == pytest.approx(posterior[1], rel=1e-12, abs=1e-300)
+        assert scaled[False] == pytest.approx(posterior[0], rel=1e-12, abs=1e-300)
+    else:
+        assert scaled[True] == np.nextafter(0.5, 1.0)  # the float next to 1/2, on its side
 
 
 def _dense(adapter, rows):

@@ -92,13 +92,13 @@ FORMS = [
 
 def _confident_rows(model, X):
     # Rows whose probability is informative (neither rounded to 0 or 1 nor 1/2).
-    p = model.predict_proba(X)[:, 1]
+    p = model.predict_posterior_proba(X)[:, 1]
     return X[(p > 0.6) & (p < 0.999) | (p < 0.4) & (p > 0.001)][:10]
 
 
 @pytest.mark.parametrize("params", FORMS, ids=str)
 @pytest.mark.parametrize("exponent", [530, 1000, -565, -1000])
-def test_predict_proba_does_not_depend_on_the_scale_of_a_row(params, exponent):
+def test_posterior_proba_does_not_depend_on_the_scale_of_a_row(params, exponent):
     # 2^530 ~ 1e160 overflows xᵀΣx, 2^-565 ~ 1e-170 underflows it; 2^±1000 push μ·x and the
     # row itself to float64's edges.
     X, y = _stream(11)
@@ -106,27 +106,42 @@ def test_predict_proba_does_not_depend_on_the_scale_of_a_row(params, exponent):
     rows = _confident_rows(model, X)
     assert len(rows) >= 3
     s = 2.0**exponent
-    np.testing.assert_array_equal(model.predict_proba(rows * s), model.predict_proba(rows))
+    np.testing.assert_array_equal(model.predict_posterior_proba(rows * s), model.predict_posterior_proba(rows))
 
 
 @pytest.mark.parametrize("s", [1e160, 1e-170])
-def test_predict_proba_of_a_rescaled_row_stays_confident(s):
+def test_posterior_proba_of_a_rescaled_row_stays_confident(s):
     # Not a power of two: equal to rounding.
     X, y = _stream(11)
     model = _fit("AROW", X, y, 1.0, covariance="full")
     rows = _confident_rows(model, X)
-    np.testing.assert_allclose(model.predict_proba(rows * s), model.predict_proba(rows), rtol=1e-12)
+    np.testing.assert_allclose(model.predict_posterior_proba(rows * s), model.predict_posterior_proba(rows), rtol=1e-12)
 
 
 @pytest.mark.parametrize("strategy", ["max-score", "ovr"])
 @pytest.mark.parametrize("params", FORMS[:3], ids=str)
 @pytest.mark.parametrize("exponent", [530, -565])
-def test_multiclass_predict_proba_does_not_depend_on_the_scale_of_a_row(params, strategy, exponent):
+def test_multiclass_posterior_proba_does_not_depend_on_the_scale_of_a_row(params, strategy, exponent):
     X, y = _stream(5, classes=3)
     model = _fit("AROW", X, y, 1.0, multi_class=strategy, **params)
     rows = X[:20]
     s = 2.0**exponent
-    np.testing.assert_array_equal(model.predict_proba(rows * s), model.predict_proba(rows))
+    np.testing.assert_array_equal(model.predict_posterior_proba(rows * s), model.predict_posterior_proba(rows))
+
+
+@pytest.mark.parametrize("params", FORMS, ids=str)
+def test_predict_proba_goes_from_one_half_to_the_posterior_as_a_row_grows(params):
+    # The label noise s² is in margin units: beside an overflowed xᵀΣx it is nothing (the
+    # posterior form, at the row's unit scale), beside an underflowed one everything (Φ(μ·x/s),
+    # 1/2 on the score's side).
+    X, y = _stream(11)
+    model = _fit("AROW", X, y, 1.0, **params)
+    rows = _confident_rows(model, X)
+    posterior = model.predict_posterior_proba(rows)
+    np.testing.assert_array_equal(model.predict_proba(rows * 2.0**530), posterior)
+    tiny = model.predict_proba(rows * 2.0**-565)[:, 1]
+    sides = np.where(posterior[:, 1] > 0.5, np.nextafter(0.5, 1.0), np.nextafter(0.5, 0.0))
+    np.testing.assert_array_equal(tiny, sides)
 
 
 def test_predict_proba_scales_the_bias_feature_with_the_row():
@@ -139,4 +154,6 @@ def test_predict_proba_scales_the_bias_feature_with_the_row():
     rows = X[:10]
     z = rows @ coef / np.sqrt(np.einsum("ij,jk,ik->i", rows, sigma, rows))
     expected = np.array([0.5 * math.erfc(-t / math.sqrt(2)) for t in z])
-    np.testing.assert_allclose(model.predict_proba(rows * 1e160)[:, 1], expected, rtol=1e-9)
+    np.testing.assert_allclose(
+        model.predict_posterior_proba(rows * 1e160)[:, 1], expected, rtol=1e-9
+    )

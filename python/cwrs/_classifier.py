@@ -416,6 +416,16 @@ class Classifier(Estimator):
         return np.ravel(self._fitted_model().class_counts)  # one value per class, not a row each
 
 
+def _both_classes(probabilities: Float64Array) -> Float64Array:
+    """A binary model's P(classes_[1]) as both columns [1 − p, p]; more classes as they are."""
+    if probabilities.ndim == 2:
+        return probabilities
+    both = np.empty((probabilities.shape[0], 2))
+    both[:, 1] = probabilities
+    np.subtract(1.0, probabilities, out=both[:, 0])
+    return both
+
+
 class ConfidenceWeightedClassifier(Classifier):
     """Base of the second-order classifiers: a Gaussian N(μ, Σ) over weight vectors."""
 
@@ -427,29 +437,44 @@ class ConfidenceWeightedClassifier(Classifier):
         store_params(self, locals())
 
     def predict_proba(self, X: MatrixLike) -> Float64Array:
-        """Class probabilities under the Gaussian over weights.
+        """Predictive class probabilities: the Gaussian over weights and the label noise.
 
-        Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)), the probability that a weight
-        vector drawn from N(μ, Σ) puts x on the positive side. It has the sign of
-        `decision_function` (> 1/2 exactly where μ·x > 0), but it is not a monotone function of
-        it across rows: a row whose margin is uncertain (large xᵀΣx) gets a probability closer
-        to 1/2. More classes: the probability that class k scores highest when the class
-        scores are independent Gaussians N(μ_k·x, σ²) with the common variance σ² the mean of
-        the classes' xᵀΣ_k x (by quadrature); the common variance makes the probabilities rank
-        the classes exactly as `decision_function` does.
+        Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx + s²)), the probability that the label
+        is positive when it is the sign of the score of a weight vector drawn from N(μ, Σ) plus
+        a Gaussian label noise of variance s² (`noise_variance_`), learned from the stream: the
+        maximum-likelihood s² of each row's margin and variance just before the row was learned
+        (the probit model; docs/design.md §3.14). It has the sign of `decision_function`
+        (> 1/2 exactly where μ·x > 0). More classes: the probability that class k scores
+        highest when the class scores are independent Gaussians N(μ_k·x, σ² + s²), σ² the mean
+        of the classes' xᵀΣ_k x (by quadrature), which ranks the classes exactly as
+        `decision_function` does. `predict_posterior_proba` gives the probabilities without
+        the label noise.
         """
         lean = self._lean
         both = None if lean is None else (probabilities := lean.proba)(X)
         if both is not None:
             return both
         model, rows = self._model_and_rows(X)
-        probabilities = refuse_overflow(model.probabilities(rows), "predict_proba")
-        if probabilities.ndim == 2:
-            return probabilities
-        both = np.empty((probabilities.shape[0], 2))
-        both[:, 1] = probabilities
-        np.subtract(1.0, probabilities, out=both[:, 0])
-        return both
+        return _both_classes(refuse_overflow(model.probabilities(rows), "predict_proba"))
+
+    def predict_posterior_proba(self, X: MatrixLike) -> Float64Array:
+        """Class probabilities under the Gaussian over weights alone, without label noise.
+
+        Two classes: P(classes_[1] | x) = Φ(μ·x / √(xᵀΣx)), the probability that a weight
+        vector drawn from N(μ, Σ) puts x on the positive side: the model's uncertainty about
+        its weights, not about the label. As Σ shrinks with the rows learned it goes to 0 or 1
+        whatever the noise of the labels, so it is not a calibrated probability of the label
+        (`predict_proba` is). More classes: as `predict_proba` with s² = 0.
+        """
+        model, rows = self._model_and_rows(X)
+        probabilities = model.posterior_probabilities(rows)
+        return _both_classes(refuse_overflow(probabilities, "predict_posterior_proba"))
+
+    @property
+    def noise_variance_(self) -> float:
+        """s², the variance of the label noise in units of the margin μ·x that `predict_proba`
+        adds to xᵀΣx: learned from the rows as they were learned, starting from 1."""
+        return self._fitted_model().noise_variance
 
     def predict_log_proba(self, X: MatrixLike) -> Float64Array:
         """Logarithm of `predict_proba`."""

@@ -46,6 +46,7 @@ pub fn attribute(model: &Model, name: &str) -> Option<Value<'static>> {
         }
         "config" => model.config().into(),
         "noise_since_reset" => model.noise_since_reset().into(),
+        "noise_variance" => model.noise_variance().into(),
         "class_counts" => model.class_counts().to_vec().into(),
         _ => return None,
     })

@@ -134,11 +134,14 @@ macro_rules! methods_and_attributes {
 
 methods_and_attributes! {
     [kind, n_classes, covariance_kind, mean, covariance, dense_covariance, n_updates,
-     n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset, class_counts]
-    // μ·x, xᵀΣx, and Φ(μ·x / √(xᵀΣx)) (P(class k has the highest score)) for every row (and
-    // class: rows × classes for a multiclass model).
+     n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset, class_counts,
+     noise_variance]
+    // μ·x, xᵀΣx, the predictive Φ(μ·x / √(xᵀΣx + s²)) (P(class k has the highest score)) and
+    // the posterior Φ(μ·x / √(xᵀΣx)) for every row (and class: rows × classes for a multiclass
+    // model).
     [decision_function => decision_function, variance => variances,
-     probabilities => probabilities]
+     probabilities => probabilities, posterior_probabilities => posterior_probabilities,
+     predictive_variance => predictive_variances]
     // The estimators' `decision_function` and `predict_proba` (both classes of a binary model).
     [decision_lean => decision_function, columns,
      proba_lean => class_probabilities, proba_columns]

@@ -7,6 +7,7 @@ pub mod drift;
 pub mod file_learning;
 pub mod learner;
 pub mod multiclass;
+pub mod noise_estimate;
 pub mod objective;
 pub mod online;
 pub mod regression;

@@ -11,6 +11,7 @@ use crate::covariance::{Covariance, CovarianceKind, Observation, Update};
 use crate::data::{weight_of, Row, Weights};
 use crate::error::CwError;
 use crate::learn::drift::{Innovation, Watched};
+use crate::learn::noise_estimate::NoiseEstimate;
 use crate::rules::{
     is_learnable_variance, Context, RegressionRule, Rule, ScaledStep, Step, StepRule,
 };
@@ -79,6 +80,10 @@ fn update_of(rule: impl StepRule, step: Step, sign: f64, v: f64, h: f64) -> Upda
     }
 }
 
+/// What the loop hands an objective to learn with: the models, one score per model (work
+/// space), and the estimate of the targets' noise it updates (docs/design.md §3.14).
+pub type LoopState<'s, M> = (&'s mut [M], &'s mut [f64], &'s mut NoiseEstimate);
+
 /// Mistakes and updates of some rounds (and the rounds, for the rules that read them).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
@@ -125,12 +130,13 @@ fn apply<M: Covariance>(model: &mut M, row: Row, scaled: &ScaledStep, u: Update,
 /// The rounds of a one-model objective whose rule reads a [`Context`], row by row.
 fn learn_in_context<'a, T: SingleModel, M: Covariance>(
     objective: &T,
-    model: &mut M,
+    (model, noise): (&mut M, &mut NoiseEstimate),
     rows: impl Iterator<Item = (usize, Row<'a>)>,
     (y, weights): (&[f64], Weights),
     before: Tally,
 ) -> Tally {
     let rule = objective.rule();
+    let estimates = objective.noise_prior().is_some();
     let mut tally = Tally::default();
     for (i, row) in rows {
         let h = weight_of(weights, i);
@@ -138,6 +144,9 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
         let seen = model.observe(row);
         let (m, sign, mistake) = objective.margin(y[i], seen.score);
         tally.mistakes += u64::from(mistake);
+        if estimates {
+            objective.observe_noise(noise, m, seen.variance, h);
+        }
         let context = Context {
             round: before.rounds.saturating_add(tally.rounds),
             updates: before.updates.saturating_add(tally.updates),
@@ -159,18 +168,22 @@ fn learn_in_context<'a, T: SingleModel, M: Covariance>(
 #[inline]
 fn learn_single<'a, T: SingleModel, M: Covariance>(
     objective: &T,
-    model: &mut M,
+    (model, noise): (&mut M, &mut NoiseEstimate),
     rows: impl Iterator<Item = (usize, Row<'a>)>,
     y: &[f64],
     weight: impl Fn(usize) -> f64,
 ) -> Tally {
     let rule = objective.rule();
+    let estimates = objective.noise_prior().is_some();
     let mut tally = Tally::default();
     model.learn_rows(rows, |i, seen: Observation| {
         let (m, sign, mistake) = objective.margin(y[i], seen.score);
         tally.rounds += 1;
         tally.mistakes += u64::from(mistake);
         let h = weight(i);
+        if estimates {
+            objective.observe_noise(noise, m, seen.variance, h);
+        }
         let step = rule.step(m, seen.variance, seen.squared_norm, h)?;
         tally.updates += 1;
         Some(update_of(rule, step, sign, seen.variance, h))
@@ -196,16 +209,20 @@ pub trait Objective: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// importance weight (1 without `weights`; rows of weight 0 never come); everything is
     /// valid. A one-model objective hands them to [`Covariance::learn_rows`] (so the full form
     /// blocks rows and the dual form looks ahead); a several-model one runs the per-row
-    /// protocol. `scores` holds one value per model (work space). `before` counts the rounds
-    /// and updates before this call (what a rule's [`Context`] reads).
+    /// protocol, updating the noise estimate of `work` with each row before it is learned if
+    /// it keeps one ([`Objective::noise_prior`]). `before` counts the rounds and updates
+    /// before this call (what a rule's [`Context`] reads).
     fn learn<'a, M: Covariance>(
         &self,
-        models: &mut [M],
-        scores: &mut [f64],
+        work: LoopState<M>,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: (&[Self::Target], Weights),
         before: Tally,
     ) -> Tally;
+
+    /// The prior of the targets' noise this objective learns (docs/design.md §3.14), or
+    /// `None`: it learns none (first-order classification rules, regression other than AROW).
+    fn noise_prior(&self) -> Option<NoiseEstimate>;
 
     /// The loss of a row before it is learned, which the change detector of
     /// `process_noise="auto"` watches (docs/design.md §10.2): 1 for a mistake and 0 otherwise,
@@ -237,6 +254,13 @@ pub trait SingleModel: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// whether the round is a mistake.
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool);
 
+    /// [`Objective::noise_prior`].
+    fn noise_prior(&self) -> Option<NoiseEstimate>;
+
+    /// Updates `noise` with a row of margin (or residual) `m`, variance `v` and weight `h`,
+    /// before the row is learned; called only when [`SingleModel::noise_prior`] is some.
+    fn observe_noise(&self, noise: &mut NoiseEstimate, m: f64, v: f64, h: f64);
+
     /// [`Objective::round_loss`] of `model` on a row: 1 for a mistake, else 0.
     fn watched_loss<M: Covariance>(&self, model: &M, row: Row, y: f64) -> Watched {
         let (_, _, mistake) = self.margin(y, model.score(row));
@@ -262,22 +286,26 @@ impl<T: SingleModel> Objective for T {
     #[inline]
     fn learn<'a, M: Covariance>(
         &self,
-        models: &mut [M],
-        _scores: &mut [f64],
+        (models, _, noise): LoopState<M>,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         (y, weights): (&[f64], Weights),
         before: Tally,
     ) -> Tally {
         let rule = SingleModel::rule(self);
+        let work = (&mut models[0], noise);
         if rule.needs_context() {
-            return learn_in_context(self, &mut models[0], rows, (y, weights), before);
+            return learn_in_context(self, work, rows, (y, weights), before);
         }
         // Unweighted rows take a loop of their own, where h = 1 is a constant the rule's
         // weighted step folds away: it is the loop of every unweighted call.
         match weights {
-            None => learn_single(self, &mut models[0], rows, y, |_| 1.0),
-            Some(w) => learn_single(self, &mut models[0], rows, y, |i| w[i]),
+            None => learn_single(self, work, rows, y, |_| 1.0),
+            Some(w) => learn_single(self, work, rows, y, |i| w[i]),
         }
+    }
+
+    fn noise_prior(&self) -> Option<NoiseEstimate> {
+        SingleModel::noise_prior(self)
     }
 
     fn round_loss<M: Covariance>(&self, models: &[M], row: Row, y: f64) -> Watched {
@@ -317,6 +345,18 @@ impl SingleModel for Binary {
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
         let m = y * score;
         (m, y, m <= 0.0)
+    }
+
+    /// The label noise s² of a second-order rule's predictive probability.
+    fn noise_prior(&self) -> Option<NoiseEstimate> {
+        self.0
+            .is_second_order()
+            .then_some(NoiseEstimate::LABEL_PRIOR)
+    }
+
+    #[inline]
+    fn observe_noise(&self, noise: &mut NoiseEstimate, m: f64, v: f64, h: f64) {
+        noise.observe_label(m, v, h);
     }
 }
 
@@ -359,6 +399,18 @@ impl SingleModel for Regression {
     #[inline]
     fn margin(&self, y: f64, score: f64) -> (f64, f64, bool) {
         (y - score, 1.0, false)
+    }
+
+    /// AROW regression's noise scale κ = σ²/r (the one rule with a noise variance r).
+    fn noise_prior(&self) -> Option<NoiseEstimate> {
+        matches!(self.0, RegressionRule::AROW { .. }).then_some(NoiseEstimate::RESIDUAL_PRIOR)
+    }
+
+    #[inline]
+    fn observe_noise(&self, noise: &mut NoiseEstimate, e: f64, v: f64, h: f64) {
+        if let RegressionRule::AROW { r } = self.0 {
+            noise.observe_residual(e, v + r, h);
+        }
     }
 
     /// The residual in units of its predictive standard deviation, |e|/√(xᵀΣx + r): the
@@ -459,8 +511,7 @@ impl Multiclass {
     /// whether any model changed. `context` gives the round and updates so far.
     fn round<M: Covariance>(
         &self,
-        models: &mut [M],
-        scores: &[f64],
+        (models, scores, noise): (&mut [M], &[f64], Option<&mut NoiseEstimate>),
         (row, h): (Row, f64),
         (label, rival): (usize, usize),
         context: Context,
@@ -479,6 +530,9 @@ impl Multiclass {
                     return false;
                 }
                 let v = v_label + v_rival;
+                if let Some(noise) = noise {
+                    observe_pair(noise, m, v, h);
+                }
                 // LIBOL's prediction (as `predict`'s): the first class of highest score, so a
                 // tie is a mistake when the rival comes first (docs/design.md §2.9).
                 let context = Context {
@@ -509,9 +563,13 @@ impl Multiclass {
             }
             Strategy::OneVsRest => {
                 let mut changed = false;
+                let mut pair = [0.0; 2];
                 for k in 0..models.len() {
                     let y = if k == label { 1.0 } else { -1.0 };
                     let (v, norm2) = models[k].prepare(row);
+                    if k == label || k == rival {
+                        pair[usize::from(k == rival)] = v;
+                    }
                     let context = Context {
                         zero_margin_mistake: y < 0.0,
                         ..context
@@ -524,9 +582,23 @@ impl Multiclass {
                         changed |= models[k].take_skipped() == 0;
                     }
                 }
+                if let Some(noise) = noise {
+                    observe_pair(noise, scores[label] - scores[rival], pair[0] + pair[1], h);
+                }
                 changed
             }
         }
+    }
+}
+
+/// The label noise seen in a multiclass round: the true class beats its rival with
+/// probability Φ(m/√(V + 2s²)) when every class score carries its own N(0, s²) noise, with m
+/// the difference of their scores and V the sum of their variances: the binary observation of
+/// margin m/√2 and variance V/2.
+#[inline]
+fn observe_pair(noise: &mut NoiseEstimate, m: f64, v: f64, h: f64) {
+    if is_learnable_variance(v) {
+        noise.observe_label(m * std::f64::consts::FRAC_1_SQRT_2, 0.5 * v, h);
     }
 }
 
@@ -535,8 +607,7 @@ impl Multiclass {
     /// round prepares with the rows they are expected to prepare next.
     fn learn_one<M: Covariance>(
         &self,
-        models: &mut [M],
-        scores: &mut [f64],
+        (models, scores, noise): LoopState<M>,
         (row, label, h): (Row, usize, f64),
         before: Tally,
         tally: &mut Tally,
@@ -557,7 +628,8 @@ impl Multiclass {
             mean_norm2: f64::NAN,
             zero_margin_mistake: true,
         };
-        let changed = self.round(models, scores, (row, h), (label, rival), context);
+        let noise = self.rule.is_second_order().then_some(noise);
+        let changed = self.round((models, scores, noise), (row, h), (label, rival), context);
         tally.updates += u64::from(changed);
     }
 }
@@ -581,8 +653,7 @@ impl Objective for Multiclass {
 
     fn learn<'a, M: Covariance>(
         &self,
-        models: &mut [M],
-        scores: &mut [f64],
+        (models, scores, noise): LoopState<M>,
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         (labels, weights): (&[usize], Weights),
         before: Tally,
@@ -591,7 +662,8 @@ impl Objective for Multiclass {
         let learned = |i: usize, row| (row, labels[i], weight_of(weights, i));
         if !models.first().is_some_and(M::prepares_ahead) {
             for (i, row) in rows {
-                self.learn_one(models, scores, learned(i, row), before, &mut tally, None);
+                let work = (&mut *models, &mut *scores, &mut *noise);
+                self.learn_one(work, learned(i, row), before, &mut tally, None);
             }
             return tally;
         }
@@ -602,11 +674,19 @@ impl Objective for Multiclass {
                 let (i, row) = ahead.window[at];
                 ahead.at = at;
                 let plan = Some(&ahead);
-                self.learn_one(models, scores, learned(i, row), before, &mut tally, plan);
+                let work = (&mut *models, &mut *scores, &mut *noise);
+                self.learn_one(work, learned(i, row), before, &mut tally, plan);
             }
         }
         models.iter_mut().for_each(|m| m.prepare_ahead(&[]));
         tally
+    }
+
+    /// The label noise s² of a second-order rule's predictive probabilities.
+    fn noise_prior(&self) -> Option<NoiseEstimate> {
+        self.rule
+            .is_second_order()
+            .then_some(NoiseEstimate::LABEL_PRIOR)
     }
 
     fn round_loss<M: Covariance>(&self, models: &[M], row: Row, label: usize) -> Watched {

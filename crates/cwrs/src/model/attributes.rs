@@ -2,6 +2,7 @@
 //! bindings name them: `cwrs-python`'s `host::attributes`).
 
 use crate::model::{AnyLearner, Model};
+use crate::rules::RegressionRule;
 
 /// A kernel model's support rows as CSR arrays: values, column indices, row pointers.
 pub type SupportRows = (Vec<f64>, Vec<u32>, Vec<u64>);
@@ -58,5 +59,19 @@ impl Model {
             AnyLearner::MulticlassKernel(l) => l.change_detector(),
         };
         detector.map(|d| d.noise_since_reset)
+    }
+
+    /// The noise variance learned from the stream (docs/design.md §3.14): a second-order
+    /// classifier's label noise s² in margin units, or AROW regression's σ̂² = r·κ; `None`
+    /// for the other learners.
+    pub fn noise_variance(&self) -> Option<f64> {
+        let noise = self.noise_estimate()?;
+        match self.model() {
+            AnyLearner::Regressor(l) => match l.rule() {
+                RegressionRule::AROW { r } => Some(r * noise.estimate),
+                _ => None,
+            },
+            _ => Some(noise.label_variance()),
+        }
     }
 }

@@ -226,6 +226,10 @@ pub struct ModelConfig {
     /// What is added to Σ before every row: a constant q·I, or a reset to a·I on a detected
     /// change (`"auto"`, docs/design.md §10).
     pub process_noise: ProcessNoise,
+    /// AROW regression with `r="auto"`: the noise variance σ² is learned from the stream and
+    /// the rule's r is its unit (the predictive variance is κ·(xᵀΣx + r), docs/design.md
+    /// §3.14); `false`: r is the noise variance.
+    pub learned_noise: bool,
 }
 
 /// The builder: a configuration of `kind` and rule, with the defaults of the Python
@@ -247,6 +251,7 @@ impl ModelConfig {
             penalty: None,
             average: None,
             process_noise: ProcessNoise::Constant(0.0),
+            learned_noise: false,
         }
     }
 
@@ -349,6 +354,14 @@ impl ModelConfig {
         }
     }
 
+    /// AROW regression's noise variance learned from the stream (`r="auto"`), r its unit.
+    pub fn learned_noise(self, learned_noise: bool) -> Self {
+        ModelConfig {
+            learned_noise,
+            ..self
+        }
+    }
+
     /// OGD's or FTRL's loss.
     pub fn loss(mut self, loss: Loss) -> Self {
         self.rule.loss = Some(loss);
@@ -399,6 +412,13 @@ impl ModelConfig {
             _ => Some(self.rule.rule()?),
         };
         check_initial_variance(self.a)?;
+        if self.learned_noise
+            && !matches!(rule_of_regressor(self), Some(RegressionRule::AROW { .. }))
+        {
+            return Err(CwError::InvalidParameter(
+                "a learned noise variance (r=\"auto\") is AROW regression's".into(),
+            ));
+        }
         if let Some(n_classes) = self.n_classes() {
             check_n_classes(n_classes)?;
         }
@@ -542,6 +562,15 @@ impl ModelConfig {
             penalty,
             average: state.optional_count("average")?,
             process_noise,
+            learned_noise: match state.optional_string("noise_variance")? {
+                None => false,
+                Some("auto") => true,
+                Some(other) => {
+                    return Err(CwError::InvalidState(format!(
+                        "entry \"noise_variance\" must be \"auto\" when present, got {other:?}"
+                    )))
+                }
+            },
         })
     }
 
@@ -612,7 +641,18 @@ impl ModelConfig {
             ProcessNoise::Constant(q) if primal || q != 0.0 => state.set("process_noise", q),
             ProcessNoise::Constant(_) => {}
         }
+        if self.learned_noise {
+            state.set("noise_variance", "auto");
+        }
         state
+    }
+}
+
+/// The regression rule of a regressor's configuration, if it is one and valid.
+fn rule_of_regressor(config: &ModelConfig) -> Option<RegressionRule> {
+    match config.kind {
+        ModelKind::Regressor => config.rule.regression_rule().ok(),
+        _ => None,
     }
 }
 

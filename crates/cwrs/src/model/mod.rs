@@ -25,13 +25,14 @@ use crate::covariance::dual::{DualGaussian, DualState};
 use crate::covariance::kernel::{Kernel, KernelFunction};
 use crate::learn::learner::{DualLearner, Learner};
 use crate::learn::multiclass::{MulticlassLearner, Strategy};
+use crate::learn::noise_estimate::NoiseEstimate;
 use crate::learn::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::learn::online::{Online, Progressive};
 use crate::learn::regression::Regressor;
 use crate::learn::sparse_l1::L1;
 use crate::model::config::{KernelConfig, ModelConfig, ModelKind};
 use crate::model::state::State;
-use crate::rules::{Rule, StepRule};
+use crate::rules::{RegressionRule, Rule, StepRule};
 
 /// `$call` on the model's learner `$l` with its kind of targets `$t` (values or class
 /// indices); other targets are refused, naming what the model takes.
@@ -70,21 +71,47 @@ pub enum AnyLearner {
     MulticlassKernel(MulticlassLearner<DualGaussian>),
 }
 
+/// The learner of the same kind that `$body` makes of `$m`, whatever the kind.
+macro_rules! map_each {
+    ($model:expr, $m:ident => $body:expr) => {
+        match $model {
+            AnyLearner::Binary($m) => AnyLearner::Binary($body),
+            AnyLearner::Regressor($m) => AnyLearner::Regressor($body),
+            AnyLearner::Multiclass($m) => AnyLearner::Multiclass($body),
+            AnyLearner::Kernel($m) => AnyLearner::Kernel($body),
+            AnyLearner::MulticlassKernel($m) => AnyLearner::MulticlassKernel($body),
+        }
+    };
+}
+
 impl AnyLearner {
     /// The model averaging its means from row `start`, if given (see [`averaged`]).
     fn averaged(self, start: Option<u64>, state: Option<&State>) -> Result<AnyLearner, CwError> {
         let Some(start) = start else {
             return Ok(self);
         };
-        Ok(match self {
-            AnyLearner::Binary(l) => AnyLearner::Binary(averaged(l, start, state)?),
-            AnyLearner::Regressor(l) => AnyLearner::Regressor(averaged(l, start, state)?),
-            AnyLearner::Multiclass(l) => AnyLearner::Multiclass(averaged(l, start, state)?),
-            AnyLearner::Kernel(l) => AnyLearner::Kernel(averaged(l, start, state)?),
-            AnyLearner::MulticlassKernel(l) => {
-                AnyLearner::MulticlassKernel(averaged(l, start, state)?)
-            }
-        })
+        Ok(map_each!(self, l => averaged(l, start, state)?))
+    }
+}
+
+impl AnyLearner {
+    /// The learner with the noise estimate `state` keeps, if any: a state saved before models
+    /// learned one starts from the prior.
+    fn with_noise_estimate_of(self, state: &State) -> Result<AnyLearner, CwError> {
+        let Some(values) = state.optional_floats("noise_estimate")? else {
+            return Ok(map_each!(self, l => l.without_noise_estimate()));
+        };
+        let &[estimate, information] = values else {
+            return Err(CwError::InvalidState(format!(
+                "entry \"noise_estimate\" must hold 2 values, got {}",
+                values.len()
+            )));
+        };
+        let noise = NoiseEstimate {
+            estimate,
+            information,
+        };
+        Ok(map_each!(self, l => l.with_noise_estimate(noise)?))
     }
 }
 
@@ -109,6 +136,10 @@ pub enum Targets<'a> {
     Values(&'a [f64]),
     /// Class indices in `0..n_classes`, one per row (multiclass, primal or kernel).
     Classes(&'a [usize]),
+}
+
+fn no_class_probabilities() -> CwError {
+    CwError::InvalidInput("a regressor gives no class probabilities".into())
 }
 
 /// A configuration's error as an invalid parameter, an invalid entry named as such.
@@ -546,6 +577,7 @@ impl Model {
                 AnyLearner::MulticlassKernel(learner.with_counters(updates, mistakes()?))
             }
         };
+        let model = model.with_noise_estimate_of(state)?;
         let mut model = Model {
             model: model.averaged(config.average, Some(state))?,
             config,
@@ -606,6 +638,10 @@ impl Model {
         };
         let counters = match self.n_rounds() {
             Some(rounds) => counters.with("n_rounds", rounds),
+            None => counters,
+        };
+        let counters = match each!(&self.model, l => l.stored_noise_estimate()) {
+            Some(noise) => counters.with("noise_estimate", vec![noise.estimate, noise.information]),
             None => counters,
         };
         let averaging = each!(&self.model, l => average_entries(l));
@@ -842,17 +878,54 @@ impl Model {
         each!(&self.model, l => l.variances(x, out))
     }
 
-    /// P(y = +1) per row, or P(class k scores highest) per row and class.
+    /// P(y = +1) per row, or P(class k scores highest) per row and class: the predictive
+    /// probabilities, with the label noise learned from the stream (docs/design.md §3.14).
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         match &self.model {
             AnyLearner::Binary(l) => l.positive_probability(x, out),
             AnyLearner::Kernel(l) => l.positive_probability(x, out),
             AnyLearner::Multiclass(l) => l.probabilities(x, out),
             AnyLearner::MulticlassKernel(l) => l.probabilities(x, out),
-            AnyLearner::Regressor(_) => Err(CwError::InvalidInput(
-                "a regressor gives no class probabilities".into(),
-            )),
+            AnyLearner::Regressor(_) => Err(no_class_probabilities()),
         }
+    }
+
+    /// AROW regression's predictive variance of the target per row: xᵀΣx + r with a fixed r
+    /// (the Kalman filter's one-step-ahead variance), κ·(xᵀΣx + r) with r learned
+    /// (`learned_noise`: κ = σ̂²/r, docs/design.md §3.14). Other models have none.
+    pub fn predictive_variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        let (AnyLearner::Regressor(l), Ok(RegressionRule::AROW { r })) =
+            (&self.model, self.config.rule.regression_rule())
+        else {
+            return Err(CwError::InvalidInput(
+                "only AROW regression has a predictive variance".into(),
+            ));
+        };
+        let scale = match (self.config.learned_noise, l.noise_estimate()) {
+            (true, Some(noise)) => noise.estimate,
+            _ => 1.0,
+        };
+        l.variances(x, out)?;
+        out.iter_mut().for_each(|v| *v = scale * (*v + r));
+        Ok(())
+    }
+
+    /// [`Model::probabilities`] under the Gaussian over weights alone, without label noise.
+    pub fn posterior_probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            AnyLearner::Binary(l) => l.posterior_probability(x, out),
+            AnyLearner::Kernel(l) => l.posterior_probability(x, out),
+            AnyLearner::Multiclass(l) => l.posterior_probabilities(x, out),
+            AnyLearner::MulticlassKernel(l) => l.posterior_probabilities(x, out),
+            AnyLearner::Regressor(_) => Err(no_class_probabilities()),
+        }
+    }
+
+    /// The targets' noise learned from the stream, if the learner learns it: a second-order
+    /// classifier's label noise s² (ln s² and its information), AROW regression's noise scale
+    /// κ = σ²/r (docs/design.md §3.14).
+    pub fn noise_estimate(&self) -> Option<NoiseEstimate> {
+        each!(&self.model, l => l.noise_estimate())
     }
 
     /// What `predict_proba` gives: per row, both classes' probabilities `[1 − p, p]` of a

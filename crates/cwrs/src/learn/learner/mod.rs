@@ -87,11 +87,22 @@ impl DualLearner {
 }
 
 impl<M: Covariance> Online<Binary, M> {
-    /// P(y = +1 | x) = Φ(μ·x / √(xᵀΣx)) under the Gaussian over weights; 1/2 when xᵀΣx = 0
-    /// (an all-zero row without intercept). For the identity covariance this is Φ(μ·x/‖x‖).
-    /// The ratio does not depend on a positive scale of the row, nor does the result: where
-    /// xᵀΣx over- or underflows it is taken at the row's unit scale.
+    /// The predictive P(y = +1 | x) = Φ(μ·x / √(xᵀΣx + s²)), s² the label noise learned from
+    /// the stream (docs/design.md §3.14): the probability under the Gaussian over weights and
+    /// the probit label noise together. A learner that learns no s² (a first-order rule)
+    /// gives [`Online::posterior_probability`].
     pub fn positive_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match self.noise_estimate() {
+            Some(noise) => self.fill_per_model_predictive(x, out, noise.label_variance()),
+            None => self.posterior_probability(x, out),
+        }
+    }
+
+    /// P(y = +1 | x) = Φ(μ·x / √(xᵀΣx)) under the Gaussian over weights alone; 1/2 when
+    /// xᵀΣx = 0 (an all-zero row without intercept). For the identity covariance this is
+    /// Φ(μ·x/‖x‖). The ratio does not depend on a positive scale of the row, nor does the
+    /// result: where xᵀΣx over- or underflows it is taken at the row's unit scale.
+    pub fn posterior_probability(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.fill_per_model_ratio(x, out, margin_probability)
     }
 }

@@ -178,12 +178,36 @@ impl<M: Covariance> MulticlassLearner<M> {
     /// scores are independent Gaussians with means μ_k·x and a common variance, the mean of the
     /// classes' xᵀΣ_k x (rows × classes, each row summing to 1). The common variance makes the
     /// probabilities rank the classes exactly as their scores do; with two classes it is exact.
+    pub fn posterior_probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.probabilities_with_noise(x, out, None)
+    }
+
+    /// The predictive P(class k | x): as [`MulticlassLearner::posterior_probabilities`] with
+    /// the label noise s² learned from the stream added to every class score's variance
+    /// (docs/design.md §3.14); the posterior form for a learner that learns none.
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        let noise = self.noise_estimate().map(|n| n.label_variance());
+        self.probabilities_with_noise(x, out, noise)
+    }
+
+    /// The probabilities of the class scores' Gaussians, with `noise` (s²) added to their
+    /// pooled variance.
+    fn probabilities_with_noise(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        noise: Option<f64>,
+    ) -> Result<(), CwError> {
         let n_classes = self.n_classes();
         let (mut means, mut variances) = (vec![0.0; n_classes], vec![0.0; n_classes]);
         self.fill_rows(x, out, n_classes, |_, row, o| {
             for (k, (mean, v)) in means.iter_mut().zip(&mut variances).enumerate() {
                 (*mean, *v) = self.predicted_moments(k, row);
+            }
+            let pooled = variances.iter().sum::<f64>() / n_classes as f64;
+            if let Some(s2) = noise.filter(|_| pooled.is_finite()) {
+                // An overflowed variance leaves s² nothing: the posterior form below.
+                return argmax_probabilities(&means, (pooled + s2).sqrt(), o);
             }
             // Every class at the same scale, so the pooled variance and the spreads keep their
             // ratios (the classes share the row's unit scale).
@@ -191,8 +215,9 @@ impl<M: Covariance> MulticlassLearner<M> {
                 for (k, (mean, v)) in means.iter_mut().zip(&mut variances).enumerate() {
                     (*mean, *v) = self.unit_scale_moments(k, row, (*mean, *v));
                 }
+                let pooled = variances.iter().sum::<f64>() / n_classes as f64;
+                return argmax_probabilities(&means, pooled.sqrt(), o);
             }
-            let pooled = variances.iter().sum::<f64>() / n_classes as f64;
             argmax_probabilities(&means, pooled.sqrt(), o);
         })
     }

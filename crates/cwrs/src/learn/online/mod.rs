@@ -13,8 +13,9 @@ use crate::data::{
 use crate::error::CwError;
 use crate::learn::average::Average;
 use crate::learn::drift::{ChangeDetector, ProcessNoise};
-use crate::learn::objective::{Objective, Tally};
-use crate::rules::StepRule;
+use crate::learn::noise_estimate::NoiseEstimate;
+use crate::learn::objective::{LoopState, Objective, Tally};
+use crate::rules::{margin_probability, StepRule};
 
 /// An online learner: `objective` drives `models` (one, or one per class).
 #[derive(Clone, Debug, PartialEq)]
@@ -32,6 +33,10 @@ pub struct Online<O: Objective, M: Covariance> {
     /// With `process_noise="auto"`: the change detector on the rounds' losses, whose alarm
     /// resets every model's covariance (docs/design.md §10.2).
     change_detector: Option<ChangeDetector>,
+    /// The targets' noise learned so far (docs/design.md §3.14), for an objective that
+    /// estimates it; `None` for the others, and for a learner restored from a state saved
+    /// before models learned it (its first learning starts from the prior).
+    noise: Option<NoiseEstimate>,
 }
 
 /// Whether a variance v keeps the ratio μ·x/√v to full precision: finite, and at least 2⁻⁹⁷⁰,
@@ -104,6 +109,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     /// counters.
     pub fn with_models(objective: O, models: Vec<M>) -> Self {
         let scores = vec![0.0; models.len()];
+        let noise = objective.noise_prior();
         Online {
             objective,
             models,
@@ -113,7 +119,50 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             scores,
             average: None,
             change_detector: None,
+            noise,
         }
+    }
+
+    /// The targets' noise learned so far, if the objective estimates it (second-order
+    /// classification rules, AROW regression): the prior if nothing was learned.
+    pub fn noise_estimate(&self) -> Option<NoiseEstimate> {
+        (self.objective.noise_prior()).map(|prior| self.noise.unwrap_or(prior))
+    }
+
+    /// The noise estimate the learner's state holds: [`Online::noise_estimate`], unless the
+    /// learner was restored from a state without one and has not learned since.
+    pub fn stored_noise_estimate(&self) -> Option<NoiseEstimate> {
+        self.noise
+            .filter(|_| self.objective.noise_prior().is_some())
+    }
+
+    /// The learner as restored from a state saved before models learned the noise estimate.
+    pub(crate) fn without_noise_estimate(mut self) -> Self {
+        self.noise = None;
+        self
+    }
+
+    /// The learner with a restored or merged noise estimate, refused if it is not one this
+    /// objective could have learned.
+    pub fn with_noise_estimate(mut self, noise: NoiseEstimate) -> Result<Self, CwError> {
+        self.set_noise_estimate(noise)?;
+        Ok(self)
+    }
+
+    /// [`Online::with_noise_estimate`] in place.
+    pub(crate) fn set_noise_estimate(&mut self, noise: NoiseEstimate) -> Result<(), CwError> {
+        let Some(prior) = self.objective.noise_prior() else {
+            return Err(CwError::InvalidState(
+                "this learner keeps no noise estimate".into(),
+            ));
+        };
+        if !noise.is_valid(prior == NoiseEstimate::LABEL_PRIOR) {
+            return Err(CwError::InvalidState(format!(
+                "the noise estimate {noise:?} is not valid"
+            )));
+        }
+        self.noise = Some(noise);
+        Ok(())
     }
 
     /// Predicts with the running average of the means from row `start` on (≥ 1), `rows` rows
@@ -407,22 +456,19 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             mistakes,
             updates,
             rounds,
-        } = match &mut self.average {
-            None => {
-                let (models, scores) = (&mut self.models, &mut self.scores);
-                self.objective.learn(models, scores, rows, targets, before)
-            }
-            Some(average) => {
-                let (models, scores) = (&mut self.models, &mut self.scores);
-                learn_averaged(
-                    average,
-                    &self.objective,
-                    models,
-                    scores,
-                    rows,
-                    targets,
-                    before,
-                )
+        } = {
+            // An objective without an estimate never reads or writes it.
+            let mut unused = NoiseEstimate::LABEL_PRIOR;
+            let noise = match self.objective.noise_prior() {
+                Some(prior) => self.noise.get_or_insert(prior),
+                None => &mut unused,
+            };
+            let work = (&mut self.models[..], &mut self.scores[..], noise);
+            match &mut self.average {
+                None => self.objective.learn(work, rows, targets, before),
+                Some(average) => {
+                    learn_averaged(average, &self.objective, work, rows, targets, before)
+                }
             }
         };
         self.n_mistakes = self.n_mistakes.saturating_add(mistakes);
@@ -663,6 +709,25 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         })
     }
 
+    /// Fills `out` (rows × models) with the predictive Φ(μ_k·x/√(xᵀΣ_k x + s²)) of the label
+    /// noise `s2`; where xᵀΣ_k x overflows, s² is nothing beside it and the value is the
+    /// posterior one, taken at the row's unit scale as [`Online::fill_per_model_ratio`] does.
+    pub(crate) fn fill_per_model_predictive(
+        &self,
+        x: &Matrix,
+        out: &mut [f64],
+        s2: f64,
+    ) -> Result<(), CwError> {
+        self.fill_each(x, out, true, |k, i, score, v| {
+            if v.is_finite() {
+                margin_probability(score, v + s2)
+            } else {
+                let (score, v) = self.unit_scale_moments(k, x.row(i), (score, v));
+                margin_probability(score, v)
+            }
+        })
+    }
+
     /// Fills `out` (rows × models) with `value(k, i, μ_k·x, x_iᵀΣ_k x)`, the scores as
     /// predictions use them (averaged if the learner averages).
     fn fill_each(
@@ -729,8 +794,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 fn learn_averaged<'a, O: Objective, M: Covariance>(
     average: &mut Average,
     objective: &O,
-    models: &mut [M],
-    scores: &mut [f64],
+    (models, scores, noise): LoopState<M>,
     rows: impl Iterator<Item = (usize, Row<'a>)>,
     targets: (&[O::Target], Weights),
     before: Tally,
@@ -739,7 +803,8 @@ fn learn_averaged<'a, O: Objective, M: Covariance>(
         let h = weight_of(targets.1, i);
         let one = average.learn_row(models, (row, h), |models| {
             let row = std::iter::once((i, row));
-            objective.learn(models, scores, row, targets, before.then(tally))
+            let work = (models, &mut *scores, &mut *noise);
+            objective.learn(work, row, targets, before.then(tally))
         });
         tally.then(one)
     })

@@ -12,10 +12,11 @@
 use crate::covariance::{CovarianceKind, Gaussian};
 use crate::error::{zeros, CwError};
 use crate::learn::drift::ProcessNoise;
+use crate::learn::noise_estimate::NoiseEstimate;
 use crate::learn::objective::Objective;
 use crate::learn::online::Online;
 use crate::linalg::{axpy, cholesky, dot_in_order};
-use crate::model::config::ModelConfig;
+use crate::model::config::{ModelConfig, ModelKind};
 use crate::model::state::State;
 use crate::model::{AnyLearner, Model};
 
@@ -72,6 +73,8 @@ struct Moments {
     covariances: Vec<f64>,
     /// H of the lazy L1 state, per class (empty without a penalty).
     l1_totals: Vec<f64>,
+    /// The targets' noise learned (docs/design.md §3.14), for the learners that learn it.
+    noise: Option<NoiseEstimate>,
 }
 
 impl Moments {
@@ -93,6 +96,7 @@ impl Moments {
             means,
             covariances,
             l1_totals: l1_totals(estimator).ok_or_else(kernel)?,
+            noise: estimator.noise_estimate(),
         })
     }
 
@@ -115,6 +119,10 @@ impl Moments {
                 _ => Vec::new(),
             },
             l1_totals: vec![0.0; first.l1_totals.len()],
+            noise: first.noise.map(|_| match config.kind {
+                ModelKind::Regressor => NoiseEstimate::RESIDUAL_PRIOR,
+                _ => NoiseEstimate::LABEL_PRIOR,
+            }),
         })
     }
 }
@@ -336,6 +344,9 @@ fn install<O: Objective>(
     }
     let (mistakes, rounds) = (merged.mistakes.unwrap_or(0), merged.rounds.unwrap_or(0));
     learner.set_counters(merged.updates, mistakes, rounds);
+    if let Some(noise) = merged.noise {
+        learner.set_noise_estimate(noise)?;
+    }
     Ok(())
 }
 
@@ -740,6 +751,9 @@ fn merged(
         means,
         covariances,
         l1_totals,
+        noise: base
+            .noise
+            .map(|base| NoiseEstimate::merged(base, inputs.iter().filter_map(|m| m.noise))),
     }
 }
 

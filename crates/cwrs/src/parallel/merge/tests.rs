@@ -311,6 +311,9 @@ fn by_state(first: &Snapshot, merged: &Moments) -> Result<Model, CwError> {
         merged.means.clone(),
     );
     state.set("covariance_values", merged.covariances.clone());
+    if let Some(noise) = merged.noise {
+        state.set("noise_estimate", vec![noise.estimate, noise.information]);
+    }
     if !merged.l1_totals.is_empty() {
         let dim = merged.means.len() / merged.l1_totals.len();
         let last: Vec<f64> = (merged.l1_totals.iter())
@@ -437,6 +440,7 @@ fn invalid_merged_values_are_refused_as_before() {
             means,
             covariances,
             l1_totals: Vec::new(),
+            noise: good.noise,
         };
         let mut nan_mean = good.means.clone();
         nan_mean[1] = f64::NAN;

@@ -20,6 +20,7 @@ use crate::data::{
     chunk_rows, learn_validated_in_turn, Matrix, Presentation, Stop, Weights, STOP_POLL,
 };
 use crate::error::CwError;
+use crate::learn::noise_estimate::NoiseEstimate;
 use crate::model::{AnyLearner, Model, Targets};
 use crate::parallel::merge::{self, Method};
 use crate::parallel::threads::spawn_or_keep;
@@ -209,6 +210,8 @@ impl ShardedFit {
 fn copy_tables(model: &Model, shard: &mut Model, threads: usize) {
     let [updates, mistakes, rounds] = counters(model);
     set_counters(shard, updates, mistakes, rounds);
+    // Cannot fail: the model's own estimate, valid for the same learner.
+    let _ = set_noise(shard, model.noise_estimate());
     let (Some(from), Some(to)) = (model.primal_gaussians(), gaussians(shard)) else {
         return;
     };
@@ -348,6 +351,19 @@ fn set_counters(estimator: &mut Model, updates: u64, mistakes: u64, rounds: u64)
     }
 }
 
+/// Gives a primal model the noise estimate `noise` (if its learner keeps one).
+fn set_noise(estimator: &mut Model, noise: Option<NoiseEstimate>) -> Result<(), CwError> {
+    let Some(noise) = noise else {
+        return Ok(());
+    };
+    match estimator.model_mut() {
+        AnyLearner::Binary(l) => l.set_noise_estimate(noise),
+        AnyLearner::Regressor(l) => l.set_noise_estimate(noise),
+        AnyLearner::Multiclass(l) => l.set_noise_estimate(noise),
+        AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => Ok(()),
+    }
+}
+
 /// The counters of a model: updates, mistakes, rows learned (as the state keeps them).
 fn counters(estimator: &Model) -> [u64; 3] {
     let mistakes = estimator.n_mistakes().unwrap_or(0);
@@ -397,6 +413,8 @@ fn merge_in_place(model: &mut Model, shards: &mut [Model]) -> Result<bool, CwErr
         })
     };
     let merged = [added(0), added(1), added(2)];
+    let noise = (model.noise_estimate())
+        .map(|base| NoiseEstimate::merged(base, shards.iter().filter_map(Model::noise_estimate)));
     let inputs = gaussians(model).ok_or_else(merge::not_definite)?;
     let n_coordinates = inputs.first().map_or(0, |g| g.shape().dim());
     let ranges = split(n_coordinates, pieces(n_coordinates, shards.len()));
@@ -435,6 +453,7 @@ fn merge_in_place(model: &mut Model, shards: &mut [Model]) -> Result<bool, CwErr
     }
     for shard in shards.iter_mut() {
         set_counters(shard, merged[0], merged[1], merged[2]);
+        set_noise(shard, noise)?;
     }
     std::mem::swap(model, &mut shards[0]);
     Ok(true)
