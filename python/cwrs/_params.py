@@ -179,7 +179,11 @@ def check_degree(degree):
 def model_args(estimator):
     """(rule params, covariance form, a, fit_intercept) for the native model."""
     fit_intercept = _check_bool("fit_intercept", estimator.fit_intercept)
-    params = [(name, as_float(name, getattr(estimator, name))) for name in estimator._rule_params]
+    learned = learned_noise(estimator)
+    params = [
+        (name, 1.0 if learned and name == "r" else as_float(name, getattr(estimator, name)))
+        for name in estimator._rule_params
+    ]
     if not estimator._second_order:
         # AdaGrad and FTRL name their own form (docs/design.md §2.9).
         return params, getattr(estimator, "_form", "identity"), 1.0, fit_intercept
@@ -189,6 +193,22 @@ def model_args(estimator):
             f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
         )
     return params, covariance, a, fit_intercept
+
+
+def learned_noise(estimator):
+    """Whether AROW regression learns its noise variance (`r="auto"`): its rule's r is then 1,
+    the unit of the learned σ² (docs/design.md §3.14). Only the regressor's r takes "auto"."""
+    r = getattr(estimator, "r", None)
+    if not isinstance(r, str) or estimator._rule_kind != "regression":
+        return False  # a number, or a classifier's r, which `as_float` checks
+    if r != "auto":
+        raise InvalidParameterError(f'r must be a real number or "auto", got {r!r}')
+    return True
+
+
+def noise_config(estimator):
+    """The configuration entry of a learned noise variance (none for a fixed r)."""
+    return {"noise_variance": "auto"} if learned_noise(estimator) else {}
 
 
 def covariance_config(estimator, covariance):

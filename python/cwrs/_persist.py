@@ -790,6 +790,8 @@ def hyper_parameters_of(cls: Any, config: dict[str, Any]) -> dict[str, Any]:
     if "average" in params:
         start = config.get("average")
         params["average"] = False if start is None else True if start == 1 else start
+    if "r" in params and config.get("noise_variance") == "auto":
+        params["r"] = "auto"
     return params
 
 

@@ -18,6 +18,7 @@ from ._params import (
     covariance_config,
     l1_spec,
     model_args,
+    noise_config,
     process_noise_spec,
 )
 from ._validation import (
@@ -70,6 +71,7 @@ class Regressor(Estimator):
             "regressor", self._rule, params, n_features, fit_intercept, a,
             **covariance_config(self, covariance), **l1_config(l1_spec(self)),
             average=average_start(self), process_noise=process_noise_spec(self),
+            **noise_config(self),
         )
         return config, {}
 
@@ -191,14 +193,24 @@ class ConfidenceWeightedRegressor(Regressor):
         deviation √(xᵀΣx + r): the spread of the weights' prediction plus the noise variance r
         of the model (exact for AROW regression, which is Bayesian linear regression with prior
         N(0, a·I) and noise variance r). With a constant `process_noise` q it is the Kalman
-        filter's one-step-ahead √(xᵀ(Σ + q·I)x + r), the bias coordinate included in x."""
+        filter's one-step-ahead √(xᵀ(Σ + q·I)x + r), the bias coordinate included in x. With
+        `r="auto"` it is √(σ̂²·(xᵀΣx + 1)): the normal-inverse-gamma model, whose Σ is in units
+        of the noise variance σ², with σ̂² (`noise_variance_`) learned from the residuals. The
+        fitted model's setting counts, whatever `set_params` said since."""
         model = self._fitted_model()
         matrix = self._check_X_for(X)
         mean = refuse_overflow(model.decision_function(matrix), "predict")
         if not return_std:
             return mean
-        noise = model.config["params"]["r"]  # the fitted r, whatever `set_params` said since
-        return mean, np.sqrt(model.variance(matrix) + noise)
+        return mean, np.sqrt(model.predictive_variance(matrix))
+
+    @property
+    def noise_variance_(self) -> float:
+        """The noise variance of the targets learned from the residuals: σ̂² = r·mean of
+        e²/(xᵀΣx + r) over the rows learned, e each row's residual just before it was learned
+        (with a weak prior of one row at σ² = r). `predict(X, return_std=True)` uses it with
+        `r="auto"`; with a fixed r it shows how far r is from the stream's noise."""
+        return self._fitted_model().noise_variance
 
     @property
     def covariance_(self) -> Float64Array:
