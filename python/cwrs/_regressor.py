@@ -178,7 +178,7 @@ class Regressor(Estimator):
 class ConfidenceWeightedRegressor(Regressor):
     """Base of the second-order regressors: a Gaussian N(μ, Σ) over weight vectors."""
 
-    r: float
+    r: Union[float, Literal["auto"]]
 
     @overload
     def predict(self, X: MatrixLike, return_std: Literal[False] = ...) -> Float64Array: ...

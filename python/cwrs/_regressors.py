@@ -14,7 +14,7 @@ shared parameters from `_docs.py` (see `cwrs._classifiers`).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal, Union
 
 from ._docs import document
 from ._params import store_params
@@ -34,13 +34,21 @@ class AROWRegressor(ConfidenceWeightedRegressor):
 
     Parameters
     ----------
+    r : float or "auto", default=1.0
+        Noise variance (r > 0). "auto": the noise variance σ² is learned from the residuals
+        (`noise_variance_`), the model learns as with r = 1, r being the unit of σ² (the
+        normal-inverse-gamma model: Σ and the prior a are in units of σ²), and
+        `predict(X, return_std=True)` gives √(σ̂²·(xᵀΣx + 1)).
     a : float, default=1.0
         Prior variance of the weights, Σ₀ = a·I (a > 0).
     """
 
     _rule = "AROW"
 
-    def __init__(self, *, r: float = 1.0, **params: Unpack[SecondOrderRegressorParams]) -> None:
+    def __init__(
+        self, *, r: Union[float, Literal["auto"]] = 1.0,
+        **params: Unpack[SecondOrderRegressorParams],
+    ) -> None:
         store_params(self, locals())
 
 

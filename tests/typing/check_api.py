@@ -39,6 +39,9 @@ assert_type(
     reg.partial_fit(X, y.astype(float), return_scores=True),
     tuple[cwrs.AROWRegressor, npt.NDArray[np.float64], Union[npt.NDArray[np.float64], None]],
 )
+assert_type(cwrs.AROWRegressor(r="auto").fit(X, y.astype(float)).noise_variance_, float)
+assert_type(clf.predict_posterior_proba(X), npt.NDArray[np.float64])
+assert_type(clf.noise_variance_, float)
 assert_type(cwrs.FTRL().fit(X, y).predict_proba(X), npt.NDArray[np.float64])
 assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float64])
 
