@@ -130,11 +130,14 @@ def test_always_asking_is_the_plain_learner(strategy, params, n_classes):
     X, y = stream(n_classes)
     sampler = cwrs.SelectiveSampler(cwrs.AROW(), strategy, **params).fit(X, y)
     assert sampler.queried_.all() and sampler.n_queried_ == N_ROWS
-    same_model(sampler.estimator_, cwrs.AROW(shuffle=False).fit(X, y))
-    assert np.array_equal(sampler.predict_proba(X), cwrs.AROW(shuffle=False).fit(X, y).predict_proba(X))
+    plain = cwrs.AROW(shuffle=False).fit(X, y)
+    same_model(sampler.estimator_, plain)
+    assert np.array_equal(sampler.predict_proba(X), plain.predict_proba(X))
 
 
-@pytest.mark.parametrize("strategy, params", [("margin", {"threshold": 0.0}), ("bbq", {"kappa": 0.0})])
+@pytest.mark.parametrize(
+    "strategy, params", [("margin", {"threshold": 0.0}), ("bbq", {"kappa": 0.0})]
+)
 def test_never_asking_learns_nothing(strategy, params):
     """The model is the prior: fitted, with the classes, μ = 0 and Σ = a·I."""
     X, y = stream(3)
@@ -346,3 +349,27 @@ def test_feature_names_of_a_data_frame():
     assert np.array_equal(predicted, sampler.estimator_.predict(X))
     with pytest.raises(ValueError):
         sampler.predict(frame[frame.columns[::-1]])
+
+
+@pytest.mark.parametrize("strategy", ["margin", "bbq", "random"])
+def test_partial_fit_with_every_label_continues_fit(strategy):
+    X, y = stream(3)
+    fitted = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5).fit(X, y)
+    chunked = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5)
+    for start, stop in [(0, 1), (1, 90), (90, 91), (91, N_ROWS)]:
+        chunked.partial_fit(X[start:stop], y[start:stop], classes=[0, 1, 2])
+        assert np.array_equal(chunked.queried_, fitted.queried_[start:stop])
+    assert chunked.n_queried_ == fitted.n_queried_ and chunked.n_seen_ == N_ROWS
+    same_model(chunked.estimator_, fitted.estimator_)
+    before = state(chunked)
+    labels = y[:50].copy()
+    labels[40] = 9  # an unknown label late in the call: refused before any row is learned
+    with pytest.raises(ValueError, match="not in classes"):
+        chunked.partial_fit(X[:50], labels)
+    assert state(chunked) == before
+
+
+def test_all_zero_sample_weight_is_refused():
+    X, y = stream()
+    with pytest.raises(ValueError, match="all zero"):
+        cwrs.SelectiveSampler(cwrs.AROW()).fit(X, y, sample_weight=np.zeros(N_ROWS))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Optional, Union
+from typing import TYPE_CHECKING, Any, Literal, Optional, Union
 
 import numpy as np
 import numpy.typing as npt
@@ -211,7 +211,7 @@ class SelectiveSampler:
     def __init__(
         self,
         estimator: Any,
-        strategy: str = "margin",
+        strategy: Literal["margin", "bbq", "random"] = "margin",
         *,
         threshold: float = 1.0,
         kappa: float = 0.5,
@@ -376,8 +376,24 @@ class SelectiveSampler:
         y = check_labels(y, n_rows)
         classes = classes_of(y)
         weights = check_sample_weight(sample_weight, n_rows)
+        if weights is not None and not weights.any():
+            raise ValueError("sample_weight is all zero: fit would learn nothing")
         estimator = self._prior(rows, classes)
         rng = np.random.default_rng(self.random_state) if self.strategy == "random" else None
+        queried = self._simulate(estimator, rows, y, weights, 0, rng)
+        self._install_prior(estimator, names)
+        self.__dict__.pop("_rng", None)
+        if rng is not None:  # a stream that goes on with query continues its draws
+            self._rng = rng
+        self.queried_ = queried
+        self.n_queried_ = int(queried.sum())
+        self.n_seen_ = n_rows
+        return self
+
+    def _simulate(self, estimator, rows, y, weights, t0, rng):
+        """Decides each row from `estimator`'s model as it is then (the rows being rows t0 + 1,
+        ...) and learns the asked ones; returns the asked mask. The inputs are checked."""
+        n_rows = rows.shape[0]
         uniforms = rng.random(n_rows) if rng is not None else np.zeros(n_rows)
         queried = np.zeros(n_rows, dtype=bool)
         learn = estimator.partial_fit
@@ -387,7 +403,9 @@ class SelectiveSampler:
         start, block = 0, 1
         while start < n_rows:
             stop = min(n_rows, start + block)
-            asked, p = self._decide(estimator, rows[start:stop], start, uniforms[start:stop])
+            asked, p = self._decide(
+                estimator, rows[start:stop], t0 + start, uniforms[start:stop]
+            )
             if not asked.any():
                 start, block = stop, min(2 * block, _MAX_BLOCK)
                 continue
@@ -399,14 +417,7 @@ class SelectiveSampler:
                 weight *= weights[i]
             learn(rows[i : i + 1], y[i : i + 1], sample_weight=[weight])
             start, block = i + 1, min(2 * (k + 1), _MAX_BLOCK)
-        self._install_prior(estimator, names)
-        self.__dict__.pop("_rng", None)
-        if rng is not None:  # a stream that goes on with query continues its draws
-            self._rng = rng
-        self.queried_ = queried
-        self.n_queried_ = int(queried.sum())
-        self.n_seen_ = n_rows
-        return self
+        return queried
 
     def _generator(self):
         """The generator of the "random" draws, made on first use (kept with the state)."""
@@ -466,30 +477,40 @@ class SelectiveSampler:
         self,
         X: MatrixLike,
         y: ArrayLike,
-        queried: ArrayLike,
+        queried: Optional[ArrayLike] = None,
         classes: Optional[ArrayLike] = None,
         sample_weight: SampleWeight = None,
     ) -> Self:
-        """Learns the rows of X whose `queried` is True (the rows of the last `query`, with
-        their labels; the labels of the other rows are ignored), and counts every row as seen.
+        """Continues the stream with the rows of X.
 
-        For "random" an asked row is learned with weight 1/p, p its probability of being asked
-        under the model as it is at the start of this call, which is the model `query` decided
-        with as long as nothing was learned in between (p is recomputed rather than kept from
-        `query`: no state waits between the two calls). `classes` is required on the first
-        call, unless `query(X, classes)` built the model; the model is then the prior, under
-        which p = 1. A refused call changes nothing.
+        With `queried` (the mask of the last `query` on these rows): learns the rows whose
+        `queried` is True with their labels (the labels of the other rows are ignored and may
+        be anything) and counts every row as seen. For "random" an asked row is learned with
+        weight 1/p, p its probability of being asked under the model as it is at the start of
+        this call, which is the model `query` decided with as long as nothing was learned in
+        between (p is recomputed rather than kept from `query`, so no state waits between the
+        two calls).
+
+        Without `queried` (every label known, as in `fit`): decides each row from the model as
+        it is then and learns it only if asked, as `fit` does, continuing the stream: `fit` on
+        the rows of several calls is these calls made in order on a new sampler.
+
+        `classes` (every label the stream will hold) is required on the first call, unless
+        `query(X, classes)` built the model (the prior, under which p = 1). A refused call
+        changes nothing.
         """
         self._check_params()
         first_call = "estimator_" not in self.__dict__
         names = feature_names(X) if first_call else self.__dict__.get("feature_names_in_")
         rows, n_rows, _ = self._rows(X, names)
-        mask = np.asarray(queried)
-        if mask.dtype != bool or mask.shape != (n_rows,):
-            raise ValueError(
-                f"queried must be a bool array of shape ({n_rows},) (one per row of X, as query "
-                f"returns), got dtype {mask.dtype} and shape {mask.shape}"
-            )
+        mask = None
+        if queried is not None:
+            mask = np.asarray(queried)
+            if mask.dtype != bool or mask.shape != (n_rows,):
+                raise ValueError(
+                    f"queried must be a bool array of shape ({n_rows},) (one per row of X, as "
+                    f"query returns), got dtype {mask.dtype} and shape {mask.shape}"
+                )
         y = check_labels(y, n_rows)
         weights = check_sample_weight(sample_weight, n_rows)
         if first_call:
@@ -497,28 +518,40 @@ class SelectiveSampler:
                 raise ValueError("classes must be passed on the first call to partial_fit.")
             known = classes_of(check_labels(classes, None, "classes"))
             estimator = self._prior(rows, known)  # a clone, installed only if it learns
-            p = np.ones(n_rows)
         else:
             estimator = self.estimator_
             if classes is not None:
                 self._check_classes(classes)
             estimator._check_n_features(rows.shape[1])
-            if self.strategy == "random":
-                _, p = self._decide(estimator, rows, self.n_seen_, np.zeros(n_rows))
-            else:
-                p = np.ones(n_rows)
-        learned = np.flatnonzero(mask)
-        if learned.size:
-            row_weights = 1.0 / p[learned]
-            if weights is not None:
-                row_weights = row_weights * weights[learned]
-            estimator.partial_fit(rows[learned], y[learned], sample_weight=row_weights)
+            known = estimator.classes_
+        if mask is None:
+            # Every label is learned if asked: all are checked before any row is learned.
+            estimator._targets(estimator._fitted_model(), y, known)
+            rng = self._generator() if self.strategy == "random" else None
+            mask = self._simulate(estimator, rows, y, weights, self.__dict__.get("n_seen_", 0),
+                                  rng)
+        else:
+            self._learn_asked(estimator, rows, y, mask, weights, first_call)
         if first_call:
             self._install_prior(estimator, names)
         self.queried_ = mask.copy()
-        self.n_queried_ += int(learned.size)
+        self.n_queried_ += int(mask.sum())
         self.n_seen_ += n_rows
         return self
+
+    def _learn_asked(self, estimator, rows, y, mask, weights, prior):
+        """Learns the rows of `mask` (a query's), each with weight 1/p times its sample weight."""
+        learned = np.flatnonzero(mask)
+        if not learned.size:
+            return
+        if self.strategy == "random" and not prior:
+            _, p = self._decide(estimator, rows, self.n_seen_, np.zeros(rows.shape[0]))
+            row_weights = 1.0 / p[learned]
+        else:
+            row_weights = np.ones(learned.size)
+        if weights is not None:
+            row_weights = row_weights * weights[learned]
+        estimator.partial_fit(rows[learned], y[learned], sample_weight=row_weights)
 
     # ----------------------------------------------------------------- delegation
     def _checked_rows(self, X):
@@ -548,7 +581,7 @@ class SelectiveSampler:
 
     def _predict_proba(self, X: MatrixLike) -> Float64Array:
         estimator, rows = self._checked_rows(X)
-        return estimator.predict_proba(rows)  # type: ignore[attr-defined]
+        return estimator.predict_proba(rows)
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> float:
         """Mean accuracy of `predict(X)` against y (`estimator_.score`)."""
