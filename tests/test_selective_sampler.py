@@ -26,9 +26,10 @@ def stream(n_classes=2, sparse=False, seed=0, n_rows=N_ROWS, n_features=8):
     return (scipy.sparse.csr_matrix(X) if sparse else X), y
 
 
-def reference(learner, strategy, X, y, threshold=1.0, kappa=0.5, b=1.0, seed=None,
+def reference(learner, strategy, X, y, threshold=0.5, kappa=0.4, b=1.0, seed=None,
               sample_weight=None):
-    """The rules, one row at a time, from a fresh model: the scores (`decision_function`) and
+    """The rules (at SelectiveSampler's defaults unless given), one row at a time, from a fresh
+    model: the scores (`decision_function`) and
     variances xᵀΣx of the model trained on the asked prefix, the rule's inequality. Returns the
     asked mask and the model."""
     classes = np.unique(y)
@@ -373,3 +374,15 @@ def test_all_zero_sample_weight_is_refused():
     X, y = stream()
     with pytest.raises(ValueError, match="all zero"):
         cwrs.SelectiveSampler(cwrs.AROW()).fit(X, y, sample_weight=np.zeros(N_ROWS))
+
+
+def test_rows_of_zero_variance():
+    """All-zero rows without an intercept: score 0 and variance 0, taken as |m|/√v = 0."""
+    X, y = stream()
+    X[::7] = 0.0
+    learner = cwrs.AROW(fit_intercept=False)
+    for strategy in ("margin", "random"):
+        sampler = cwrs.SelectiveSampler(learner, strategy, random_state=0).fit(X, y)
+        asked, model = reference(learner, strategy, X, y, seed=0)
+        assert np.array_equal(sampler.queried_, asked) and asked[::7].all()
+        same_model(sampler.estimator_, model)

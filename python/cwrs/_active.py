@@ -45,12 +45,29 @@ def _clone(estimator: Any) -> Any:
     })
 
 
+def row_block(matrix, start, stop):
+    """Rows start:stop of a matrix as the native model takes it (a C-contiguous array, or a CSR
+    tuple (data, indices, indptr, n_cols))."""
+    if not isinstance(matrix, tuple):
+        return matrix[start:stop]
+    data, indices, indptr, n_cols = matrix
+    low, high = indptr[start], indptr[stop]
+    return data[low:high], indices[low:high], indptr[start : stop + 1] - low, n_cols
+
+
 def normalized_margin(margin, variance):
     """|m|/√v, with 0/0 (and a score that has no value) taken as 0 (the row is uncertain) and
     m/0 as +inf."""
-    with np.errstate(divide="ignore", invalid="ignore"):
-        ratio = np.abs(margin) / np.sqrt(variance)
-    return np.where(np.isnan(ratio), 0.0, ratio)
+    root = np.sqrt(variance)
+    if root.all() and np.isfinite(root).all():  # the common case, without np.errstate's cost
+        ratio = np.abs(margin) / root
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratio = np.abs(margin) / root
+    nan = np.isnan(ratio)
+    if nan.any():
+        ratio[nan] = 0.0
+    return ratio
 
 
 def top_two(scores, variances):
@@ -81,19 +98,18 @@ def query_rule(strategy, threshold, kappa, b, scores, variances, t, uniforms):
         asked = normalized_margin(margin, margin_variance) < threshold
         return asked, np.ones(asked.shape[0])
     if strategy == "bbq":
-        with np.errstate(invalid="ignore"):
-            r = np.where(np.isinf(variance), 1.0, variance / (1.0 + variance))
+        finite = np.isfinite(variance)
+        r = variance / (1.0 + variance) if finite.all() else np.where(
+            finite, variance / (1.0 + np.where(finite, variance, 0.0)), 1.0
+        )
         asked = r > np.asarray(t, dtype=np.float64) ** -kappa
         return asked, np.ones(asked.shape[0])
     confidence = (
         np.where(np.isnan(margin), 0.0, np.abs(margin)) if variances is None
         else normalized_margin(margin, margin_variance)
     )
-    if math.isinf(b):
-        p = np.ones(confidence.shape[0])
-    else:
-        with np.errstate(invalid="ignore"):
-            p = np.where(np.isinf(confidence), 0.0, b / (b + confidence))
+    # b/(b + inf) = 0 and b/(b + 0) = 1 with b finite and > 0.
+    p = np.ones(confidence.shape[0]) if math.isinf(b) else b / (b + confidence)
     return uniforms < p, p
 
 
@@ -148,14 +164,14 @@ class SelectiveSampler:
         (its `shuffle` and `n_iter` do not apply: the stream is the order of the rows).
     strategy : {"margin", "bbq", "random"}, default="margin"
         The query rule (see above).
-    threshold : float, default=1.0
+    threshold : float, default=0.5
         "margin": ask when |m|/√v < threshold; any value ≥ 0 (0: never ask; inf: ask every row).
-        Φ(1) ≈ 0.84: rows whose predicted label the model gives less than 84% are asked. The
-        default is measured (benchmarks/RESULTS.md, "Active learning"): on a1a it learns from
-        about a third of the labels within a point of the accuracy of all of them.
-    kappa : float, default=0.5
+        The model gives the predicted label of a row the probability Φ(|m|/√v) (two classes),
+        so 0.5 asks the rows it gives less than Φ(0.5) ≈ 69%.
+    kappa : float, default=0.4
         "bbq": the exponent κ in [0, 1] of the threshold t^(−κ); larger asks more (κ = 0:
-        never, since r < 1; κ = 1: any row with r > 1/t).
+        never, since r < 1; κ = 1: any row with r > 1/t). How many rows a κ asks depends on
+        the scale of v (a·‖x‖² at the prior).
     b : float, default=1.0
         "random": the scale b in (0, inf] of p = b/(b + |m|/√v); larger asks more (inf: every
         row, with weight 1).
@@ -188,9 +204,18 @@ class SelectiveSampler:
     >>> rng = np.random.default_rng(0)
     >>> X = rng.normal(size=(2000, 10))
     >>> y = (X @ rng.normal(size=10) > 0).astype(int)
-    >>> sampler = cwrs.SelectiveSampler(cwrs.AROW(), threshold=1.0).fit(X[:1500], y[:1500])
-    >>> bool(sampler.n_queried_ < 500), bool(sampler.score(X[1500:], y[1500:]) > 0.9)
-    (True, True)
+    >>> sampler = cwrs.SelectiveSampler(cwrs.AROW()).fit(X[:1500], y[:1500])
+    >>> sampler.n_queried_, round(sampler.score(X[1500:], y[1500:]), 3)
+    (210, 0.974)
+
+    A stream whose labels are asked for as it goes: `query`, then `partial_fit` with the labels
+    of the rows asked (the others are never looked at).
+
+    >>> asked = sampler.query(X[1500:1510])
+    >>> asked.sum()
+    np.int64(1)
+    >>> sampler.partial_fit(X[1500:1510], np.where(asked, y[1500:1510], -1), asked).n_seen_
+    1510
 
     References
     ----------
@@ -213,8 +238,8 @@ class SelectiveSampler:
         estimator: Any,
         strategy: Literal["margin", "bbq", "random"] = "margin",
         *,
-        threshold: float = 1.0,
-        kappa: float = 0.5,
+        threshold: float = 0.5,
+        kappa: float = 0.4,
         b: float = 1.0,
         random_state: Union[int, np.random.Generator, None] = None,
     ) -> None:
@@ -259,7 +284,7 @@ class SelectiveSampler:
         return self
 
     def __repr__(self) -> str:
-        defaults = {"strategy": "margin", "threshold": 1.0, "kappa": 0.5, "b": 1.0,
+        defaults = {"strategy": "margin", "threshold": 0.5, "kappa": 0.4, "b": 1.0,
                     "random_state": None}
         shown = [f"{self.estimator!r}"] + [
             f"{name}={getattr(self, name)!r}" for name in self._PARAMS[1:]
@@ -343,12 +368,11 @@ class SelectiveSampler:
         return self.estimator_
 
     # ----------------------------------------------------------------- the decisions
-    def _decide(self, estimator, rows, t0, uniforms):
-        """(asked, p) of each row of `rows` from `estimator`'s model as it is, the rows being
-        seen as rows t0 + 1, t0 + 2, ...; `uniforms`: the draws of "random", or a generator to
-        draw them from once the rows are checked."""
-        model = estimator._fitted_model()
-        matrix = estimator._check_X_for(rows)
+    def _decide(self, estimator, matrix, t0, uniforms):
+        """(asked, p) of each row of `matrix` (as `estimator._check_X_for` returns rows) from
+        `estimator`'s model as it is, the rows being seen as rows t0 + 1, t0 + 2, ...;
+        `uniforms`: the draws of "random", or a generator to draw them from."""
+        model = estimator._model
         scores = model.decision_function(matrix)
         variances = model.variance(matrix) if estimator._second_order else None
         n_rows = scores.shape[0]
@@ -396,7 +420,9 @@ class SelectiveSampler:
         n_rows = rows.shape[0]
         uniforms = rng.random(n_rows) if rng is not None else np.zeros(n_rows)
         queried = np.zeros(n_rows, dtype=bool)
+        matrix = estimator._check_X_for(rows)  # checked once; blocks are slices of it
         learn = estimator.partial_fit
+        unit_weights = self.strategy != "random" and weights is None
         # Rows are scored in blocks with one model state: the first asked row of a block is
         # learned and the next block starts after it. A block twice the last gap between asked
         # rows scores about 2 rows per row, far fewer calls than one per row.
@@ -404,7 +430,7 @@ class SelectiveSampler:
         while start < n_rows:
             stop = min(n_rows, start + block)
             asked, p = self._decide(
-                estimator, rows[start:stop], t0 + start, uniforms[start:stop]
+                estimator, row_block(matrix, start, stop), t0 + start, uniforms[start:stop]
             )
             if not asked.any():
                 start, block = stop, min(2 * block, _MAX_BLOCK)
@@ -412,10 +438,13 @@ class SelectiveSampler:
             k = int(np.argmax(asked))
             i = start + k
             queried[i] = True
-            weight = 1.0 / p[k] if self.strategy == "random" else 1.0
-            if weights is not None:
-                weight *= weights[i]
-            learn(rows[i : i + 1], y[i : i + 1], sample_weight=[weight])
+            if unit_weights:  # without weights a dense row takes the lean path
+                learn(rows[i : i + 1], y[i : i + 1])
+            else:
+                weight = 1.0 / p[k] if self.strategy == "random" else 1.0
+                if weights is not None:
+                    weight *= weights[i]
+                learn(rows[i : i + 1], y[i : i + 1], sample_weight=[weight])
             start, block = i + 1, min(2 * (k + 1), _MAX_BLOCK)
         return queried
 
@@ -451,8 +480,9 @@ class SelectiveSampler:
         rows, n_rows, _ = self._rows(X, self.__dict__.get("feature_names_in_"))
         estimator = self.estimator_
         estimator._check_n_features(rows.shape[1])
+        matrix = estimator._check_X_for(rows)
         draws = self._generator() if self.strategy == "random" else None
-        asked, _ = self._decide(estimator, rows, self.n_seen_, draws)
+        asked, _ = self._decide(estimator, matrix, self.n_seen_, draws)
         return asked
 
     def _install_prior(self, estimator, names):
@@ -545,7 +575,8 @@ class SelectiveSampler:
         if not learned.size:
             return
         if self.strategy == "random" and not prior:
-            _, p = self._decide(estimator, rows, self.n_seen_, np.zeros(rows.shape[0]))
+            matrix = estimator._check_X_for(rows)
+            _, p = self._decide(estimator, matrix, self.n_seen_, np.zeros(rows.shape[0]))
             row_weights = 1.0 / p[learned]
         else:
             row_weights = np.ones(learned.size)
