@@ -63,7 +63,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import platform
 import sys
 import time
 from datetime import datetime, timezone
@@ -72,6 +71,9 @@ from pathlib import Path
 import numpy as np
 
 import cwrs
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _peers import cpu_model  # noqa: E402
 
 try:
     from sklearn.datasets import load_digits
@@ -297,7 +299,8 @@ def river_points(data, seeds):
                     sampler.learn_one(rows[i], labels[i])
             fractions.append(asked / len(data.y))
             accuracy.append(river_accuracy(sampler.classifier, data, test_rows))
-        points[("discount_factor", discount)] = (float(np.mean(fractions)), float(np.mean(accuracy)))
+        points[("discount_factor", discount)] = (
+            float(np.mean(fractions)), float(np.mean(accuracy)))
     return points, best
 
 
@@ -374,8 +377,8 @@ def main():
     sweeps = QUICK_SWEEPS if args.quick else SWEEPS
     started = time.time()
     load_avg = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
-    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC · {platform.processor() or platform.machine()}"
-          f" · load {load_avg:.2f} · cwrs {cwrs.__version__} · vowpalwabbit "
+    print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC · {cpu_model()} · load "
+          f"{load_avg:.2f} · cwrs {cwrs.__version__} · vowpalwabbit "
           f"{vowpalwabbit.__version__ if vowpalwabbit else 'not installed'} · river "
           f"{river.__version__ if river else 'not installed'} · order seeds {seeds}"
           + (" · --quick" if args.quick else ""))
