@@ -20,7 +20,6 @@ from ._validation import (
     check_X,
     classes_of,
     feature_names,
-    is_sparse,
     not_fitted_error,
 )
 
@@ -30,7 +29,7 @@ if TYPE_CHECKING:
     from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
 
 STRATEGIES = ("margin", "bbq", "random")
-# The most rows `fit` scores ahead with one model state (see `_stream`).
+# The most rows `fit` scores ahead with one model state (see `_simulate`).
 _MAX_BLOCK = 1024
 
 
@@ -128,7 +127,8 @@ class SelectiveSampler:
 
     - "margin" (Dredze & Crammer 2008): ask when the normalized margin |m|/√v < `threshold`,
       i.e. (two classes) when the model gives the row's predicted label a probability
-      Φ(|m|/√v) below Φ(`threshold`). Rows of small margin and rows unlike anything seen (large v) are asked.
+      Φ(|m|/√v) below Φ(`threshold`). Rows of small margin and rows unlike anything seen
+      (large v) are asked.
     - "bbq" (Cesa-Bianchi, Gentile & Orabona 2009, "bound on bias query"): ask when
       r_t = v/(1 + v) > t^(−κ), t the 1-based number of rows seen so far (asked or not). It
       asks for rows in directions the model has seen little of, whatever their margin; the
@@ -186,8 +186,9 @@ class SelectiveSampler:
         row, with weight 1).
     random_state : int, numpy.random.Generator or None, default=None
         "random": seeds the generator of the draws (`numpy.random.default_rng(random_state)`),
-        drawn once at `fit` (which draws one number per row) or at the first `query`; an int
-        makes the decisions reproducible. Unused by the other strategies.
+        made anew by `fit` (which draws one number per row, and which later `query` and
+        `partial_fit` calls continue) or by the first `query` or `partial_fit`; an int makes
+        the decisions reproducible. Unused by the other strategies.
 
     Attributes
     ----------
@@ -348,9 +349,10 @@ class SelectiveSampler:
                 f"(AROW, SCW1, NAROW, ...); {type(estimator).__name__} is first order: use "
                 "strategy='random', which takes any classifier"
             )
-        if estimator.get_params().get("kernel") is not None or estimator.get_params().get(
-            "kernel_approximation"
-        ) is not None:
+        if (
+            getattr(estimator, "kernel", None) is not None
+            or getattr(estimator, "kernel_approximation", None) is not None
+        ):
             raise InvalidParameterError(
                 "SelectiveSampler takes primal learners only (no kernel= or "
                 "kernel_approximation=)"
