@@ -71,19 +71,17 @@ EXPECTED_FAILURES_SECOND_ORDER = {
 }
 
 
-# The active learner: its own checks' reasons (measured with SelectiveSampler(AROW())).
+# The active learner: the second-order learner's reasons, and a stream's rows are decided one
+# by one.
+_ACTIVE_WEIGHTS = (
+    f"{_ORDER}; and a row repeated k times is k rows of the stream, each decided (asked or not, "
+    "and counted in bbq's t) from the model of its moment, while a weight acts only on a row "
+    "that is asked"
+)
 EXPECTED_FAILURES_ACTIVE = {
     **EXPECTED_FAILURES_SECOND_ORDER,
-    "check_sample_weight_equivalence_on_dense_data": (
-        f"{_ORDER}; and a row repeated k times is k rows of the stream, each decided (asked or "
-        "not, and counted in bbq's t) from the model of its moment, while a weight acts only on "
-        "a row that is asked"
-    ),
-    "check_sample_weight_equivalence_on_sparse_data": (
-        f"{_ORDER}; and a row repeated k times is k rows of the stream, each decided (asked or "
-        "not, and counted in bbq's t) from the model of its moment, while a weight acts only on "
-        "a row that is asked"
-    ),
+    "check_sample_weight_equivalence_on_dense_data": _ACTIVE_WEIGHTS,
+    "check_sample_weight_equivalence_on_sparse_data": _ACTIVE_WEIGHTS,
 }
 
 
