@@ -188,8 +188,9 @@ def test_sample_weight_multiplies_and_a_weightless_asked_row_is_not_learned():
 
 @pytest.mark.parametrize("strategy", ["margin", "bbq", "random"])
 @pytest.mark.parametrize("n_classes", [2, 3])
-def test_query_and_partial_fit_row_by_row_is_fit(strategy, n_classes):
-    X, y = stream(n_classes)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_query_and_partial_fit_row_by_row_is_fit(strategy, n_classes, sparse):
+    X, y = stream(n_classes, sparse)
     fitted = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5).fit(X, y)
     online = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5)
     classes = np.unique(y)
@@ -353,8 +354,9 @@ def test_feature_names_of_a_data_frame():
 
 
 @pytest.mark.parametrize("strategy", ["margin", "bbq", "random"])
-def test_partial_fit_with_every_label_continues_fit(strategy):
-    X, y = stream(3)
+@pytest.mark.parametrize("sparse", [False, True])
+def test_partial_fit_with_every_label_continues_fit(strategy, sparse):
+    X, y = stream(3, sparse)
     fitted = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5).fit(X, y)
     chunked = cwrs.SelectiveSampler(cwrs.AROW(), strategy, random_state=5)
     for start, stop in [(0, 1), (1, 90), (90, 91), (91, N_ROWS)]:
