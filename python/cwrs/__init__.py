@@ -11,10 +11,12 @@ Several cores and machines: `n_jobs=`, `cwrs.merge(models)` and `cwrs.dask`.
 Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
 Text streams: `HashingVectorizer` (raw documents) and `FeatureHasher` (token lists, dicts).
+Active learning (labels only for the rows the model is unsure of): `SelectiveSampler`.
 The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
 from . import datasets
+from ._active import SelectiveSampler
 from ._catalog import ALMA, FTRL, IELLIP, OGD, ROMMA, AdaGrad, AggressiveROMMA
 from ._classifier import Classifier
 from ._classifiers import (
@@ -75,6 +77,7 @@ __all__ = [
     "SCW1",
     "SCW2",
     "SOP",
+    "SelectiveSampler",
     "DataConversionWarning",
     "ExactCW",
     "FeatureHasher",

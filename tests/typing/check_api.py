@@ -58,6 +58,12 @@ river_clf.learn_one({"a": 1.0, 2: 0.5}, True)
 assert_type(river_clf.predict_proba_one({"a": 1.0}), dict[Any, float])
 RiverRegressor(cwrs.PA1Regressor()).learn_one({"x": 1.0}, 2.5)
 
+sampler = cwrs.SelectiveSampler(cwrs.AROW(), "bbq", kappa=0.5).fit(X, y)
+assert_type(sampler, cwrs.SelectiveSampler)
+assert_type(sampler.query(X), npt.NDArray[np.bool_])
+assert_type(sampler.partial_fit(X, y, sampler.query(X)), cwrs.SelectiveSampler)
+assert_type(sampler.n_queried_, int)
+
 # Mistakes the types catch.
 cwrs.AROW(eta=0.7)  # type: ignore[call-arg]
 cwrs.CW(covariance="dense")  # type: ignore[arg-type]
@@ -66,3 +72,4 @@ cwrs.PA.predict_proba  # type: ignore[attr-defined]
 cwrs.FeatureHasher(input_type="text")  # type: ignore[arg-type]
 cwrs.HashingVectorizer(norm="max")  # type: ignore[arg-type]
 cwrs.load("model.cwrs", dict)  # type: ignore[type-var]
+cwrs.SelectiveSampler(cwrs.AROW(), "entropy")  # type: ignore[arg-type]
