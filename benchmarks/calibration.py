@@ -5,9 +5,11 @@ river in the same run. Prints markdown tables for benchmarks/RESULTS.md.
 Probabilities:
 
 - Second-order learners (`cls._second_order`: SOP, CW, ExactCW, AROW, NAROW, SCW1, SCW2, NHERD,
-  IELLIP; AROW also with covariance="full"): `predict_proba`, the Gaussian-margin probability.
-  Two classes: P(y = classes_[1] | x) = Φ(m/√v), m = μ·x (+ bias) and v = xᵀΣx; more classes:
-  the probability that each class scores highest (see `help(cwrs.AROW.predict_proba)`).
+  IELLIP; AROW also with covariance="full"), two rows each: "Φ", `predict_proba`, the
+  predictive probability Φ(m/√(v + s²)), m = μ·x (+ bias), v = xᵀΣx and s² the label noise the
+  model learned from the rows so far; and "Φ₀", `predict_posterior_proba`, the probability
+  under the weights' Gaussian alone, Φ(m/√v). More classes: the probability that each class
+  scores highest (see `help(cwrs.AROW.predict_proba)`).
 - First-order learners (Perceptron, PA, PA1, PA2, ALMA, ROMMA, AggressiveROMMA, OGD, AdaGrad,
   FTRL) have no `predict_proba`: the logistic of the margin σ(m), the softmax of the class
   scores for more classes. Neither is fitted to anything: these are the models' raw
@@ -17,13 +19,14 @@ Protocols (every learner at its defaults):
 
 - Progressive (test-then-train): one pass over the stream in a random order drawn from seed 0
   (svmguide3 is stored sorted by label), each row scored before it is learned. For cwrs on two
-  classes, from `partial_fit(X, y, classes=..., return_scores=True)`: Φ(score/√variance) (1/2
-  where the variance is 0) or σ(score). The script checks this on the first rows of every
-  binary data set against a row-by-row loop (`predict_proba` of the model at that moment, or
-  σ(decision_function), then `partial_fit` of the row): the two agree to ~1e-16 (the largest
-  difference is printed with the tables). On more classes (digits) the second-order
-  probabilities come from that row-by-row loop itself (exact); the first-order ones from the
-  scores, which are decision_function's bit for bit. The first row of a stream, before any
+  classes, "Φ₀" and "σ" come from `partial_fit(X, y, classes=..., return_scores=True)`:
+  Φ(score/√variance) (1/2 where the variance is 0) or σ(score). The script checks this on the
+  first rows of every binary data set against a row-by-row loop (`predict_posterior_proba` of
+  the model at that moment, or σ(decision_function), then `partial_fit` of the row): the two
+  agree to ~1e-16 (the largest difference is printed with the tables). "Φ", whose s² moves with
+  every row, and every second-order probability on more classes (digits) come from that
+  row-by-row loop itself (exact); the first-order ones from the scores, which are
+  decision_function's bit for bit. The first row of a stream, before any
   learning, scores 0 for every class: probability 1/2 (1/K).
 - Held-out: one training pass (`fit` with `random_state=0`, which shuffles), then the test
   rows. a1a is tested on a1a.t (30,956 rows); the other data sets on a stratified 70/30 split
@@ -309,12 +312,17 @@ def gaussian_probability(scores, variances):
     return np.where(variances > 0, p, 0.5)
 
 
-def probabilities_now(estimator, X):
-    """What a user reads as the probabilities of a fitted cwrs classifier."""
+def probabilities_now(estimator, X, posterior=False):
+    """What a user reads as the probabilities of a fitted cwrs classifier (the posterior form
+    of a second-order one if `posterior`)."""
     if type(estimator)._second_order:
-        return estimator.predict_proba(X)
+        return (estimator.predict_posterior_proba if posterior else estimator.predict_proba)(X)
     scores = estimator.decision_function(X)
     return binary(expit(scores)) if scores.ndim == 1 else softmax(scores, axis=1)
+
+
+def posterior_now(estimator, X):
+    return probabilities_now(estimator, X, posterior=True)
 
 
 def predict_then_learn(model, X, y, classes, probabilities):
@@ -329,15 +337,17 @@ def predict_then_learn(model, X, y, classes, probabilities):
     return P
 
 
-def cwrs_progressive(make, data):
+def cwrs_progressive(make, data, kind):
     classes = np.arange(data.n_classes)
     estimator = make()
     second_order = type(estimator)._second_order
-    if data.n_classes > 2 and second_order:
-        # The multiclass Gaussian probability is a quadrature, not a function of the scores
-        # alone: the exact row-by-row loop.
+    if kind == "Φ" or data.n_classes > 2 and second_order:
+        # The predictive probability's s² moves with every row, and the multiclass Gaussian
+        # probability is a quadrature, not a function of the scores alone: the exact
+        # row-by-row loop.
+        probabilities = probabilities_now if kind == "Φ" else posterior_now
         return predict_then_learn(estimator, data.X_stream, data.y_stream, classes,
-                                  probabilities_now)
+                                  probabilities)
     _, scores, variances = estimator.partial_fit(
         data.X_stream, data.y_stream, classes=classes, return_scores=True)
     if np.isnan(scores).any():
@@ -353,25 +363,31 @@ def verify_progressive(make, data, P_batch, rows=VERIFY_ROWS):
     """max |Δ| between the progressive probabilities from the scores and a row-by-row loop
     (the model's probabilities of the row, then partial_fit of the row), on the first rows."""
     X, y = data.X_stream[:rows], data.y_stream[:rows]
-    P = predict_then_learn(make(), X, y, np.arange(data.n_classes), probabilities_now)
+    P = predict_then_learn(make(), X, y, np.arange(data.n_classes), posterior_now)
     return np.max(np.abs(P - P_batch[:len(P)]))
 
 
-def cwrs_heldout(make, data):
+def cwrs_heldout(make, data, kind):
     estimator = make(random_state=SEED).fit(data.X_train, data.y_train)
-    return probabilities_now(estimator, data.X_test)
+    return probabilities_now(estimator, data.X_test, posterior=kind == "Φ₀")
 
 
 def cwrs_learners(quick):
-    """[(label, factory, kind)] for every classifier at its defaults, plus AROW full."""
+    """[(label, factory, kind)] for every classifier at its defaults, plus AROW full; the
+    second-order learners twice, predictive ("Φ") and posterior ("Φ₀")."""
     learners = []
     for cls in cwrs.CLASSIFIERS:
         if quick and cls.__name__ not in ("AROW", "SCW1", "PA1"):
             continue
-        kind = "Φ" if cls._second_order else "σ"
-        learners.append((cls.__name__, cls, kind))
+        made = [(cls.__name__, cls)]
         if cls is cwrs.AROW:
-            learners.append(("AROW full", lambda **kw: cwrs.AROW(covariance="full", **kw), "Φ"))
+            made.append(("AROW full", lambda **kw: cwrs.AROW(covariance="full", **kw)))
+        for label, make in made:
+            if not cls._second_order:
+                learners.append((label, make, "σ"))
+                continue
+            learners.append((label, make, "Φ"))
+            learners.append((f"{label}, posterior", make, "Φ₀"))
     return learners
 
 
@@ -478,9 +494,10 @@ def summary(results):
     lines = ["### Summary", "",
              "Progressive log loss / ECE; the best cwrs second-order learner by progressive log "
              "loss; scikit-learn LogisticRegression is batch, held out.", "",
-             "| data set | best cwrs second-order | its log loss / ECE | AROW | AROW held-out "
-             "saturated | SGD log_loss | river LR | LogisticRegression (held-out) |",
-             "|---|---|--:|--:|--:|--:|--:|--:|"]
+             "| data set | best cwrs second-order | its log loss / ECE | AROW | AROW, posterior "
+             "| AROW held-out saturated (Φ / Φ₀) | SGD log_loss | river LR | "
+             "LogisticRegression (held-out) |",
+             "|---|---|--:|--:|--:|--:|--:|--:|--:|"]
     for data, rows in results:
         by_label = {label: (progressive, heldout) for label, _, progressive, heldout in rows}
         second = [(progressive["log loss"], label) for label, kind, progressive, _ in rows
@@ -494,11 +511,13 @@ def summary(results):
             m = entry[which]
             return f"{fmt('log loss', m['log loss'])} / {fmt('ECE', m['ECE'])}"
 
-        arow = by_label.get("AROW")
-        saturated = "—" if arow is None else fmt("saturated", arow[1]["saturated"])
+        saturated = " / ".join(
+            "—" if by_label.get(label) is None else fmt("saturated", by_label[label][1]["saturated"])
+            for label in ("AROW", "AROW, posterior"))
         river_label_ = next((label for label in by_label if label.startswith("river")), None)
         lines.append(
-            f"| {data.name} | {best} | {pair(best)} | {pair('AROW')} | {saturated} | "
+            f"| {data.name} | {best} | {pair(best)} | {pair('AROW')} | "
+            f"{pair('AROW, posterior')} | {saturated} | "
             f"{pair('SGD log_loss')} | {pair(river_label_) if river_label_ else '—'} | "
             f"{pair('LogisticRegression', 1)} |")
     return "\n".join(lines)
@@ -524,12 +543,12 @@ def main():
     for data in datasets:
         rows = []
         for label, make, kind in learners:
-            P_progressive = cwrs_progressive(make, data)
-            if not (data.n_classes > 2 and kind == "Φ"):
+            P_progressive = cwrs_progressive(make, data, kind)
+            if kind != "Φ" and not (data.n_classes > 2 and kind == "Φ₀"):
                 worst_difference = max(worst_difference,
                                        verify_progressive(make, data, P_progressive))
             rows.append((label, kind, metrics(P_progressive, data.y_stream),
-                         metrics(cwrs_heldout(make, data), data.y_test)))
+                         metrics(cwrs_heldout(make, data, kind), data.y_test)))
         rows.append(("SGD log_loss", "peer", metrics(sgd_progressive(data), data.y_stream),
                      metrics(sgd_heldout(data), data.y_test)))
         if river is not None:
@@ -559,7 +578,8 @@ def main():
           f"{versions} · load average {load:.2f} at the start · seed {SEED}"
           + (" · --quick" if args.quick else ""))
     print()
-    print("p: Φ = cwrs `predict_proba` (Gaussian margin), σ = logistic (softmax) of the "
+    print("p: Φ = cwrs `predict_proba` (the predictive Φ(m/√(v + s²))), Φ₀ = "
+          "`predict_posterior_proba` (Φ(m/√v)), σ = logistic (softmax) of the "
           "margin, peer = scikit-learn / river probabilities. Progressive: each row scored "
           "before it is learned, one pass in a seeded order; held-out: one training pass, "
           "then the test rows. ECE: top-label, 15 equal-width bins. Saturated: the share of "

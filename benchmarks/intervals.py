@@ -1,7 +1,6 @@
 """Prediction intervals of AROWRegressor: the coverage of mean ± 1.96·std from
-`predict(X, return_std=True)` at the defaults (r = 1, a = 1), against scikit-learn's
-BayesianRidge and ARDRegression in the same run, and a candidate noise scale estimated from the
-progressive residuals.
+`predict(X, return_std=True)` at the defaults (r = 1, a = 1) and with the noise variance learned
+(`r="auto"`), against scikit-learn's BayesianRidge and ARDRegression in the same run.
 
     python benchmarks/intervals.py [--seeds 5]
 
@@ -11,11 +10,13 @@ Each seed: a 70/30 split, features standardized with the training rows' statisti
 `partial_fit` pass of the training rows, then the held-out rows. Reported: the share of held-out
 targets inside the 95% interval, the RMSE and the mean interval width, averaged over the seeds.
 
-The candidate ("noise scale from residuals"): under a normal-inverse-gamma prior the noise
-variance σ² scales the whole posterior, Σ = σ²·P, and its estimate from the innovations is the
-mean of e_t²/(v_t + r)·r over the rows, with e_t = y_t − μ_t·x_t and v_t = x_tᵀΣ_t x_t before row t
-is learned (the progressive scores of `partial_fit(..., return_scores=True)`). The interval is
-then ±1.96·√(σ̂²/r · (xᵀΣx + r)). It is computed here in Python; the estimator does not have it.
+`r="auto"`: under a normal-inverse-gamma prior the noise variance σ² scales the whole
+posterior, Σ = σ²·P, and the estimator learns σ̂² as r times the mean of e_t²/(v_t + r) over the
+rows, with e_t = y_t − μ_t·x_t and v_t = x_tᵀΣ_t x_t before row t is learned (docs/design.md
+§3.14); the interval is ±1.96·√(σ̂²·(xᵀΣx + 1)). The script checks the estimator's σ̂² against
+the same mean computed here from the progressive scores of `partial_fit(...,
+return_scores=True)` (with the estimator's prior of one row at σ² = r) and prints the largest
+relative difference.
 """
 
 from __future__ import annotations
@@ -57,6 +58,7 @@ def main():
     args = parser.parse_args()
     print(f"{cpu_model()} · cwrs {cwrs.__version__} · numpy {np.__version__} · "
           f"{args.seeds} seeds\n")
+    worst = 0.0
     for name, X, y in data_sets():
         results: dict[str, list[tuple[float, float, float]]] = {}
         for seed in range(args.seeds):
@@ -66,17 +68,16 @@ def main():
             center, scale = X_train.mean(axis=0), X_train.std(axis=0)
             X_train, X_test = (X_train - center) / scale, (X_test - center) / scale
             for covariance in ("diag", "full"):
-                label = f"cwrs AROWRegressor {covariance}"
-                model, scores, variances = cwrs.AROWRegressor(covariance=covariance).partial_fit(
-                    X_train, y_train, return_scores=True
-                )
-                mean, std = model.predict(X_test, return_std=True)
-                results.setdefault(label, []).append(interval_row(mean, std, y_test))
-                noise = float(np.mean((y_train - scores) ** 2 / (variances + R))) * R
-                scaled = np.sqrt(noise / R) * std
-                results.setdefault(f"{label}, noise scale from residuals", []).append(
-                    interval_row(mean, scaled, y_test)
-                )
+                for r in (R, "auto"):
+                    label = f"cwrs AROWRegressor {covariance}" + (", r=\"auto\"" if r == "auto" else "")
+                    model, scores, variances = cwrs.AROWRegressor(
+                        covariance=covariance, r=r
+                    ).partial_fit(X_train, y_train, return_scores=True)
+                    mean, std = model.predict(X_test, return_std=True)
+                    results.setdefault(label, []).append(interval_row(mean, std, y_test))
+                    ratios = (y_train - scores) ** 2 / (variances + R)
+                    expected = R * (1.0 + ratios.sum()) / (1.0 + len(ratios))
+                    worst = max(worst, abs(model.noise_variance_ / expected - 1.0))
             for label, peer in (("scikit-learn BayesianRidge", BayesianRidge()),
                                 ("scikit-learn ARDRegression", ARDRegression())):
                 mean, std = peer.fit(X_train, y_train).predict(X_test, return_std=True)
@@ -88,6 +89,8 @@ def main():
             coverage, rmse, width = np.mean(rows, axis=0)
             print(f"| {label} | {coverage:.3f} | {rmse:.3f} | {width:.3f} |")
         print()
+    print(f"Check: the estimator's σ̂² and the mean of the progressive e²/(v + r) differ by at "
+          f"most {worst:.1e} (relative).")
 
 
 if __name__ == "__main__":
