@@ -1,0 +1,557 @@
+"""`CalibratedClassifier`: a cwrs classifier whose probabilities come from a calibration map
+learned online from its progressive scores.
+
+Each `partial_fit` call makes one call `estimator_.partial_fit(X, y, ..., return_scores=True)`,
+which returns the score (and, for a second-order learner, xᵀΣx) of every row as the model stood
+just before learning it. The map is then updated row by row, in order, from those scores: it
+never sees the score of a row the model had already learned, so it is fitted to the scores the
+model gives rows it has not seen, which are the scores it will be asked to map.
+
+The maps (docs/guide/probabilities.md gives the math in full):
+
+- "platt": p = σ(A·z + B), one (A, B) per map, fitted by online Newton: the exact Hessian
+  w·p(1 − p)·[z, 1][z, 1]ᵀ of each row's log loss, evaluated at the map's current (A, B),
+  accumulated onto a prior `prior_strength`·I (so the first rows move the map by bounded
+  steps), and each row's gradient step taken through the inverse of that sum.
+- "temperature": p = σ(z/T) for two classes, softmax(z/T) for more, one T for every class,
+  fitted by online Newton on log T with the accumulated curvature w·β²·Var_p(z), β = 1/T (the
+  Gauss-Newton part of the Hessian: the exact one is not convex in log T), on a prior
+  `prior_strength` at T = 1.
+- "isotonic": a fixed number `n_bins` of equal-width bins over the bounded transform
+  u = z / (1 + |z|) ∈ (−1, 1), with per-bin weighted counts (total weight and positive
+  weight), each bin starting with `prior_strength` pseudo-rows at σ(z) of its centre; predicting
+  fits the non-decreasing (pool-adjacent-violators) step function to the bins' frequencies and
+  interpolates it linearly between the bins' centres (cached until the next learning).
+
+One map for two classes (on the score of `classes_[1]`); with more classes, Platt and isotonic
+keep one map per class on its own score (one-vs-rest) and normalize the K probabilities to sum
+to 1 (scikit-learn's `CalibratedClassifierCV` rule), while temperature scales all the scores
+with one T. z is the map's input: `map_input` below.
+"""
+
+from __future__ import annotations
+
+import copy
+import inspect
+import math
+import numbers
+from typing import TYPE_CHECKING, Any, Optional
+
+import numpy as np
+import numpy.typing as npt
+
+from ._classifier import Classifier
+from ._params import InvalidParameterError
+from ._probability import logistic
+from ._validation import (
+    check_labels,
+    check_sample_weight,
+    classes_of,
+    not_fitted_error,
+)
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+    from ._persist import ModelFile
+    from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
+
+METHODS = ("platt", "temperature", "isotonic")
+# Map inputs are clipped to ±INPUT_LIMIT so that an infinite score stays a finite number.
+INPUT_LIMIT = 1e6
+# log T stays within ±LOG_TEMPERATURE_LIMIT (T from e^-30 to e^30): β = 1/T never overflows.
+LOG_TEMPERATURE_LIMIT = 30.0
+
+
+def map_input(
+    scores: Float64Array, variances: Optional[Float64Array]
+) -> Float64Array:
+    """What the calibration map is a function of: for a first-order learner (no variances) its
+    score s; for a second-order learner the variance-normalized margin s/√(1 + v), with
+    v = xᵀΣx of the row (per class for more classes).
+
+    Measured on the benchmark streams (benchmarks/calibrated.py; docs/guide/probabilities.md
+    has the table), the normalized margin gives the lower progressive log loss on most
+    (learner, method, stream) pairs: a row whose margin is uncertain is mapped closer to 1/2.
+    """
+    scores = np.clip(scores, -INPUT_LIMIT, INPUT_LIMIT)
+    if variances is None:
+        return scores
+    return scores / np.sqrt(1.0 + np.maximum(variances, 0.0))
+
+
+# ===================================================================== the maps' arithmetic
+def new_map(method: str, n_maps: int, n_bins: int, prior_strength: float) -> dict[str, Any]:
+    """The state of a map that has learned nothing: `n_maps` one-vs-rest maps (1 for two
+    classes) for Platt and isotonic; one temperature."""
+    state: dict[str, Any] = {"method": method, "prior_strength": float(prior_strength)}
+    if method == "platt":
+        coef = np.zeros((n_maps, 2))
+        coef[:, 0] = 1.0  # σ(z): the logistic of the input until rows say otherwise
+        curvature = np.zeros((n_maps, 3))  # the 2×2 Hessians' entries (aa, ab, bb)
+        curvature[:, 0] = curvature[:, 2] = prior_strength
+        state.update(coef=coef, curvature=curvature)
+    elif method == "temperature":
+        state.update(log_temperature=np.zeros(1), curvature=np.full(1, float(prior_strength)))
+    else:
+        state.update(weight=np.zeros((n_maps, n_bins)), positive=np.zeros((n_maps, n_bins)))
+    return state
+
+
+def copy_map(state: dict[str, Any]) -> dict[str, Any]:
+    return {k: v.copy() if isinstance(v, np.ndarray) else v for k, v in state.items()}
+
+
+def learn_map(
+    state: dict[str, Any], inputs: np.ndarray, targets: np.ndarray, weights: np.ndarray
+) -> dict[str, Any]:
+    """A new map state: `state` updated by the rows in order. `inputs`: (n,) for two classes,
+    (n, K) for more; `targets`: the class indices; `weights`: per row, ≥ 0 (0: no update)."""
+    state = copy_map(state)
+    method = state["method"]
+    if inputs.ndim == 1:
+        inputs = inputs[:, None]
+        onehot = (targets == 1).astype(np.float64)[:, None]
+    else:
+        onehot = np.zeros(inputs.shape)
+        onehot[np.arange(len(targets)), targets] = 1.0
+    # A score with no value (NaN) teaches the map nothing.
+    weights = np.where(np.isnan(inputs).any(axis=1), 0.0, weights)
+    active = np.flatnonzero(weights > 0)
+    if method == "platt":
+        _learn_platt(state["coef"], state["curvature"], inputs, onehot, weights, active)
+    elif method == "temperature":
+        binary = inputs.shape[1] == 1
+        _learn_temperature(state, inputs, targets, weights, active, binary)
+    else:
+        _learn_isotonic(state, inputs, onehot, weights, active)
+    return state
+
+
+def _learn_platt(coef, curvature, inputs, onehot, weights, active):
+    """Online Newton per map, vectorized over the maps (see the module docstring)."""
+    for i in active:
+        z, t, w = inputs[i], onehot[i], weights[i]
+        a, b = coef[:, 0], coef[:, 1]
+        p = logistic(a * z + b)
+        residual = w * (p - t)
+        c = w * p * (1.0 - p)
+        curvature[:, 0] += c * z * z
+        curvature[:, 1] += c * z
+        curvature[:, 2] += c
+        haa, hab, hbb = curvature[:, 0], curvature[:, 1], curvature[:, 2]
+        ga, gb = residual * z, residual
+        det = haa * hbb - hab * hab
+        coef[:, 0] = a - (hbb * ga - hab * gb) / det
+        coef[:, 1] = b - (haa * gb - hab * ga) / det
+
+
+def _temperature_inputs(inputs, binary):
+    """The class scores the temperature divides: (0, z) for two classes (softmax of which is
+    (σ(−z/T), σ(z/T))), else the K scores."""
+    if binary:
+        return np.column_stack([np.zeros(len(inputs)), inputs[:, 0]])
+    return inputs
+
+
+def _learn_temperature(state, inputs, targets, weights, active, binary):
+    scores = _temperature_inputs(inputs, binary)
+    u = float(state["log_temperature"][0])
+    h = float(state["curvature"][0])
+    for i in active:
+        z, y, w = scores[i], int(targets[i]), float(weights[i])
+        beta = math.exp(-u)
+        p = _softmax_row(beta * z)
+        mean = float(p @ z)
+        variance = max(float(p @ (z * z)) - mean * mean, 0.0)
+        gradient = -w * beta * (mean - z[y])  # d(−log p_y)/d(log T)
+        h += w * beta * beta * variance
+        u = min(max(u - gradient / h, -LOG_TEMPERATURE_LIMIT), LOG_TEMPERATURE_LIMIT)
+    state["log_temperature"][0] = u
+    state["curvature"][0] = h
+
+
+def _softmax_row(values):
+    shifted = np.exp(values - values.max())
+    return shifted / shifted.sum()
+
+
+def bin_index(inputs: np.ndarray, n_bins: int) -> np.ndarray:
+    """The isotonic bin of each input: equal-width bins of u = z/(1 + |z|) over (−1, 1)."""
+    u = inputs / (1.0 + np.abs(inputs))
+    return np.minimum(((u + 1.0) * (n_bins / 2.0)).astype(np.intp), n_bins - 1)
+
+
+def bin_centres(n_bins: int) -> np.ndarray:
+    """The bins' centres on the u scale."""
+    return -1.0 + (np.arange(n_bins) + 0.5) * (2.0 / n_bins)
+
+
+def _learn_isotonic(state, inputs, onehot, weights, active):
+    weight, positive = state["weight"], state["positive"]
+    n_bins = weight.shape[1]
+    bins = bin_index(inputs[active], n_bins)
+    maps = np.arange(weight.shape[0])
+    for k, i in enumerate(active):
+        weight[maps, bins[k]] += weights[i]
+        positive[maps, bins[k]] += weights[i] * onehot[i]
+
+
+def pool_adjacent_violators(values: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """The non-decreasing sequence closest to `values` in weighted least squares (all weights
+    > 0): adjacent blocks that violate the order are pooled into their weighted mean."""
+    means: list[float] = []
+    totals: list[float] = []
+    sizes: list[int] = []
+    for value, weight in zip(values.tolist(), weights.tolist()):
+        means.append(value)
+        totals.append(weight)
+        sizes.append(1)
+        while len(means) > 1 and means[-2] > means[-1]:
+            total = totals[-2] + totals[-1]
+            means[-2] = (means[-2] * totals[-2] + means[-1] * totals[-1]) / total
+            totals[-2] = total
+            sizes[-2] += sizes[-1]
+            del means[-1], totals[-1], sizes[-1]
+    return np.repeat(np.array(means), sizes)
+
+
+def isotonic_curves(state: dict[str, Any]) -> np.ndarray:
+    """Per map, the fitted non-decreasing probability at each bin's centre: the bins'
+    frequencies with `prior_strength` pseudo-rows at σ(z) of the centre, through PAV."""
+    weight, positive = state["weight"], state["positive"]
+    prior = state["prior_strength"]
+    centres = bin_centres(weight.shape[1])
+    prior_p = logistic(centres / (1.0 - np.abs(centres)))
+    total = weight + prior
+    frequency = (positive + prior * prior_p) / total
+    return np.array([pool_adjacent_violators(f, t) for f, t in zip(frequency, total)])
+
+
+def apply_map(
+    state: dict[str, Any], inputs: np.ndarray, curves: Optional[np.ndarray] = None
+) -> np.ndarray:
+    """The probabilities (n, 2) or (n, K) of the map for the inputs (n,) or (n, K).
+    `curves`: `isotonic_curves(state)`, if already computed."""
+    method = state["method"]
+    binary = inputs.ndim == 1
+    columns = inputs[:, None] if binary else inputs
+    if method == "temperature":
+        beta = math.exp(-float(state["log_temperature"][0]))
+        scores = beta * _temperature_inputs(columns, binary)
+        scores = scores - scores.max(axis=1, keepdims=True)
+        probabilities = np.exp(scores)
+        return probabilities / probabilities.sum(axis=1, keepdims=True)
+    if method == "platt":
+        coef = state["coef"]
+        p = logistic(coef[:, 0] * columns + coef[:, 1])
+    else:
+        if curves is None:
+            curves = isotonic_curves(state)
+        centres = bin_centres(curves.shape[1])
+        u = columns / (1.0 + np.abs(columns))
+        p = np.column_stack([np.interp(u[:, k], centres, curves[k]) for k in range(len(curves))])
+    if binary:
+        return np.column_stack([1.0 - p[:, 0], p[:, 0]])
+    total = p.sum(axis=1, keepdims=True)
+    # Every one-vs-rest probability 0: no class is preferred (scikit-learn's rule).
+    return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
+
+
+# ============================================================================ the estimator
+def _refuse_estimator(estimator: Any) -> None:
+    """TypeError unless `estimator` is a cwrs classifier whose `partial_fit` returns scores."""
+    partial_fit = getattr(estimator, "partial_fit", None)
+    if not (
+        isinstance(estimator, Classifier)
+        and partial_fit is not None
+        and "return_scores" in inspect.signature(partial_fit).parameters
+    ):
+        raise TypeError(
+            "CalibratedClassifier calibrates a cwrs classifier (cwrs.AROW(), cwrs.PA1(), ...: "
+            "its partial_fit(..., return_scores=True) gives the progressive scores), not "
+            f"{estimator!r:.80}"
+        )
+
+
+def _clone(estimator: Classifier) -> Classifier:
+    """A new unfitted estimator with the same hyper-parameters (scikit-learn's `clone`)."""
+    params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
+    return type(estimator)(**params)
+
+
+class CalibratedClassifier:
+    """A cwrs classifier with a calibration map learned online from its progressive scores.
+
+    Parameters
+    ----------
+    estimator : a cwrs classifier (`cwrs.AROW()`, `cwrs.SCW1()`, `cwrs.PA1()`, ...)
+        The learner to calibrate; never modified: `fit` and the first `partial_fit` learn a
+        fresh copy of it, `estimator_`.
+    method : {"platt", "temperature", "isotonic"}, default "platt"
+        The map from scores to probabilities. "platt": σ(A·z + B) per class (one-vs-rest,
+        normalized, for more than two classes). "temperature": σ(z/T), or softmax(z/T) over the
+        classes, one T. "isotonic": a non-decreasing step function over `n_bins` bins,
+        interpolated, per class (one-vs-rest, normalized). z is `score` for a first-order
+        learner, and the variance-normalized margin score/√(1 + xᵀΣx) for a second-order one.
+    n_bins : int, default 100
+        The number of isotonic bins (equal-width over z/(1 + |z|) ∈ (−1, 1)); the map keeps
+        2 · n_bins numbers per class, however long the stream. Unused by the other methods.
+    prior_strength : float > 0, default 1.0
+        How much the map trusts its starting point before rows arrive: the prior curvature
+        (Platt: on A and B, starting at A = 1, B = 0, i.e. σ(z); temperature: on log T,
+        starting at T = 1) or the pseudo-rows per isotonic bin (at σ(z) of the bin's centre).
+
+    Learning: `partial_fit(X, y, classes=None, sample_weight=None)` makes one call
+    `estimator_.partial_fit(X, y, classes, sample_weight, return_scores=True)` and then updates
+    the map row by row, in order, from each row's score before the model learned it; a row of
+    weight w counts w times in the map's update (weight 0: none). `fit(X, y, sample_weight)`
+    is a fresh copy of `estimator` and one such `partial_fit` (one pass, in order).
+
+    Prediction: `predict_proba(X)` is the map applied to `estimator_.decision_function(X)` (and
+    xᵀΣx for a second-order learner); `predict` the class of highest probability;
+    `predict_log_proba` its logarithm. `classes_`, `n_features_in_` and `feature_names_in_` are
+    those of `estimator_`.
+
+    Fitted attributes: `estimator_` and `calibration_`, the map's state: a dict with "method",
+    "prior_strength" and its arrays (Platt: "coef", (A, B) per map, and "curvature", the
+    accumulated 2×2 Hessians as (aa, ab, bb); temperature: "log_temperature" and its
+    "curvature"; isotonic: "weight" and "positive", the bins' weighted counts per map). One map
+    for two classes, one per class otherwise.
+
+    A refused call (bad X, y, classes or weights, an estimator that is not a cwrs classifier)
+    raises before anything changes: `estimator_` and the map stay as they were. Pickling
+    round-trips exactly, and so do `save(path)` and `cwrs.load(path)`.
+    """
+
+    _required_parameters = ("estimator",)
+
+    def __init__(
+        self,
+        estimator: Classifier,
+        method: str = "platt",
+        n_bins: int = 100,
+        prior_strength: float = 1.0,
+    ) -> None:
+        self.estimator = estimator
+        self.method = method
+        self.n_bins = n_bins
+        self.prior_strength = prior_strength
+
+    if TYPE_CHECKING:
+        estimator_: Classifier
+        calibration_: dict[str, Any]
+
+    # The map's input (a static method, so that a measurement can swap it).
+    _map_input = staticmethod(map_input)
+
+    # ----------------------------------------------------------------- parameters
+    @classmethod
+    def _get_param_names(cls) -> list[str]:
+        return ["estimator", "method", "n_bins", "prior_strength"]
+
+    def get_params(self, deep: bool = True) -> dict[str, Any]:
+        """The hyper-parameters; with `deep`, also the estimator's as `estimator__name`."""
+        params = {name: getattr(self, name) for name in self._get_param_names()}
+        if deep and hasattr(self.estimator, "get_params"):
+            for name, value in self.estimator.get_params(deep=True).items():
+                params[f"estimator__{name}"] = value
+        return params
+
+    def set_params(self, **params: Any) -> Self:
+        """Sets hyper-parameters (`estimator__name` sets one of the estimator's); they take
+        effect at the next `fit`: a fitted map keeps its method, bins and prior."""
+        nested: dict[str, Any] = {}
+        valid = self._get_param_names()
+        for name, value in params.items():
+            outer, _, inner = name.partition("__")
+            if outer not in valid or (inner and outer != "estimator"):
+                raise InvalidParameterError(
+                    f"Invalid parameter {name!r} for estimator CalibratedClassifier. "
+                    f"Valid parameters are: {valid!r}."
+                )
+            if inner:
+                nested[inner] = value
+            else:
+                setattr(self, name, value)
+        if nested:
+            self.estimator.set_params(**nested)
+        return self
+
+    def __repr__(self) -> str:
+        changed = [f"{self.estimator!r}"]
+        for name, default in (("method", "platt"), ("n_bins", 100), ("prior_strength", 1.0)):
+            value = getattr(self, name)
+            if not (type(value) is type(default) and value == default):
+                changed.append(f"{name}={value!r}")
+        return f"CalibratedClassifier({', '.join(changed)})"
+
+    def _check_params(self) -> None:
+        """The checks of the hyper-parameters (InvalidParameterError, or TypeError for the
+        estimator)."""
+        _refuse_estimator(self.estimator)
+        if not isinstance(self.method, str) or self.method not in METHODS:
+            raise InvalidParameterError(
+                f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r:.80}"
+            )
+        n_bins = self.n_bins
+        if isinstance(n_bins, bool) or not isinstance(n_bins, numbers.Integral) or n_bins < 2:
+            raise InvalidParameterError(f"n_bins must be an integer ≥ 2, got {n_bins!r:.80}")
+        if n_bins > 1_000_000:
+            raise InvalidParameterError(f"n_bins must be at most 1,000,000, got {n_bins}")
+        strength = self.prior_strength
+        if (
+            isinstance(strength, bool)
+            or not isinstance(strength, numbers.Real)
+            or not (0.0 < float(strength) < math.inf)
+        ):
+            raise InvalidParameterError(
+                f"prior_strength must be a positive finite number, got {strength!r:.80}"
+            )
+
+    # ----------------------------------------------------------------- scikit-learn plumbing
+    def __sklearn_is_fitted__(self) -> bool:
+        return "estimator_" in self.__dict__
+
+    def __sklearn_tags__(self) -> Any:
+        from sklearn.utils import ClassifierTags, InputTags, Tags, TargetTags
+
+        return Tags(
+            estimator_type="classifier",
+            target_tags=TargetTags(required=True),
+            classifier_tags=ClassifierTags(multi_class=True),
+            input_tags=InputTags(sparse=True),
+        )
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = self.__dict__.copy()
+        state.pop("_cache", None)  # the isotonic curves, computed again when needed
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        if "estimator_" in state:
+            self.__dict__["_cache"] = {}
+
+    def _fitted(self) -> Classifier:
+        try:
+            return self.__dict__["estimator_"]
+        except KeyError:
+            raise not_fitted_error(
+                "This CalibratedClassifier instance is not fitted yet. Call 'fit' or "
+                "'partial_fit' with appropriate arguments before using this estimator."
+            ) from None
+
+    @property
+    def classes_(self) -> npt.NDArray[Any]:
+        """The class labels, those of `estimator_`."""
+        return self._fitted_attribute("classes_")
+
+    @property
+    def n_features_in_(self) -> int:
+        """The number of features, that of `estimator_`."""
+        return self._fitted_attribute("n_features_in_")
+
+    @property
+    def feature_names_in_(self) -> npt.NDArray[np.object_]:
+        """The column names of X, if it was a data frame with string column names."""
+        return self._fitted_attribute("feature_names_in_")
+
+    def _fitted_attribute(self, name: str) -> Any:
+        estimator = self.__dict__.get("estimator_")
+        if estimator is None:
+            raise AttributeError(f"{name} is set by fit or partial_fit")
+        return getattr(estimator, name)
+
+    # ----------------------------------------------------------------- learning
+    def fit(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> Self:
+        """Forgets any previous state: a fresh copy of `estimator` and a new map learn the rows
+        of X in one pass, in order (one `partial_fit` with the classes of y)."""
+        self._check_params()
+        classes = classes_of(check_labels(y, None))
+        self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+        return self
+
+    def partial_fit(
+        self,
+        X: MatrixLike,
+        y: ArrayLike,
+        classes: Optional[ArrayLike] = None,
+        sample_weight: SampleWeight = None,
+    ) -> Self:
+        """Learns the rows of X once, in order: the estimator learns them
+        (`estimator_.partial_fit(..., return_scores=True)`, `classes` required on the first
+        call), then the map learns each row's score from before the estimator learned it."""
+        estimator = self.__dict__.get("estimator_")
+        if estimator is None:
+            self._check_params()
+            self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+        else:
+            self._learn(estimator, self.calibration_, X, y, classes, sample_weight)
+        return self
+
+    def _learn(self, estimator, state, X, y, classes, sample_weight):
+        """`estimator` learns the rows (all or nothing), then the map `state` (None: a new one)
+        learns their progressive scores; the two are installed together. What the map needs of
+        y and the weights is checked first, so that nothing fails once the estimator learned."""
+        if state is not None:
+            self._check_params()  # refused as fit refuses them, though they apply at the next fit
+        labels = check_labels(y, None)
+        weights = check_sample_weight(sample_weight, labels.shape[0])
+        _, scores, variances = estimator.partial_fit(
+            X, y, classes, sample_weight, return_scores=True
+        )
+        known = estimator.classes_
+        targets = np.searchsorted(known, labels)
+        if state is None:
+            n_maps = 1 if len(known) == 2 else len(known)
+            state = new_map(self.method, n_maps, int(self.n_bins), float(self.prior_strength))
+        inputs = self._map_input(scores, variances)
+        row_weights = np.ones(len(targets)) if weights is None else weights
+        learned = learn_map(state, inputs, targets, row_weights)
+        # `_cache` holds the isotonic curves once a prediction computed them.
+        self.__dict__.update(estimator_=estimator, calibration_=learned, _cache={})
+
+    # ----------------------------------------------------------------- prediction
+    def _inputs(self, X):
+        estimator = self._fitted()
+        scores = estimator.decision_function(X)
+        variances = None
+        if type(estimator)._second_order:
+            # The native model's xᵀΣx of the rows, as partial_fit's return_scores gives it.
+            variances = estimator._fitted_model().variance(estimator._check_X_for(X))
+        return self._map_input(scores, variances)
+
+    def predict_proba(self, X: MatrixLike) -> Float64Array:
+        """The calibrated class probabilities, shape (n, n_classes), each row summing to 1."""
+        inputs = self._inputs(X)
+        state = self.calibration_
+        curves = None
+        if state["method"] == "isotonic":
+            cache = self.__dict__["_cache"]
+            curves = cache.get("curves")
+            if curves is None:
+                curves = cache["curves"] = isotonic_curves(state)
+        return apply_map(state, inputs, curves)
+
+    def predict_log_proba(self, X: MatrixLike) -> Float64Array:
+        """Logarithm of `predict_proba`."""
+        with np.errstate(divide="ignore"):
+            return np.log(self.predict_proba(X))
+
+    def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
+        """The class of highest calibrated probability (the first of equal ones)."""
+        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+
+    def score(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> float:
+        """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
+        predicted = self.predict(X)
+        correct = predicted == check_labels(y, predicted.shape[0])
+        return float(np.average(correct, weights=sample_weight))
+
+    def save(self, file: ModelFile) -> None:
+        """Writes this calibrated classifier (its estimator, fitted or not, and its map) to
+        `file` in the .cwrs format; `cwrs.load(file)` reads it back (docs/model-format.md)."""
+        from ._persist import save
+
+        save(self, file)
