@@ -128,7 +128,10 @@ def learn_map(
     return state
 
 
-def _learn_platt(coef, curvature, inputs, onehot, weights, active):
+def _learn_platt(
+    coef: np.ndarray, curvature: np.ndarray, inputs: np.ndarray, onehot: np.ndarray,
+    weights: np.ndarray, active: np.ndarray,
+) -> None:
     """Online Newton per map, vectorized over the maps (see the module docstring)."""
     for i in active:
         z, t, w = inputs[i], onehot[i], weights[i]
@@ -146,7 +149,7 @@ def _learn_platt(coef, curvature, inputs, onehot, weights, active):
         coef[:, 1] = b - (haa * gb - hab * ga) / det
 
 
-def _temperature_inputs(inputs, binary):
+def _temperature_inputs(inputs: np.ndarray, binary: bool) -> np.ndarray:
     """The class scores the temperature divides: (0, z) for two classes (softmax of which is
     (σ(−z/T), σ(z/T))), else the K scores."""
     if binary:
@@ -154,7 +157,10 @@ def _temperature_inputs(inputs, binary):
     return inputs
 
 
-def _learn_temperature(state, inputs, targets, weights, active, binary):
+def _learn_temperature(
+    state: dict[str, Any], inputs: np.ndarray, targets: np.ndarray, weights: np.ndarray,
+    active: np.ndarray, binary: bool,
+) -> None:
     scores = _temperature_inputs(inputs, binary)
     u = float(state["log_temperature"][0])
     h = float(state["curvature"][0])
@@ -171,7 +177,7 @@ def _learn_temperature(state, inputs, targets, weights, active, binary):
     state["curvature"][0] = h
 
 
-def _softmax_row(values):
+def _softmax_row(values: np.ndarray) -> np.ndarray:
     shifted = np.exp(values - values.max())
     return shifted / shifted.sum()
 
@@ -187,7 +193,10 @@ def bin_centres(n_bins: int) -> np.ndarray:
     return -1.0 + (np.arange(n_bins) + 0.5) * (2.0 / n_bins)
 
 
-def _learn_isotonic(state, inputs, onehot, weights, active):
+def _learn_isotonic(
+    state: dict[str, Any], inputs: np.ndarray, onehot: np.ndarray, weights: np.ndarray,
+    active: np.ndarray,
+) -> None:
     weight, positive = state["weight"], state["positive"]
     n_bins = weight.shape[1]
     bins = bin_index(inputs[active], n_bins)
@@ -258,8 +267,53 @@ def apply_map(
     return np.where(total > 0, p / np.where(total > 0, total, 1.0), 1.0 / p.shape[1])
 
 
+def check_map_state(state: Any, n_classes: int) -> None:
+    """ValueError unless `state` is the map state of a `CalibratedClassifier` over `n_classes`
+    classes (what `learn_map` makes): the entries of its method, float64 arrays of the right
+    shapes, finite, with positive curvatures and 0 ≤ positive ≤ weight in every bin."""
+    if not isinstance(state, dict) or state.get("method") not in METHODS:
+        raise ValueError("calibration_ must be a map state naming one of the methods")
+    method = state["method"]
+    n_maps = 1 if n_classes == 2 else n_classes
+    strength = state.get("prior_strength")
+    if type(strength) is not float or not 0.0 < strength < math.inf:
+        raise ValueError("the map's prior_strength must be a positive finite float")
+    shapes: dict[str, tuple[int, ...]]
+    if method == "platt":
+        shapes = {"coef": (n_maps, 2), "curvature": (n_maps, 3)}
+    elif method == "temperature":
+        shapes = {"log_temperature": (1,), "curvature": (1,)}
+    else:
+        weight = state.get("weight")
+        n_bins = weight.shape[-1] if isinstance(weight, np.ndarray) and weight.ndim == 2 else 0
+        if n_bins < 2:
+            raise ValueError("an isotonic map has at least 2 bins")
+        shapes = {"weight": (n_maps, n_bins), "positive": (n_maps, n_bins)}
+    if state.keys() != {"method", "prior_strength", *shapes}:
+        raise ValueError(f"a {method} map has the entries {sorted(shapes)}")
+    for key, shape in shapes.items():
+        value = state[key]
+        if not (
+            isinstance(value, np.ndarray) and value.dtype == np.float64 and value.shape == shape
+            and np.isfinite(value).all()
+        ):
+            raise ValueError(
+                f"the map's {key} must be finite float64 of shape {shape} for {n_classes} classes"
+            )
+    if method == "platt":
+        haa, hab, hbb = state["curvature"].T
+        if not ((haa > 0) & (hbb > 0) & (haa * hbb - hab * hab > 0)).all():
+            raise ValueError("the map's curvature must be positive definite")
+    elif method == "temperature":
+        if not (state["curvature"] > 0).all() or abs(state["log_temperature"][0]) > \
+                LOG_TEMPERATURE_LIMIT:
+            raise ValueError("the map's temperature or curvature is out of range")
+    elif not ((state["positive"] >= 0) & (state["positive"] <= state["weight"])).all():
+        raise ValueError("the map's bins must hold 0 ≤ positive ≤ weight")
+
+
 # ============================================================================ the estimator
-def _refuse_estimator(estimator: Any) -> None:
+def refuse_estimator(estimator: Any) -> None:
     """TypeError unless `estimator` is a cwrs classifier whose `partial_fit` returns scores."""
     partial_fit = getattr(estimator, "partial_fit", None)
     if not (
@@ -389,7 +443,7 @@ class CalibratedClassifier:
     def _check_params(self) -> None:
         """The checks of the hyper-parameters (InvalidParameterError, or TypeError for the
         estimator)."""
-        _refuse_estimator(self.estimator)
+        refuse_estimator(self.estimator)
         if not isinstance(self.method, str) or self.method not in METHODS:
             raise InvalidParameterError(
                 f"method must be one of {', '.join(map(repr, METHODS))}, got {self.method!r:.80}"
@@ -490,7 +544,10 @@ class CalibratedClassifier:
             self._learn(estimator, self.calibration_, X, y, classes, sample_weight)
         return self
 
-    def _learn(self, estimator, state, X, y, classes, sample_weight):
+    def _learn(
+        self, estimator: Classifier, state: Optional[dict[str, Any]], X: MatrixLike,
+        y: ArrayLike, classes: Optional[ArrayLike], sample_weight: SampleWeight,
+    ) -> None:
         """`estimator` learns the rows (all or nothing), then the map `state` (None: a new one)
         learns their progressive scores; the two are installed together. What the map needs of
         y and the weights is checked first, so that nothing fails once the estimator learned."""
@@ -513,7 +570,7 @@ class CalibratedClassifier:
         self.__dict__.update(estimator_=estimator, calibration_=learned, _cache={})
 
     # ----------------------------------------------------------------- prediction
-    def _inputs(self, X):
+    def _inputs(self, X: MatrixLike) -> np.ndarray:
         estimator = self._fitted()
         scores = estimator.decision_function(X)
         variances = None
