@@ -521,3 +521,9 @@ def test_nested_parameters():
     with pytest.raises(cwrs.InvalidParameterError):
         cal.set_params(bins=3)
     assert repr(cal) == "CalibratedClassifier(AROW(r=0.25), method='isotonic', n_bins=10)"
+
+
+def test_fit_refuses_all_zero_weights():
+    X, y, _ = stream(2)
+    with pytest.raises(ValueError, match="all zero"):
+        cwrs.CalibratedClassifier(cwrs.AROW()).fit(X, y, sample_weight=np.zeros(len(y)))

@@ -522,7 +522,11 @@ class CalibratedClassifier:
         """Forgets any previous state: a fresh copy of `estimator` and a new map learn the rows
         of X in one pass, in order (one `partial_fit` with the classes of y)."""
         self._check_params()
-        classes = classes_of(check_labels(y, None))
+        labels = check_labels(y, None)
+        classes = classes_of(labels)
+        weights = check_sample_weight(sample_weight, labels.shape[0])
+        if weights is not None and not weights.any():
+            raise ValueError("sample_weight is all zero: fit would learn nothing")
         self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
         return self
 
@@ -598,7 +602,8 @@ class CalibratedClassifier:
 
     def predict(self, X: MatrixLike) -> npt.NDArray[Any]:
         """The class of highest calibrated probability (the first of equal ones)."""
-        return self.classes_[np.argmax(self.predict_proba(X), axis=1)]
+        best = np.argmax(self.predict_proba(X), axis=1)
+        return self.classes_[best]
 
     def score(self, X: MatrixLike, y: ArrayLike, sample_weight: SampleWeight = None) -> float:
         """Mean accuracy of `predict(X)` against y (weighted by sample_weight if given)."""
