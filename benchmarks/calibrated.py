@@ -338,6 +338,19 @@ def main():
     print("|---|--:|---|" + "--:|" * len(peer_names))
     for data, rows in results:
         print(goal_line(data, rows))
+    print()
+    print("AROW alone, progressive log loss / ECE (the guide's table):")
+    print()
+    columns = ["AROW raw predict_proba"] + [f"CalibratedClassifier(AROW, {m})" for m in METHODS]
+    print("| data set | AROW predict_proba | " + " | ".join(
+        f"AROW, {m}" for m in METHODS) + " | " + " | ".join(peer_names) + " |")
+    print("|---|" + "--:|" * (len(columns) + len(peer_names)))
+    for data, rows in results:
+        by_label = {label: prog for label, prog, _ in rows}
+        peers = [prog for label, prog, _ in rows if label.startswith(("river", "SGD +"))]
+        cells = [by_label[label] for label in columns] + peers
+        print(f"| {data.name} | " + " | ".join(
+            f"{m['log loss']:.3f} / {m['ECE']:.3f}" for m in cells) + " |")
     for data, rows in results:
         print()
         print(table(data, rows))
