@@ -35,7 +35,7 @@ import copy
 import inspect
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Optional
+from typing import TYPE_CHECKING, Any, Literal, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -375,7 +375,34 @@ class CalibratedClassifier:
 
     A refused call (bad X, y, classes or weights, an estimator that is not a cwrs classifier)
     raises before anything changes: `estimator_` and the map stay as they were. Pickling
-    round-trips exactly, and so do `save(path)` and `cwrs.load(path)`.
+    round-trips exactly, and so do `save(path)` and `cwrs.load(path)`. The estimator's own
+    `n_iter` and `shuffle` do not apply: every row is learned once, in the order given.
+    docs/guide/probabilities.md gives the math and the measurements.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import cwrs
+    >>> rng = np.random.default_rng(0)
+    >>> X = rng.normal(size=(500, 3))
+    >>> y = (X[:, 0] + rng.normal(size=500) > 0).astype(int)  # noisy labels
+    >>> model = cwrs.CalibratedClassifier(cwrs.AROW(), method="platt")
+    >>> model = model.partial_fit(X[:250], y[:250], classes=[0, 1]).partial_fit(X[250:], y[250:])
+    >>> model.predict_proba(X[:2]).round(2)
+    array([[0.47, 0.53],
+           [0.48, 0.52]])
+    >>> model.estimator_.predict_proba(X[:2]).round(2)  # AROW's own: sure of its weights
+    array([[0.03, 0.97],
+           [0.06, 0.94]])
+
+    References
+    ----------
+    .. [1] J. Platt, "Probabilistic outputs for support vector machines and comparisons to
+       regularized likelihood methods", Advances in Large Margin Classifiers, 1999.
+    .. [2] C. Guo, G. Pleiss, Y. Sun and K. Q. Weinberger, "On calibration of modern neural
+       networks", ICML 2017 (temperature scaling).
+    .. [3] B. Zadrozny and C. Elkan, "Transforming classifier scores into accurate multiclass
+       probability estimates", KDD 2002 (isotonic calibration, one-vs-rest normalization).
     """
 
     _required_parameters = ("estimator",)
@@ -383,7 +410,7 @@ class CalibratedClassifier:
     def __init__(
         self,
         estimator: Classifier,
-        method: str = "platt",
+        method: Literal["platt", "temperature", "isotonic"] = "platt",
         n_bins: int = 100,
         prior_strength: float = 1.0,
     ) -> None:
