@@ -527,3 +527,26 @@ def test_fit_refuses_all_zero_weights():
     X, y, _ = stream(2)
     with pytest.raises(ValueError, match="all zero"):
         cwrs.CalibratedClassifier(cwrs.AROW()).fit(X, y, sample_weight=np.zeros(len(y)))
+
+
+def test_concurrent_partial_fits_lose_no_row_of_the_map():
+    import threading
+
+    X, y, _ = stream(2, n=800)
+    cal = cwrs.CalibratedClassifier(cwrs.AROW(), method="isotonic")
+    cal.partial_fit(X[:1], y[:1], classes=[0, 1])
+    chunks = [(X[i:i + 10], y[i:i + 10]) for i in range(1, 800, 10)]
+
+    def learn(part):
+        for X_chunk, y_chunk in part:
+            cal.partial_fit(X_chunk, y_chunk)
+            cal.predict_proba(X_chunk)
+
+    threads = [threading.Thread(target=learn, args=(chunks[k::4],)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    # Every row counted once in the bins (a sum, whatever the order the calls took).
+    assert cal.calibration_["weight"].sum() == 800
+    assert cal.calibration_["positive"].sum() == y.sum()

@@ -41,6 +41,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._classifier import Classifier
+from ._locks import OwnedLock
 from ._params import InvalidParameterError
 from ._probability import logistic
 from ._validation import (
@@ -526,6 +527,7 @@ class CalibratedClassifier:
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_cache", None)  # the isotonic curves, computed again when needed
+        state.pop("_fit_lock", None)
         return state
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -573,7 +575,8 @@ class CalibratedClassifier:
         weights = check_sample_weight(sample_weight, labels.shape[0])
         if weights is not None and not weights.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
-        self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+        with self._lock():
+            self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
         return self
 
     def partial_fit(
@@ -586,13 +589,22 @@ class CalibratedClassifier:
         """Learns the rows of X once, in order: the estimator learns them
         (`estimator_.partial_fit(..., return_scores=True)`, `classes` required on the first
         call), then the map learns each row's score from before the estimator learned it."""
-        estimator = self.__dict__.get("estimator_")
-        if estimator is None:
-            self._check_params()
-            self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
-        else:
-            self._learn(estimator, self.calibration_, X, y, classes, sample_weight)
+        with self._lock():
+            estimator = self.__dict__.get("estimator_")
+            if estimator is None:
+                self._check_params()
+                self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+            else:
+                self._learn(estimator, self.calibration_, X, y, classes, sample_weight)
         return self
+
+    def _lock(self) -> OwnedLock:
+        """Held while learning: concurrent `partial_fit` calls take turns, so that the map
+        learns each call's rows after the estimator learned them, in the same order."""
+        lock = self.__dict__.get("_fit_lock")
+        if lock is None:
+            lock = self.__dict__.setdefault("_fit_lock", OwnedLock())
+        return lock
 
     def _learn(
         self, estimator: Classifier, state: Optional[dict[str, Any]], X: MatrixLike,
@@ -616,7 +628,7 @@ class CalibratedClassifier:
         inputs = self._map_input(scores, variances)
         row_weights = np.ones(len(targets)) if weights is None else weights
         learned = learn_map(state, inputs, targets, row_weights)
-        # `_cache` holds the isotonic curves once a prediction computed them.
+        # `_cache` holds the isotonic curves once a prediction computed them (`predict_proba`).
         self.__dict__.update(estimator_=estimator, calibration_=learned, _cache={})
 
     # ----------------------------------------------------------------- prediction
@@ -635,10 +647,15 @@ class CalibratedClassifier:
         state = self.calibration_
         curves = None
         if state["method"] == "isotonic":
+            # The cache holds (state, its curves) in one entry: a prediction that overlaps a
+            # partial_fit never pairs a map with another map's curves.
             cache = self.__dict__["_cache"]
-            curves = cache.get("curves")
-            if curves is None:
-                curves = cache["curves"] = isotonic_curves(state)
+            entry = cache.get("curves")
+            if entry is not None and entry[0] is state:
+                curves = entry[1]
+            else:
+                curves = isotonic_curves(state)
+                cache["curves"] = (state, curves)
         return apply_map(state, inputs, curves)
 
     def predict_log_proba(self, X: MatrixLike) -> Float64Array:
