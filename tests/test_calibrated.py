@@ -550,3 +550,14 @@ def test_concurrent_partial_fits_lose_no_row_of_the_map():
     # Every row counted once in the bins (a sum, whatever the order the calls took).
     assert cal.calibration_["weight"].sum() == 800
     assert cal.calibration_["positive"].sum() == y.sum()
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_huge_weights_and_scores_keep_a_valid_map(method, tmp_path):
+    X, y, _ = stream(3)
+    weights = np.full(len(y), 2.0**64)
+    cal = cwrs.CalibratedClassifier(cwrs.PA1(), method=method).fit(X * 1e12, y,
+                                                                   sample_weight=weights)
+    P = cal.predict_proba(X)
+    assert np.all(np.isfinite(P)) and np.allclose(P.sum(axis=1), 1.0)
+    cal.save(tmp_path / "huge.cwrs")  # the map passes the file's checks

@@ -71,9 +71,10 @@ def map_input(
     score s; for a second-order learner the variance-normalized margin s/√(1 + v), with
     v = xᵀΣx of the row (per class for more classes).
 
-    Measured on the benchmark streams (benchmarks/calibrated.py; docs/guide/probabilities.md
-    has the table), the normalized margin gives the lower progressive log loss on most
-    (learner, method, stream) pairs: a row whose margin is uncertain is mapped closer to 1/2.
+    Measured on the benchmark streams (benchmarks/calibrated.py, AROW, SCW1 and NAROW with
+    each method on six streams), the normalized margin gives the lower progressive log loss in
+    38 of 54 cases (the raw score wins mostly on the ten classes of digits): a row whose margin
+    is uncertain is mapped closer to 1/2.
     """
     scores = np.clip(scores, -INPUT_LIMIT, INPUT_LIMIT)
     if variances is None:
@@ -143,14 +144,27 @@ def _learn_platt(
             p = _sigma(a * z + b)
             residual = w * (p - t)
             c = w * p * (1.0 - p)
-            haa += c * z * z
-            hab += c * z
-            hbb += c
+            naa, nab, nbb = haa + c * z * z, hab + c * z, hbb + c
+            det = naa * nbb - nab * nab
             ga, gb = residual * z, residual
-            det = haa * hbb - hab * hab
-            a, b = a - (hbb * ga - hab * gb) / det, b - (haa * gb - hab * ga) / det
+            na, nb = a - (nbb * ga - nab * gb) / det, b - (naa * gb - nab * ga) / det
+            # A step past floating point (a weight near 2**64 on a huge input) is skipped.
+            if det > 0 and math.isfinite(na) and math.isfinite(nb) and math.isfinite(det):
+                a, b, haa, hab, hbb = na, nb, naa, nab, nbb
         coef[k] = a, b
         curvature[k] = haa, hab, hbb
+
+
+def _log_temperature_step(
+    u: float, h: float, gradient: float, curvature: float
+) -> tuple[float, float]:
+    """The Newton step on log T, kept within ±LOG_TEMPERATURE_LIMIT; a step past floating
+    point (a weight near 2**64) is skipped."""
+    new_h = h + curvature
+    new_u = u - gradient / new_h
+    if not (math.isfinite(new_h) and math.isfinite(new_u)):
+        return u, h
+    return min(max(new_u, -LOG_TEMPERATURE_LIMIT), LOG_TEMPERATURE_LIMIT), new_h
 
 
 def _sigma(m: float) -> float:
@@ -184,8 +198,7 @@ def _learn_temperature(
             beta = math.exp(-u)
             p = _sigma(beta * z)
             gradient = -w * beta * z * (p - t)  # d(−log p_y)/d(log T)
-            h += w * beta * beta * z * z * p * (1.0 - p)
-            u = min(max(u - gradient / h, -LOG_TEMPERATURE_LIMIT), LOG_TEMPERATURE_LIMIT)
+            u, h = _log_temperature_step(u, h, gradient, w * beta * beta * z * z * p * (1.0 - p))
     else:
         exp = math.exp
         for z, y, w in zip(inputs[active].tolist(), targets[active].tolist(), rows_w):
@@ -196,8 +209,8 @@ def _learn_temperature(
             mean = sum(ek * v for ek, v in zip(e, z)) / total  # E_p[s]
             second = sum(ek * v * v for ek, v in zip(e, z)) / total
             gradient = -w * beta * (mean - z[y])
-            h += w * beta * beta * max(second - mean * mean, 0.0)  # w·β²·Var_p(s)
-            u = min(max(u - gradient / h, -LOG_TEMPERATURE_LIMIT), LOG_TEMPERATURE_LIMIT)
+            curvature = w * beta * beta * max(second - mean * mean, 0.0)  # w·β²·Var_p(s)
+            u, h = _log_temperature_step(u, h, gradient, curvature)
     state["log_temperature"][0] = u
     state["curvature"][0] = h
 
@@ -397,6 +410,7 @@ class CalibratedClassifier:
     raises before anything changes: `estimator_` and the map stay as they were. Pickling
     round-trips exactly, and so do `save(path)` and `cwrs.load(path)`. The estimator's own
     `n_iter` and `shuffle` do not apply: every row is learned once, in the order given.
+    Threads: concurrent `partial_fit` calls take turns; predictions run alongside them.
     docs/guide/probabilities.md gives the math and the measurements.
 
     Examples
