@@ -372,7 +372,7 @@ def _header_edit(data, edit):
     import struct
     import zlib
 
-    from cwrs._persist import CHECKSUM, PREFIX
+    from cwrs._persist import PREFIX
 
     magic, version, length = PREFIX.unpack(data[:PREFIX.size])
     header = json.loads(data[PREFIX.size:PREFIX.size + length])

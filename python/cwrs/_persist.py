@@ -288,7 +288,9 @@ class _Encoder:
         return {"$array": len(self.arrays) - 1}
 
 
-def _prepared(estimator: Union[Estimator, CalibratedClassifier]) -> tuple[bytes, list[np.ndarray]]:
+def _prepared(
+    estimator: Union[Estimator, CalibratedClassifier],
+) -> tuple[bytes, list[np.ndarray]]:
     """The header and the payload arrays of the .cwrs file of `estimator`, after checking that
     `load` would accept them (ValueError or TypeError saying why not)."""
     from . import __version__
@@ -733,7 +735,7 @@ def _rebuild_calibrated(state: dict[str, Any], held: dict[str, Any]) -> Calibrat
     if state.keys() - {CALIBRATED_FITTED} != CALIBRATED_PARAMS:
         raise ModelFormatError(
             f"corrupted model file: unexpected or missing entries "
-            f"{sorted(state.keys() ^ CALIBRATED_PARAMS - {CALIBRATED_FITTED})}"
+            f"{sorted((state.keys() - {CALIBRATED_FITTED}) ^ CALIBRATED_PARAMS)}"
         )
     if held.keys() != ({"estimator", "estimator_"} if fitted else {"estimator"}):
         raise ModelFormatError(
