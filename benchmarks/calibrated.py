@@ -25,8 +25,8 @@ the raw score s as the input (a subclass swapping `_map_input`) against the vari
 margin s/√(1 + xᵀΣx) the estimator uses, and prints both progressive log losses.
 
 Peers, in the same run:
-- "river online Platt (stand-in)": river has no calibration module in any release on PyPI
-  (0.26.1 is the newest, and has none), so the script implements river's way of calibrating
+- "river online Platt (stand-in)": river 0.26.1, the newest release on PyPI, has no
+  calibration module, so the script implements river's way of calibrating
   online around river's own `StandardScaler() | LogisticRegression()` (SoftmaxRegression on
   digits), on the unscaled rows: a second river `LogisticRegression` (its default SGD, learning
   rate 0.01, one per class for more classes, normalized) learns P(y | z) from z, the logit of
