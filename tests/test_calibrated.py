@@ -133,7 +133,7 @@ def reference_isotonic_proba(weight, positive, z, n_classes, n_bins, prior=1.0):
     centres = [-1 + (b + 0.5) * 2 / n_bins for b in range(n_bins)]
     curves = []
     for W, P in zip(weight, positive):
-        values = [(P[b] + prior * sigma(c / (1 - abs(c)))) / (W[b] + prior)
+        values = [(P[b] + prior * sigma(min(max(c / (1 - abs(c)), -30.0), 30.0))) / (W[b] + prior)
                   for b, c in enumerate(centres)]
         curves.append(naive_pav(values, [W[b] + prior for b in range(n_bins)]))
 

@@ -19,7 +19,8 @@ The maps (docs/guide/probabilities.md gives the math in full):
   `prior_strength` at T = 1.
 - "isotonic": a fixed number `n_bins` of equal-width bins over the bounded transform
   u = z / (1 + |z|) ∈ (−1, 1), with per-bin weighted counts (total weight and positive
-  weight), each bin starting with `prior_strength` pseudo-rows at σ(z) of its centre; predicting
+  weight), each bin starting with `prior_strength` pseudo-rows at σ(z) of its centre (z capped
+  at ±30, so that the prior is never exactly 0 or 1); predicting
   fits the non-decreasing (pool-adjacent-violators) step function to the bins' frequencies and
   interpolates it linearly between the bins' centres (cached until the next learning).
 
@@ -60,6 +61,9 @@ if TYPE_CHECKING:
 METHODS = ("platt", "temperature", "isotonic")
 # Map inputs are clipped to ±INPUT_LIMIT so that an infinite score stays a finite number.
 INPUT_LIMIT = 1e6
+# The isotonic prior at a bin's centre is σ(z) with z capped at ±PRIOR_LIMIT: never exactly 0
+# or 1 in floating point (σ(30) = 1 − 9.4e-14).
+PRIOR_LIMIT = 30.0
 # log T stays within ±LOG_TEMPERATURE_LIMIT (T from e^-30 to e^30): β = 1/T never overflows.
 LOG_TEMPERATURE_LIMIT = 30.0
 
@@ -264,7 +268,7 @@ def isotonic_curves(state: dict[str, Any]) -> np.ndarray:
     weight, positive = state["weight"], state["positive"]
     prior = state["prior_strength"]
     centres = bin_centres(weight.shape[1])
-    prior_p = logistic(centres / (1.0 - np.abs(centres)))
+    prior_p = logistic(np.clip(centres / (1.0 - np.abs(centres)), -PRIOR_LIMIT, PRIOR_LIMIT))
     total = weight + prior
     frequency = (positive + prior * prior_p) / total
     return np.array([pool_adjacent_violators(f, t) for f, t in zip(frequency, total)])
