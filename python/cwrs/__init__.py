@@ -8,6 +8,7 @@ many (`multi_class="max-score"|"ovr"`), with `average=` (averaged weights) and, 
 `process_noise=` (drifting streams).
 Regressors: AROWRegressor (recursive least squares), PARegressor, PA1Regressor, PA2Regressor.
 Several cores and machines: `n_jobs=`, `cwrs.merge(models)` and `cwrs.dask`.
+Calibrated probabilities learned online: `CalibratedClassifier(estimator, method=...)`.
 Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or pickle.
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
 Text streams: `HashingVectorizer` (raw documents) and `FeatureHasher` (token lists, dicts).
@@ -18,6 +19,7 @@ The bundled data set: `cwrs.datasets.load_svmguide3()`.
 from . import datasets
 from ._active import SelectiveSampler
 from ._catalog import ALMA, FTRL, IELLIP, OGD, ROMMA, AdaGrad, AggressiveROMMA
+from ._calibration import CalibratedClassifier
 from ._classifier import Classifier
 from ._classifiers import (
     AROW,
@@ -67,6 +69,7 @@ __all__ = [
     "REGRESSORS",
     "CLASSIFIERS",
     "CW",
+    "CalibratedClassifier",
     "Classifier",
     "Regressor",
     "NAROW",

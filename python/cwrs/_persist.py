@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, c
 import numpy as np
 
 from . import _cwrs
+from ._calibration import CalibratedClassifier, check_map_state, refuse_estimator
 from ._classifier import Classifier
 from ._estimator import Estimator
 from ._files import AtomicOutput, file_kind, naming
@@ -33,7 +34,7 @@ from ._validation import check_class_labels
 
 #: Where a model is written to or read from: a path, or a binary file object.
 ModelFile = Union[str, "os.PathLike[str]", IO[bytes]]
-_Estimator = TypeVar("_Estimator", bound=Estimator)
+_Estimator = TypeVar("_Estimator", bound=Union[Estimator, CalibratedClassifier])
 
 MAGIC = b"\x89CWRS\r\n\x1a\n"
 FORMAT_VERSION = 2
@@ -58,6 +59,13 @@ REGRESSOR_FITTED = frozenset(["_model", "n_features_in_"])
 FEATURE_NAMES = "feature_names_in_"
 # Fitted only by learning from a LIBSVM file: the index base it was read with.
 INDEX_BASE = "zero_based_"
+
+# An estimator holding estimators (`CalibratedClassifier`): its own entries in "state", and each
+# estimator it holds, a plain cwrs classifier encoded as a file holding it alone encodes it, in
+# the header's "estimators" under the attribute's name; the fitted ones go together.
+CALIBRATED_PARAMS = frozenset(["method", "n_bins", "prior_strength"])
+CALIBRATED_FITTED = "calibration_"
+HELD = ("estimator", "estimator_")
 
 # The most axes an array of the file may have (NumPy allows 32 or 64, by version).
 MAX_AXES = 32
@@ -280,17 +288,32 @@ class _Encoder:
         return {"$array": len(self.arrays) - 1}
 
 
-def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
+def _prepared(
+    estimator: Union[Estimator, CalibratedClassifier],
+) -> tuple[bytes, list[np.ndarray]]:
     """The header and the payload arrays of the .cwrs file of `estimator`, after checking that
     `load` would accept them (ValueError or TypeError saying why not)."""
     from . import __version__
 
+    encoder = _Encoder()
+    header: dict[str, Any] = {"format": "cwrs-model", "cwrs_version": __version__}
+    if type(estimator) is CalibratedClassifier:
+        header.update(_encoded_calibrated(estimator, encoder))
+    else:
+        header.update(_encoded_estimator(estimator, encoder))
+    header["arrays"], _ = _descriptors(encoder.arrays)
+    text = json.dumps(header, allow_nan=False, separators=(",", ":")).encode("utf-8")
+    return text, encoder.arrays
+
+
+def _encoded_estimator(estimator: Any, encoder: _Encoder) -> dict[str, Any]:
+    """{"estimator": class name, "state": encoded state} of a plain cwrs estimator, after the
+    checks `load` makes."""
     cls = type(estimator)
     name = cls.__name__
     if _estimator_classes().get(name) is not cls:
         raise ValueError(f"only cwrs estimators can be saved, not {cls.__qualname__}")
     state = estimator.__getstate__()
-    encoder = _Encoder()
     encoded = {key: encoder.encode(value, f"{name}.{key}") for key, value in state.items()}
     try:
         _check_entries(cls, state)
@@ -302,19 +325,47 @@ def _prepared(estimator: Estimator) -> tuple[bytes, list[np.ndarray]]:
         raise type(error)(
             f"this {name} cannot be saved: cwrs.load would refuse its state ({error})"
         ) from None
-    descriptors, _ = _descriptors(encoder.arrays)
-    header = json.dumps(
-        {
-            "format": "cwrs-model",
-            "cwrs_version": __version__,
-            "estimator": name,
-            "state": encoded,
-            "arrays": descriptors,
+    return {"estimator": name, "state": encoded}
+
+
+def _encoded_calibrated(calibrated: CalibratedClassifier, encoder: _Encoder) -> dict[str, Any]:
+    """The header entries of a CalibratedClassifier: its parameters and map in "state", the
+    estimators it holds in "estimators"."""
+    try:
+        _check_calibrated(calibrated)
+    except (TypeError, ValueError) as error:
+        raise type(error)(
+            f"this CalibratedClassifier cannot be saved: cwrs.load would refuse its state "
+            f"({error})"
+        ) from None
+    held = {key: calibrated.__dict__[key] for key in HELD if key in calibrated.__dict__}
+    state = {name: getattr(calibrated, name) for name in sorted(CALIBRATED_PARAMS)}
+    if "estimator_" in held:
+        state[CALIBRATED_FITTED] = calibrated.calibration_
+    return {
+        "estimator": "CalibratedClassifier",
+        "state": {
+            key: encoder.encode(value, f"CalibratedClassifier.{key}")
+            for key, value in state.items()
         },
-        allow_nan=False,
-        separators=(",", ":"),
-    ).encode("utf-8")
-    return header, encoder.arrays
+        "estimators": {key: _encoded_estimator(value, encoder) for key, value in held.items()},
+    }
+
+
+def _check_calibrated(calibrated: CalibratedClassifier) -> None:
+    """A CalibratedClassifier that `load` accepts: valid parameters, a cwrs classifier as its
+    estimator, and either nothing fitted or a fitted `estimator_` with a map of its classes."""
+    calibrated._check_params()
+    fitted = calibrated.__dict__.keys() & {"estimator_", CALIBRATED_FITTED}
+    if not fitted:
+        return
+    if len(fitted) != 2:
+        raise ValueError("estimator_ and calibration_ are fitted together")
+    estimator = calibrated.__dict__["estimator_"]
+    refuse_estimator(estimator)
+    if "_model" not in estimator.__dict__:
+        raise ValueError("estimator_ is not fitted")
+    check_map_state(calibrated.calibration_, len(estimator.classes_))
 
 
 def _descriptors(arrays: list[np.ndarray]) -> tuple[list[dict[str, Any]], int]:
@@ -350,14 +401,14 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     return memoryview(flat).cast("B")
 
 
-def dumps(estimator: Estimator) -> bytes:
+def dumps(estimator: Union[Estimator, CalibratedClassifier]) -> bytes:
     """The bytes of the .cwrs file of `estimator`."""
     buffer = io.BytesIO()
     _write(buffer, *_prepared(estimator))
     return buffer.getvalue()
 
 
-def save(estimator: Estimator, file: ModelFile) -> None:
+def save(estimator: Union[Estimator, CalibratedClassifier], file: ModelFile) -> None:
     """Writes `estimator` to `file` (a path or a binary file object) in the .cwrs format.
 
     A path is written atomically: the model goes to a new temporary file beside the target,
@@ -625,7 +676,7 @@ def _read_arrays(reader: _Reader, layout: list, payload_start: int) -> list[np.n
     return arrays
 
 
-def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimator:
+def _read(file: Any, size: int, expected: Optional[type]) -> Any:
     """The estimator in `file`, `size` bytes from its current position."""
     reader = _Reader(file, size)
     if size < PREFIX.size + CHECKSUM.size:
@@ -646,7 +697,11 @@ def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimato
     if payload_size < 0:
         raise ModelFormatError("truncated model file: it ends before its header does")
     try:
-        cls, state, layout = _parse_header(reader.read(header_length), payload_size, expected)
+        cls, state, held, layout = _parse_header(
+            reader.read(header_length), payload_size, expected
+        )
+        if held is not None and upgrade:
+            raise ModelFormatError(f"corrupted model file: format version 1 has no {cls.__name__}")
     except ModelFormatError:
         reader.check_checksum()  # a damaged file is reported as such, whatever broke first
         raise
@@ -657,13 +712,44 @@ def _read(file: Any, size: int, expected: Optional[type[Estimator]]) -> Estimato
         state = {key: decoder.decode(value) for key, value in state.items()}
         if upgrade and isinstance(state.get("_model"), tuple):
             state["_model"] = _model_from_v1(state["_model"], state.get("a", 1.0))
+        if held is not None:
+            held = {
+                key: (inner, {k: decoder.decode(v) for k, v in inner_state.items()})
+                for key, (inner, inner_state) in held.items()
+            }
     except ModelFormatError:
         raise
     except (KeyError, TypeError, ValueError, OverflowError, IndexError, AttributeError) as error:
         raise ModelFormatError(f"corrupted model file: {error!r:.200}") from None
     except RecursionError:
         raise ModelFormatError("corrupted model file: its header is nested too deeply") from None
-    return _rebuild(cls, state)
+    if held is not None:
+        return _rebuild_calibrated(state, held)
+    return _rebuild(cast(Any, cls), state)
+
+
+def _rebuild_calibrated(state: dict[str, Any], held: dict[str, Any]) -> CalibratedClassifier:
+    """The CalibratedClassifier of `state` (its parameters and map) holding the estimators of
+    `held` (attribute -> (class, state)), each rebuilt and checked as a file holding it alone."""
+    fitted = CALIBRATED_FITTED in state
+    if state.keys() - {CALIBRATED_FITTED} != CALIBRATED_PARAMS:
+        raise ModelFormatError(
+            f"corrupted model file: unexpected or missing entries "
+            f"{sorted((state.keys() - {CALIBRATED_FITTED}) ^ CALIBRATED_PARAMS)}"
+        )
+    if held.keys() != ({"estimator", "estimator_"} if fitted else {"estimator"}):
+        raise ModelFormatError(
+            "corrupted model file: a CalibratedClassifier holds its estimator, and estimator_ "
+            "exactly when it holds its fitted map"
+        )
+    calibrated = CalibratedClassifier.__new__(CalibratedClassifier)
+    estimators = {key: _rebuild(cls, inner) for key, (cls, inner) in held.items()}
+    calibrated.__setstate__({**state, **estimators})
+    try:
+        _check_calibrated(calibrated)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
+        raise ModelFormatError(f"corrupted model file: {error}") from None
+    return calibrated
 
 
 def _model_from_v1(model: tuple, a: Any) -> tuple[str, dict[str, Any]]:
@@ -740,8 +826,10 @@ def _dual_from_v1(gaussian: tuple) -> dict[str, Any]:
 
 
 def _parse_header(
-    text: bytes, payload_size: int, expected: Optional[type[Estimator]]
-) -> tuple[type[Estimator], dict[str, Any], list]:
+    text: bytes, payload_size: int, expected: Optional[type]
+) -> tuple[type, dict[str, Any], Optional[dict[str, Any]], list]:
+    """The header's estimator class, its encoded state, the classes and encoded states of the
+    estimators it holds (None for a plain estimator), and the layout of the payload."""
     try:
         header = json.loads(text.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as error:
@@ -750,7 +838,10 @@ def _parse_header(
         raise ModelFormatError("corrupted model file: its header is nested too deeply") from None
     if not isinstance(header, dict) or header.get("format") != "cwrs-model":
         raise ModelFormatError("corrupted model file: the header is not a cwrs model header")
-    cls = _estimator_classes().get(str(header.get("estimator")))
+    name = str(header.get("estimator"))
+    cls: Optional[type] = (
+        CalibratedClassifier if name == "CalibratedClassifier" else _estimator_classes().get(name)
+    )
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r:.80} in model file")
     if expected is not None and not issubclass(cls, expected):
@@ -760,7 +851,32 @@ def _parse_header(
     state = header.get("state")
     if not isinstance(state, dict):
         raise ModelFormatError("corrupted model file: the header has no state")
-    return cls, state, _layout(header.get("arrays"), payload_size)
+    held = None
+    if cls is CalibratedClassifier:
+        held = _held_estimators(header.get("estimators"))
+    elif "estimators" in header:
+        raise ModelFormatError(f"corrupted model file: a {name} holds no estimators")
+    return cls, state, held, _layout(header.get("arrays"), payload_size)
+
+
+def _held_estimators(entries: Any) -> dict[str, tuple[type[Estimator], dict[str, Any]]]:
+    """attribute -> (class, encoded state) of the estimators a CalibratedClassifier holds:
+    plain cwrs classifiers only."""
+    if not isinstance(entries, dict) or not entries.keys() <= set(HELD):
+        raise ModelFormatError("corrupted model file: bad list of held estimators")
+    held: dict[str, tuple[type[Estimator], dict[str, Any]]] = {}
+    for key, entry in entries.items():
+        cls = _estimator_classes().get(str(entry.get("estimator"))) if isinstance(
+            entry, dict) else None
+        if cls is None or not issubclass(cls, Classifier):
+            raise ModelFormatError(
+                f"corrupted model file: {key} must be a cwrs classifier, got "
+                f"{entry.get('estimator') if isinstance(entry, dict) else entry!r:.80}"
+            )
+        if not isinstance(entry.get("state"), dict):
+            raise ModelFormatError(f"corrupted model file: {key} has no state")
+        held[key] = (cls, entry["state"])
+    return held
 
 
 def hyper_parameters_of(cls: Any, config: dict[str, Any]) -> dict[str, Any]:
@@ -843,16 +959,17 @@ def loads(data: bytes) -> Estimator:
 
 
 @overload
-def load(file: ModelFile) -> Union[Classifier, Regressor]: ...
+def load(file: ModelFile) -> Union[Classifier, Regressor, CalibratedClassifier]: ...
 @overload
 def load(file: ModelFile, expected: type[_Estimator]) -> _Estimator: ...
 def load(
-    file: ModelFile, expected: Optional[type[Estimator]] = None
-) -> Union[Classifier, Regressor, Estimator]:
+    file: ModelFile, expected: Optional[type[Any]] = None
+) -> Union[Classifier, Regressor, CalibratedClassifier, Estimator]:
     """The estimator saved by `estimator.save(file)` (a path or a binary file object).
 
-    `expected`, a cwrs class such as `cwrs.AROW` or `cwrs.Classifier`, makes sure the file holds
-    one (and tells type checkers so): `cwrs.load(path, cwrs.AROW)` is typed `AROW`.
+    `expected`, a cwrs class such as `cwrs.AROW`, `cwrs.Classifier` or
+    `cwrs.CalibratedClassifier`, makes sure the file holds one (and tells type checkers so):
+    `cwrs.load(path, cwrs.AROW)` is typed `AROW`.
 
     Raises ModelFormatError (a ValueError) for a file that is not a cwrs model (or not of the
     `expected` class), is truncated or altered (checked by CRC-32), holds a state no cwrs
@@ -860,7 +977,8 @@ def load(
     name a regular file (a FIFO or a device is refused at once, without waiting for data).
     """
     if expected is not None and not (
-        isinstance(expected, type) and issubclass(expected, Estimator)
+        isinstance(expected, type)
+        and (issubclass(expected, Estimator) or expected is CalibratedClassifier)
     ):
         raise TypeError(f"expected must be a cwrs estimator class, got {expected!r:.80}")
     if not isinstance(file, (str, bytes, os.PathLike)):
@@ -881,7 +999,7 @@ def load(
         return _read(opened, status.st_size, expected)
 
 
-def _read_file_object(file: Any, expected: Optional[type[Estimator]]) -> Estimator:
+def _read_file_object(file: Any, expected: Optional[type]) -> Any:
     """Reads a model from a binary file object: streamed if it can tell its size (seekable),
     else read whole first."""
     seekable = getattr(file, "seekable", None)

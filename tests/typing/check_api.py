@@ -46,8 +46,16 @@ assert_type(cwrs.FTRL().fit(X, y).predict_proba(X), npt.NDArray[np.float64])
 assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float64])
 
 clf.save("model.cwrs")
-assert_type(cwrs.load("model.cwrs"), Union[cwrs.Classifier, cwrs.Regressor])
+assert_type(
+    cwrs.load("model.cwrs"), Union[cwrs.Classifier, cwrs.Regressor, cwrs.CalibratedClassifier]
+)
 assert_type(cwrs.load("model.cwrs", cwrs.AROW), cwrs.AROW)
+calibrated = cwrs.CalibratedClassifier(cwrs.AROW(), method="isotonic").fit(X, y)
+assert_type(calibrated, cwrs.CalibratedClassifier)
+assert_type(calibrated.partial_fit(X, y, classes=[0, 1]), cwrs.CalibratedClassifier)
+assert_type(calibrated.predict_proba(X), npt.NDArray[np.float64])
+assert_type(calibrated.predict(X), npt.NDArray[Any])
+assert_type(cwrs.load("model.cwrs", cwrs.CalibratedClassifier), cwrs.CalibratedClassifier)
 assert_type(cwrs.load("model.cwrs", cwrs.Classifier).predict(X), npt.NDArray[Any])
 
 hasher = cwrs.FeatureHasher(2**10, input_type="string")
@@ -67,6 +75,7 @@ assert_type(sampler.n_queried_, int)
 # Mistakes the types catch.
 cwrs.AROW(eta=0.7)  # type: ignore[call-arg]
 cwrs.CW(covariance="dense")  # type: ignore[arg-type]
+cwrs.CalibratedClassifier(cwrs.AROW(), method="sigmoid")  # type: ignore[arg-type]
 cwrs.AROW(1.0)  # type: ignore[call-arg]
 cwrs.PA.predict_proba  # type: ignore[attr-defined]
 cwrs.FeatureHasher(input_type="text")  # type: ignore[arg-type]
