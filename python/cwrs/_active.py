@@ -126,8 +126,8 @@ class SelectiveSampler:
     are:
 
     - "margin" (Dredze & Crammer 2008): ask when the normalized margin |m|/√v < `threshold`,
-      i.e. (two classes) when the model gives the row's predicted label a probability
-      Φ(|m|/√v) below Φ(`threshold`). Rows of small margin and rows unlike anything seen
+      i.e. (two classes) when the weights' Gaussian gives the row's predicted label a
+      probability Φ(|m|/√v) (`predict_posterior_proba`) below Φ(`threshold`). Rows of small margin and rows unlike anything seen
       (large v) are asked.
     - "bbq" (Cesa-Bianchi, Gentile & Orabona 2009, "bound on bias query"): ask when
       r_t = v/(1 + v) > t^(−κ), t the 1-based number of rows seen so far (asked or not). It
@@ -175,8 +175,9 @@ class SelectiveSampler:
         The query rule (see above).
     threshold : float, default=0.5
         "margin": ask when |m|/√v < threshold; any value ≥ 0 (0: never ask; inf: ask every row).
-        The model gives the predicted label of a row the probability Φ(|m|/√v) (two classes),
-        so 0.5 asks the rows it gives less than Φ(0.5) ≈ 69%.
+        The weights' Gaussian gives the predicted label of a row the probability Φ(|m|/√v)
+        (two classes, `predict_posterior_proba`), so 0.5 asks the rows it gives less than
+        Φ(0.5) ≈ 69%.
     kappa : float, default=0.4
         "bbq": the exponent κ in [0, 1] of the threshold t^(−κ); larger asks more (κ = 0:
         never, since r < 1; κ = 1: any row with r > 1/t). How many rows a κ asks depends on
