@@ -47,8 +47,9 @@ impl NoiseEstimate {
     /// One row of a classifier, of signed margin y·μ·x = `margin`, margin variance `v` and
     /// weight `h`, before it is learned: a Fisher-scoring step on θ = ln s² of the row's
     /// log-likelihood ln Φ(margin/√(v + s²)), scaled by the information so far (the recursive
-    /// maximum-likelihood estimate).
-    #[inline]
+    /// maximum-likelihood estimate). Out of line: inlined, it would push the learning loop's
+    /// per-row closure out of line for every rule, the first-order ones too.
+    #[inline(never)]
     pub fn observe_label(&mut self, margin: f64, v: f64, h: f64) {
         let s2 = self.estimate.exp();
         let total = v + s2;
