@@ -66,7 +66,8 @@ class Classifier(Estimator):
     `partial_fit(X, y, classes=None, sample_weight=None)` (classes on the first call) learns a
     stream, `fit(X, y)` forgets and makes `n_iter` passes; `predict`, `decision_function`,
     `score`, `get_params`/`set_params`; second-order learners (`ConfidenceWeightedClassifier`)
-    add `predict_proba` from the Gaussian over weights. X is a dense array-like or a SciPy CSR/CSC
+    add `predict_proba` (the Gaussian over weights with the label noise learned from the
+    stream) and `predict_posterior_proba`. X is a dense array-like or a SciPy CSR/CSC
     matrix; class labels are all numbers (bool, int or whole floats), all strings or all bytes.
     Pickling round-trips exactly.
     """

@@ -48,9 +48,10 @@ its classes from the start. With `classes` given, every label must be one of the
 model is built with all of them (with `multi_class` as the template says). Before any row the
 prediction is that of μ = 0: uniform probabilities, and the first class.
 
-`predict_proba_one` comes from the Gaussian over weights for second-order learners (their
-`predict_proba`: Φ(μ·x/√(xᵀΣx)) for two classes), else from the scores: a logistic of the margin
-(two classes) or a softmax (more), which are not calibrated probabilities.
+`predict_proba_one` is the predictive probability of second-order learners (their
+`predict_proba`: Φ(μ·x/√(xᵀΣx + s²)) for two classes, s² the label noise they learn), else from
+the scores: a logistic of the margin (two classes) or a softmax (more), which are not
+calibrated probabilities.
 
 Kernel learners (`kernel=...`, `kernel_approximation=...`) are not supported: their feature space
 does not grow this way (for a stream of unbounded width use `cwrs.FeatureHasher` with a primal
