@@ -243,7 +243,9 @@ class _Adapter:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
         rows with a constant process noise q; with "auto", a plus the noise the model added
         since its last reset (the classifiers add none)."""
-        a = float(getattr(estimator, "a", 1.0))
+        a = getattr(estimator, "a", 1.0)
+        # A learned prior (a="auto") is what an unseen feature's weight has now.
+        a = estimator.prior_variance_ if a == "auto" else float(a)
         q = getattr(estimator, "process_noise", 0.0)
         if q == "auto":
             if isinstance(estimator, Classifier):

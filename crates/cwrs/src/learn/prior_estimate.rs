@@ -17,6 +17,7 @@
 //! exact, and computed without inverting Σ (per coordinate in the diagonal form).
 
 use crate::error::CwError;
+use crate::learn::noise_estimate::NoiseEstimate;
 
 /// Fixed-point iterations at a checkpoint (each one solve of the form's size).
 const ITERATIONS: usize = 4;
@@ -38,14 +39,16 @@ pub struct PriorEstimate {
     pub rows: u64,
 }
 
-/// What the posterior under a trial prior says: Σ_j Σ′_jj and ‖μ′‖² over the feature
-/// coordinates.
+/// What the posterior under a trial prior says: Σ_j Σ′_jj, ‖μ′‖² and μ′·μ over the feature
+/// coordinates (μ the mean before the change).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct FeatureMoments {
     /// The sum of the feature coordinates' variances.
     pub variance_sum: f64,
     /// The squared norm of the feature weights' mean.
     pub squared_norm: f64,
+    /// The product of the feature weights' means after and before the change.
+    pub cross: f64,
 }
 
 impl PriorEstimate {
@@ -82,15 +85,18 @@ impl PriorEstimate {
         checkpoint - self.rows
     }
 
-    /// A checkpoint: a few fixed-point iterations of MacKay's update from the current a, with
-    /// `kappa` the noise scale κ = σ̂²/r (1 for a fixed r) and `n_features` feature
-    /// coordinates; `posterior(δ, commit)` gives the feature moments of the posterior whose
-    /// feature prior precision is larger by δ, and sets the model to it when `commit`. The
-    /// model and the estimate change only if the update is defined (γ > 0, μ ≠ 0).
+    /// A checkpoint: a few fixed-point iterations of MacKay's update from the current a over
+    /// `n_features` feature coordinates, jointly with the noise scale κ = σ̂²/r of `noise`
+    /// (with `scaled_by_noise`; 1 for a fixed r), which moves with the prior
+    /// ([`NoiseEstimate::change_prior`]); `posterior(δ, commit)` gives the feature moments of
+    /// the posterior whose feature prior precision is larger by δ, and sets the model to it
+    /// when `commit`. The model, `noise` and the estimate change only if the update is
+    /// defined (γ > 0, μ ≠ 0).
     pub fn maximize_evidence(
         &mut self,
         n_features: usize,
-        kappa: f64,
+        noise: &mut NoiseEstimate,
+        scaled_by_noise: bool,
         mut posterior: impl FnMut(f64, bool) -> Option<FeatureMoments>,
     ) {
         let current = self.variance;
@@ -98,10 +104,15 @@ impl PriorEstimate {
             (current / STEP_LIMIT).max(1.0 / LIMIT),
             (current * STEP_LIMIT).min(LIMIT),
         );
+        let delta = |a: f64| 1.0 / a - 1.0 / current;
         let mut a = current;
         for _ in 0..ITERATIONS {
-            let Some(moments) = posterior(1.0 / a - 1.0 / current, false) else {
+            let Some(moments) = posterior(delta(a), false) else {
                 break;
+            };
+            let kappa = match scaled_by_noise {
+                true => noise.with_prior_changed(delta(a), moments.cross).estimate,
+                false => 1.0,
             };
             let Some(next) = evidence_update(a, n_features, kappa, moments) else {
                 break;
@@ -113,8 +124,12 @@ impl PriorEstimate {
                 break;
             }
         }
-        if a != current && posterior(1.0 / a - 1.0 / current, true).is_some() {
+        if a == current {
+            return;
+        }
+        if let Some(moments) = posterior(delta(a), true) {
             self.variance = a;
+            *noise = noise.with_prior_changed(delta(a), moments.cross);
         }
     }
 }
@@ -227,16 +242,20 @@ pub fn reweighed_diagonal(
     Some((new_mean, new_variances))
 }
 
-/// The feature moments of a posterior: Σ_j `variance(j)` and Σ_j μ_j² over the first
-/// `n_features` coordinates.
+/// The feature moments of a posterior of mean `mean` changed from `before`: Σ_j `variance(j)`,
+/// Σ_j μ_j² and Σ_j μ_j·before_j over the first `n_features` coordinates.
 pub fn feature_moments(
     mean: &[f64],
+    before: &[f64],
     n_features: usize,
     variance: impl Fn(usize) -> f64,
 ) -> FeatureMoments {
     FeatureMoments {
         variance_sum: (0..n_features).map(variance).sum(),
         squared_norm: mean[..n_features].iter().map(|m| m * m).sum(),
+        cross: (mean[..n_features].iter().zip(before))
+            .map(|(m, b)| m * b)
+            .sum(),
     }
 }
 

@@ -580,9 +580,9 @@ impl Covariance for Diagonal {
             return None;
         }
         let n_features = self.shape.n_features;
-        let (mean, variances) =
-            reweighed_diagonal(&self.mean(), &self.covariance(), n_features, delta)?;
-        let moments = feature_moments(&mean, n_features, |j| variances[j]);
+        let before = self.mean();
+        let (mean, variances) = reweighed_diagonal(&before, &self.covariance(), n_features, delta)?;
+        let moments = feature_moments(&mean, &before, n_features, |j| variances[j]);
         if commit {
             self.set_finite_moments(&mean, &variances).ok()?;
         }

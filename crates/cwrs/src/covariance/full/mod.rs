@@ -915,7 +915,7 @@ impl Covariance for Full {
         let n_features = self.shape.n_features;
         let (mean, sigma) = reweighed_dense(&self.mean, &self.sigma, n_features, delta)?;
         let dim = self.dim;
-        let moments = feature_moments(&mean, n_features, |j| sigma[j * dim + j]);
+        let moments = feature_moments(&mean, &self.mean, n_features, |j| sigma[j * dim + j]);
         if commit {
             self.set_finite_moments(&mean, &sigma).ok()?;
         }

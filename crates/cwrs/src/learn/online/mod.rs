@@ -515,14 +515,11 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             updates += self.learn_counted(run, targets);
             let mut estimate = prior.estimate;
             estimate.rows += counted;
-            if counted == due {
-                let kappa = match (prior.scaled_by_noise, self.noise) {
-                    (true, Some(noise)) => noise.estimate,
-                    _ => 1.0,
-                };
+            if let (true, Some(noise)) = (counted == due, &mut self.noise) {
                 // One model: AROW regression.
                 let model = &mut self.models[0];
-                estimate.maximize_evidence(model.n_features(), kappa, |delta, commit| {
+                let scaled = prior.scaled_by_noise;
+                estimate.maximize_evidence(model.n_features(), noise, scaled, |delta, commit| {
                     model.reweigh_prior(delta, commit)
                 });
             }

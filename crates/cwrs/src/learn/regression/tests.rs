@@ -113,6 +113,17 @@ fn a_learned_prior_leaves_the_batch_posterior_of_the_final_prior() {
     let mut mean = information.clone();
     crate::linalg::forward_solve(&l, dim, dim, &mut mean);
     crate::linalg::backward_solve(&l, dim, dim, &mut mean);
+    // κ is the normal-inverse-gamma estimate under the final prior: the rows' e²/(v + 1) sum
+    // to yᵀy − μᵀΣ⁻¹μ, plus the prior's one row at κ = 1.
+    let sum = y.iter().map(|t| t * t).sum::<f64>()
+        - mean
+            .iter()
+            .zip(&information)
+            .map(|(m, b)| m * b)
+            .sum::<f64>();
+    let kappa = (1.0 + sum) / (1.0 + n as f64);
+    let learned = model.noise_variance().unwrap();
+    assert!((learned / kappa - 1.0).abs() < 1e-9, "{learned} vs {kappa}");
     let sigma = model.covariance().unwrap();
     for (got, want) in model.mean().unwrap().iter().zip(&mean) {
         assert!(
