@@ -244,8 +244,10 @@ class _Adapter:
         rows with a constant process noise q; with "auto", a plus the noise the model added
         since its last reset (the classifiers add none)."""
         a = getattr(estimator, "a", 1.0)
-        # A learned prior (a="auto") is what an unseen feature's weight has now.
-        a = estimator.prior_variance_ if a == "auto" else float(a)
+        if a == "auto":  # the learned prior, now (never with process noise)
+            learned = estimator._model.prior_variance  # noqa: SLF001 - the adapter is cwrs
+            return 1.0 if learned is None else float(learned)
+        a = float(a)
         q = getattr(estimator, "process_noise", 0.0)
         if q == "auto":
             if isinstance(estimator, Classifier):

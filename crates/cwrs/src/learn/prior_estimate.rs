@@ -7,14 +7,20 @@
 //! units the weights' prior variance is κ·a and their posterior covariance κ·Σ, so MacKay's
 //! update of the prior precision λ = 1/(κ·a) reads, over the feature coordinates j,
 //!
-//!     γ = Σ_j (1 − Σ_jj/a),   a ← ‖μ_E‖² / (κ·γ).
+//! ```text
+//! γ = Σ_j (1 − Σ_jj/a),   a ← ‖μ_E‖² / (κ·γ).
+//! ```
 //!
 //! Changing a changes the prior alone: the data's information Σ⁻¹ − E/a and the information
 //! vector Σ⁻¹μ (the prior's mean is 0) stay, so with δ = 1/a′ − 1/a
 //!
-//!     Σ′ = (Σ⁻¹ + δE)⁻¹ = (I + δΣE)⁻¹Σ,   μ′ = Σ′Σ⁻¹μ = (I + δΣE)⁻¹μ,
+//! ```text
+//! Σ′ = (Σ⁻¹ + δE)⁻¹ = (I + δΣE)⁻¹Σ,   μ′ = Σ′Σ⁻¹μ = (I + δΣE)⁻¹μ,
+//! ```
 //!
-//! exact, and computed without inverting Σ (per coordinate in the diagonal form).
+//! exact, and computed without inverting Σ (per coordinate in the diagonal form). The noise
+//! scale κ moves with it ([`NoiseEstimate::with_prior_changed`]), and the fixed point reads
+//! the κ of each trial a: a and κ are maximized jointly.
 
 use crate::error::CwError;
 use crate::learn::noise_estimate::NoiseEstimate;
@@ -88,7 +94,7 @@ impl PriorEstimate {
     /// A checkpoint: a few fixed-point iterations of MacKay's update from the current a over
     /// `n_features` feature coordinates, jointly with the noise scale κ = σ̂²/r of `noise`
     /// (with `scaled_by_noise`; 1 for a fixed r), which moves with the prior
-    /// ([`NoiseEstimate::change_prior`]); `posterior(δ, commit)` gives the feature moments of
+    /// ([`NoiseEstimate::with_prior_changed`]); `posterior(δ, commit)` gives the feature moments of
     /// the posterior whose feature prior precision is larger by δ, and sets the model to it
     /// when `commit`. The model, `noise` and the estimate change only if the update is
     /// defined (γ > 0, μ ≠ 0).
@@ -178,7 +184,7 @@ pub fn reweighed_dense(
     for col in 0..dim {
         let pivot = (col..dim)
             .max_by(|&p, &q| m[p * dim + col].abs().total_cmp(&m[q * dim + col].abs()))?;
-        if !(m[pivot * dim + col].abs() > 0.0) {
+        if m[pivot * dim + col] == 0.0 || m[pivot * dim + col].is_nan() {
             return None;
         }
         if pivot != col {
