@@ -35,10 +35,10 @@ class AROWRegressor(ConfidenceWeightedRegressor):
     Parameters
     ----------
     r : float or "auto", default=1.0
-        Noise variance (r > 0). "auto": the noise variance σ² is learned from the residuals
-        (`noise_variance_`), the model learns as with r = 1, r being the unit of σ² (the
-        normal-inverse-gamma model: Σ and the prior a are in units of σ²), and
-        `predict(X, return_std=True)` gives √(σ̂²·(xᵀΣx + 1)).
+        Noise variance (r > 0). "auto": σ² is learned from the residuals as `noise_variance_`,
+        the model learns as with r = 1 as the unit of σ², the normal-inverse-gamma model, whose
+        Σ and prior a are in units of σ², and `predict(X, return_std=True)` gives
+        √(σ̂²·(xᵀΣx + 1)).
     a : float or "auto", default=1.0
         Prior variance of the weights, Σ₀ = a·I (a > 0). "auto": the prior variance of the
         feature weights is learned from the stream by maximizing the evidence, as scikit-learn's
