@@ -138,10 +138,10 @@ impl<O: Objective, M: Covariance> Online<O, M> {
 
     /// The learner learning the prior variance of its feature weights from the stream, from
     /// `estimate` (docs/design.md §3.14); with `scaled_by_noise`, the evidence reads the
-    /// learned noise scale κ (`r="auto"`). Refused unless every model can change its prior
-    /// exactly (the full and diagonal forms, without L1 or process noise: a model of another
-    /// form keeps its prior), the learner keeps a noise estimate (AROW regression) and does
-    /// not average.
+    /// learned noise scale κ (`r="auto"`). Refused unless the learner keeps a residual noise
+    /// estimate (AROW regression), without averaging or a change detector. A model whose form
+    /// cannot change its prior exactly ([`Covariance::reweigh_prior`]) keeps it; the
+    /// configuration refuses those forms ([`crate::model::config::ModelConfig::check`]).
     pub fn with_learned_prior(
         mut self,
         estimate: PriorEstimate,
