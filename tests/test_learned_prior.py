@@ -154,3 +154,12 @@ def test_only_the_regressor_takes_a_auto():
         cwrs.AROW(a="auto").fit(X, y > 0)
     with pytest.raises(ValueError, match="a must be a real number"):
         cwrs.SCW1(a="auto").fit(X, y > 0)
+
+
+def test_models_with_a_learned_prior_are_not_merged():
+    X, y = _stream(100, seed=9)
+    models = [cwrs.AROWRegressor(a="auto").fit(X[i::2], y[i::2]) for i in range(2)]
+    coef = models[0].coef_.copy()
+    with pytest.raises(ValueError, match=r'learned prior \(a="auto"\) cannot be merged'):
+        cwrs.merge(models)
+    np.testing.assert_array_equal(models[0].coef_, coef)
