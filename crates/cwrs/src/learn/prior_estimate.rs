@@ -196,26 +196,36 @@ pub fn reweighed_dense(
             }
         }
         let diagonal = m[col * dim + col];
-        for row in col + 1..dim {
-            let factor = m[row * dim + col] / diagonal;
+        let (pivot_m, below_m) = m.split_at_mut((col + 1) * dim);
+        let (pivot_rhs, below_rhs) = rhs.split_at_mut((col + 1) * width);
+        let (pivot_m, pivot_rhs) = (&pivot_m[col * dim..], &pivot_rhs[col * width..]);
+        let rows = below_m
+            .chunks_exact_mut(dim)
+            .zip(below_rhs.chunks_exact_mut(width));
+        for (row_m, row_rhs) in rows {
+            let factor = row_m[col] / diagonal;
             if factor == 0.0 {
                 continue;
             }
-            for k in col..dim {
-                m[row * dim + k] -= factor * m[col * dim + k];
-            }
-            for k in 0..width {
-                rhs[row * width + k] -= factor * rhs[col * width + k];
-            }
+            (row_m[col..].iter_mut().zip(&pivot_m[col..])).for_each(|(r, p)| *r -= factor * p);
+            (row_rhs.iter_mut().zip(pivot_rhs)).for_each(|(r, p)| *r -= factor * p);
         }
     }
+    // Back substitution by rows of the right-hand sides (contiguous).
     for row in (0..dim).rev() {
-        for k in 0..width {
-            let s: f64 = (row + 1..dim)
-                .map(|t| m[row * dim + t] * rhs[t * width + k])
-                .sum();
-            rhs[row * width + k] = (rhs[row * width + k] - s) / m[row * dim + row];
+        let (head, solved) = rhs.split_at_mut((row + 1) * width);
+        let current = &mut head[row * width..];
+        for (t, solved_row) in (row + 1..dim).zip(solved.chunks_exact(width)) {
+            let factor = m[row * dim + t];
+            if factor != 0.0 {
+                current
+                    .iter_mut()
+                    .zip(solved_row)
+                    .for_each(|(c, s)| *c -= factor * s);
+            }
         }
+        let diagonal = m[row * dim + row];
+        current.iter_mut().for_each(|c| *c /= diagonal);
     }
     let new_mean: Vec<f64> = (0..dim).map(|i| rhs[i * width]).collect();
     let mut new_sigma = vec![0.0; dim * dim];

@@ -581,6 +581,11 @@ impl Covariance for Diagonal {
         }
         let n_features = self.shape.n_features;
         let before = self.mean();
+        if delta == 0.0 {
+            return Some(feature_moments(&before, &before, n_features, |j| {
+                self.variance_of(j)
+            }));
+        }
         let (mean, variances) = reweighed_diagonal(&before, &self.covariance(), n_features, delta)?;
         let moments = feature_moments(&mean, &before, n_features, |j| variances[j]);
         if commit {

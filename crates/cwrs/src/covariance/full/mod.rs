@@ -913,6 +913,12 @@ impl Covariance for Full {
     fn reweigh_prior(&mut self, delta: f64, commit: bool) -> Option<FeatureMoments> {
         self.fold();
         let n_features = self.shape.n_features;
+        if delta == 0.0 {
+            let (mean, dim) = (&self.mean, self.dim);
+            return Some(feature_moments(mean, mean, n_features, |j| {
+                self.sigma[j * dim + j]
+            }));
+        }
         let (mean, sigma) = reweighed_dense(&self.mean, &self.sigma, n_features, delta)?;
         let dim = self.dim;
         let moments = feature_moments(&mean, &self.mean, n_features, |j| sigma[j * dim + j]);
