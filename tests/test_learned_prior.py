@@ -163,3 +163,23 @@ def test_models_with_a_learned_prior_are_not_merged():
     with pytest.raises(ValueError, match=r'learned prior \(a="auto"\) cannot be merged'):
         cwrs.merge(models)
     np.testing.assert_array_equal(models[0].coef_, coef)
+
+
+def test_the_river_adapter_learns_the_prior_while_features_arrive():
+    pytest.importorskip("river")
+    from cwrs.river import RiverRegressor
+
+    rng = np.random.default_rng(10)
+    model = RiverRegressor(cwrs.AROWRegressor(r="auto", a="auto", covariance="full"))
+    weights = {"u": 3.0, "v": -2.0, "w": 5.0}
+    for t in range(300):
+        x = {k: rng.normal() for k in (["u", "v"] if t < 100 else weights)}
+        model.learn_one(x, sum(weights[k] * x[k] for k in x) + 0.1 * rng.normal())
+        if t == 99:
+            learned = model.estimator_.prior_variance_
+    estimator = model.estimator_
+    # The third feature joins under the prior learned by then (a widened model's unseen
+    # variance), and the model learns it.
+    assert learned != 1.0
+    assert model.predict_one({"u": 1.0, "v": 1.0, "w": 1.0}) == pytest.approx(6.0, abs=0.05)
+    assert estimator.noise_variance_ == pytest.approx(0.01, rel=0.5)
