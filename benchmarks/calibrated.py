@@ -15,8 +15,8 @@ Learners: CalibratedClassifier(AROW(), SCW1(), NAROW(); each method "platt", "te
   `predict_proba` of the calibrated model as it stands, then `partial_fit` of the row. The
   script checks that the map this row-by-row loop ends with is the one a single
   `partial_fit` over the stream learns (largest difference printed). Raw learners: the same
-  loop through `predict_proba` (for two classes from `partial_fit(..., return_scores=True)`,
-  which is the same bit for bit, see benchmarks/calibration.py).
+  loop through their own `predict_proba`, the predictive probability with the label noise they
+  learned (docs/design.md §3.14).
 - Held out: `partial_fit` over the training rows in one seeded order (seed 0), which is also
   what the raw learner learned, then the test rows.
 
@@ -126,9 +126,8 @@ def heldout(make, data):
 
 
 def raw_progressive(cls, data):
-    if data.n_classes > 2:
-        return progressive(cls, data)[0]
-    return base.cwrs_progressive(cls, data)
+    """The learner's own `predict_proba`, row by row (its label noise s² moves with each row)."""
+    return progressive(cls, data)[0]
 
 
 def sgd_platt(data):

@@ -7,8 +7,8 @@ learns only the rows it asked for. Here each strategy sweeps its parameter on th
 svmguide3 (standardized, 900 training rows, 343 held out), and the held-out accuracy of AROW is
 drawn against the fraction of the training labels it asked for, the mean over ten orders of the
 stream. The dashed curve is passive learning with the same number of labels: AROW on the first
-rows of the stream. "margin" (ask when |μ·x|/√(xᵀΣx) is small) reaches the accuracy of every
-label (the gray line) with a fifth of them. Here "bbq", which asks for rows in directions the
+rows of the stream. "margin" (ask when the row's normalized margin is small) reaches the
+accuracy of every label (the gray line) with a fifth of them. Here "bbq", which asks for rows in directions the
 model has seen little of whatever their margin, and "random", which learns its asked rows with
 weights 1/p (unbiased, at the price of noisier steps), do no better than the passive curve.
 """

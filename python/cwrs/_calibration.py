@@ -429,7 +429,10 @@ class CalibratedClassifier:
     >>> model.predict_proba(X[:2]).round(2)
     array([[0.47, 0.53],
            [0.48, 0.52]])
-    >>> model.estimator_.predict_proba(X[:2]).round(2)  # AROW's own: sure of its weights
+    >>> model.estimator_.predict_proba(X[:2]).round(2)  # AROW's own, with its label noise
+    array([[0.44, 0.56],
+           [0.45, 0.55]])
+    >>> model.estimator_.predict_posterior_proba(X[:2]).round(2)  # sure of its weights
     array([[0.03, 0.97],
            [0.06, 0.94]])
 
