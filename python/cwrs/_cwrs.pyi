@@ -226,4 +226,5 @@ class Model:
     dual_coef: Final[_F64]
     noise_since_reset: Final[float | None]
     noise_variance: Final[float | None]
+    prior_variance: Final[float | None]
     class_counts: Final[_F64]  # (n_classes, 1) for a multiclass model, as every per-class array

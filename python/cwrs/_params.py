@@ -29,6 +29,7 @@ from ._typing import (
     RegressorParams,
     SecondOrderClassifierParams,
     SecondOrderParams,
+    SecondOrderRegressorParams,
 )
 from ._validation import IneffectiveParameterWarning, warn_user
 
@@ -187,7 +188,8 @@ def model_args(estimator):
     if not estimator._second_order:
         # AdaGrad and FTRL name their own form (docs/design.md §2.9).
         return params, getattr(estimator, "_form", "identity"), 1.0, fit_intercept
-    covariance, a = estimator.covariance, as_float("a", estimator.a)
+    covariance = estimator.covariance
+    a = 1.0 if learned_prior(estimator) else as_float("a", estimator.a)
     if not isinstance(covariance, str):
         raise InvalidParameterError(
             f'covariance must be "diag" or "full" (or "lowrank", with rank), got {covariance!r}'
@@ -206,9 +208,22 @@ def learned_noise(estimator):
     return True
 
 
+def learned_prior(estimator):
+    """Whether AROW regression learns the prior variance of its feature weights (`a="auto"`),
+    from a = 1 (docs/design.md §3.14). Only the regressor's a takes "auto"."""
+    a = getattr(estimator, "a", None)
+    if not isinstance(a, str) or estimator._rule_kind != "regression":
+        return False  # a number, or a classifier's a, which `as_float` checks
+    if a != "auto":
+        raise InvalidParameterError(f'a must be a real number or "auto", got {a!r}')
+    return True
+
+
 def noise_config(estimator):
-    """The configuration entry of a learned noise variance (none for a fixed r)."""
-    return {"noise_variance": "auto"} if learned_noise(estimator) else {}
+    """The configuration entries of a learned noise variance and a learned prior (none for a
+    fixed r and a)."""
+    noise = {"noise_variance": "auto"} if learned_noise(estimator) else {}
+    return {**noise, "prior": "auto"} if learned_prior(estimator) else noise
 
 
 def covariance_config(estimator, covariance):
@@ -589,6 +604,8 @@ def _shared_signature(cls):
     parameters = inspect.signature(cls.__init__).parameters.values()
     own = [p for p in parameters if p.kind is not p.VAR_KEYWORD]
     types = {**SecondOrderParams.__annotations__, **ClassifierParams.__annotations__}
+    if cls._rule_kind == "regression":
+        types.update(SecondOrderRegressorParams.__annotations__)
     shared = [
         inspect.Parameter(
             name, inspect.Parameter.KEYWORD_ONLY, default=default,

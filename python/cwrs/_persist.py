@@ -908,6 +908,8 @@ def hyper_parameters_of(cls: Any, config: dict[str, Any]) -> dict[str, Any]:
         params["average"] = False if start is None else True if start == 1 else start
     if "r" in params and config.get("noise_variance") == "auto":
         params["r"] = "auto"
+    if "a" in params and config.get("prior") == "auto":
+        params["a"] = "auto"
     return params
 
 

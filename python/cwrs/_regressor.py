@@ -213,6 +213,17 @@ class ConfidenceWeightedRegressor(Regressor):
         return self._fitted_model().noise_variance
 
     @property
+    def prior_variance_(self) -> float:
+        """The prior variance a of the feature weights the model is under: with `a="auto"`, the
+        value learned from the stream by maximizing the evidence (MacKay's fixed point
+        a = ‖μ‖²/(σ̂²/r·γ), γ = Σ_j (1 − Σ_jj/a) over the features, re-estimated after rows
+        2^k·(n_features + 1)); otherwise the a given. Like a, it is in units of r (with
+        `r="auto"`, of σ²): the weights' prior variance is σ̂²/r·a. The intercept keeps a = 1."""
+        model = self._fitted_model()
+        learned = model.prior_variance
+        return float(model.config["a"]) if learned is None else float(learned)
+
+    @property
     def covariance_(self) -> Float64Array:
         """The covariance over the features (the bias coordinate left out): shape
         (n_features, n_features) for `covariance="full"`, (n_features,) for "diag", and for

@@ -39,8 +39,15 @@ class AROWRegressor(ConfidenceWeightedRegressor):
         the model learns as with r = 1 as the unit of σ², the normal-inverse-gamma model, whose
         Σ and prior a are in units of σ², and `predict(X, return_std=True)` gives
         √(σ̂²·(xᵀΣx + 1)).
-    a : float, default=1.0
-        Prior variance of the weights, Σ₀ = a·I (a > 0).
+    a : float or "auto", default=1.0
+        Prior variance of the weights, Σ₀ = a·I (a > 0). "auto": the prior variance of the
+        feature weights is learned from the stream by maximizing the evidence, as scikit-learn's
+        BayesianRidge does in batch (`prior_variance_`), re-estimated after rows
+        2^k·(n_features + 1) (k = 0, 1, …, counted over every call to `partial_fit`), starting
+        from a = 1; the intercept keeps a = 1. The model is then exactly the one learned with
+        the final a from the start (`covariance="full"`; per coordinate for "diag"). Needs
+        `covariance="full"` or "diag", without L1, process noise, averaging or `n_jobs` > 1.
+        Best with `r="auto"`, whose intervals then adapt to both the noise and the weights.
     """
 
     _rule = "AROW"

@@ -56,9 +56,12 @@ class ClassifierParams(RegressorParams, total=False):
     class_weight: ClassWeight
 
 
-#: What second-order learners add: the covariance form, L1, process noise.
-class SecondOrderParams(TypedDict, total=False):
-    a: float
+#: The prior variance of AROW regression's weights, or "auto": learned from the stream.
+PriorVariance = Union[float, Literal["auto"]]
+
+
+#: What second-order learners add besides the prior: the covariance form, L1, process noise.
+class SecondOrderForm(TypedDict, total=False):
     covariance: Covariance
     rank: int
     penalty: Penalty
@@ -67,9 +70,14 @@ class SecondOrderParams(TypedDict, total=False):
     process_noise: ProcessNoise
 
 
+#: What second-order learners add: the prior variance, the covariance form, L1, process noise.
+class SecondOrderParams(SecondOrderForm, total=False):
+    a: float
+
+
 class SecondOrderClassifierParams(SecondOrderParams, ClassifierParams, total=False):
     pass
 
 
-class SecondOrderRegressorParams(SecondOrderParams, RegressorParams, total=False):
-    pass
+class SecondOrderRegressorParams(SecondOrderForm, RegressorParams, total=False):
+    a: PriorVariance

@@ -244,7 +244,11 @@ class _Adapter:
         """The variance of a feature never seen so far (docs/design.md §10.4): a + q·t after t
         rows with a constant process noise q; with "auto", a plus the noise the model added
         since its last reset (the classifiers add none)."""
-        a = float(getattr(estimator, "a", 1.0))
+        a = getattr(estimator, "a", 1.0)
+        if a == "auto":  # the learned prior, now (never with process noise)
+            learned = estimator._model.prior_variance  # noqa: SLF001 - the adapter is cwrs
+            return 1.0 if learned is None else float(learned)
+        a = float(a)
         q = getattr(estimator, "process_noise", 0.0)
         if q == "auto":
             if isinstance(estimator, Classifier):

@@ -40,6 +40,9 @@ assert_type(
     tuple[cwrs.AROWRegressor, npt.NDArray[np.float64], Union[npt.NDArray[np.float64], None]],
 )
 assert_type(cwrs.AROWRegressor(r="auto").fit(X, y.astype(float)).noise_variance_, float)
+assert_type(
+    cwrs.AROWRegressor(r="auto", a="auto").fit(X, y.astype(float)).prior_variance_, float
+)
 assert_type(clf.predict_posterior_proba(X), npt.NDArray[np.float64])
 assert_type(clf.noise_variance_, float)
 assert_type(cwrs.FTRL().fit(X, y).predict_proba(X), npt.NDArray[np.float64])

@@ -47,6 +47,7 @@ pub fn attribute(model: &Model, name: &str) -> Option<Value<'static>> {
         "config" => model.config().into(),
         "noise_since_reset" => model.noise_since_reset().into(),
         "noise_variance" => model.noise_variance().into(),
+        "prior_variance" => model.prior_variance().into(),
         "class_counts" => model.class_counts().to_vec().into(),
         _ => return None,
     })

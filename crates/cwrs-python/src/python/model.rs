@@ -135,7 +135,7 @@ macro_rules! methods_and_attributes {
 methods_and_attributes! {
     [kind, n_classes, covariance_kind, mean, covariance, dense_covariance, n_updates,
      n_mistakes, n_support, dual_coef, support_vectors, config, noise_since_reset, class_counts,
-     noise_variance]
+     noise_variance, prior_variance]
     // μ·x, xᵀΣx, the predictive Φ(μ·x / √(xᵀΣx + s²)) (P(class k has the highest score)) and
     // the posterior Φ(μ·x / √(xᵀΣx)) for every row (and class: rows × classes for a multiclass
     // model).

@@ -63,6 +63,7 @@ pub use primal::{Gaussian, Parts, PrimalForm};
 
 use crate::data::{Features, Matrix, Row, Shape};
 use crate::error::CwError;
+use crate::learn::prior_estimate::FeatureMoments;
 use crate::learn::sparse_l1::L1;
 use crate::linalg::{cholesky_in_place, dot_by_fours};
 
@@ -316,6 +317,14 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// docs/design.md §10.5), on top of any constant q. Default: refused.
     fn grow_covariance(&mut self, _g: f64) -> Result<(), CwError> {
         Err(no_process_noise())
+    }
+
+    /// AROW regression's learned prior (docs/design.md §3.14): the feature moments of the
+    /// posterior whose prior precision on the feature coordinates (the bias excluded) is larger
+    /// by `delta`, the information of the rows learned kept; the model is set to that
+    /// posterior when `commit`. Default: `None`, for a form without an exact change of prior.
+    fn reweigh_prior(&mut self, _delta: f64, _commit: bool) -> Option<FeatureMoments> {
+        None
     }
 
     /// Prediction path: (μ·x, xᵀΣx, ‖x‖²), what the regressor's "auto" watches (docs/design.md

@@ -11,6 +11,7 @@ use super::{
 };
 use crate::data::{Row, Shape};
 use crate::error::{check_memory, CwError};
+use crate::learn::prior_estimate::FeatureMoments;
 use crate::learn::sparse_l1::{needs_diagonal, L1};
 
 /// A saved model as [`PrimalForm::from_parts`] takes it back: the form with its parameters, the
@@ -468,6 +469,12 @@ macro_rules! primal_forms {
             fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
                 match self {
                     $(Gaussian::$form(f) => f.grow_covariance(g),)*
+                }
+            }
+
+            fn reweigh_prior(&mut self, delta: f64, commit: bool) -> Option<FeatureMoments> {
+                match self {
+                    $(Gaussian::$form(f) => f.reweigh_prior(delta, commit),)*
                 }
             }
 

@@ -10,5 +10,6 @@ pub mod multiclass;
 pub mod noise_estimate;
 pub mod objective;
 pub mod online;
+pub mod prior_estimate;
 pub mod regression;
 pub mod sparse_l1;

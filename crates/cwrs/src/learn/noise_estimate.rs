@@ -93,6 +93,21 @@ impl NoiseEstimate {
         self.estimate += h * (ratio - self.estimate) / self.information;
     }
 
+    /// AROW regression's noise scale had the rows been learned under a prior whose precision
+    /// on the feature coordinates is larger by `delta`, the mean moving from μ to μ′ with
+    /// `cross` = μ′·μ over those coordinates (docs/design.md §3.14): the sum of the rows'
+    /// e²/(v + r) is yᵀy/r − μᵀΣ⁻¹μ (exact for rows of weight 1), whose information vector
+    /// Σ⁻¹μ the prior does not change, so the sum moves by (μ − μ′)ᵀΣ⁻¹μ = δ·μ′·μ. The
+    /// prior's row keeps its κ = 1; the sum stays ≥ 0.
+    pub fn with_prior_changed(&self, delta: f64, cross: f64) -> NoiseEstimate {
+        let sum = self.estimate * self.information + delta * cross;
+        let estimate = (sum / self.information).max(0.0);
+        match estimate.is_finite() {
+            true => NoiseEstimate { estimate, ..*self },
+            false => *self,
+        }
+    }
+
     /// The estimate of models learned apart, each from `base`: every model's information
     /// beyond the base's adds (exact for κ, a weighted mean; for ln s², exact where the
     /// log-likelihood is quadratic in it). Non-finite results keep `base`.

@@ -61,6 +61,12 @@ impl Model {
         detector.map(|d| d.noise_since_reset)
     }
 
+    /// The prior variance of the feature weights learned from the stream (`a="auto"`,
+    /// docs/design.md §3.14); `None` for a model that does not learn it.
+    pub fn prior_variance(&self) -> Option<f64> {
+        self.prior_estimate().map(|prior| prior.variance)
+    }
+
     /// The noise variance learned from the stream (docs/design.md §3.14): a second-order
     /// classifier's label noise s² in margin units, or AROW regression's σ̂² = r·κ; `None`
     /// for the other learners.

@@ -230,6 +230,10 @@ pub struct ModelConfig {
     /// the rule's r is its unit (the predictive variance is κ·(xᵀΣx + r), docs/design.md
     /// §3.14); `false`: r is the noise variance.
     pub learned_noise: bool,
+    /// AROW regression with `a="auto"`: the prior variance of the feature weights is learned
+    /// from the stream by maximizing the evidence, from `a` (docs/design.md §3.14); the bias
+    /// keeps the prior `a`.
+    pub learned_prior: bool,
 }
 
 /// The builder: a configuration of `kind` and rule, with the defaults of the Python
@@ -252,6 +256,7 @@ impl ModelConfig {
             average: None,
             process_noise: ProcessNoise::Constant(0.0),
             learned_noise: false,
+            learned_prior: false,
         }
     }
 
@@ -362,6 +367,15 @@ impl ModelConfig {
         }
     }
 
+    /// AROW regression's prior variance of the feature weights learned from the stream
+    /// (`a="auto"`), from the configured a.
+    pub fn learned_prior(self, learned_prior: bool) -> Self {
+        ModelConfig {
+            learned_prior,
+            ..self
+        }
+    }
+
     /// OGD's or FTRL's loss.
     pub fn loss(mut self, loss: Loss) -> Self {
         self.rule.loss = Some(loss);
@@ -419,6 +433,7 @@ impl ModelConfig {
                 "a learned noise variance (r=\"auto\") is AROW regression's".into(),
             ));
         }
+        self.check_learned_prior()?;
         if let Some(n_classes) = self.n_classes() {
             check_n_classes(n_classes)?;
         }
@@ -468,6 +483,44 @@ impl ModelConfig {
         match rule {
             Some(rule) => check_average_rule(rule),
             None => check_average_rule(self.rule.regression_rule()?),
+        }
+    }
+
+    /// A learned prior (`a="auto"`) needs AROW regression whose model can change its prior
+    /// exactly: a full or diagonal covariance without L1, process noise or averaging.
+    fn check_learned_prior(&self) -> Result<(), CwError> {
+        if !self.learned_prior {
+            return Ok(());
+        }
+        if !matches!(rule_of_regressor(self), Some(RegressionRule::AROW { .. })) {
+            return Err(CwError::InvalidParameter(
+                "a learned prior (a=\"auto\") is AROW regression's".into(),
+            ));
+        }
+        if !matches!(
+            self.covariance,
+            CovarianceKind::Diagonal | CovarianceKind::Full
+        ) {
+            return Err(CwError::InvalidParameter(format!(
+                "a learned prior (a=\"auto\") needs covariance=\"full\" or \"diag\", got \
+                 {:?}",
+                self.covariance.name()
+            )));
+        }
+        let other = if self.penalty.is_some() {
+            Some("an L1 penalty")
+        } else if !self.process_noise.is_off() {
+            Some("process noise")
+        } else if self.average.is_some() {
+            Some("averaging")
+        } else {
+            None
+        };
+        match other {
+            Some(other) => Err(CwError::InvalidParameter(format!(
+                "a learned prior (a=\"auto\") cannot be combined with {other}"
+            ))),
+            None => Ok(()),
         }
     }
 
@@ -562,15 +615,8 @@ impl ModelConfig {
             penalty,
             average: state.optional_count("average")?,
             process_noise,
-            learned_noise: match state.optional_string("noise_variance")? {
-                None => false,
-                Some("auto") => true,
-                Some(other) => {
-                    return Err(CwError::InvalidState(format!(
-                        "entry \"noise_variance\" must be \"auto\" when present, got {other:?}"
-                    )))
-                }
-            },
+            learned_noise: auto_flag(state, "noise_variance")?,
+            learned_prior: auto_flag(state, "prior")?,
         })
     }
 
@@ -644,7 +690,21 @@ impl ModelConfig {
         if self.learned_noise {
             state.set("noise_variance", "auto");
         }
+        if self.learned_prior {
+            state.set("prior", "auto");
+        }
         state
+    }
+}
+
+/// Whether the optional entry `key` of `state` says "auto" (the only value it may hold).
+fn auto_flag(state: &State, key: &str) -> Result<bool, CwError> {
+    match state.optional_string(key)? {
+        None => Ok(false),
+        Some("auto") => Ok(true),
+        Some(other) => Err(CwError::InvalidState(format!(
+            "entry {key:?} must be \"auto\" when present, got {other:?}"
+        ))),
     }
 }
 

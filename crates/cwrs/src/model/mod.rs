@@ -28,6 +28,7 @@ use crate::learn::multiclass::{MulticlassLearner, Strategy};
 use crate::learn::noise_estimate::NoiseEstimate;
 use crate::learn::objective::{Binary, Multiclass, Objective, Regression, SingleModel};
 use crate::learn::online::{Online, Progressive};
+use crate::learn::prior_estimate::PriorEstimate;
 use crate::learn::regression::Regressor;
 use crate::learn::sparse_l1::L1;
 use crate::model::config::{KernelConfig, ModelConfig, ModelKind};
@@ -418,6 +419,41 @@ fn with_pending_terms<O: Objective, M: Covariance>(
     )
 }
 
+/// `learner` learning its prior, if `config` says so (`a="auto"`): from the configured a, or
+/// from the estimate `state` keeps (entry `prior_estimate`: [a, rows]); a state without one
+/// starts from the configured a.
+fn with_learned_prior(
+    learner: Regressor,
+    config: &ModelConfig,
+    state: Option<&State>,
+) -> Result<Regressor, CwError> {
+    let stored = match state {
+        Some(state) => state.optional_floats("prior_estimate")?,
+        None => None,
+    };
+    if !config.learned_prior {
+        return match stored {
+            Some(_) => Err(CwError::InvalidState(
+                "entry \"prior_estimate\" needs a learned prior (prior: \"auto\")".into(),
+            )),
+            None => Ok(learner),
+        };
+    }
+    let estimate = match stored {
+        None => PriorEstimate::new(config.a),
+        Some(&[variance, rows]) if rows >= 0.0 && rows.fract() == 0.0 && rows < 2f64.powi(63) => {
+            PriorEstimate::restored(variance, rows as u64)?
+        }
+        Some(values) => {
+            return Err(CwError::InvalidState(format!(
+                "entry \"prior_estimate\" must hold the prior variance and a count of rows, \
+                 got {values:?}"
+            )))
+        }
+    };
+    learner.with_learned_prior(estimate, config.learned_noise)
+}
+
 /// The rows learned, which a state holds only when its rule reads them (docs/design.md §2.9).
 fn rounds(state: &State) -> Result<u64, CwError> {
     Ok(state.optional_count("n_rounds")?.unwrap_or(0))
@@ -455,7 +491,8 @@ impl Model {
         let model = match &config.kind {
             ModelKind::Binary => AnyLearner::Binary(build_one(config, config.rule.rule()?)?),
             ModelKind::Regressor => {
-                AnyLearner::Regressor(build_one(config, config.rule.regression_rule()?)?)
+                let learner = build_one(config, config.rule.regression_rule()?)?;
+                AnyLearner::Regressor(with_learned_prior(learner, config, None)?)
             }
             &ModelKind::Multiclass {
                 n_classes,
@@ -514,7 +551,8 @@ impl Model {
             }
             ModelKind::Regressor => {
                 let rule = config.rule.regression_rule()?;
-                AnyLearner::Regressor(restore_one::<Regression>(&config, state, rule, 0)?)
+                let learner = restore_one::<Regression>(&config, state, rule, 0)?;
+                AnyLearner::Regressor(with_learned_prior(learner, &config, Some(state))?)
             }
             &ModelKind::Multiclass {
                 n_classes,
@@ -642,6 +680,10 @@ impl Model {
         };
         let counters = match each!(&self.model, l => l.stored_noise_estimate()) {
             Some(noise) => counters.with("noise_estimate", vec![noise.estimate, noise.information]),
+            None => counters,
+        };
+        let counters = match self.prior_estimate() {
+            Some(prior) => counters.with("prior_estimate", vec![prior.variance, prior.rows as f64]),
             None => counters,
         };
         let averaging = each!(&self.model, l => average_entries(l));
@@ -918,6 +960,15 @@ impl Model {
             AnyLearner::Multiclass(l) => l.posterior_probabilities(x, out),
             AnyLearner::MulticlassKernel(l) => l.posterior_probabilities(x, out),
             AnyLearner::Regressor(_) => Err(no_class_probabilities()),
+        }
+    }
+
+    /// AROW regression's learned prior variance of the feature weights and the rows it was
+    /// learned over (`a="auto"`, docs/design.md §3.14); `None` for the other models.
+    pub fn prior_estimate(&self) -> Option<PriorEstimate> {
+        match &self.model {
+            AnyLearner::Regressor(l) => l.prior_estimate(),
+            _ => None,
         }
     }
 

@@ -226,7 +226,7 @@ pub enum ModelDelta {
 const TOUCHED: &str = "delta_touched";
 
 /// Array entries of a model as a whole, not per coordinate: a delta keeps them as they are.
-const WHOLE_ARRAYS: [&str; 2] = ["class_counts", "noise_estimate"];
+const WHOLE_ARRAYS: [&str; 3] = ["class_counts", "noise_estimate", "prior_estimate"];
 
 /// The length of a per-coordinate array entry, `None` for any other entry.
 fn coordinate_len(key: &str, value: &Value) -> Option<usize> {

@@ -10,6 +10,7 @@ use super::{
 };
 use crate::data::{Features, Row, Shape, SparseIndex};
 use crate::error::CwError;
+use crate::learn::prior_estimate::{feature_moments, reweighed_diagonal, FeatureMoments};
 use crate::learn::sparse_l1::{check_form, L1};
 use crate::linalg::huge_pages::vec_on_huge_pages;
 
@@ -571,6 +572,26 @@ impl Covariance for Diagonal {
             (noise.round, noise.grown) = (0, 0.0);
         }
         Ok(())
+    }
+
+    /// O(d), per coordinate; refused with L1 or process noise.
+    fn reweigh_prior(&mut self, delta: f64, commit: bool) -> Option<FeatureMoments> {
+        if self.l1.is_some() || self.noise.is_some() {
+            return None;
+        }
+        let n_features = self.shape.n_features;
+        let before = self.mean();
+        if delta == 0.0 {
+            return Some(feature_moments(&before, &before, n_features, |j| {
+                self.variance_of(j)
+            }));
+        }
+        let (mean, variances) = reweighed_diagonal(&before, &self.covariance(), n_features, delta)?;
+        let moments = feature_moments(&mean, &before, n_features, |j| variances[j]);
+        if commit {
+            self.set_finite_moments(&mean, &variances).ok()?;
+        }
+        Some(moments)
     }
 
     /// O(1): the growth joins the lazy clock's offset (a clock of q = 0 is started if none runs).

@@ -11,6 +11,7 @@ use super::{
 use crate::data::POLL_WORK;
 use crate::data::{Features, Row, Shape};
 use crate::error::CwError;
+use crate::learn::prior_estimate::{feature_moments, reweighed_dense, FeatureMoments};
 use crate::linalg::simd::{fold_rows, mirror, product_rows};
 use crate::linalg::{axpy, dot_by_fours as dot, sum_by_fours};
 use crate::rules::sherman_morrison_factor;
@@ -906,6 +907,25 @@ impl Covariance for Full {
     fn grow_covariance(&mut self, g: f64) -> Result<(), CwError> {
         self.grow(g);
         Ok(())
+    }
+
+    /// O(d³): the pending terms folded, Σ′ = (I + δΣE)⁻¹Σ and μ′ = (I + δΣE)⁻¹μ.
+    fn reweigh_prior(&mut self, delta: f64, commit: bool) -> Option<FeatureMoments> {
+        self.fold();
+        let n_features = self.shape.n_features;
+        if delta == 0.0 {
+            let (mean, dim) = (&self.mean, self.dim);
+            return Some(feature_moments(mean, mean, n_features, |j| {
+                self.sigma[j * dim + j]
+            }));
+        }
+        let (mean, sigma) = reweighed_dense(&self.mean, &self.sigma, n_features, delta)?;
+        let dim = self.dim;
+        let moments = feature_moments(&mean, &self.mean, n_features, |j| sigma[j * dim + j]);
+        if commit {
+            self.set_finite_moments(&mean, &sigma).ok()?;
+        }
+        Some(moments)
     }
 
     fn watch(&self, row: Row) -> Observation {

@@ -15,6 +15,7 @@ use crate::learn::average::Average;
 use crate::learn::drift::{ChangeDetector, ProcessNoise};
 use crate::learn::noise_estimate::NoiseEstimate;
 use crate::learn::objective::{LoopState, Objective, Tally};
+use crate::learn::prior_estimate::PriorEstimate;
 use crate::rules::{margin_probability, StepRule};
 
 /// An online learner: `objective` drives `models` (one, or one per class).
@@ -37,6 +38,17 @@ pub struct Online<O: Objective, M: Covariance> {
     /// estimates it; `None` for the others, and for a learner restored from a state saved
     /// before models learned it (its first learning starts from the prior).
     noise: Option<NoiseEstimate>,
+    /// AROW regression's learned prior variance of the feature weights (`a="auto"`,
+    /// docs/design.md §3.14), re-estimated at checkpoints counted in the rows learned.
+    prior: Option<LearnedPrior>,
+}
+
+/// The learned prior and whether its evidence reads the learned noise scale κ (`r="auto"`;
+/// with a fixed r, κ = 1).
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct LearnedPrior {
+    estimate: PriorEstimate,
+    scaled_by_noise: bool,
 }
 
 /// Whether a variance v keeps the ratio μ·x/√v to full precision: finite, and at least 2⁻⁹⁷⁰,
@@ -120,7 +132,42 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             average: None,
             change_detector: None,
             noise,
+            prior: None,
         }
+    }
+
+    /// The learner learning the prior variance of its feature weights from the stream, from
+    /// `estimate` (docs/design.md §3.14); with `scaled_by_noise`, the evidence reads the
+    /// learned noise scale κ (`r="auto"`). Refused unless the learner keeps a residual noise
+    /// estimate (AROW regression), without averaging or a change detector. A model whose form
+    /// cannot change its prior exactly ([`Covariance::reweigh_prior`]) keeps it; the
+    /// configuration refuses those forms ([`crate::model::config::ModelConfig::check`]).
+    pub fn with_learned_prior(
+        mut self,
+        estimate: PriorEstimate,
+        scaled_by_noise: bool,
+    ) -> Result<Self, CwError> {
+        let can_change = self.objective.noise_prior() == Some(NoiseEstimate::RESIDUAL_PRIOR)
+            && self.average.is_none()
+            && self.change_detector.is_none();
+        if !can_change {
+            return Err(CwError::InvalidParameter(
+                "a learned prior (a=\"auto\") is AROW regression's, with a full or diagonal \
+                 covariance and no L1 penalty, process noise or averaging"
+                    .into(),
+            ));
+        }
+        self.prior = Some(LearnedPrior {
+            estimate,
+            scaled_by_noise,
+        });
+        Ok(self)
+    }
+
+    /// The learned prior variance of the feature weights and the rows it was learned over,
+    /// if the learner learns it.
+    pub fn prior_estimate(&self) -> Option<PriorEstimate> {
+        self.prior.map(|prior| prior.estimate)
     }
 
     /// The targets' noise learned so far, if the objective estimates it (second-order
@@ -435,10 +482,50 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         rows: impl Iterator<Item = (usize, Row<'a>)>,
         targets: (&[O::Target], Weights),
     ) -> u64 {
+        if self.prior.is_some() {
+            return self.learn_to_checkpoints(rows, targets);
+        }
         match self.change_detector.take() {
             Some(detector) => self.learn_watched(rows, targets, detector),
             None => self.learn_counted(rows, targets),
         }
+    }
+
+    /// [`Online::learn_valid`] with a learned prior: the rows in runs that end at the
+    /// checkpoints (counted in rows of positive weight, so that any split of the rows into
+    /// calls gives the same model), the prior re-estimated at each.
+    fn learn_to_checkpoints<'a>(
+        &mut self,
+        rows: impl Iterator<Item = (usize, Row<'a>)>,
+        targets: (&[O::Target], Weights),
+    ) -> u64 {
+        let mut rows = rows.peekable();
+        let mut updates = 0;
+        while let (Some(prior), Some(_)) = (self.prior, rows.peek()) {
+            let due = prior.estimate.rows_to_checkpoint(self.n_features());
+            let mut counted = 0;
+            let run = std::iter::from_fn(|| {
+                if counted == due {
+                    return None;
+                }
+                let (i, row) = rows.next()?;
+                counted += u64::from(weight_of(targets.1, i) > 0.0);
+                Some((i, row))
+            });
+            updates += self.learn_counted(run, targets);
+            let mut estimate = prior.estimate;
+            estimate.rows += counted;
+            if let (true, Some(noise)) = (counted == due, &mut self.noise) {
+                // One model: AROW regression.
+                let model = &mut self.models[0];
+                let scaled = prior.scaled_by_noise;
+                estimate.maximize_evidence(model.n_features(), noise, scaled, |delta, commit| {
+                    model.reweigh_prior(delta, commit)
+                });
+            }
+            self.prior = Some(LearnedPrior { estimate, ..prior });
+        }
+        updates
     }
 
     /// [`Online::learn_valid`] without a change detector.

@@ -389,6 +389,15 @@ fn mergeable(
             "models with process_noise=\"auto\" cannot be merged yet (a constant q can)".into(),
         ));
     }
+    // Models learned apart move their priors apart: the information beyond the base's would
+    // mix the data's with each model's change of prior.
+    if config.learned_prior {
+        return Err(CwError::InvalidParameter(
+            "models with a learned prior (a=\"auto\") cannot be merged yet, nor fitted with \
+             n_jobs > 1"
+                .into(),
+        ));
+    }
     Ok(kind)
 }
 
