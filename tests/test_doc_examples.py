@@ -7,12 +7,13 @@ import inspect
 import pytest
 
 import cwrs
+import cwrs.bandit
 import cwrs.dask
 import cwrs.river
 
 PUBLIC = [
     (f"{module.__name__}.{name}", getattr(module, name))
-    for module in (cwrs, cwrs.dask, cwrs.river)
+    for module in (cwrs, cwrs.bandit, cwrs.dask, cwrs.river)
     for name in module.__all__
 ]
 WITH_EXAMPLES = [(name, obj) for name, obj in PUBLIC if ">>>" in (inspect.getdoc(obj) or "")]

@@ -16,7 +16,7 @@ Active learning (labels only for the rows the model is unsure of): `SelectiveSam
 The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
-from . import datasets
+from . import bandit, datasets
 from ._active import SelectiveSampler
 from ._catalog import ALMA, FTRL, IELLIP, OGD, ROMMA, AdaGrad, AggressiveROMMA
 from ._calibration import CalibratedClassifier

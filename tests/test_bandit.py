@@ -1,0 +1,416 @@
+"""`cwrs.bandit`: the UCB scores and Thompson draws against slow NumPy references, the full form
+against LinUCB's ridge solution, ε-greedy's exact probabilities, learning logged decisions with
+inverse-propensity weights, refused inputs that change nothing, pickling, and the offline
+evaluation (`simulate`, `replay`)."""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import cwrs
+from cwrs.bandit import ContextualBandit, action_rows, replay, simulate
+
+D = 5
+FORMS = ("full", "diag", "lowrank")
+
+
+def rounds(n_rounds, n_actions=6, seed=0, width=D):
+    """Rounds of random actions (the count varies per round) and a linear reward."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=width)
+    out = []
+    for t in range(n_rounds):
+        actions = rng.normal(size=(n_actions + t % 3, width))
+        out.append((actions, actions @ theta + 0.3 * rng.normal(size=actions.shape[0])))
+    return out
+
+
+def play(bandit, data):
+    """Plays and learns every round; returns the (index, probability) of each."""
+    decisions = []
+    for actions, rewards in data:
+        index, probability = bandit.choose(actions)
+        bandit.update(actions, index, rewards[index])
+        decisions.append((index, probability))
+    return decisions
+
+
+def state(bandit):
+    """Everything a refused call must leave as it was."""
+    model = bandit.estimator_._fitted_model()
+    return (
+        pickle.dumps(model.state()), bandit._rng.bit_generator.state, bandit.n_rounds_,
+        bandit.n_learned_,
+    )
+
+
+def assert_same_state(first, second):
+    assert first[0] == second[0]
+    assert first[1:] == second[1:]
+
+
+# ----------------------------------------------------------------- UCB and greedy
+@pytest.mark.parametrize("form", FORMS)
+def test_ucb_scores_are_the_reference_mean_plus_alpha_root_variance(form):
+    bandit = ContextualBandit(
+        cwrs.AROWRegressor(covariance=form, fit_intercept=False, a=2.0), "ucb", alpha=0.7
+    )
+    play(bandit, rounds(40))
+    estimator = bandit.estimator_
+    actions = np.random.default_rng(9).normal(size=(12, D))
+    sigma = estimator.covariance_matrix()
+    reference = actions @ estimator.coef_ + 0.7 * np.sqrt(
+        np.einsum("ij,jk,ik->i", actions, sigma, actions)
+    )
+    np.testing.assert_allclose(bandit._scores(actions), reference, rtol=0, atol=1e-12)
+    assert bandit.choose(actions) == (int(np.argmax(reference)), 1.0)
+
+
+def test_ucb_with_intercept_includes_the_bias_coordinate():
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), "ucb", alpha=1.3)
+    play(bandit, rounds(30, seed=1))
+    model = bandit.estimator_._fitted_model()
+    actions = np.random.default_rng(3).normal(size=(7, D))
+    full = np.hstack([actions, np.ones((7, 1))])
+    sigma = model.dense_covariance.reshape(D + 1, D + 1)
+    reference = full @ model.mean + 1.3 * np.sqrt(np.einsum("ij,jk,ik->i", full, sigma, full))
+    np.testing.assert_allclose(bandit._scores(actions), reference, rtol=0, atol=1e-12)
+    assert bandit.estimator_.intercept_[0] != 0.0
+
+
+def test_greedy_plays_the_highest_mean_and_ties_go_to_the_first():
+    bandit = ContextualBandit(cwrs.AROWRegressor(), "greedy")
+    actions = np.random.default_rng(0).normal(size=(4, D))
+    assert bandit.choose(actions) == (0, 1.0)  # the prior: every score is 0
+    play(bandit, rounds(20))
+    assert bandit.choose(actions)[0] == int(np.argmax(bandit.estimator_.predict(actions)))
+    assert bandit.choose(np.vstack([actions[2], actions[2]])) == (0, 1.0)
+
+
+def test_the_full_form_is_linucb_ridge_solution():
+    a, r = 2.0, 0.5
+    bandit = ContextualBandit(
+        cwrs.AROWRegressor(covariance="full", fit_intercept=False, a=a, r=r), "ucb"
+    )
+    data = rounds(60, seed=4)
+    A = np.eye(D) / a
+    b = np.zeros(D)
+    for actions, rewards in data:
+        index, _ = bandit.choose(actions)
+        bandit.update(actions, index, rewards[index])
+        x = actions[index]
+        A += np.outer(x, x) / r
+        b += x * rewards[index] / r
+    np.testing.assert_allclose(bandit.estimator_.coef_, np.linalg.solve(A, b), rtol=0, atol=1e-9)
+    np.testing.assert_allclose(
+        bandit.estimator_.covariance_matrix(), np.linalg.inv(A), rtol=0, atol=1e-9
+    )
+
+
+# ----------------------------------------------------------------- Thompson sampling
+def reference_scores(model, rows, z, alpha):
+    """The Thompson scores (K, n) from standard normal draws z, written from the formulas."""
+    fit_intercept = bool(model.config["fit_intercept"])
+    full = np.hstack([rows, np.ones((rows.shape[0], 1))]) if fit_intercept else rows
+    dim = full.shape[1]
+    mean = np.array(model.mean)
+    if model.covariance_kind == "diag":
+        w = mean + alpha * z * np.sqrt(model.covariance)
+        return full @ w.T
+    if model.covariance_kind == "lowrank":
+        factors = model.covariance.reshape(-1, dim)
+        S, B = factors[0], factors[1:]
+        sigma = np.linalg.inv(np.diag(1 / S) + B.T @ B)
+        w = mean + alpha * (z[:, :dim] / np.sqrt(S) + z[:, dim:] @ B) @ sigma
+        return full @ w.T
+    sigma = model.covariance.reshape(dim, dim)
+    if full.shape[0] >= dim:
+        w = mean + alpha * z @ np.linalg.cholesky(sigma).T
+        return full @ w.T
+    L = np.linalg.cholesky(full @ sigma @ full.T)
+    return (full @ mean)[:, None] + alpha * L @ z.T
+
+
+def z_width(model, n_actions):
+    dim = model.mean.shape[0]
+    if model.covariance_kind == "full":
+        return dim if n_actions >= dim else n_actions
+    if model.covariance_kind == "lowrank":
+        return model.covariance.shape[0] // dim - 1 + dim
+    return dim
+
+
+@pytest.mark.parametrize("width", [D, 12])  # fewer coordinates than actions, and more
+@pytest.mark.parametrize("fit_intercept", [True, False])
+@pytest.mark.parametrize("form", FORMS)
+def test_a_seeded_thompson_draw_is_the_reference_draw(form, fit_intercept, width):
+    alpha, n_draws, seed = 0.8, 5, 11
+    bandit = ContextualBandit(
+        cwrs.AROWRegressor(covariance=form, fit_intercept=fit_intercept,
+                           **({"rank": 2} if form == "lowrank" else {})),
+        alpha=alpha, n_probability_draws=n_draws, random_state=seed,
+    )
+    rng = np.random.default_rng(seed)
+    for actions, rewards in rounds(25, seed=2, width=width):
+        if "estimator_" in bandit.__dict__:
+            model = bandit.estimator_._fitted_model()
+            z = rng.standard_normal((1 + n_draws, z_width(model, actions.shape[0])))
+            best = np.argmax(reference_scores(model, actions, z, alpha), axis=0)
+            expected = (int(best[0]), float(np.mean(best == best[0])))
+        else:  # the prior, built by the first choose, from the same seed
+            model = None
+        index, probability = bandit.choose(actions)
+        if model is None:
+            model = bandit.estimator_._fitted_model()
+            z = rng.standard_normal((1 + n_draws, z_width(model, actions.shape[0])))
+            best = np.argmax(reference_scores(model, actions, z, alpha), axis=0)
+            expected = (int(best[0]), float(np.mean(best == best[0])))
+        assert (index, probability) == expected
+        bandit.update(actions, index, rewards[index])
+
+
+@pytest.mark.parametrize("n_actions", [3, 9])
+@pytest.mark.parametrize("form", FORMS)
+def test_thompson_sampled_scores_equal_the_reference_to_rounding(form, n_actions):
+    bandit = ContextualBandit(
+        cwrs.AROWRegressor(covariance=form, **({"rank": 3} if form == "lowrank" else {})),
+        alpha=1.5, random_state=0,
+    )
+    play(bandit, rounds(30, seed=5))
+    model = bandit.estimator_._fitted_model()
+    actions = np.random.default_rng(1).normal(size=(n_actions, D))
+    z = np.random.default_rng(2).standard_normal((50, z_width(model, n_actions)))
+    got = bandit._sampler().sample_scores(np.random.default_rng(2), actions, 50, 1.5)
+    np.testing.assert_allclose(got, reference_scores(model, actions, z, 1.5), atol=1e-9)
+
+
+def test_the_lowrank_draw_has_the_model_covariance():
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="lowrank", rank=2), random_state=0)
+    play(bandit, rounds(30, seed=6))
+    factor = bandit._sampler()
+    dim = D + 1
+    width = factor.mean.shape[0] + factor.sketch.shape[0]
+    T = factor.weight_perturbations(np.eye(width)).T  # columns: T applied to each unit z
+    sigma = bandit.estimator_._fitted_model().dense_covariance.reshape(dim, dim)
+    np.testing.assert_allclose(T @ T.T, sigma, atol=1e-10)
+
+
+def test_one_action_is_played_with_probability_one_and_draws_nothing():
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=0)
+    play(bandit, rounds(3))
+    before = bandit._rng.bit_generator.state
+    assert bandit.choose(np.ones((1, D))) == (0, 1.0)
+    assert bandit._rng.bit_generator.state == before
+
+
+def test_thompson_probability_estimate_is_close_to_the_frequency():
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="diag"), n_probability_draws=400,
+                              random_state=3)
+    play(bandit, rounds(5, seed=7))
+    actions = np.random.default_rng(0).normal(size=(3, D))
+    picks = [bandit.choose(actions) for _ in range(400)]
+    frequency = np.mean([index == 0 for index, _ in picks])
+    estimates = [p for index, p in picks if index == 0]
+    assert abs(np.mean(estimates) - frequency) < 0.08
+
+
+@pytest.mark.parametrize("policy", ["thompson", "ucb", "greedy", "epsilon"])
+def test_choose_batch_is_choose_on_each_round(policy):
+    data = rounds(12, seed=8)
+    first = ContextualBandit(cwrs.AROWRegressor(), policy, epsilon=0.5, random_state=4)
+    second = pickle.loads(pickle.dumps(first))
+    play(first, data)
+    play(second, data)
+    batch = [actions for actions, _ in rounds(9, seed=10)]
+    indices, probabilities = first.choose_batch(batch)
+    one_by_one = [second.choose(actions) for actions in batch]
+    assert indices.tolist() == [index for index, _ in one_by_one]
+    assert probabilities.tolist() == [p for _, p in one_by_one]
+    assert first.n_rounds_ == second.n_rounds_
+
+
+# ----------------------------------------------------------------- ε-greedy
+def test_epsilon_greedy_probabilities_are_exact():
+    epsilon, seed = 0.3, 7
+    bandit = ContextualBandit(cwrs.AROWRegressor(), "epsilon", epsilon=epsilon, random_state=seed)
+    rng = np.random.default_rng(seed)
+    data = rounds(60, seed=3)
+    for actions, rewards in data:
+        n_actions = actions.shape[0]
+        greedy = (
+            int(np.argmax(bandit.estimator_.predict(actions)))
+            if "estimator_" in bandit.__dict__ else 0
+        )
+        index = int(rng.integers(n_actions)) if rng.random() < epsilon else greedy
+        expected = epsilon / n_actions + (1 - epsilon) * (index == greedy)
+        assert bandit.choose(actions) == (index, expected)
+        bandit.update(actions, index, rewards[index])
+
+
+# ----------------------------------------------------------------- logged decisions
+@pytest.mark.parametrize("form", FORMS)
+def test_learn_logged_with_uniform_logging_is_updates_weighted_by_k(form):
+    rng = np.random.default_rng(0)
+    data = rounds(40, seed=11)
+    chosen = np.array([rng.integers(actions.shape[0]) for actions, _ in data])
+    rewards = np.array([r[i] for (_, r), i in zip(data, chosen)])
+    k = np.array([actions.shape[0] for actions, _ in data], dtype=float)
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance=form))
+    bandit.learn_logged([actions for actions, _ in data], chosen, rewards, 1.0 / k)
+    plain = cwrs.AROWRegressor(covariance=form)
+    plain.partial_fit(np.zeros((1, D)), [0.0], sample_weight=[0.0])
+    rows = np.stack([actions[i] for (actions, _), i in zip(data, chosen)])
+    plain.partial_fit(rows, rewards, sample_weight=k)
+    np.testing.assert_allclose(bandit.estimator_.coef_, plain.coef_, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(bandit.estimator_.covariance_, plain.covariance_, atol=1e-12)
+    assert bandit.n_learned_ == 40
+
+    one_at_a_time = ContextualBandit(cwrs.AROWRegressor(covariance=form))
+    for (actions, _), i, reward, p in zip(data, chosen, rewards, 1.0 / k):
+        one_at_a_time.update(actions, int(i), reward, probability=p)
+    np.testing.assert_allclose(one_at_a_time.estimator_.coef_, plain.coef_, atol=1e-12)
+
+
+def test_an_update_without_probability_has_weight_one():
+    data = rounds(10, seed=12)
+    bandit = ContextualBandit(cwrs.AROWRegressor())
+    plain = cwrs.AROWRegressor()
+    for actions, rewards in data:
+        bandit.update(actions, 1, rewards[1])
+        plain.partial_fit(actions[1:2], rewards[1:2])
+    np.testing.assert_allclose(bandit.estimator_.coef_, plain.coef_, atol=1e-12)
+
+
+# ----------------------------------------------------------------- refused inputs
+def test_refused_inputs_raise_and_change_nothing():
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=0)
+    play(bandit, rounds(5))
+    actions = np.ones((3, D))
+    before = state(bandit)
+    bad_calls = [
+        lambda: bandit.choose(np.zeros((0, D))),
+        lambda: bandit.choose(np.ones((3, D + 1))),
+        lambda: bandit.choose(np.full((3, D), np.nan)),
+        lambda: bandit.choose(np.ones(D)),
+        lambda: bandit.choose_batch([actions, np.ones((2, D + 1))]),
+        lambda: bandit.update(actions, 0, np.nan),
+        lambda: bandit.update(actions, 0, np.inf),
+        lambda: bandit.update(actions, 3, 1.0),
+        lambda: bandit.update(actions, 0, 1.0, probability=0.0),
+        lambda: bandit.update(actions, 0, 1.0, probability=1.5),
+        lambda: bandit.update(actions, 0, 1.0, probability=np.nan),
+        lambda: bandit.update(np.zeros((0, D)), 0, 1.0),
+        lambda: bandit.update(np.ones((3, D + 2)), 0, 1.0),
+        lambda: bandit.learn_logged([actions, actions], [0, 1], [1.0, np.nan], [0.5, 0.5]),
+        lambda: bandit.learn_logged([actions, actions], [0, 1], [1.0, 0.0], [0.5, 0.0]),
+        lambda: bandit.learn_logged([actions, actions], [0, 1], [1.0, 0.0], [0.5, 1.01]),
+        lambda: bandit.learn_logged([actions, actions], [0, 5], [1.0, 0.0], [0.5, 0.5]),
+        lambda: bandit.learn_logged([actions, np.zeros((0, D))], [0, 0], [1, 0], [1, 1]),
+        lambda: bandit.learn_logged([actions], [0, 1], [1.0], [0.5]),
+    ]
+    for call in bad_calls:
+        with pytest.raises(ValueError):
+            call()
+        assert_same_state(state(bandit), before)
+
+
+def test_a_refused_first_call_builds_no_model():
+    bandit = ContextualBandit(cwrs.AROWRegressor())
+    with pytest.raises(ValueError):
+        bandit.update(np.ones((2, D)), 0, np.nan)
+    with pytest.raises(ValueError):
+        bandit.choose(np.zeros((0, D)))
+    assert "estimator_" not in bandit.__dict__
+
+
+def test_parameters_are_checked():
+    actions = np.ones((2, D))
+    for bad in [
+        ContextualBandit(cwrs.PARegressor(), "thompson"),
+        ContextualBandit(cwrs.PARegressor(), "ucb"),
+        ContextualBandit(cwrs.AROWRegressor(), "softmax"),
+        ContextualBandit(cwrs.AROWRegressor(), alpha=-1.0),
+        ContextualBandit(cwrs.AROWRegressor(), "epsilon", epsilon=1.5),
+        ContextualBandit(cwrs.AROWRegressor(), n_probability_draws=-1),
+        ContextualBandit(object()),
+    ]:
+        with pytest.raises(cwrs.InvalidParameterError):
+            bad.choose(actions)
+    assert ContextualBandit(cwrs.PARegressor(), "epsilon").choose(actions)[1] > 0
+
+
+# ----------------------------------------------------------------- classifiers
+def test_a_classifier_learns_zero_one_rewards():
+    rng = np.random.default_rng(0)
+    theta = rng.normal(size=D)
+    bandit = ContextualBandit(cwrs.AROW(), "ucb", alpha=0.5, random_state=0)
+    for _ in range(200):
+        actions = rng.normal(size=(4, D))
+        index, _ = bandit.choose(actions)
+        bandit.update(actions, index, int(actions[index] @ theta > 0))
+    assert list(bandit.estimator_.classes_) == [0, 1]
+    assert np.corrcoef(bandit.estimator_.coef_.ravel(), theta)[0, 1] > 0.9
+    with pytest.raises(ValueError):
+        bandit.update(actions, 0, 0.5)
+    thompson = ContextualBandit(cwrs.AROW(covariance="full"), random_state=1)
+    play(thompson, [(a, (r > 0).astype(float)) for a, r in rounds(20)])
+    assert thompson.n_learned_ == 20
+
+
+# ----------------------------------------------------------------- pickling
+@pytest.mark.parametrize("policy", ["thompson", "epsilon"])
+def test_pickling_round_trips_the_model_and_the_generator(policy):
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), policy, epsilon=0.5,
+                              random_state=5)
+    play(bandit, rounds(10))
+    bandit.choose(np.ones((3, D)))  # a cached factor, which is not pickled
+    copy = pickle.loads(pickle.dumps(bandit))
+    data = rounds(10, seed=13)
+    assert play(copy, data) == play(bandit, data)
+    np.testing.assert_array_equal(copy.estimator_.coef_, bandit.estimator_.coef_)
+    assert repr(copy) == repr(bandit)
+
+
+def test_params_and_repr():
+    bandit = ContextualBandit(cwrs.AROWRegressor(), "ucb", alpha=2.0)
+    assert bandit.get_params()["estimator__covariance"] == bandit.estimator.covariance
+    bandit.set_params(estimator__a=3.0, epsilon=0.1)
+    assert bandit.estimator.a == 3.0 and bandit.epsilon == 0.1
+    assert repr(bandit) == "ContextualBandit(AROWRegressor(a=3.0), policy='ucb', alpha=2.0, " \
+        "epsilon=0.1)"
+    with pytest.raises(cwrs.InvalidParameterError):
+        bandit.set_params(beta=1)
+
+
+# ----------------------------------------------------------------- offline evaluation
+def test_action_rows_cross_the_context_with_a_one_hot():
+    rows = action_rows([2.0, 3.0], 3)
+    assert rows.shape == (3, 9)
+    np.testing.assert_array_equal(rows[1], [0, 0, 0, 2, 3, 1, 0, 0, 0])
+
+
+def test_simulate_plays_each_row_once_and_learns_the_labels():
+    from sklearn.datasets import load_iris
+
+    X, y = load_iris(return_X_y=True)
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), "ucb", alpha=0.5)
+    result = simulate(bandit, X / 8, y, random_state=0)
+    assert result.rewards.shape == (150,) and bandit.n_learned_ == 150
+    np.testing.assert_allclose(result.progressive_reward[-1], result.rewards.mean())
+    assert result.progressive_reward[-1] > 0.6
+    again = simulate(ContextualBandit(cwrs.AROWRegressor(covariance="full"), "ucb", alpha=0.5),
+                     X / 8, y, random_state=0)
+    np.testing.assert_array_equal(again.chosen, result.chosen)
+    longer = simulate(ContextualBandit(cwrs.AROWRegressor(), "greedy"), X, y, n_rounds=200)
+    assert longer.rewards.shape == (200,)
+
+
+def test_replay_keeps_the_rounds_the_bandit_agrees_with():
+    rng = np.random.default_rng(0)
+    data = rounds(300, n_actions=3, seed=14)
+    logged = [int(rng.integers(actions.shape[0])) for actions, _ in data]
+    bandit = ContextualBandit(cwrs.AROWRegressor(), "greedy")
+    result = replay(bandit, [a for a, _ in data], logged, [r[i] for (_, r), i in zip(data, logged)])
+    assert 0 < result.n_matched < 300 and result.n_matched == bandit.n_learned_
+    assert result.mean_reward == pytest.approx(result.rewards.mean())
