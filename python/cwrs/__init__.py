@@ -13,6 +13,7 @@ Persistence: `estimator.save(path)` and `cwrs.load(path)` (the .cwrs format), or
 LIBSVM files: `load_svmlight`, `iter_svmlight` and every learner's `partial_fit_file`.
 Text streams: `HashingVectorizer` (raw documents) and `FeatureHasher` (token lists, dicts).
 Active learning (labels only for the rows the model is unsure of): `SelectiveSampler`.
+Contextual bandits (Thompson sampling, UCB from the model's uncertainty): `cwrs.bandit`.
 The bundled data set: `cwrs.datasets.load_svmguide3()`.
 """
 
