@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Sequence, Union
 
 import numpy as np
 
@@ -181,7 +181,7 @@ class ContextualBandit:
     def __init__(
         self,
         estimator: Any,
-        policy: str = "thompson",
+        policy: Literal["thompson", "ucb", "greedy", "epsilon"] = "thompson",
         *,
         alpha: float = 1.0,
         epsilon: float = 0.05,

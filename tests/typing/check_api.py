@@ -12,6 +12,7 @@ import numpy.typing as npt
 from typing_extensions import assert_type
 
 import cwrs
+from cwrs.bandit import ContextualBandit, SimulationResult, simulate
 from cwrs.river import RiverClassifier, RiverRegressor
 
 X = np.zeros((4, 3))
@@ -85,3 +86,10 @@ cwrs.FeatureHasher(input_type="text")  # type: ignore[arg-type]
 cwrs.HashingVectorizer(norm="max")  # type: ignore[arg-type]
 cwrs.load("model.cwrs", dict)  # type: ignore[type-var]
 cwrs.SelectiveSampler(cwrs.AROW(), "entropy")  # type: ignore[arg-type]
+
+bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), "ucb", alpha=0.5)
+assert_type(bandit.choose(X), tuple[int, float])
+assert_type(bandit.update(X, 0, 1.0), ContextualBandit)
+assert_type(bandit.choose_batch([X, X])[1], npt.NDArray[np.float64])
+assert_type(simulate(bandit, X, y), SimulationResult)
+ContextualBandit(cwrs.AROWRegressor(), "softmax")  # type: ignore[arg-type]
