@@ -414,3 +414,25 @@ def test_replay_keeps_the_rounds_the_bandit_agrees_with():
     result = replay(bandit, [a for a, _ in data], logged, [r[i] for (_, r), i in zip(data, logged)])
     assert 0 < result.n_matched < 300 and result.n_matched == bandit.n_learned_
     assert result.mean_reward == pytest.approx(result.rewards.mean())
+
+
+@pytest.mark.parametrize("form", ["full", "diag"])  # the forms that take process noise
+@pytest.mark.parametrize("policy", ["thompson", "ucb"])
+def test_process_noise_follows_a_drifting_reward(form, policy):
+    """With process noise the model keeps exploring after the reward model changes."""
+    rng = np.random.default_rng(0)
+    scores = {}
+    for noise in (0.0, 0.05):
+        bandit = ContextualBandit(cwrs.AROWRegressor(covariance=form, process_noise=noise),
+                                  policy, alpha=0.3, random_state=0)
+        theta = np.ones(D)
+        best = []
+        for t in range(600):
+            if t == 300:
+                theta = -theta  # the reward flips
+            actions = np.random.default_rng(t).normal(size=(5, D))
+            index, _ = bandit.choose(actions)
+            bandit.update(actions, index, actions[index] @ theta + 0.1 * rng.normal())
+            best.append(index == np.argmax(actions @ theta))
+        scores[noise] = np.mean(best[300:])
+    assert scores[0.05] > scores[0.0]

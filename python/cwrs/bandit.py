@@ -101,7 +101,7 @@ class ContextualBandit:
     model is the binary classifier of reward 1 (classes [0, 1]) and its margin μ·x and
     variance xᵀΣx are the scores above. "greedy" and "epsilon" take any cwrs regressor or
     classifier (first-order ones included); "thompson" and "ucb" need a second-order one.
-    Drifting rewards: give the estimator a `process_noise`.
+    Drifting rewards: give the estimator a `process_noise` (the diagonal and full forms).
 
     Persistence: a bandit pickles (its model, its generator and its counts), and
     `bandit.estimator_` saves to .cwrs and merges (`cwrs.merge`) as any estimator does; saving
