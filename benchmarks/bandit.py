@@ -7,7 +7,8 @@ Protocol (the multiclass-to-bandit reduction of Bietti, Agarwal & Langford, "A c
 bandit bake-off", JMLR 2021): each class is an action, each row a round; the policy picks an
 action from the row's context, and only the reward of that action is revealed: 1 when it is
 the row's label (loss 0), else 0 (loss 1). One pass over the rows in a random order (shuffle
-seeds 0 and 1; `--quick`: 0 alone; the same orders for every method). Every method runs on one
+seeds 0 to `--shuffles` − 1, 10 by default as in the bake-off; `--quick`: 0 alone; the same
+orders for every method). Every method runs on one
 core: the BLAS threads of NumPy are limited to one (`OPENBLAS_NUM_THREADS=1` and its kin, set
 before NumPy loads), as Vowpal Wabbit and river use one. The figure is the
 progressive loss (the mean loss over every round, learning as it goes), the mean over the
@@ -34,7 +35,8 @@ favours every method alike):
   context as a dict; `pull` then `update(arm, context, reward)`.
 
 Data: iris (150 rows × 4, 3 classes), wine (178 × 13, 3), digits (1,797 × 64, 10), all from
-scikit-learn, standardized with the whole set's mean and standard deviation; a synthetic stream
+scikit-learn, and river's bundled ImageSegments (2,310 × 18, 7; when river is installed),
+standardized with the whole set's mean and standard deviation; a synthetic stream
 of 2,000 rounds (`--quick`: 1,000), context x ~ N(0, I₁₀), label argmax_k (W x)_k + 0.5·ε_k with
 W ~ N(0, 1) of shape 5 × 10 and ε ~ N(0, 1) (seed 0).
 
@@ -88,8 +90,17 @@ def datasets(quick):
     from sklearn.datasets import load_digits, load_iris, load_wine
 
     out = {}
-    for name, loader in (("iris", load_iris), ("wine", load_wine), ("digits", load_digits)):
-        X, y = loader(return_X_y=True)
+    sets = [(name, loader(return_X_y=True)) for name, loader in
+            (("iris", load_iris), ("wine", load_wine), ("digits", load_digits))]
+    if river is not None:
+        from river import datasets as river_datasets
+
+        rows = list(river_datasets.ImageSegments())
+        names = sorted(rows[0][0])
+        sets.append(("ImageSegments", (np.array([[x[k] for k in names] for x, _ in rows]),
+                                       np.unique([label for _, label in rows],
+                                                 return_inverse=True)[1])))
+    for name, (X, y) in sets:
         out[name] = ((X - X.mean(0)) / np.where(X.std(0) > 0, X.std(0), 1.0), y)
     rng = np.random.default_rng(0)
     n = 1000 if quick else 2000
@@ -181,8 +192,9 @@ def methods(quick):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="one shuffle, one parameter each")
+    parser.add_argument("--shuffles", type=int, default=10, help="orders of each data set")
     args = parser.parse_args()
-    seeds = [0] if args.quick else [0, 1]
+    seeds = [0] if args.quick else list(range(args.shuffles))
     began = time.perf_counter()
     print(f"{datetime.now(timezone.utc):%Y-%m-%d %H:%M} UTC · {cpu_model()} · cwrs "
           f"{cwrs.__version__} · vowpalwabbit "
