@@ -197,26 +197,27 @@ def model_args(estimator):
     return params, covariance, a, fit_intercept
 
 
+def _auto(estimator, name):
+    """Whether AROW regression's `name` (r or a) is "auto"; a number, or a classifier's value,
+    is left to `as_float`. Only the regressor's r and a take "auto"."""
+    value = getattr(estimator, name, None)
+    if not isinstance(value, str) or estimator._rule_kind != "regression":
+        return False
+    if value != "auto":
+        raise InvalidParameterError(f'{name} must be a real number or "auto", got {value!r}')
+    return True
+
+
 def learned_noise(estimator):
     """Whether AROW regression learns its noise variance (`r="auto"`): its rule's r is then 1,
-    the unit of the learned σ² (docs/design.md §3.14). Only the regressor's r takes "auto"."""
-    r = getattr(estimator, "r", None)
-    if not isinstance(r, str) or estimator._rule_kind != "regression":
-        return False  # a number, or a classifier's r, which `as_float` checks
-    if r != "auto":
-        raise InvalidParameterError(f'r must be a real number or "auto", got {r!r}')
-    return True
+    the unit of the learned σ² (docs/design.md §3.14)."""
+    return _auto(estimator, "r")
 
 
 def learned_prior(estimator):
     """Whether AROW regression learns the prior variance of its feature weights (`a="auto"`),
-    from a = 1 (docs/design.md §3.14). Only the regressor's a takes "auto"."""
-    a = getattr(estimator, "a", None)
-    if not isinstance(a, str) or estimator._rule_kind != "regression":
-        return False  # a number, or a classifier's a, which `as_float` checks
-    if a != "auto":
-        raise InvalidParameterError(f'a must be a real number or "auto", got {a!r}')
-    return True
+    from a = 1 (docs/design.md §3.14)."""
+    return _auto(estimator, "a")
 
 
 def noise_config(estimator):
