@@ -3,7 +3,6 @@ row's label from the confidence of the model at that moment and learning only th
 
 from __future__ import annotations
 
-import copy
 import math
 import numbers
 from typing import TYPE_CHECKING, Any, Literal, Optional, Union
@@ -12,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._classifier import Classifier
+from ._meta import MetaEstimator, clone
 from ._params import InvalidParameterError
 from ._validation import (
     check_feature_names,
@@ -31,17 +31,6 @@ if TYPE_CHECKING:
 STRATEGIES = ("margin", "bbq", "random")
 # The most rows `fit` scores ahead with one model state (see `_simulate`).
 _MAX_BLOCK = 1024
-
-
-def _clone(estimator: Any) -> Any:
-    """A new unfitted estimator with the same hyper-parameters (scikit-learn's `clone`, without
-    needing scikit-learn: parameters are deep-copied, nested estimators cloned)."""
-    params = estimator.get_params(deep=False)
-    return type(estimator)(**{
-        name: _clone(value) if hasattr(value, "get_params") and not isinstance(value, type)
-        else copy.deepcopy(value)
-        for name, value in params.items()
-    })
 
 
 def row_block(matrix, start, stop):
@@ -112,7 +101,7 @@ def query_rule(strategy, threshold, kappa, b, scores, variances, t, uniforms):
     return uniforms < p, p
 
 
-class SelectiveSampler:
+class SelectiveSampler(MetaEstimator):
     """Active learning with confidence (Dredze & Crammer 2008; Cesa-Bianchi, Gentile & Orabona
     2009): learns a stream from the labels of the rows the model is unsure of.
 
@@ -262,47 +251,6 @@ class SelectiveSampler:
         self.random_state = random_state
 
     # ----------------------------------------------------------------- scikit-learn plumbing
-    _PARAMS = ("estimator", "strategy", "threshold", "kappa", "b", "random_state")
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The parameters, as passed to `__init__` (with `deep`, also the estimator's, as
-        `estimator__name`)."""
-        params = {name: getattr(self, name) for name in self._PARAMS}
-        if deep and hasattr(self.estimator, "get_params"):
-            for name, value in self.estimator.get_params(deep=True).items():
-                params[f"estimator__{name}"] = value
-        return params
-
-    def set_params(self, **params: Any) -> Self:
-        """Sets parameters (`estimator__name` sets the estimator's); they take effect at the
-        next `fit` (or the first `partial_fit` after it)."""
-        nested: dict[str, Any] = {}
-        for name, value in params.items():
-            if "__" in name:
-                outer, inner = name.split("__", 1)
-                if outer != "estimator":
-                    raise InvalidParameterError(f"Invalid parameter {name!r} for SelectiveSampler")
-                nested[inner] = value
-            elif name not in self._PARAMS:
-                raise InvalidParameterError(
-                    f"Invalid parameter {name!r} for estimator SelectiveSampler. Valid parameters "
-                    f"are: {list(self._PARAMS)!r}."
-                )
-            else:
-                setattr(self, name, value)
-        if nested:
-            self.estimator.set_params(**nested)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {"strategy": "margin", "threshold": 0.5, "kappa": 0.4, "b": 1.0,
-                    "random_state": None}
-        shown = [f"{self.estimator!r}"] + [
-            f"{name}={getattr(self, name)!r}" for name in self._PARAMS[1:]
-            if getattr(self, name) is not defaults[name] and getattr(self, name) != defaults[name]
-        ]
-        return f"SelectiveSampler({', '.join(shown)})"
-
     def __sklearn_tags__(self):
         tags = self.estimator.__sklearn_tags__()
         tags.non_deterministic = self.strategy == "random" and self.random_state is None
@@ -397,7 +345,7 @@ class SelectiveSampler:
 
     def _prior(self, rows, classes):
         """A clone of the estimator with its model built for `classes` and nothing learned."""
-        estimator = _clone(self.estimator)
+        estimator = clone(self.estimator)
         first = np.asarray(classes)[:1]
         estimator.partial_fit(rows[:1], first, classes=classes, sample_weight=[0.0])
         return estimator

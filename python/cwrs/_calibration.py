@@ -32,7 +32,6 @@ with one T. z is the map's input: `map_input` below.
 
 from __future__ import annotations
 
-import copy
 import inspect
 import math
 import numbers
@@ -43,6 +42,7 @@ import numpy.typing as npt
 
 from ._classifier import Classifier
 from ._locks import OwnedLock
+from ._meta import MetaEstimator, clone
 from ._params import InvalidParameterError
 from ._probability import logistic
 from ._validation import (
@@ -365,13 +365,7 @@ def refuse_estimator(estimator: Any) -> None:
         )
 
 
-def _clone(estimator: Classifier) -> Classifier:
-    """A new unfitted estimator with the same hyper-parameters (scikit-learn's `clone`)."""
-    params = {k: copy.deepcopy(v) for k, v in estimator.get_params(deep=False).items()}
-    return type(estimator)(**params)
-
-
-class CalibratedClassifier:
+class CalibratedClassifier(MetaEstimator):
     """A cwrs classifier with a calibration map learned online from its progressive scores.
 
     Parameters
@@ -468,46 +462,6 @@ class CalibratedClassifier:
     _map_input = staticmethod(map_input)
 
     # ----------------------------------------------------------------- parameters
-    @classmethod
-    def _get_param_names(cls) -> list[str]:
-        return ["estimator", "method", "n_bins", "prior_strength"]
-
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The hyper-parameters; with `deep`, also the estimator's as `estimator__name`."""
-        params = {name: getattr(self, name) for name in self._get_param_names()}
-        if deep and hasattr(self.estimator, "get_params"):
-            for name, value in self.estimator.get_params(deep=True).items():
-                params[f"estimator__{name}"] = value
-        return params
-
-    def set_params(self, **params: Any) -> Self:
-        """Sets hyper-parameters (`estimator__name` sets one of the estimator's); they take
-        effect at the next `fit`: a fitted map keeps its method, bins and prior."""
-        nested: dict[str, Any] = {}
-        valid = self._get_param_names()
-        for name, value in params.items():
-            outer, _, inner = name.partition("__")
-            if outer not in valid or (inner and outer != "estimator"):
-                raise InvalidParameterError(
-                    f"Invalid parameter {name!r} for estimator CalibratedClassifier. "
-                    f"Valid parameters are: {valid!r}."
-                )
-            if inner:
-                nested[inner] = value
-            else:
-                setattr(self, name, value)
-        if nested:
-            self.estimator.set_params(**nested)
-        return self
-
-    def __repr__(self) -> str:
-        changed = [f"{self.estimator!r}"]
-        for name, default in (("method", "platt"), ("n_bins", 100), ("prior_strength", 1.0)):
-            value = getattr(self, name)
-            if not (type(value) is type(default) and value == default):
-                changed.append(f"{name}={value!r}")
-        return f"CalibratedClassifier({', '.join(changed)})"
-
     def _check_params(self) -> None:
         """The checks of the hyper-parameters (InvalidParameterError, or TypeError for the
         estimator)."""
@@ -597,7 +551,7 @@ class CalibratedClassifier:
         if weights is not None and not weights.any():
             raise ValueError("sample_weight is all zero: fit would learn nothing")
         with self._lock():
-            self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+            self._learn(clone(self.estimator), None, X, y, classes, sample_weight)
         return self
 
     def partial_fit(
@@ -614,7 +568,7 @@ class CalibratedClassifier:
             estimator = self.__dict__.get("estimator_")
             if estimator is None:
                 self._check_params()
-                self._learn(_clone(self.estimator), None, X, y, classes, sample_weight)
+                self._learn(clone(self.estimator), None, X, y, classes, sample_weight)
             else:
                 self._learn(estimator, self.calibration_, X, y, classes, sample_weight)
         return self

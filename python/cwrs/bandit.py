@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Sequence, 
 
 import numpy as np
 
-from ._active import _clone
 from ._classifier import Classifier
+from ._meta import MetaEstimator, clone
 from ._params import InvalidParameterError
 from ._regressor import Regressor
 from ._validation import not_fitted_error
@@ -47,7 +47,7 @@ def _real(owner, name, value, low, high, low_open=False):
     return float(value)
 
 
-class ContextualBandit:
+class ContextualBandit(MetaEstimator):
     """A contextual bandit whose exploration comes from the uncertainty of a cwrs model.
 
     Each round offers a set of actions, given as rows of features (one row per action, so the
@@ -176,8 +176,6 @@ class ContextualBandit:
         n_rounds_: int
         n_learned_: int
 
-    _PARAMS = ("estimator", "policy", "alpha", "epsilon", "n_probability_draws", "random_state")
-
     def __init__(
         self,
         estimator: Any,
@@ -196,42 +194,6 @@ class ContextualBandit:
         self.random_state = random_state
 
     # ----------------------------------------------------------------- scikit-learn plumbing
-    def get_params(self, deep: bool = True) -> dict[str, Any]:
-        """The parameters, as passed to `__init__` (with `deep`, also the estimator's, as
-        `estimator__name`)."""
-        params = {name: getattr(self, name) for name in self._PARAMS}
-        if deep and hasattr(self.estimator, "get_params"):
-            for name, value in self.estimator.get_params(deep=True).items():
-                params[f"estimator__{name}"] = value
-        return params
-
-    def set_params(self, **params: Any) -> Self:
-        """Sets parameters (`estimator__name` sets the estimator's, used by the next new
-        bandit: the fitted `estimator_` keeps its own)."""
-        nested: dict[str, Any] = {}
-        for name, value in params.items():
-            if name.startswith("estimator__"):
-                nested[name[len("estimator__"):]] = value
-            elif name not in self._PARAMS:
-                raise InvalidParameterError(
-                    f"Invalid parameter {name!r} for estimator ContextualBandit. Valid "
-                    f"parameters are: {list(self._PARAMS)!r}."
-                )
-            else:
-                setattr(self, name, value)
-        if nested:
-            self.estimator.set_params(**nested)
-        return self
-
-    def __repr__(self) -> str:
-        defaults = {"policy": "thompson", "alpha": 1.0, "epsilon": 0.05,
-                    "n_probability_draws": 16, "random_state": None}
-        shown = [f"{self.estimator!r}"] + [
-            f"{name}={getattr(self, name)!r}" for name in self._PARAMS[1:]
-            if getattr(self, name) is not defaults[name] and getattr(self, name) != defaults[name]
-        ]
-        return f"ContextualBandit({', '.join(shown)})"
-
     def __getstate__(self) -> dict[str, Any]:
         state = self.__dict__.copy()
         state.pop("_factor", None)  # recomputed from the model when needed
@@ -328,7 +290,7 @@ class ContextualBandit:
         """Builds the prior model for actions of `width` features (and the generator), once."""
         if "estimator_" in self.__dict__:
             return
-        estimator = _clone(self.estimator)
+        estimator = clone(self.estimator)
         row = np.zeros((1, width))
         if isinstance(estimator, Classifier):
             estimator.partial_fit(row, [0], classes=[0, 1], sample_weight=[0.0])
