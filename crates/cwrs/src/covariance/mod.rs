@@ -42,6 +42,8 @@
 //!    caps depend only on the sequence of updates.
 
 mod adagrad;
+#[cfg(test)]
+pub(crate) mod cross_checks;
 mod diagonal;
 pub mod dual;
 mod ftrl;
@@ -226,6 +228,15 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
 
     /// Prediction path: (μ·x, xᵀΣx).
     fn moments(&self, row: Row) -> (f64, f64);
+
+    /// Prediction path: xᵀΣy for two validated rows, the covariance of their scores μ·x and
+    /// μ·y, with the one-step-ahead process noise as in [`Covariance::moments`]: xᵀ(Σ + q·I)y
+    /// (the bias feature counted as there). Symmetric in its rows; `cross_variance(x, x)` is
+    /// `moments(x).1` up to rounding. Computed without forming Σ densely and without
+    /// allocating. `None` (default) for a form that keeps no Σ over the primal coordinates.
+    fn cross_variance(&self, _a: Row, _b: Row) -> Option<f64> {
+        None
+    }
 
     /// Prediction path: (s, s²·xᵀΣx) for the power of two s that brings the row's largest entry
     /// to [1, 2) ([`crate::data::Shape::at_unit_scale`]), where xᵀΣx itself over- or

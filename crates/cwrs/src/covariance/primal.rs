@@ -367,6 +367,12 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn cross_variance(&self, a: Row, b: Row) -> Option<f64> {
+                match self {
+                    $(Gaussian::$form(f) => f.cross_variance(a, b),)*
+                }
+            }
+
             #[inline]
             fn score(&self, row: Row) -> f64 {
                 match self {

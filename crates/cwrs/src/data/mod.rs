@@ -761,6 +761,63 @@ impl Features<'_> {
         self.for_each(|_, x| s += x * x);
         s
     }
+
+    /// Calls `f(j, x_j, y_j)` for every coordinate that both this row and `other` (over the
+    /// same [`Shape`]) store, in increasing j, the bias feature last: O(d) for two dense rows,
+    /// O(nnz) for a dense and a sparse row, O(nnz_x + nnz_y) for two sparse rows (a merge of
+    /// their sorted indices). For `other` the same row, the entries come in the order of
+    /// [`Features::for_each`].
+    #[inline]
+    pub fn for_each_common(&self, other: &Features, mut f: impl FnMut(usize, f64, f64)) {
+        match (self.row, other.row) {
+            (Row::Dense(x), Row::Dense(y)) => {
+                let y = &y[..x.len()];
+                (x.iter().zip(y).enumerate()).for_each(|(j, (&xj, &yj))| f(j, xj, yj));
+            }
+            (Row::Dense(x), y) => y.for_each(|j, yj| f(j, x[j], yj)),
+            (x, Row::Dense(y)) => x.for_each(|j, xj| f(j, xj, y[j])),
+            (Row::Sparse32(xi, xv), Row::Sparse32(yi, yv)) => merge_common(xi, xv, yi, yv, &mut f),
+            (Row::Sparse32(xi, xv), Row::Sparse64(yi, yv)) => merge_common(xi, xv, yi, yv, &mut f),
+            (Row::Sparse64(xi, xv), Row::Sparse32(yi, yv)) => merge_common(xi, xv, yi, yv, &mut f),
+            (Row::Sparse64(xi, xv), Row::Sparse64(yi, yv)) => merge_common(xi, xv, yi, yv, &mut f),
+        }
+        if let (Some((j, x)), Some((_, y))) = (self.bias, other.bias) {
+            f(j, x, y);
+        }
+    }
+
+    /// x·y over the coordinates both rows store (see [`Features::for_each_common`]); for `other`
+    /// the same row, [`Features::squared_norm`] bit for bit.
+    #[inline]
+    pub fn dot_features(&self, other: &Features) -> f64 {
+        let mut s = 0.0;
+        self.for_each_common(other, |_, x, y| s += x * y);
+        s
+    }
+}
+
+/// `f(j, x_j, y_j)` for the indices both sorted, duplicate-free sparse rows hold, in order.
+#[inline(always)]
+fn merge_common<I: SparseIndex, J: SparseIndex>(
+    xi: &[I],
+    xv: &[f64],
+    yi: &[J],
+    yv: &[f64],
+    mut f: impl FnMut(usize, f64, f64),
+) {
+    let (mut p, mut q) = (0, 0);
+    while p < xi.len() && q < yi.len() {
+        let (a, b) = (xi[p].get(), yi[q].get());
+        if a == b {
+            f(a, xv[p], yv[q]);
+            p += 1;
+            q += 1;
+        } else if a < b {
+            p += 1;
+        } else {
+            q += 1;
+        }
+    }
 }
 
 /// How a batch is presented: row `i` with importance weight `weights[i]` (a finite real ≥ 0; 1

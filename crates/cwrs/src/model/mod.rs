@@ -920,6 +920,29 @@ impl Model {
         each!(&self.model, l => l.variances(x, out))
     }
 
+    /// The covariance of the rows' scores under the Gaussian over weights: the n × n matrix
+    /// x_iᵀΣx_j of the rows of `x`, row-major in `out` (length n²), its diagonal the
+    /// [`Model::variances`] of the rows bit for bit (with process noise, the one-step-ahead
+    /// xᵀ(Σ + q·I)y as they). For a binary model or a regressor with a diagonal, full or
+    /// low-rank covariance; an error otherwise. Never forms Σ densely: O(n²) pairs of
+    /// O(nnz) each for the diagonal form, O(nnz²) for the full one, O(k·nnz) for the low-rank.
+    pub fn score_covariances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        match &self.model {
+            AnyLearner::Binary(l) => l.score_covariances(x, out),
+            AnyLearner::Regressor(l) => l.score_covariances(x, out),
+            AnyLearner::Multiclass(_) => Err(CwError::InvalidInput(
+                "score covariances are for a binary model or a regressor, not a multiclass one \
+                 (it keeps one Gaussian per class)"
+                    .into(),
+            )),
+            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => Err(CwError::InvalidInput(
+                "score covariances need a primal model: a kernel model keeps no Σ over the \
+                     features"
+                    .into(),
+            )),
+        }
+    }
+
     /// P(y = +1) per row, or P(class k scores highest) per row and class: the predictive
     /// probabilities, with the label noise learned from the stream (docs/design.md §3.14).
     pub fn probabilities(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {

@@ -617,3 +617,143 @@ fn progressive_scores_of_a_refused_batch_leave_the_model_as_it_was() {
         .contains("progressive scores of 60 rows"));
     assert_eq!(model.state(), before);
 }
+
+/// The rows of `data()` as a CSR matrix (their zeros dropped, one row all zero).
+fn csr_rows(x: &[f64], n_rows: usize) -> (Vec<f64>, Vec<i32>, Vec<i32>) {
+    let (mut values, mut indices, mut indptr) = (Vec::new(), Vec::new(), vec![0]);
+    for (i, row) in x.chunks(N_FEATURES).take(n_rows).enumerate() {
+        for (j, &v) in row.iter().enumerate() {
+            // Every other row keeps a few features only (supports that overlap in part).
+            if i != 3 && (i % 2 == 0 || (i + j) % 3 == 0) {
+                values.push(v);
+                indices.push(j as i32);
+            }
+        }
+        indptr.push(values.len() as i32);
+    }
+    (values, indices, indptr)
+}
+
+/// xᵀ(Σ + q·I)y over the coordinates of a model that fits an intercept (the bias last).
+fn dense_quadratic(sigma: &[f64], q: f64, x: &[f64], y: &[f64]) -> f64 {
+    let dim = N_FEATURES + 1;
+    let (x, y) = ([x, &[1.0]].concat(), [y, &[1.0]].concat());
+    let mut s = 0.0;
+    for i in 0..dim {
+        for j in 0..dim {
+            s += x[i] * (sigma[i * dim + j] + if i == j { q } else { 0.0 }) * y[j];
+        }
+    }
+    s
+}
+
+#[test]
+fn score_covariances_have_the_variances_on_the_diagonal_bit_for_bit() {
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
+    let models = [
+        (arow("binary"), 0.0),
+        (arow("binary").with("covariance", "full"), 0.0),
+        (
+            arow("binary")
+                .with("covariance", "lowrank")
+                .with("rank", 2usize),
+            0.0,
+        ),
+        (arow("regressor").with("process_noise", 0.02), 0.02),
+        (
+            arow("regressor")
+                .with("covariance", "full")
+                .with("process_noise", 0.02),
+            0.02,
+        ),
+    ];
+    let (x, _, _) = data();
+    let n = 7;
+    let (values, indices, indptr) = csr_rows(&x, n);
+    let dense_x = Matrix::Dense {
+        values: &x[..n * N_FEATURES],
+        n_rows: n,
+        n_cols: N_FEATURES,
+    };
+    let csr_x = Matrix::Csr32 {
+        values: &values,
+        indices: &indices,
+        indptr: &indptr,
+        n_cols: N_FEATURES,
+    };
+    let mut csr_dense = vec![0.0; n * N_FEATURES];
+    for i in 0..n {
+        csr_x
+            .row(i)
+            .for_each(|j, v| csr_dense[i * N_FEATURES + j] = v);
+    }
+    for (config, q) in models {
+        let mut model = Model::new(config, None).unwrap();
+        train(&mut model, 0..N_ROWS);
+        for (matrix, rows) in [(&dense_x, &x[..n * N_FEATURES]), (&csr_x, &csr_dense[..])] {
+            let mut out = vec![f64::NAN; n * n];
+            model.score_covariances(matrix, &mut out).unwrap();
+            let mut variances = vec![0.0; n];
+            model.variances(matrix, &mut variances).unwrap();
+            let kind = model.kind();
+            for i in 0..n {
+                assert_eq!(out[i * n + i].to_bits(), variances[i].to_bits(), "{kind}");
+                for j in 0..n {
+                    assert_eq!(out[i * n + j].to_bits(), out[j * n + i].to_bits(), "{kind}");
+                }
+            }
+            // A diagonal or full Σ is shown whole: the pairs against xᵀ(Σ + q·I)y.
+            let covariance = model.covariance().unwrap();
+            let sigma = match covariance.len() {
+                6 => (0..36)
+                    .map(|k| if k % 7 == 0 { covariance[k / 7] } else { 0.0 })
+                    .collect(),
+                36 => covariance,
+                _ => continue,
+            };
+            let row = |i: usize| &rows[i * N_FEATURES..(i + 1) * N_FEATURES];
+            for i in 0..n {
+                for j in 0..n {
+                    let want = dense_quadratic(&sigma, q, row(i), row(j));
+                    let scale = (out[i * n + i] * out[j * n + j]).sqrt();
+                    assert!((out[i * n + j] - want).abs() <= 1e-12 * scale, "{kind}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn score_covariances_are_refused_without_a_covariance_over_the_features() {
+    let arow = |kind| config(kind, "AROW", &[("r", 1.0)]);
+    let (x, _, _) = data();
+    let x = Matrix::Dense {
+        values: &x[..2 * N_FEATURES],
+        n_rows: 2,
+        n_cols: N_FEATURES,
+    };
+    let refused = [
+        (arow("multiclass"), "multiclass"),
+        (arow("kernel"), "kernel"),
+        (
+            config("binary", "PA", &[]).with("covariance", "identity"),
+            "second-order",
+        ),
+    ];
+    for (config, why) in refused {
+        let mut model = Model::new(config, None).unwrap();
+        train(&mut model, 0..10);
+        let mut out = vec![0.0; 4];
+        let error = model.score_covariances(&x, &mut out).unwrap_err();
+        assert!(
+            matches!(&error, CwError::InvalidInput(m) if m.contains(why)),
+            "{error}"
+        );
+    }
+    let model = Model::new(arow("binary"), None).unwrap();
+    let error = model.score_covariances(&x, &mut [0.0; 3]).unwrap_err();
+    assert!(
+        matches!(&error, CwError::InvalidInput(m) if m.contains("2 × 2")),
+        "{error}"
+    );
+}

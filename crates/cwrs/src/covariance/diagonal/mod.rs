@@ -482,6 +482,30 @@ impl Covariance for Diagonal {
         Some(self.shape.at_unit_scale(row, |x| self.variance(x)))
     }
 
+    /// Σ_j x_j·y_j·Σ_j over the coordinates both rows hold (exactly 0 for disjoint supports),
+    /// Σ_j as [`Covariance::moments`] reads it, plus q·x·y with a constant process noise q;
+    /// exactly symmetric.
+    fn cross_variance(&self, a: Row, b: Row) -> Option<f64> {
+        let (x, y) = (self.shape.features(a), self.shape.features(b));
+        let coordinates = &self.coordinates;
+        let mut v = 0.0;
+        match &self.noise {
+            None => x.for_each_common(&y, |j, xj, yj| v += coordinates[j].variance * (xj * yj)),
+            Some(noise) => {
+                let (offset, mut xy) = (noise.offset(), 0.0);
+                x.for_each_common(&y, |j, xj, yj| {
+                    let product = xj * yj;
+                    v += noisy_variance(coordinates[j].variance, offset) * product;
+                    xy += product;
+                });
+                if noise.q != 0.0 {
+                    v += noise.q * xy;
+                }
+            }
+        }
+        Some(v)
+    }
+
     #[inline]
     fn score(&self, row: Row) -> f64 {
         self.effective_score(&self.shape.features(row))

@@ -184,3 +184,33 @@ fn lazy_noise_restores_the_same_model_and_refuses_a_mismatch() {
         assert_eq!(model.coordinates(), copy.coordinates());
     }
 }
+
+/// xᵀΣy against the dense Σ (with the lazy noise clock running, and with an L1 penalty's
+/// pending thresholds), with and without a bias feature; disjoint supports give exactly 0.
+#[test]
+fn cross_variances_equal_the_dense_reference() {
+    use crate::covariance::cross_checks::{check_cross_variances, learn_random_rows};
+    for fit_intercept in [false, true] {
+        let shape = Shape::new(12, fit_intercept).unwrap();
+        let plain = Diagonal::new(CovarianceKind::Diagonal, shape, 0.8);
+        let mut learned = plain.clone();
+        learn_random_rows(&mut learned, 40, 7);
+        let mut noisy = plain.clone();
+        noisy.set_process_noise(0.03).unwrap();
+        learn_random_rows(&mut noisy, 40, 8);
+        noisy.grow_covariance(0.2).unwrap();
+        assert!(noisy.lazy_noise().is_some_and(|(clock, _)| clock[0] > 0.0));
+        let penalty = crate::learn::sparse_l1::Penalty::CoordinateDependent;
+        let l1 = crate::learn::sparse_l1::L1::new(penalty, 0.01, None, shape.dim());
+        let mut penalized = plain.clone().with_l1(l1.unwrap()).unwrap();
+        learn_random_rows(&mut penalized, 40, 9);
+        for (form, q) in [
+            (&plain, 0.0),
+            (&learned, 0.0),
+            (&noisy, 0.03),
+            (&penalized, 0.0),
+        ] {
+            check_cross_variances(form, q, !fit_intercept);
+        }
+    }
+}

@@ -770,6 +770,29 @@ impl Covariance for Full {
         Some(self.shape.at_unit_scale(row, |x| self.variance(x)))
     }
 
+    /// xᵀ(Σ₀ + (g + q)·I)y − Σ_b (h_b·x)(h_b·y), touching only the rows of Σ₀ at x's
+    /// non-zeros and their entries at y's: O(nnz_x·nnz_y) plus O(nnz_x + nnz_y) per pending
+    /// term.
+    fn cross_variance(&self, a: Row, b: Row) -> Option<f64> {
+        let (x, y) = (self.shape.features(a), self.shape.features(b));
+        let d = self.dim;
+        let mut v = 0.0;
+        x.for_each(|k, xk| {
+            if xk != 0.0 {
+                v += xk * y.dot(&self.sigma[k * d..(k + 1) * d]);
+            }
+        });
+        let xy = x.dot_features(&y);
+        v += self.growth * xy;
+        for h in self.pending.chunks_exact(d) {
+            v -= x.dot(h) * y.dot(h);
+        }
+        if self.noise != 0.0 {
+            v += self.noise * xy;
+        }
+        Some(v)
+    }
+
     /// Begins the round (its process noise), then μ·x.
     #[inline]
     fn learn_score(&mut self, row: Row) -> f64 {

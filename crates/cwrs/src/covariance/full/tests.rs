@@ -335,3 +335,23 @@ fn mirror_copies_the_upper_triangle_down() {
         assert_eq!(dispatched, want, "dispatched, d = {d}");
     }
 }
+
+/// xᵀΣy against the dense Σ with pending terms (d = 40 folds every 5 updates), and with
+/// process noise and a growth (g) pending too, with and without a bias feature.
+#[test]
+fn cross_variances_equal_the_dense_reference() {
+    use crate::covariance::cross_checks::{check_cross_variances, learn_random_rows};
+    for fit_intercept in [false, true] {
+        let shape = Shape::new(39, fit_intercept).unwrap();
+        let mut learned = Full::new(CovarianceKind::Full, shape, 0.8);
+        learn_random_rows(&mut learned, 43, 11);
+        assert!(learned.pending_terms().is_some());
+        let mut noisy = Full::new(CovarianceKind::Full, shape, 0.8);
+        noisy.set_process_noise(0.03).unwrap();
+        learn_random_rows(&mut noisy, 42, 12);
+        noisy.grow_covariance(0.2).unwrap();
+        assert!(noisy.pending_terms().is_some() && noisy.growth != 0.0);
+        check_cross_variances(&learned, 0.0, false);
+        check_cross_variances(&noisy, 0.03, false);
+    }
+}

@@ -618,6 +618,33 @@ impl Covariance for LowRank {
         Some(self.shape.at_unit_scale(row, |x| self.variance_of(x)))
     }
 
+    /// By Woodbury, as the variance: xᵀSy − (L⁻¹BSx)·(L⁻¹BSy), O(k·(nnz_x + nnz_y) + k²).
+    /// Without the variance's floor, which only a cancelling xᵀΣx meets.
+    fn cross_variance(&self, a: Row, b: Row) -> Option<f64> {
+        let (x, y) = (self.shape.features(a), self.shape.features(b));
+        let mut small = [[0.0; STACK_ROWS]; 2];
+        let mut large = Vec::new();
+        let [px, py] = if self.rows <= STACK_ROWS {
+            let [px, py] = &mut small;
+            [&mut px[..], &mut py[..]]
+        } else {
+            large.resize(2 * self.rows, 0.0);
+            let (px, py) = large.split_at_mut(self.rows);
+            [px, py]
+        };
+        self.project(&x, px);
+        self.project(&y, py);
+        self.forward(px);
+        self.forward(py);
+        let explained: f64 = (px[..self.rows].iter().zip(&py[..self.rows]))
+            .map(|(s, t)| s * t)
+            .sum();
+        let variances = &self.variances;
+        let mut prior = 0.0;
+        x.for_each_common(&y, |j, xj, yj| prior += variances[j] * (xj * yj));
+        Some(prior - explained)
+    }
+
     fn n_values(&self) -> usize {
         2 * self.dim + self.sketch.len() + self.cholesky.len()
     }

@@ -268,3 +268,20 @@ fn a_rank_deficient_sketch_far_above_the_prior_keeps_its_factor_bounded() {
         }
     }
 }
+
+/// xᵀΣy against the dense Woodbury Σ, with a full sketch after shrinks, and before any.
+#[test]
+fn cross_variances_equal_the_dense_reference() {
+    use crate::covariance::cross_checks::{check_cross_variances, learn_random_rows};
+    for fit_intercept in [false, true] {
+        let shape = Shape::new(15, fit_intercept).unwrap();
+        let kind = CovarianceKind::LowRank { rank: 3 };
+        let mut young = LowRank::new(kind, shape, 0.8);
+        learn_random_rows(&mut young, 4, 13);
+        let mut full = LowRank::new(kind, shape, 0.8);
+        learn_random_rows(&mut full, 30, 14);
+        assert_eq!(full.live_rows(), 6);
+        check_cross_variances(&young, 0.0, false);
+        check_cross_variances(&full, 0.0, false);
+    }
+}

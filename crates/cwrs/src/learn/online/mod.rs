@@ -873,6 +873,49 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     pub fn variances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
         self.fill_per_model(x, out, true, |_, v| v)
     }
+
+    /// x_iᵀΣx_j for every pair of rows of `x` under the learner's one model (n × n, row-major),
+    /// its diagonal [`Online::variances`] bit for bit (the same path computes it); each other
+    /// pair once by [`Covariance::cross_variance`], mirrored. Refused for several models and
+    /// for a form without a cross variance.
+    pub fn score_covariances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        let [model] = &self.models[..] else {
+            return Err(CwError::InvalidInput(
+                "score covariances are for a learner of one model".into(),
+            ));
+        };
+        let no_cross_variance = || {
+            CwError::InvalidInput(
+                "score covariances need a second-order model with covariance \"diag\", \"full\" \
+                 or \"lowrank\""
+                    .into(),
+            )
+        };
+        // An empty sparse row is valid at any width: it asks the form whether it has one.
+        let empty = Row::Sparse32(&[], &[]);
+        model
+            .cross_variance(empty, empty)
+            .ok_or_else(no_cross_variance)?;
+        let n = x.n_rows();
+        if n.checked_mul(n) != Some(out.len()) {
+            return Err(CwError::InvalidInput(format!(
+                "output holds {} values for the {n} × {n} covariances of {n} rows",
+                out.len()
+            )));
+        }
+        self.check_output(x, out, n)?;
+        model.predict_rows(x, true, |i, _, v| out[i * n + i] = v)?;
+        for i in 0..n {
+            let row = x.row(i);
+            for j in i + 1..n {
+                let c = model
+                    .cross_variance(row, x.row(j))
+                    .ok_or_else(no_cross_variance)?;
+                (out[i * n + j], out[j * n + i]) = (c, c);
+            }
+        }
+        Ok(())
+    }
 }
 
 /// [`Online::learn_valid`] with averaging: row by row, to see each row's changes of the means.
