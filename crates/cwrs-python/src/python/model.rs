@@ -163,6 +163,22 @@ methods_and_attributes! {
         Self::built(state, kernel, true)
     }
 
+    /// The covariance of the rows' scores under the Gaussian over weights: the (n, n) array of
+    /// x_iᵀΣx_j for the rows of `x`, its diagonal `variance(x)` bit for bit (a binary model or
+    /// a regressor with a diagonal, full or low-rank covariance; ValueError otherwise).
+    fn score_covariance<'py>(&self, py: Python<'py>, x: &Object<'py>) -> PyResult<Object<'py>> {
+        let x = matrix(x)?;
+        let n = x.n_rows();
+        let array = output(py, n, Some(n))?;
+        // SAFETY: a fresh array, all of it written by `score_covariances` before Python sees it.
+        let out = unsafe { values(&array) };
+        // Each of the n(n + 1)/2 pairs costs about what a row's variance does.
+        let work = self.cost.work(&x, n.saturating_mul(n + 1) / 2);
+        let name = "score_covariance";
+        (self.estimator).read(py, name, work, |e| Ok(e.score_covariances(&x, out)?))?;
+        Ok(array)
+    }
+
     /// An independent copy: a restore point.
     fn copy(&self, py: Python) -> PyResult<Self> {
         let copy = |e: &Model| Ok(e.clone());
