@@ -232,8 +232,9 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
     /// Prediction path: xᵀΣy for two validated rows, the covariance of their scores μ·x and
     /// μ·y, with the one-step-ahead process noise as in [`Covariance::moments`]: xᵀ(Σ + q·I)y
     /// (the bias feature counted as there). Symmetric in its rows; `cross_variance(x, x)` is
-    /// `moments(x).1` up to rounding. Computed without forming Σ densely and without
-    /// allocating. `None` (default) for a form that keeps no Σ over the primal coordinates.
+    /// `moments(x).1` up to rounding. Computed without forming Σ densely, and without
+    /// allocating (but for a low-rank sketch of more than 128 rows, as its variance).
+    /// `None` (default) for a form that keeps no Σ over the primal coordinates.
     fn cross_variance(&self, _a: Row, _b: Row) -> Option<f64> {
         None
     }
