@@ -3,12 +3,14 @@ against LinUCB's ridge solution, ε-greedy's exact probabilities, learning logge
 inverse-propensity weights, refused inputs that change nothing, pickling, and the offline
 evaluation (`simulate`, `replay`)."""
 
+import math
 import pickle
 
 import numpy as np
 import pytest
 
 import cwrs
+from cwrs import _cwrs
 from cwrs.bandit import ContextualBandit, action_rows, replay, simulate
 
 D = 5
@@ -40,7 +42,7 @@ def state(bandit):
     """Everything a refused call must leave as it was."""
     model = bandit.estimator_._fitted_model()
     return (
-        pickle.dumps(model.state()), bandit._rng.bit_generator.state, bandit.n_rounds_,
+        pickle.dumps(model.state()), bandit._generator.tolist(), bandit.n_rounds_,
         bandit.n_learned_,
     )
 
@@ -58,24 +60,25 @@ def test_ucb_scores_are_the_reference_mean_plus_alpha_root_variance(form):
     )
     play(bandit, rounds(40))
     estimator = bandit.estimator_
-    actions = np.random.default_rng(9).normal(size=(12, D))
     sigma = estimator.covariance_matrix()
-    reference = actions @ estimator.coef_ + 0.7 * np.sqrt(
-        np.einsum("ij,jk,ik->i", actions, sigma, actions)
-    )
-    np.testing.assert_allclose(bandit._scores(actions), reference, rtol=0, atol=1e-12)
-    assert bandit.choose(actions) == (int(np.argmax(reference)), 1.0)
+    for actions in np.random.default_rng(9).normal(size=(30, 12, D)):
+        reference = actions @ estimator.coef_ + 0.7 * np.sqrt(
+            np.einsum("ij,jk,ik->i", actions, sigma, actions)
+        )
+        assert bandit.choose(actions) == (int(np.argmax(reference)), 1.0)
 
 
 def test_ucb_with_intercept_includes_the_bias_coordinate():
     bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), "ucb", alpha=1.3)
     play(bandit, rounds(30, seed=1))
     model = bandit.estimator_._fitted_model()
-    actions = np.random.default_rng(3).normal(size=(7, D))
-    full = np.hstack([actions, np.ones((7, 1))])
     sigma = model.dense_covariance.reshape(D + 1, D + 1)
-    reference = full @ model.mean + 1.3 * np.sqrt(np.einsum("ij,jk,ik->i", full, sigma, full))
-    np.testing.assert_allclose(bandit._scores(actions), reference, rtol=0, atol=1e-12)
+    for actions in np.random.default_rng(3).normal(size=(30, 7, D)):
+        full = np.hstack([actions, np.ones((7, 1))])
+        reference = full @ model.mean + 1.3 * np.sqrt(
+            np.einsum("ij,jk,ik->i", full, sigma, full)
+        )
+        assert bandit.choose(actions) == (int(np.argmax(reference)), 1.0)
     assert bandit.estimator_.intercept_[0] != 0.0
 
 
@@ -108,100 +111,125 @@ def test_the_full_form_is_linucb_ridge_solution():
     )
 
 
+# ----------------------------------------------------------------- the generator
+MASK = 2**64 - 1
+
+
+class Xoshiro:
+    """xoshiro256++ and the bandit's Box–Muller normals, written from their definitions."""
+
+    def __init__(self, words):
+        self.s = [int(w) for w in words]
+
+    def next(self):
+        s = self.s
+        rotl = lambda x, k: ((x << k) | (x >> (64 - k))) & MASK
+        result = (rotl((s[0] + s[3]) & MASK, 23) + s[0]) & MASK
+        t = (s[1] << 17) & MASK
+        s[2] ^= s[0]
+        s[3] ^= s[1]
+        s[1] ^= s[2]
+        s[0] ^= s[3]
+        s[2] ^= t
+        s[3] = rotl(s[3], 45)
+        return result
+
+    def uniform(self):
+        return (self.next() >> 11) * 2.0**-53
+
+    def below(self, n):
+        return (self.next() * n) >> 64
+
+    def normals(self, n):
+        out = []
+        while len(out) < n:
+            u1, u2 = 1.0 - self.uniform(), self.uniform()
+            radius = math.sqrt(-2.0 * math.log(u1))
+            out += [radius * math.cos(2 * math.pi * u2), radius * math.sin(2 * math.pi * u2)]
+        return np.array(out[:n])
+
+
+def test_the_generator_is_xoshiro256pp_with_box_muller_normals():
+    state = _cwrs.generator_state(42)
+    reference = Xoshiro(state)
+    z = _cwrs.standard_normals(state, 1001)
+    np.testing.assert_allclose(z, reference.normals(1001), rtol=1e-14, atol=1e-15)
+    assert state.tolist() == _cwrs.generator_state(42).tolist()  # a copy drew them
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=42)
+    bandit.choose(np.ones((1, D)))
+    assert bandit._generator.tolist() == state.tolist()
+
+
+@pytest.mark.parametrize("seed", [None, 7, 2**70, np.random.default_rng(1)])
+def test_every_random_state_gives_a_valid_generator(seed):
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=seed)
+    bandit.choose(np.eye(3, D))
+    assert bandit._generator.dtype == np.uint64 and bandit._generator.any()
+
+
 # ----------------------------------------------------------------- Thompson sampling
-def reference_scores(model, rows, z, alpha):
-    """The Thompson scores (K, n) from standard normal draws z, written from the formulas."""
+def reference_best(model, rows, z, alpha):
+    """The best action of each Thompson draw (rows of z: standard normals), written from the
+    formulas: with K ≤ D the K scores are N(X̃μ, α²X̃ΣX̃ᵀ), drawn as X̃μ + αLz with L the
+    Cholesky factor; with more, w = U⁻¹(Uμ + αL_Uz) for the basis rows U (the bias alone,
+    then each feature with the bias) and L_U the factor of UΣUᵀ."""
     fit_intercept = bool(model.config["fit_intercept"])
     full = np.hstack([rows, np.ones((rows.shape[0], 1))]) if fit_intercept else rows
-    dim = full.shape[1]
+    n_actions, dim = full.shape
     mean = np.array(model.mean)
-    if model.covariance_kind == "diag":
-        w = mean + alpha * z * np.sqrt(model.covariance)
-        return full @ w.T
-    if model.covariance_kind == "lowrank":
-        factors = model.covariance.reshape(-1, dim)
-        S, B = factors[0], factors[1:]
-        sigma = np.linalg.inv(np.diag(1 / S) + B.T @ B)
-        w = mean + alpha * (z[:, :dim] / np.sqrt(S) + z[:, dim:] @ B) @ sigma
-        return full @ w.T
-    sigma = model.covariance.reshape(dim, dim)
-    if full.shape[0] >= dim:
-        w = mean + alpha * z @ np.linalg.cholesky(sigma).T
-        return full @ w.T
-    L = np.linalg.cholesky(full @ sigma @ full.T)
-    return (full @ mean)[:, None] + alpha * L @ z.T
+    sigma = np.array(model.dense_covariance).reshape(dim, dim)
+    if n_actions <= dim:
+        L = np.linalg.cholesky(full @ sigma @ full.T)
+        scores = (full @ mean)[:, None] + alpha * L @ z[:, :n_actions].T
+    else:
+        if fit_intercept:
+            U = np.vstack([np.eye(dim)[-1], np.eye(dim)[:-1] + np.eye(dim)[-1]])
+        else:
+            U = np.eye(dim)
+        L = np.linalg.cholesky(U @ sigma @ U.T)
+        s = (U @ mean)[:, None] + alpha * L @ z[:, :dim].T
+        scores = full @ np.linalg.solve(U, s)
+    return np.argmax(scores, axis=0)
 
 
-def z_width(model, n_actions):
-    dim = model.mean.shape[0]
-    if model.covariance_kind == "full":
-        return dim if n_actions >= dim else n_actions
-    if model.covariance_kind == "lowrank":
-        return model.covariance.shape[0] // dim - 1 + dim
-    return dim
-
-
-@pytest.mark.parametrize("width", [D, 12])  # fewer coordinates than actions, and more
+@pytest.mark.parametrize("width", [D, 2])  # more coordinates than actions, and fewer
 @pytest.mark.parametrize("fit_intercept", [True, False])
 @pytest.mark.parametrize("form", FORMS)
 def test_a_seeded_thompson_draw_is_the_reference_draw(form, fit_intercept, width):
     alpha, n_draws, seed = 0.8, 5, 11
     bandit = ContextualBandit(
         cwrs.AROWRegressor(covariance=form, fit_intercept=fit_intercept,
-                           **({"rank": 2} if form == "lowrank" else {})),
+                           **({"rank": 1} if form == "lowrank" else {})),
         alpha=alpha, n_probability_draws=n_draws, random_state=seed,
     )
-    rng = np.random.default_rng(seed)
+    bandit.choose(np.eye(1, width))  # builds the prior model; one action draws nothing
     for actions, rewards in rounds(25, seed=2, width=width):
-        if "estimator_" in bandit.__dict__:
-            model = bandit.estimator_._fitted_model()
-            z = rng.standard_normal((1 + n_draws, z_width(model, actions.shape[0])))
-            best = np.argmax(reference_scores(model, actions, z, alpha), axis=0)
-            expected = (int(best[0]), float(np.mean(best == best[0])))
-        else:  # the prior, built by the first choose, from the same seed
-            model = None
-        index, probability = bandit.choose(actions)
-        if model is None:
-            model = bandit.estimator_._fitted_model()
-            z = rng.standard_normal((1 + n_draws, z_width(model, actions.shape[0])))
-            best = np.argmax(reference_scores(model, actions, z, alpha), axis=0)
-            expected = (int(best[0]), float(np.mean(best == best[0])))
-        assert (index, probability) == expected
-        bandit.update(actions, index, rewards[index])
+        model = bandit.estimator_._fitted_model()
+        dim = width + fit_intercept
+        k = actions.shape[0] if actions.shape[0] <= dim else dim
+        z = _cwrs.standard_normals(bandit._generator, (1 + n_draws) * k).reshape(-1, k)
+        best = reference_best(model, actions, z, alpha)
+        expected = (int(best[0]), float(np.mean(best == best[0])))
+        assert bandit.choose(actions) == expected
+        bandit.update(actions, index := expected[0], rewards[index])
 
 
-@pytest.mark.parametrize("n_actions", [3, 9])
-@pytest.mark.parametrize("form", FORMS)
-def test_thompson_sampled_scores_equal_the_reference_to_rounding(form, n_actions):
-    bandit = ContextualBandit(
-        cwrs.AROWRegressor(covariance=form, **({"rank": 3} if form == "lowrank" else {})),
-        alpha=1.5, random_state=0,
-    )
-    play(bandit, rounds(30, seed=5))
-    model = bandit.estimator_._fitted_model()
-    actions = np.random.default_rng(1).normal(size=(n_actions, D))
-    z = np.random.default_rng(2).standard_normal((50, z_width(model, n_actions)))
-    got = bandit._sampler().sample_scores(np.random.default_rng(2), actions, 50, 1.5)
-    np.testing.assert_allclose(got, reference_scores(model, actions, z, 1.5), atol=1e-9)
-
-
-def test_the_lowrank_draw_has_the_model_covariance():
-    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="lowrank", rank=2), random_state=0)
-    play(bandit, rounds(30, seed=6))
-    factor = bandit._sampler()
-    dim = D + 1
-    width = factor.mean.shape[0] + factor.sketch.shape[0]
-    T = factor.weight_perturbations(np.eye(width)).T  # columns: T applied to each unit z
-    sigma = bandit.estimator_._fitted_model().dense_covariance.reshape(dim, dim)
-    np.testing.assert_allclose(T @ T.T, sigma, atol=1e-10)
+def test_duplicate_actions_are_drawn_from_a_singular_covariance():
+    bandit = ContextualBandit(cwrs.AROWRegressor(covariance="full"), n_probability_draws=200,
+                              random_state=0)
+    play(bandit, rounds(10, seed=4))
+    row = np.random.default_rng(0).normal(size=D)
+    actions = np.vstack([row, row, -row])
+    picks = [bandit.choose(actions)[0] for _ in range(300)]
+    assert 1 not in picks  # a tie goes to the first of equal scores
 
 
 def test_one_action_is_played_with_probability_one_and_draws_nothing():
     bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=0)
     play(bandit, rounds(3))
-    before = bandit._rng.bit_generator.state
+    before = bandit._generator.tolist()
     assert bandit.choose(np.ones((1, D))) == (0, 1.0)
-    assert bandit._rng.bit_generator.state == before
+    assert bandit._generator.tolist() == before
 
 
 def test_thompson_probability_estimate_is_close_to_the_frequency():
@@ -234,7 +262,7 @@ def test_choose_batch_is_choose_on_each_round(policy):
 def test_epsilon_greedy_probabilities_are_exact():
     epsilon, seed = 0.3, 7
     bandit = ContextualBandit(cwrs.AROWRegressor(), "epsilon", epsilon=epsilon, random_state=seed)
-    rng = np.random.default_rng(seed)
+    rng = Xoshiro(_cwrs.generator_state(seed))
     data = rounds(60, seed=3)
     for actions, rewards in data:
         n_actions = actions.shape[0]
@@ -242,7 +270,7 @@ def test_epsilon_greedy_probabilities_are_exact():
             int(np.argmax(bandit.estimator_.predict(actions)))
             if "estimator_" in bandit.__dict__ else 0
         )
-        index = int(rng.integers(n_actions)) if rng.random() < epsilon else greedy
+        index = rng.below(n_actions) if rng.uniform() < epsilon else greedy
         expected = epsilon / n_actions + (1 - epsilon) * (index == greedy)
         assert bandit.choose(actions) == (index, expected)
         bandit.update(actions, index, rewards[index])
@@ -404,6 +432,52 @@ def test_simulate_plays_each_row_once_and_learns_the_labels():
     np.testing.assert_array_equal(again.chosen, result.chosen)
     longer = simulate(ContextualBandit(cwrs.AROWRegressor(), "greedy"), X, y, n_rounds=200)
     assert longer.rewards.shape == (200,)
+
+
+@pytest.mark.parametrize("policy", ["thompson", "ucb", "epsilon", "greedy"])
+@pytest.mark.parametrize("estimator", [
+    cwrs.AROWRegressor(covariance="diag"), cwrs.AROWRegressor(covariance="full"),
+    cwrs.AROWRegressor(covariance="lowrank", rank=2), cwrs.AROW(covariance="full"),
+], ids=["diag", "full", "lowrank", "classifier"])
+def test_simulate_in_the_core_is_choose_and_update_on_each_round(policy, estimator):
+    from scipy.sparse import csr_matrix
+    from sklearn.datasets import load_wine
+
+    X, y = load_wine(return_X_y=True)
+    X, y = X[::3] / X.max(axis=0), y[::3]  # 60 rows of the three classes
+    X[X < 0.3] = 0.0  # contexts with zeros, which the core's rows leave out
+    core = ContextualBandit(estimator, policy, alpha=0.3, epsilon=0.2, random_state=5)
+    result = simulate(core, X, y, n_rounds=90, random_state=1)
+    looped = ContextualBandit(estimator, policy, alpha=0.3, epsilon=0.2, random_state=5)
+    rng = np.random.default_rng(1)
+    order = np.concatenate([rng.permutation(60) for _ in range(2)])[:90]
+    for t, i in enumerate(order):
+        actions = csr_matrix(action_rows(X[i], 3))
+        index, probability = looped.choose(actions)
+        assert (index, probability) == (result.chosen[t], result.probabilities[t]), t
+        looped.update(actions, index, float(index == y[i]))
+    # The same model (its stored layout may differ: one-row learning adds coordinates lazily).
+    for name in ("coef_", "intercept_", "covariance_"):
+        np.testing.assert_array_equal(getattr(core.estimator_, name),
+                                      getattr(looped.estimator_, name))
+    assert state(core)[1:] == state(looped)[1:]
+    np.testing.assert_array_equal(result.rewards, result.chosen == y[order])
+
+
+def test_simulate_refuses_bad_data_and_changes_nothing():
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=0)
+    X, y = np.random.default_rng(0).normal(size=(10, 2)), np.arange(10) % 3
+    simulate(bandit, X, y)
+    before = state(bandit)
+    bad = X.copy()
+    bad[3, 1] = np.nan
+    with pytest.raises(ValueError, match="NaN"):
+        simulate(bandit, bad, y)
+    with pytest.raises(ValueError, match="features"):
+        simulate(bandit, X[:, :1], y)
+    with pytest.raises(ValueError, match="one label"):
+        simulate(bandit, X, y[:5])
+    assert state(bandit) == before
 
 
 def test_replay_keeps_the_rounds_the_bandit_agrees_with():

@@ -20,6 +20,10 @@ __all__ = [
     "InvalidModelStateError",
     "margin_probabilities",
     "check_mergeable",
+    "bandit_choose",
+    "bandit_simulate",
+    "standard_normals",
+    "generator_state",
     "hash_documents",
     "analyze_documents",
     "hash_token_lists",
@@ -74,6 +78,18 @@ def rule_table() -> list[_RuleEntry]: ...
 
 def margin_probabilities(scores: _F64, variances: _F64) -> _F64: ...
 def check_mergeable(config: _State) -> None: ...
+
+# Contextual bandits (crates/cwrs-python/src/python/bandit.rs): the policy as (name, alpha,
+# epsilon, n_probability_draws); the generator's state, 4 uint64 words, moves on in place.
+_Policy: TypeAlias = tuple[str, float, float, int]
+def bandit_choose(
+    model: Model, args: _Policy, state: _U64, actions: _Matrix
+) -> tuple[int, float]: ...
+def bandit_simulate(
+    model: Model, args: _Policy, state: _U64, contexts: _Matrix, labels: _I64, order: _I64
+) -> tuple[_I64, _F64]: ...
+def standard_normals(state: _U64, n: int) -> _F64: ...
+def generator_state(seed: int) -> _U64: ...
 
 # Feature hashing (crates/cwrs-python/src/python/text.rs): CSR arrays (data, indices, indptr).
 _Csr: TypeAlias = tuple[_F64, _I32, _I64]

@@ -12,20 +12,24 @@ from __future__ import annotations
 
 import math
 import numbers
-from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Sequence, Union
+from typing import TYPE_CHECKING, Any, Literal, NamedTuple, Optional, Sequence, Union, cast
 
 import numpy as np
 
+from . import _cwrs
 from ._classifier import Classifier
 from ._meta import MetaEstimator, clone
 from ._params import InvalidParameterError
 from ._regressor import Regressor
-from ._validation import not_fitted_error
+from ._validation import is_sparse, not_fitted_error
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
     from ._typing import ArrayLike, Float64Array
+
+# Rounds of `simulate` per call to the core (about a second for the costliest models).
+_ROUNDS_PER_CALL = 4096
 
 __all__ = [
     "ContextualBandit", "ReplayResult", "SimulationResult", "action_rows", "replay", "simulate",
@@ -55,24 +59,18 @@ class ContextualBandit(MetaEstimator):
     with the context). The model predicts an action's reward as μ·x (+ intercept), with
     variance xᵀΣx under its covariance Σ (the bias coordinate included), and the policy picks:
 
-    - "thompson" (Thompson sampling; Agrawal & Goyal 2013, Chapelle & Li 2011): draws one
-      weight vector w ~ N(μ, α²Σ) and plays the action of the highest w·x. For
-      `covariance="diag"`, w = μ + α·diag(√Σ_jj)z, z standard normal of length d from the
-      bandit's generator (O(d) per draw). For "lowrank", with Σ = (diag(1/S) + BᵀB)⁻¹ (S the
-      variances, B the sketch of 2k rows), w = μ + α·Σ(S^(−1/2)∘z₁ + Bᵀz₂), z = (z₁, z₂) of
-      length d + 2k, whose covariance is Σ(diag(1/S) + BᵀB)Σ = Σ, with Σv by Woodbury's
-      identity (O(dk) per draw and O(dk) memory). For "full", only the K scores Xw of the
-      round's actions matter, and they are N(Xμ, α²XΣXᵀ): with fewer actions than
-      coordinates (K < d, the bias included) they are drawn jointly, Xμ + α·Lz with L the
-      Cholesky factor of the K × K matrix XΣXᵀ and z of length K (O(K·d²) per round: no O(d³)
-      factorization of Σ after each update); with K ≥ d, as w = μ + α·Lz with L the Cholesky
-      factor of Σ and z of length d. A factor of a matrix that is only positive semidefinite
-      (duplicate actions, or rounding) comes from its eigendecomposition, the negative
-      eigenvalues set to 0. The intercept, if
-      any, is part of w (x with a 1 appended). The quantities taken from the model are
-      computed once per model state and kept until the next update. The probability of the
-      action played is not available in closed form: it is estimated by Monte Carlo from the
-      draw played and `n_probability_draws` more from the same generator, as the fraction of
+    - "thompson" (Thompson sampling; Agrawal & Goyal 2013, Chapelle & Li 2011): plays the
+      best action under one draw of the weights w ~ N(μ, α²Σ). Only the K scores Xw of the
+      round's actions matter, and they are N(Xμ, α²XΣXᵀ) (x with a 1 appended for the
+      intercept): with K no more than the model's coordinates D they are drawn jointly,
+      Xμ + α·Lz with L a factor of the K × K matrix XΣXᵀ, whose entries xᵀΣy the core computes
+      from the covariance form without forming Σ (diagonal: O(nnz) per pair; full: O(nnz²);
+      low rank: through the sketch); with more actions than coordinates, w itself is drawn
+      through the D scores of basis rows (the bias alone, and each feature with the bias),
+      and the actions are scored with it. A factor of a matrix that is only positive
+      semidefinite (duplicate actions) gives zero columns for its directions of no variance.
+      The probability of the action played is not available in closed form: it is estimated
+      by Monte Carlo from the draw played and `n_probability_draws` more, as the fraction of
       these 1 + n draws whose best action is the one played (so it is at least 1/(1 + n));
       with one action it is exactly 1 and nothing is drawn.
     - "ucb" (LinUCB; Li et al. 2010): plays the highest μ·x + α√(xᵀΣx), computed by the core
@@ -125,8 +123,11 @@ class ContextualBandit(MetaEstimator):
         "thompson": the extra draws of the Monte Carlo estimate of the probability of the action
         played (0: the estimate is 1).
     random_state : int, numpy.random.Generator or None, default=None
-        Seeds the generator (`numpy.random.default_rng(random_state)`) made at the first call;
-        an int makes every decision reproducible.
+        Seeds the bandit's generator (the core's xoshiro256++, made at the first call): an int
+        in [0, 2⁶⁴) as `cwrs::bandit::Generator::seed_from_u64` seeds it, so every decision is
+        reproducible and a Rust program seeded alike draws the same; a NumPy Generator gives
+        its four words; None takes fresh entropy from the system. The draws (Box–Muller normals,
+        uniforms of 53 bits) are the same on every machine.
 
     Attributes
     ----------
@@ -193,15 +194,6 @@ class ContextualBandit(MetaEstimator):
         self.n_probability_draws = n_probability_draws
         self.random_state = random_state
 
-    # ----------------------------------------------------------------- scikit-learn plumbing
-    def __getstate__(self) -> dict[str, Any]:
-        state = self.__dict__.copy()
-        state.pop("_factor", None)  # recomputed from the model when needed
-        return state
-
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        self.__dict__.update(state)
-
     # ----------------------------------------------------------------- checks
     def _check_params(self) -> None:
         estimator = self.estimator
@@ -231,19 +223,33 @@ class ContextualBandit(MetaEstimator):
             raise InvalidParameterError(
                 f"n_probability_draws must be an int >= 0, got {draws!r}"
             )
+        seed = self.random_state
+        if not (
+            seed is None or isinstance(seed, np.random.Generator)
+            or (isinstance(seed, numbers.Integral) and not isinstance(seed, bool) and seed >= 0)
+        ):
+            raise InvalidParameterError(
+                f"random_state must be None, an int >= 0 or a numpy.random.Generator, got "
+                f"{seed!r:.80}"
+            )
 
     def _actions(self, actions: ArrayLike, what: str = "actions") -> Float64Array:
-        """One round's actions as a C-contiguous float64 (K, d) array (ValueError otherwise)."""
-        try:
-            rows = np.ascontiguousarray(actions, dtype=np.float64)
-        except (TypeError, ValueError) as error:
-            raise ValueError(f"{what} must be a 2-D array of numbers: {error}") from None
+        """One round's actions as a C-contiguous float64 (K, d) array, or a SciPy CSR matrix
+        of float64 for sparse actions (ValueError otherwise)."""
+        if is_sparse(actions):
+            rows = cast(Any, actions).tocsr().astype(np.float64)
+            values = rows.data
+        else:
+            try:
+                rows = values = np.ascontiguousarray(actions, dtype=np.float64)
+            except (TypeError, ValueError) as error:
+                raise ValueError(f"{what} must be a 2-D array of numbers: {error}") from None
         if rows.ndim != 2:
             raise ValueError(f"{what} must be a 2-D array (one row per action), got "
                              f"{rows.ndim} dimension(s)")
         if rows.shape[0] == 0:
             raise ValueError(f"{what} has no action (no row)")
-        if not np.isfinite(rows).all():
+        if not np.isfinite(values).all():
             raise ValueError(f"{what} holds NaN or infinity")
         width = self.__dict__.get("n_features_in_")
         if width is not None and rows.shape[1] != width:
@@ -300,7 +306,7 @@ class ContextualBandit(MetaEstimator):
         self.n_features_in_ = width
         self.n_rounds_ = 0
         self.n_learned_ = 0
-        self._rng = np.random.default_rng(self.random_state)
+        self._generator = _generator_state(self.random_state)
 
     def _fitted(self) -> Any:
         if "estimator_" not in self.__dict__:
@@ -309,60 +315,23 @@ class ContextualBandit(MetaEstimator):
             )
         return self.estimator_
 
-    def _means(self) -> Float64Array:
-        return self.estimator_._fitted_model().mean
-
-    def _sampler(self):
-        """The factor of the Thompson draws of the current model state (cached: the state is
-        changed only by `update` and `learn_logged`, which forget it)."""
-        factor = self.__dict__.get("_factor")
-        if factor is None:
-            factor = self._factor = _DrawFactor(self.estimator_._fitted_model())
-        return factor
-
     def _learn(self, rows: Float64Array, rewards: Float64Array, weights: Float64Array) -> None:
         estimator = self.estimator_
         if isinstance(estimator, Classifier):
             estimator.partial_fit(rows, rewards.astype(np.int64), sample_weight=weights)
         else:
             estimator.partial_fit(rows, rewards, sample_weight=weights)
-        self.__dict__.pop("_factor", None)
         self.n_learned_ += rows.shape[0]
 
     # ----------------------------------------------------------------- decisions
-    def _scores(self, rows: Float64Array) -> Float64Array:
-        """Greedy (μ·x) or UCB (μ·x + α√(xᵀΣx)) scores of `rows`, from the core."""
-        estimator = self.estimator_
-        model = estimator._fitted_model()
-        matrix = estimator._check_X_for(rows)
-        scores = model.decision_function(matrix)
-        if self.policy == "ucb":
-            scores = scores + self.alpha * np.sqrt(model.variance(matrix))
-        return scores
+    def _policy_args(self) -> tuple[str, float, float, int]:
+        return (self.policy, float(self.alpha), float(self.epsilon),
+                int(self.n_probability_draws))
 
-    def _decide(self, rows: Float64Array, scores: Optional[Float64Array]) -> tuple[int, float]:
-        """One round: (index, probability) from the round's rows and, for the deterministic
-        scores (greedy, ε-greedy, UCB), their scores."""
-        n_actions = rows.shape[0]
-        if self.policy == "thompson":
-            if n_actions == 1:
-                return 0, 1.0
-            sampled = self._sampler().sample_scores(
-                self._rng, rows, 1 + self.n_probability_draws, self.alpha
-            )  # (K, draws): each draw's score of each action
-            best = np.argmax(sampled, axis=0)
-            index = int(best[0])
-            return index, float(np.mean(best == index))
-        assert scores is not None
-        greedy = int(np.argmax(scores))
-        if self.policy != "epsilon":
-            return greedy, 1.0
-        epsilon = float(self.epsilon)
-        if self._rng.random() < epsilon:
-            index = int(self._rng.integers(n_actions))
-        else:
-            index = greedy
-        return index, epsilon / n_actions + (1.0 - epsilon) * (index == greedy)
+    def _decide(self, rows: Float64Array) -> tuple[int, float]:
+        """One round, in the core (`cwrs::bandit::Policy::choose`)."""
+        model, matrix = self.estimator_._model_and_rows(rows)
+        return _cwrs.bandit_choose(model, self._policy_args(), self._generator, matrix)
 
     def choose(self, actions: ArrayLike) -> tuple[int, float]:
         """Chooses one action of a round: returns (index of its row, probability that the
@@ -371,8 +340,7 @@ class ContextualBandit(MetaEstimator):
         self._check_params()
         rows = self._actions(actions)
         self._ensure_model(rows.shape[1])
-        scores = None if self.policy == "thompson" else self._scores(rows)
-        decision = self._decide(rows, scores)
+        decision = self._decide(rows)
         self.n_rounds_ += 1
         return decision
 
@@ -382,7 +350,7 @@ class ContextualBandit(MetaEstimator):
         """Chooses an action in each of several rounds with the same model (nothing is learned
         in between): returns (indices, probabilities), arrays with one entry per round. The
         decisions, and the draws from the generator, are those of `choose` called on each
-        round in order; the scores of every round are computed in one call to the core."""
+        round in order. Every round is checked before the first is decided."""
         self._check_params()
         rounds = [self._actions(a, f"actions_per_round[{t}]")
                   for t, a in enumerate(actions_per_round)]
@@ -392,20 +360,10 @@ class ContextualBandit(MetaEstimator):
         if len(widths) > 1:
             raise ValueError(f"the rounds' actions have different widths: {sorted(widths)}")
         self._ensure_model(rounds[0].shape[1])
-        indices = np.zeros(len(rounds), dtype=np.int64)
-        probabilities = np.zeros(len(rounds))
-        if self.policy == "thompson":
-            for t, rows in enumerate(rounds):
-                indices[t], probabilities[t] = self._decide(rows, None)
-        else:
-            scores = self._scores(np.concatenate(rounds))
-            start = 0
-            for t, rows in enumerate(rounds):
-                stop = start + rows.shape[0]
-                indices[t], probabilities[t] = self._decide(rows, scores[start:stop])
-                start = stop
+        decisions = [self._decide(rows) for rows in rounds]
         self.n_rounds_ += len(rounds)
-        return indices, probabilities
+        indices, probabilities = zip(*decisions)
+        return np.array(indices, dtype=np.int64), np.array(probabilities, dtype=np.float64)
 
     # ----------------------------------------------------------------- learning
     def update(
@@ -477,77 +435,22 @@ class ContextualBandit(MetaEstimator):
         return self
 
 
-# ----------------------------------------------------------------- Thompson draws
-class _DrawFactor:
-    """The Thompson draws of one model state: `sample_scores(rng, rows, n, alpha)` returns the
-    scores (K, n) of the K rows under n draws w ~ N(μ, α²Σ) (see `ContextualBandit`)."""
-
-    def __init__(self, model: Any) -> None:
-        self.mean = np.array(model.mean)
-        self.fit_intercept = bool(model.config["fit_intercept"])
-        dim = self.mean.shape[0]
-        self.kind = model.covariance_kind
-        covariance = np.asarray(model.covariance)
-        self.root: Optional[Float64Array] = None  # full: Σ's factor, made when needed
-        if self.kind == "diag":
-            self.deviations = np.sqrt(covariance)
-        elif self.kind == "lowrank":
-            factors = covariance.reshape(-1, dim)
-            self.variances, self.sketch = factors[0], factors[1:]
-            # Σv = Dv − DBᵀM⁻¹BDv with M = I + BDBᵀ (Woodbury), D = diag(S); M ≥ I.
-            self.scaled = self.sketch * self.variances  # BD
-            self.inner_inverse = np.linalg.inv(
-                np.eye(self.sketch.shape[0]) + self.scaled @ self.sketch.T
-            )
-        else:
-            self.covariance = covariance.reshape(dim, dim)
-
-    def augmented(self, rows: Float64Array) -> Float64Array:
-        """The rows as the model sees them: with the bias coordinate 1 if it has one."""
-        if not self.fit_intercept:
-            return rows
-        return np.hstack([rows, np.ones((rows.shape[0], 1))])
-
-    def weight_perturbations(self, z: Float64Array) -> Float64Array:
-        """Tz for rows z (n, m), with TTᵀ = Σ (diag: m = dim; lowrank: m = dim + 2k)."""
-        if self.kind == "diag":
-            return z * self.deviations
-        dim = self.mean.shape[0]
-        v = z[:, :dim] / np.sqrt(self.variances) + z[:, dim:] @ self.sketch
-        return v * self.variances - ((v @ self.scaled.T) @ self.inner_inverse) @ self.scaled
-
-    def sample_scores(
-        self, rng: np.random.Generator, rows: Float64Array, n: int, alpha: float
-    ) -> Float64Array:
-        full_rows = self.augmented(rows)
-        n_actions, dim = full_rows.shape
-        if self.kind == "full" and n_actions < dim:
-            # The K scores of w ~ N(μ, α²Σ) are N(Xμ, α²XΣXᵀ): drawn jointly through the
-            # factor of the K × K matrix (O(K·d²) per round, no O(d³) factorization of Σ).
-            factor = _psd_factor(full_rows @ self.covariance @ full_rows.T)
-            z = rng.standard_normal((n, n_actions))
-            return (full_rows @ self.mean)[:, None] + alpha * (factor @ z.T)
-        if self.kind == "full":  # K ≥ d: through the factor of Σ itself, computed once
-            if self.root is None:
-                self.root = _psd_factor(self.covariance)
-            z = rng.standard_normal((n, dim))
-            return full_rows @ (self.mean + alpha * (z @ self.root.T)).T
-        width = self.mean.shape[0] + (self.sketch.shape[0] if self.kind == "lowrank" else 0)
-        z = rng.standard_normal((n, width))
-        weights = self.mean + alpha * self.weight_perturbations(z)
-        return full_rows @ weights.T
-
-
-def _psd_factor(covariance: Float64Array) -> Float64Array:
-    """A factor L with LLᵀ = Σ: the Cholesky factor, or, for a Σ that rounding made not
-    positive definite, from its eigendecomposition with the negative eigenvalues set to 0."""
-    try:
-        factor = np.linalg.cholesky(covariance)
-    except np.linalg.LinAlgError:
-        values, vectors = np.linalg.eigh((covariance + covariance.T) / 2)
-        factor = vectors * np.sqrt(np.clip(values, 0.0, None))
-    return np.asarray(factor, dtype=np.float64)
-
+def _generator_state(random_state: Union[int, np.random.Generator, None]) -> np.ndarray:
+    """The four uint64 words of the core's xoshiro256++ generator for `random_state`: an int
+    in [0, 2⁶⁴) seeds it as `cwrs::bandit::Generator::seed_from_u64` does (so a Rust program
+    seeded alike makes the same draws); a larger int or None goes through NumPy's
+    `SeedSequence` (None: fresh entropy from the system); a NumPy Generator gives its next four
+    words."""
+    words: np.ndarray
+    if isinstance(random_state, np.random.Generator):
+        words = random_state.integers(0, 2**64, size=4, dtype=np.uint64, endpoint=False)
+    elif isinstance(random_state, numbers.Integral) and 0 <= int(random_state) < 2**64:
+        words = _cwrs.generator_state(int(random_state))
+    else:
+        words = np.random.SeedSequence(random_state).generate_state(4, dtype=np.uint64)
+    if not words.any():  # the one state xoshiro256++ cannot take
+        words = _cwrs.generator_state(0)
+    return np.array(words, dtype=np.uint64)
 
 
 # ----------------------------------------------------------------- offline evaluation
@@ -594,8 +497,10 @@ def simulate(
     label, else 0 (the other classes' rewards are never revealed). The actions of a round are
     `action_rows(x, K)`: the context with a constant 1, crossed with a one-hot of the action
     (K·(d + 1) features, a linear model per action), K the number of classes of y (in sorted
-    order). Each round the bandit chooses and then learns the reward of its choice (`update`,
-    weight 1): the bandit is changed (start from a new one for a new run).
+    order). Each round the bandit chooses and then learns the reward of its choice (as
+    `choose` then `update` with weight 1 would, on the rows `action_rows` gives without their
+    zeros), every round in the core: the bandit is changed (start from a new one for a new
+    run).
 
     Parameters
     ----------
@@ -634,16 +539,37 @@ def simulate(
         [np.arange(n_samples) if rng is None else rng.permutation(n_samples)
          for _ in range(passes)]
     )[:total] if passes else np.zeros(0, dtype=np.int64)
-    rewards = np.zeros(total)
+    n_actions = classes.shape[0]
+    width = n_actions * (contexts.shape[1] + 1)
+    bandit._check_params()
+    if not np.isfinite(contexts).all():
+        raise ValueError("X holds NaN or infinity")
+    if bandit.__dict__.get("n_features_in_", width) != width:
+        raise ValueError(
+            f"the bandit's actions have {bandit.n_features_in_} features, but this data set's "
+            f"have {width} (K·(d + 1) for {n_actions} classes and {contexts.shape[1]} features)"
+        )
+    bandit._ensure_model(width)
+    estimator = bandit.estimator_
+    model = estimator._fitted_model()
+    if estimator._feature_map is not None:
+        raise InvalidParameterError("simulate needs an estimator without a feature map")
+    contexts = np.ascontiguousarray(contexts)
+    codes = codes.astype(np.int64)
     chosen = np.zeros(total, dtype=np.int64)
     probabilities = np.zeros(total)
-    n_actions = classes.shape[0]
-    for t, i in enumerate(order):
-        actions = action_rows(contexts[i], n_actions)
-        index, probability = bandit.choose(actions)
-        reward = float(index == codes[i])
-        bandit.update(actions, index, reward)
-        rewards[t], chosen[t], probabilities[t] = reward, index, probability
+    # In the core, a block of rounds per call: between blocks Ctrl-C stops the run with the
+    # bandit's counts telling the rounds done.
+    for start in range(0, total, _ROUNDS_PER_CALL):
+        block = order[start : start + _ROUNDS_PER_CALL].astype(np.int64)
+        picked, p = _cwrs.bandit_simulate(
+            model, bandit._policy_args(), bandit._generator, contexts, codes, block
+        )
+        chosen[start : start + block.shape[0]] = picked
+        probabilities[start : start + block.shape[0]] = p
+        bandit.n_rounds_ += block.shape[0]
+        bandit.n_learned_ += block.shape[0]
+    rewards = (chosen == codes[order]).astype(np.float64)
     progressive = np.cumsum(rewards) / np.arange(1, total + 1)
     return SimulationResult(rewards, chosen, probabilities, progressive)
 

@@ -45,6 +45,7 @@
 
 #![warn(missing_docs)]
 
+pub mod bandit;
 pub mod covariance;
 pub mod data;
 pub mod error;

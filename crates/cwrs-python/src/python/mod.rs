@@ -4,6 +4,7 @@
 
 use pyo3::prelude::*;
 
+mod bandit;
 mod callable_kernel;
 mod convert;
 mod errors;
@@ -33,6 +34,8 @@ mod _cwrs {
     use super::{Array1, Dict, Object, PyResult};
     use crate::host::shared::guarded;
 
+    #[pymodule_export]
+    use super::bandit::{bandit_choose, bandit_simulate, generator_state, standard_normals};
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
     #[pymodule_export]
