@@ -464,11 +464,16 @@ class ContextualBandit(MetaEstimator):
           the round is learned. All K_t targets are computed first, then the K_t rows are
           learned in order k = 0, ..., K_t − 1 (one call to the estimator per round). Given
           the past, each target's expectation over the logging policy's choice is the true
-          reward of its action, as with "ips"; the importance weight multiplies only the
-          residual r_t − r̂_{a_t}, which is small once the model is decent, instead of the whole
-          reward, so the targets vary less than the weighted rewards of "ips": DR helps most
-          when the logging probabilities are small or uneven. A round costs K_t rows instead
-          of one.
+          reward of its action; the importance weight multiplies only the residual
+          r_t − r̂_{a_t}, which is small once the model is decent, instead of the whole reward,
+          so the targets vary much less than the IPS estimate of every action's reward
+          (r_t/p_t for the action played, 0 for the others). DR needs that decent model: from
+          the prior (r̂ = 0) its first targets are r_t/p_t, learned with weight 1, and small
+          probabilities make them large; start it from a model learned by "ips" or by the
+          bandit's own rounds. With a linear model that fits the reward, "ips" (importance-
+          weighted regression of the action played) already varies little, and DR from a
+          decent model matched it, not more (see the user guide). A round costs K_t rows
+          instead of one.
 
         Parameters
         ----------
