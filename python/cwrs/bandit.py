@@ -472,8 +472,9 @@ class ContextualBandit(MetaEstimator):
           probabilities make them large; start it from a model learned by "ips" or by the
           bandit's own rounds. With a linear model that fits the reward, "ips" (importance-
           weighted regression of the action played) already varies little, and DR from a
-          decent model matched it, not more (see the user guide). A round costs K_t rows
-          instead of one.
+          decent model matched it, not more (see the user guide). Use a second-order
+          regressor: a first-order one that steps to fit each row (`PARegressor()`) can
+          diverge on these targets. A round costs K_t rows instead of one.
 
         Parameters
         ----------
