@@ -90,10 +90,12 @@ class ContextualBandit(MetaEstimator):
     the largest a·‖x‖².
 
     Learning: `update` learns the reward of the action played (the row of the chosen action,
-    target the reward); `learn_logged` learns the decisions logged by another policy with
-    inverse-propensity weights 1/p (the estimator's `sample_weight`), so that the weighted
-    squared loss is an unbiased estimate of the loss over every action. The doubly robust
-    estimator (a reward model for the actions not played) is not implemented.
+    target the reward); `learn_logged` learns the decisions logged by another policy, by
+    default with inverse-propensity weights 1/p (the estimator's `sample_weight`), so that the
+    weighted squared loss is an unbiased estimate of the loss over every action, or with
+    `method="dr"` by the doubly robust estimator (Dudík, Langford & Li 2011): every action of
+    the round, with the model's own prediction as its target, corrected for the action played
+    by its residual divided by p.
 
     With a second-order classifier (`AROW()`, `SCW1()`, ...) the rewards must be 0 or 1, the
     model is the binary classifier of reward 1 (classes [0, 1]) and its margin μ·x and
@@ -138,7 +140,8 @@ class ContextualBandit(MetaEstimator):
     n_rounds_ : int
         Rounds decided by `choose` and `choose_batch`.
     n_learned_ : int
-        Rows learned by `update` and `learn_logged`.
+        Rewards learned: one per call of `update` and one per round of `learn_logged` (also
+        for `method="dr"`, which presents every action of a round to the estimator).
 
     Examples
     --------
@@ -396,15 +399,87 @@ class ContextualBandit(MetaEstimator):
         chosen: ArrayLike,
         rewards: ArrayLike,
         probabilities: ArrayLike,
+        *,
+        method: Literal["ips", "dr"] = "ips",
     ) -> Self:
-        """Learns the decisions logged by another policy: in round t the row
-        `actions_per_round[t][chosen[t]]` with target `rewards[t]` and weight
-        1/`probabilities[t]` (inverse propensity: the logging policy's probability of the
-        action it played), in order, in one call to the estimator. With uniform logging
-        (p = 1/K) this is the plain update of each chosen row with weight K. Every input is
-        checked before anything is learned: a refused one raises ValueError and changes
-        nothing."""
+        """Learns the decisions logged by another policy.
+
+        Round t of the log offers the actions `actions_per_round[t]` (K_t rows), of which the
+        logging policy played the row a_t = `chosen[t]` with probability p_t =
+        `probabilities[t]` (its propensity) and saw the reward r_t = `rewards[t]`; the rewards
+        of the other actions are unknown. The rounds are learned in order.
+
+        - "ips" (inverse propensity scoring): the row a_t with target r_t and weight 1/p_t, every
+          round in one call to the estimator, so that the weighted squared loss is an unbiased
+          estimate of the loss over every action. With uniform logging (p = 1/K) this is the
+          plain update of each chosen row with weight K.
+        - "dr" (doubly robust; Dudík, Langford & Li 2011, Vowpal Wabbit's `--cb_type dr`):
+          every action row k of the round, with weight 1 and target
+
+              r̂_k + 1[k = a_t]·(r_t − r̂_{a_t})/p_t,
+
+          r̂_k the model's prediction of row k (`estimator_.predict`, μ·x + intercept) before
+          the round is learned. All K_t targets are computed first, then the K_t rows are
+          learned in order k = 0, ..., K_t − 1 (one call to the estimator per round). Given
+          the past, each target's expectation over the logging policy's choice is the true
+          reward of its action; the importance weight multiplies only the residual
+          r_t − r̂_{a_t}, which is small once the model is decent, instead of the whole reward,
+          so the targets vary much less than the IPS estimate of every action's reward
+          (r_t/p_t for the action played, 0 for the others). DR needs that decent model: from
+          the prior (r̂ = 0) its first targets are r_t/p_t, learned with weight 1, and small
+          probabilities make them large; start it from a model learned by "ips" or by the
+          bandit's own rounds. With a linear model that fits the reward, "ips" (importance-
+          weighted regression of the action played) already varies little, and DR from a
+          decent model matched it, not more (see the user guide). Use a second-order
+          regressor: a first-order one that steps to fit each row (`PARegressor()`) can
+          diverge on these targets. A round costs K_t rows instead of one.
+
+        Parameters
+        ----------
+        actions_per_round : sequence of array-like of shape (K_t, n_features)
+            The actions of each round (their number may change from round to round).
+        chosen : array-like of int, shape (n_rounds,)
+            The index of the action the logging policy played in each round.
+        rewards : array-like of shape (n_rounds,)
+            The reward of that action (0 or 1 for a classifier model).
+        probabilities : array-like of shape (n_rounds,)
+            The logging policy's probability of that action, in (0, 1].
+        method : {"ips", "dr"}, default="ips"
+            The estimator of the rewards of the actions not played (see above). "dr" needs a
+            regressor model: its targets are not 0 or 1, which a classifier cannot learn.
+
+        Returns
+        -------
+        self
+
+        Raises
+        ------
+        ValueError
+            For a refused input: every input is checked before anything is learned, so a
+            refused call changes nothing. An unknown `method`, or "dr" with a classifier
+            model, raises `cwrs.InvalidParameterError` (a ValueError).
+
+        Notes
+        -----
+        `n_learned_` grows by one per logged round with either method (the rewards learned),
+        although "dr" presents K_t rows to the estimator per round.
+
+        References
+        ----------
+        .. [1] M. Dudík, J. Langford and L. Li, "Doubly robust policy evaluation and
+           learning", ICML 2011.
+        """
         self._check_params()
+        methods = ("ips", "dr")
+        if method not in methods:
+            raise InvalidParameterError(f"method must be one of {methods}, got {method!r:.80}")
+        model = self.estimator_ if "estimator_" in self.__dict__ else self.estimator
+        if method == "dr" and isinstance(model, Classifier):
+            raise InvalidParameterError(
+                "method='dr' needs a regressor model: its targets r̂ + (r − r̂)/p are not 0 or 1, "
+                f"which the classifier {type(model).__name__} cannot learn; use method='ips' "
+                "or a regressor (cwrs.AROWRegressor(), ...)"
+            )
         rounds = [self._actions(a, f"actions_per_round[{t}]")
                   for t, a in enumerate(actions_per_round)]
         n_rounds = len(rounds)
@@ -430,9 +505,33 @@ class ContextualBandit(MetaEstimator):
         if not ((p > 0) & (p <= 1)).all():
             raise ValueError("probabilities must be in (0, 1]")
         self._ensure_model(rounds[0].shape[1])
+        if method == "dr":
+            self._learn_doubly_robust(rounds, chosen_array, reward_array, p)
+            return self
         picked = np.stack([rows[int(i)] for rows, i in zip(rounds, chosen_array)])
         self._learn(picked, reward_array, 1.0 / p)
         return self
+
+    def _learn_doubly_robust(
+        self, rounds: list[Float64Array], chosen: np.ndarray, rewards: Float64Array,
+        probabilities: Float64Array,
+    ) -> None:
+        """`learn_logged(method="dr")` on checked inputs: per round, every row with the
+        doubly robust target from the model before the round, weight 1."""
+        estimator = self.estimator_
+        try:
+            for rows, index, reward, p in zip(rounds, chosen, rewards, probabilities):
+                targets = estimator.predict(rows)
+                index = int(index)
+                targets[index] += (reward - targets[index]) / p
+                if not np.isfinite(targets).all():  # the rounds before it stay learned
+                    raise ValueError(
+                        "a doubly robust target overflowed float64 (a reward or 1/p too large)"
+                    )
+                estimator.partial_fit(rows, targets)
+                self.n_learned_ += 1
+        finally:
+            self.__dict__.pop("_factor", None)
 
 
 def _generator_state(random_state: Union[int, np.random.Generator, None]) -> np.ndarray:

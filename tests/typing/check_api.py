@@ -92,4 +92,6 @@ assert_type(bandit.choose(X), tuple[int, float])
 assert_type(bandit.update(X, 0, 1.0), ContextualBandit)
 assert_type(bandit.choose_batch([X, X])[1], npt.NDArray[np.float64])
 assert_type(simulate(bandit, X, y), SimulationResult)
+assert_type(bandit.learn_logged([X], [0], [1.0], [0.5], method="dr"), ContextualBandit)
+bandit.learn_logged([X], [0], [1.0], [0.5], method="direct")  # type: ignore[arg-type]
 ContextualBandit(cwrs.AROWRegressor(), "softmax")  # type: ignore[arg-type]
