@@ -51,8 +51,11 @@ assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float6
 
 clf.save("model.cwrs")
 assert_type(
-    cwrs.load("model.cwrs"), Union[cwrs.Classifier, cwrs.Regressor, cwrs.CalibratedClassifier]
+    cwrs.load("model.cwrs"),
+    Union[cwrs.Classifier, cwrs.Regressor, cwrs.CalibratedClassifier, cwrs.SelectiveSampler,
+          ContextualBandit],
 )
+assert_type(cwrs.load("model.cwrs", ContextualBandit), ContextualBandit)
 assert_type(cwrs.load("model.cwrs", cwrs.AROW), cwrs.AROW)
 calibrated = cwrs.CalibratedClassifier(cwrs.AROW(), method="isotonic").fit(X, y)
 assert_type(calibrated, cwrs.CalibratedClassifier)
@@ -93,3 +96,4 @@ assert_type(bandit.update(X, 0, 1.0), ContextualBandit)
 assert_type(bandit.choose_batch([X, X])[1], npt.NDArray[np.float64])
 assert_type(simulate(bandit, X, y), SimulationResult)
 ContextualBandit(cwrs.AROWRegressor(), "softmax")  # type: ignore[arg-type]
+bandit.save("bandit.cwrs")
