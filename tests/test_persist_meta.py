@@ -1,11 +1,14 @@
 """.cwrs files of the estimators that hold estimators (CalibratedClassifier, SelectiveSampler,
 ContextualBandit): each continues after `load` exactly as it would have, files written for
-CalibratedClassifier by the code that first saved it still load, damaged entries are refused."""
+CalibratedClassifier by the code that first saved it still load, damaged entries are refused;
+and `cwrs.merge` of contextual bandits trained on shards of the rounds."""
 
 from __future__ import annotations
 
+import copy
 import io
 import json
+import pickle
 import struct
 import zlib
 from pathlib import Path
@@ -339,3 +342,107 @@ def test_a_sampler_file_with_damaged_entries_is_refused(edit):
     cwrs.load(io.BytesIO(header_edit(data, lambda h: None)))
     with pytest.raises(cwrs.ModelFormatError):
         cwrs.load(io.BytesIO(header_edit(data, SAMPLER_EDITS[edit])))
+
+
+# ======================================================================= merge of bandits
+def shared_rounds(n_rounds=200, n_features=6, seed=11):
+    """Rounds with the action logged in each and its reward: the same updates for every
+    bandit, whatever it would choose."""
+    rng = np.random.default_rng(seed)
+    theta = rng.normal(size=n_features)
+    rounds = [rng.normal(size=(4, n_features)) for _ in range(n_rounds)]
+    chosen = rng.integers(4, size=n_rounds)
+    rewards = [a[i] @ theta + 0.1 * rng.normal() for a, i in zip(rounds, chosen)]
+    return rounds, chosen, rewards
+
+
+def updated(bandit, rounds, chosen, rewards, span):
+    for t in range(*span):
+        bandit.update(rounds[t], int(chosen[t]), rewards[t])
+    return bandit
+
+
+@pytest.mark.parametrize("method", ["information", "auto"])
+def test_merging_bandits_of_two_halves_is_one_bandit_of_every_round(method):
+    rounds, chosen, rewards = shared_rounds()
+    make = lambda seed: ContextualBandit(  # noqa: E731
+        cwrs.AROWRegressor(covariance="full"), "ucb", alpha=0.5, random_state=seed
+    )
+    whole = updated(make(0), rounds, chosen, rewards, (0, 200))
+    halves = [updated(make(1), rounds, chosen, rewards, (0, 100)),
+              updated(make(2), rounds, chosen, rewards, (100, 200))]
+    for bandit in halves:
+        bandit.choose_batch(rounds[:3])
+    before = [pickle.dumps(bandit) for bandit in halves]
+    merged = cwrs.merge(halves, method=method)
+    assert [pickle.dumps(bandit) for bandit in halves] == before  # the inputs are unchanged
+    assert type(merged) is ContextualBandit and merged.get_params(deep=False).keys() == \
+        whole.get_params(deep=False).keys()
+    assert (merged.policy, merged.alpha, merged.random_state) == ("ucb", 0.5, 1)
+    assert (merged.n_rounds_, merged.n_learned_, merged.n_features_in_) == (6, 200, 6)
+    np.testing.assert_allclose(merged.estimator_.coef_, whole.estimator_.coef_, rtol=0,
+                               atol=1e-9)
+    np.testing.assert_allclose(merged.estimator_.covariance_matrix(),
+                               whole.estimator_.covariance_matrix(), rtol=0, atol=1e-9)
+    # It decides as the bandit of every round, and saves as any bandit.
+    assert merged.choose_batch(rounds[:20])[0].tolist() == whole.choose_batch(rounds[:20])[0] \
+        .tolist()
+    assert loaded(merged).choose(rounds[0]) == merged.choose(rounds[0])
+
+
+def test_merging_bandits_continued_from_a_base_counts_the_base_once():
+    rounds, chosen, rewards = shared_rounds()
+    make = lambda: ContextualBandit(cwrs.AROWRegressor(covariance="full"), "greedy")  # noqa: E731
+    base = updated(make(), rounds, chosen, rewards, (0, 50))
+    whole = updated(copy.deepcopy(base), rounds, chosen, rewards, (50, 200))
+    shards = [updated(copy.deepcopy(base), rounds, chosen, rewards, span)
+              for span in ((50, 100), (100, 200))]
+    merged = cwrs.merge(shards, base=base, method="information")
+    assert merged.n_learned_ == 200
+    np.testing.assert_allclose(merged.estimator_.coef_, whole.estimator_.coef_, rtol=0,
+                               atol=1e-9)
+    np.testing.assert_allclose(merged.estimator_.covariance_matrix(),
+                               whole.estimator_.covariance_matrix(), rtol=0, atol=1e-9)
+
+
+def test_the_merged_bandit_continues_the_first_bandits_generator():
+    rounds, chosen, rewards = shared_rounds()
+    # epsilon=1: every choice is a uniform draw from the generator alone.
+    make = lambda seed: ContextualBandit(  # noqa: E731
+        cwrs.AROWRegressor(), "epsilon", epsilon=1.0, random_state=seed
+    )
+    first = updated(make(1), rounds, chosen, rewards, (0, 30))
+    first.choose_batch(rounds[:7])
+    second = updated(make(2), rounds, chosen, rewards, (30, 60))
+    follower = copy.deepcopy(first)
+    merged = cwrs.merge([first, second])
+    expected = follower.choose_batch(rounds[:50])[0].tolist()
+    assert merged.choose_batch(rounds[:50])[0].tolist() == expected
+    # A copy: the first bandit's own generator goes on as it would have.
+    assert first.choose_batch(rounds[:50])[0].tolist() == expected
+
+
+def test_bandits_that_differ_or_have_no_model_do_not_merge():
+    rounds, chosen, rewards = shared_rounds()
+
+    def fitted(**params):
+        estimator = params.pop("estimator", cwrs.AROWRegressor())
+        return updated(ContextualBandit(estimator, **params), rounds, chosen, rewards, (0, 5))
+
+    first = fitted()
+    for other in (fitted(policy="ucb"), fitted(alpha=2.0), fitted(epsilon=0.5),
+                  fitted(n_probability_draws=3), fitted(estimator=cwrs.AROWRegressor(r=2.0)),
+                  fitted(estimator=cwrs.AROWRegressor(covariance="full"))):
+        with pytest.raises(cwrs.InvalidParameterError, match="same"):
+            cwrs.merge([first, other])
+    cwrs.merge([first, fitted(random_state=5)])  # only the seed differs
+    with pytest.raises(cwrs.NotFittedError):
+        cwrs.merge([first, ContextualBandit(cwrs.AROWRegressor())])
+    with pytest.raises(cwrs.NotFittedError):
+        cwrs.merge([first], base=ContextualBandit(cwrs.AROWRegressor()))
+    with pytest.raises(cwrs.InvalidParameterError, match="only bandits"):
+        cwrs.merge([first, first.estimator_])
+    with pytest.raises(cwrs.InvalidParameterError, match="only bandits"):
+        cwrs.merge([first], base=first.estimator_)
+    with pytest.raises(cwrs.InvalidParameterError):
+        cwrs.merge([first.estimator_], base=first)

@@ -97,3 +97,5 @@ assert_type(bandit.choose_batch([X, X])[1], npt.NDArray[np.float64])
 assert_type(simulate(bandit, X, y), SimulationResult)
 ContextualBandit(cwrs.AROWRegressor(), "softmax")  # type: ignore[arg-type]
 bandit.save("bandit.cwrs")
+assert_type(cwrs.merge([bandit, bandit]), ContextualBandit)
+assert_type(cwrs.merge([clf, clf]), cwrs.AROW)
