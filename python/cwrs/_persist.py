@@ -356,9 +356,9 @@ def _state_of(meta: Any) -> dict[str, Any]:
 
 def _count(state: dict[str, Any], name: str) -> int:
     value = state[name]
-    if type(value) is not int or value < 0:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
         raise ValueError(f"{name} must be an integer ≥ 0, got {value!r:.80}")
-    return value
+    return int(value)
 
 
 def _calibrated_fitted(calibrated: Any) -> dict[str, Any]:
