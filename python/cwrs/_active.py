@@ -154,6 +154,10 @@ class SelectiveSampler(MetaEstimator):
     `partial_fit(X, y)` without `queried` (every label known) continues `fit`'s simulation:
     `fit` on a stream is `partial_fit` on its pieces, in order.
 
+    Persistence: a sampler pickles, and `save(path)` writes it to a .cwrs file (its model, its
+    counts and the generator of "random"'s draws; unfitted, its parameters) that
+    `cwrs.load(path)` reads back, to ask for the same rows and learn the same model.
+
     Parameters
     ----------
     estimator : cwrs classifier

@@ -55,7 +55,6 @@ from ._validation import (
 if TYPE_CHECKING:
     from typing_extensions import Self
 
-    from ._persist import ModelFile
     from ._typing import ArrayLike, Float64Array, MatrixLike, SampleWeight
 
 METHODS = ("platt", "temperature", "isotonic")
@@ -648,10 +647,3 @@ class CalibratedClassifier(MetaEstimator):
         predicted = self.predict(X)
         correct = predicted == check_labels(y, predicted.shape[0])
         return float(np.average(correct, weights=sample_weight))
-
-    def save(self, file: ModelFile) -> None:
-        """Writes this calibrated classifier (its estimator, fitted or not, and its map) to
-        `file` in the .cwrs format; `cwrs.load(file)` reads it back (docs/model-format.md)."""
-        from ._persist import save
-
-        save(self, file)

@@ -7,18 +7,22 @@ builds the merged estimator around the merged native model.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, TypeVar
+import copy
+from typing import TYPE_CHECKING, Any, Literal, Optional, Sequence, TypeVar, overload
 
 import numpy as np
 
 from . import _cwrs
 from ._estimator import Estimator
+from ._meta import clone
 from ._params import InvalidParameterError
+from .bandit import ContextualBandit
 
 if TYPE_CHECKING:
     from ._typing import ArrayLike
 
 _E = TypeVar("_E", bound=Estimator)
+_Method = Literal["auto", "information", "precision", "average"]
 
 #: How models are combined; see `merge`.
 METHODS = ("auto", "information", "precision", "average")
@@ -29,13 +33,29 @@ _PROCEDURE = ("n_iter", "shuffle", "random_state", "n_jobs")
 _KERNEL_KINDS = ("kernel", "multiclass_kernel")
 
 
+@overload
+def merge(
+    models: Sequence[ContextualBandit],
+    *,
+    method: _Method = "auto",
+    base: Optional[ContextualBandit] = None,
+    weights: Optional[ArrayLike] = None,
+) -> ContextualBandit: ...
+@overload
 def merge(
     models: Sequence[_E],
     *,
-    method: Literal["auto", "information", "precision", "average"] = "auto",
+    method: _Method = "auto",
     base: Optional[_E] = None,
     weights: Optional[ArrayLike] = None,
-) -> _E:
+) -> _E: ...
+def merge(
+    models: Sequence[Any],
+    *,
+    method: _Method = "auto",
+    base: Optional[Any] = None,
+    weights: Optional[ArrayLike] = None,
+) -> Any:
     """One fitted estimator from `models`, fitted estimators of one class and hyper-parameters
     trained on shards of a stream from the common start `base` (None: from scratch). The inputs
     are not changed; the result is a new estimator of the same class and parameters.
@@ -63,6 +83,16 @@ def merge(
     updates fit in the sketch. Kernel models cannot be merged (their support sets differ). Models that
     differ in class, hyper-parameters (other than n_iter, shuffle, random_state, n_jobs),
     classes, features or covariance form (or rank) raise `InvalidParameterError`.
+
+    Contextual bandits (`cwrs.bandit.ContextualBandit`) trained on shards of the rounds merge
+    too: the result is a new bandit whose `estimator_` is the merge (as above, with `method`
+    and `weights`) of their `estimator_`s, whose `n_rounds_` and `n_learned_` are the sums of
+    theirs (with `base`, a bandit they all continued: its counts plus what each added), and
+    whose random generator continues the state of the first bandit's generator (a copy: the
+    merged bandit draws the numbers the first would draw next). The bandits must have equal
+    parameters but `random_state` (policy, alpha, epsilon, n_probability_draws, and their
+    estimators' hyper-parameters other than n_iter, shuffle, random_state, n_jobs) and be
+    fitted (a bandit without a model raises `NotFittedError`).
     """
     models = list(models)
     if not models:
@@ -70,6 +100,8 @@ def merge(
     if method not in METHODS:
         raise InvalidParameterError(f"method must be one of {METHODS}, got {method!r}")
     first = models[0]
+    if isinstance(first, ContextualBandit):
+        return _merge_bandits(models, method, base, weights)
     for k, model in enumerate(models):
         _check_like(first, model, f"model {k}")
     if base is not None:
@@ -93,6 +125,67 @@ def merge(
     if bases:
         fitted["zero_based_"] = bases.pop()
     return with_model(first, fitted, merged_model)
+
+
+# The counts of a bandit that its merge sums.
+_BANDIT_COUNTS = ("n_rounds_", "n_learned_")
+
+
+def _merge_bandits(
+    bandits: list[Any], method: Any, base: Optional[Any], weights: Optional[ArrayLike]
+) -> ContextualBandit:
+    """The bandit of `merge` for contextual bandits (see `merge`)."""
+    first = bandits[0]
+    for k, bandit in enumerate(bandits):
+        _check_bandit_like(first, bandit, f"model {k}")
+    if base is not None:
+        _check_bandit_like(first, base, "base")
+    estimator = merge(
+        [bandit.estimator_ for bandit in bandits], method=method,
+        base=None if base is None else base.estimator_, weights=weights,
+    )
+    merged = clone(first)
+    params = set(type(first)._get_param_names())
+    # Every entry of a fitted bandit but its parameters, its estimators and its counts (its
+    # random generator), copied from the first.
+    state = {
+        key: copy.deepcopy(value) for key, value in first.__getstate__().items()
+        if key not in params and key not in ("estimator", "estimator_", *_BANDIT_COUNTS)
+    }
+    start = {name: 0 if base is None else getattr(base, name) for name in _BANDIT_COUNTS}
+    for name in _BANDIT_COUNTS:
+        state[name] = start[name] + sum(getattr(b, name) - start[name] for b in bandits)
+    merged.__setstate__({**merged.__getstate__(), **state, "estimator_": estimator})
+    return merged
+
+
+def _check_bandit_like(first: ContextualBandit, other: Any, what: str) -> None:
+    """Refuses `other` unless it is a fitted bandit of `first`'s parameters (but random_state)."""
+    if not isinstance(other, ContextualBandit):
+        raise InvalidParameterError(
+            f"{what} is a {type(other).__name__}, model 0 a ContextualBandit: only bandits merge "
+            "with bandits"
+        )
+    other._fitted()
+    mine, theirs = first.get_params(deep=False), other.get_params(deep=False)
+    for name in mine:
+        if name not in ("estimator", "random_state") and not _same(mine[name], theirs[name]):
+            raise InvalidParameterError(
+                f"{what} has {name}={theirs[name]!r}, model 0 {name}={mine[name]!r}: only "
+                "bandits of the same parameters merge"
+            )
+    if type(first.estimator) is not type(other.estimator):
+        raise InvalidParameterError(
+            f"{what} learns with a {type(other.estimator).__name__}, model 0 with a "
+            f"{type(first.estimator).__name__}: only bandits of the same estimator merge"
+        )
+    mine, theirs = first.estimator.get_params(), other.estimator.get_params()
+    for name in mine:
+        if name not in _PROCEDURE and not _same(mine[name], theirs[name]):
+            raise InvalidParameterError(
+                f"{what}'s estimator has {name}={theirs[name]!r}, model 0's {name}="
+                f"{mine[name]!r}: only bandits of the same parameters merge"
+            )
 
 
 #: The fitted attributes an estimator has besides its native model.

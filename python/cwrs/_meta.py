@@ -1,17 +1,20 @@
 """The scikit-learn plumbing shared by the estimators that hold a cwrs estimator
-(`SelectiveSampler`, `CalibratedClassifier`, `cwrs.bandit.ContextualBandit`): the parameters are
-those of `__init__`, the held one is `estimator`, and `fit` learns a clone of it."""
+(`SelectiveSampler`, `CalibratedClassifier`, `cwrs.bandit.ContextualBandit`), and their `save`:
+the parameters are those of `__init__`, the held one is `estimator`, and `fit` learns a clone
+of it."""
 
 from __future__ import annotations
 
 import copy
 import inspect
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ._params import InvalidParameterError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from ._persist import ModelFile
 
 
 def clone(estimator: Any) -> Any:
@@ -26,8 +29,8 @@ def clone(estimator: Any) -> Any:
 
 
 class MetaEstimator:
-    """`get_params`, `set_params` and `__repr__` of an estimator holding `estimator`, from the
-    parameters of its `__init__` and their defaults."""
+    """`get_params`, `set_params`, `__repr__` and `save` of an estimator holding `estimator`,
+    from the parameters of its `__init__` and their defaults."""
 
     estimator: Any
 
@@ -75,3 +78,11 @@ class MetaEstimator:
             if not (type(value) is type(default) and value == default):
                 shown.append(f"{name}={value!r}")
         return f"{type(self).__name__}({', '.join(shown)})"
+
+    def save(self, file: ModelFile) -> None:
+        """Writes this estimator (the estimator it holds, and, once fitted, its fitted one and
+        the rest of its state) to `file` in the .cwrs format; `cwrs.load(file)` reads it back
+        (docs/model-format.md)."""
+        from ._persist import save
+
+        save(cast(Any, self), file)  # one of the estimators holding estimators it saves

@@ -18,23 +18,30 @@ import os
 import stat
 import struct
 import zlib
-from typing import IO, TYPE_CHECKING, Any, Callable, Optional, TypeVar, Union, cast, overload
+from typing import (
+    IO, TYPE_CHECKING, Any, Callable, NamedTuple, Optional, TypeVar, Union, cast, overload,
+)
 
 import numpy as np
 
 from . import _cwrs
+from ._active import SelectiveSampler
 from ._calibration import CalibratedClassifier, check_map_state, refuse_estimator
 from ._classifier import Classifier
 from ._estimator import Estimator
 from ._files import AtomicOutput, file_kind, naming
 from ._kernel import RandomFourierFeatures
+from ._meta import clone
 from ._params import init_defaults, with_added_parameters
 from ._regressor import Regressor
 from ._validation import check_class_labels
+from .bandit import ContextualBandit
 
 #: Where a model is written to or read from: a path, or a binary file object.
 ModelFile = Union[str, "os.PathLike[str]", IO[bytes]]
-_Estimator = TypeVar("_Estimator", bound=Union[Estimator, CalibratedClassifier])
+#: What `save` writes and `load` returns: a cwrs estimator, or an estimator holding one.
+Saveable = Union[Estimator, CalibratedClassifier, SelectiveSampler, ContextualBandit]
+_Estimator = TypeVar("_Estimator", bound=Saveable)
 
 MAGIC = b"\x89CWRS\r\n\x1a\n"
 FORMAT_VERSION = 2
@@ -60,11 +67,10 @@ FEATURE_NAMES = "feature_names_in_"
 # Fitted only by learning from a LIBSVM file: the index base it was read with.
 INDEX_BASE = "zero_based_"
 
-# An estimator holding estimators (`CalibratedClassifier`): its own entries in "state", and each
-# estimator it holds, a plain cwrs classifier encoded as a file holding it alone encodes it, in
-# the header's "estimators" under the attribute's name; the fitted ones go together.
-CALIBRATED_PARAMS = frozenset(["method", "n_bins", "prior_strength"])
-CALIBRATED_FITTED = "calibration_"
+# An estimator holding estimators (a `MetaEstimator`: CalibratedClassifier, SelectiveSampler,
+# ContextualBandit): its own entries (those of its pickled state) in "state", and each estimator
+# it holds, a plain cwrs estimator encoded as a file holding it alone encodes it, in the
+# header's "estimators" under the attribute's name; the fitted ones go together.
 HELD = ("estimator", "estimator_")
 
 # The most axes an array of the file may have (NumPy allows 32 or 64, by version).
@@ -288,17 +294,15 @@ class _Encoder:
         return {"$array": len(self.arrays) - 1}
 
 
-def _prepared(
-    estimator: Union[Estimator, CalibratedClassifier],
-) -> tuple[bytes, list[np.ndarray]]:
+def _prepared(estimator: Saveable) -> tuple[bytes, list[np.ndarray]]:
     """The header and the payload arrays of the .cwrs file of `estimator`, after checking that
     `load` would accept them (ValueError or TypeError saying why not)."""
     from . import __version__
 
     encoder = _Encoder()
     header: dict[str, Any] = {"format": "cwrs-model", "cwrs_version": __version__}
-    if type(estimator) is CalibratedClassifier:
-        header.update(_encoded_calibrated(estimator, encoder))
+    if type(estimator) in META_KINDS:
+        header.update(_encoded_meta(estimator, encoder))
     else:
         header.update(_encoded_estimator(estimator, encoder))
     header["arrays"], _ = _descriptors(encoder.arrays)
@@ -328,44 +332,179 @@ def _encoded_estimator(estimator: Any, encoder: _Encoder) -> dict[str, Any]:
     return {"estimator": name, "state": encoded}
 
 
-def _encoded_calibrated(calibrated: CalibratedClassifier, encoder: _Encoder) -> dict[str, Any]:
-    """The header entries of a CalibratedClassifier: its parameters and map in "state", the
-    estimators it holds in "estimators"."""
-    try:
-        _check_calibrated(calibrated)
-    except (TypeError, ValueError) as error:
-        raise type(error)(
-            f"this CalibratedClassifier cannot be saved: cwrs.load would refuse its state "
-            f"({error})"
-        ) from None
-    held = {key: calibrated.__dict__[key] for key in HELD if key in calibrated.__dict__}
-    state = {name: getattr(calibrated, name) for name in sorted(CALIBRATED_PARAMS)}
-    if "estimator_" in held:
-        state[CALIBRATED_FITTED] = calibrated.calibration_
+# ------------------------------------------------------------- estimators holding estimators
+class _MetaKind(NamedTuple):
+    """What a file may hold of one class of `MetaEstimator`, beside its parameters."""
+
+    #: The classes each estimator it holds must be an instance of.
+    held: tuple[type, ...]
+    #: The entries a fitted one has beside `estimator_` (all of them), each with its value in a
+    #: fresh fitted one of the parameters of the one given, where the check compares them.
+    fitted: Callable[[Any], dict[str, Any]]
+    #: The entries a fitted one may have or not.
+    optional: frozenset[str]
+    #: Refuses (ValueError or TypeError) a fitted state (and the `fitted` entries of a fresh
+    #: one) that `load` refuses, beyond the entries' names.
+    check: Callable[[Any, dict[str, Any], dict[str, Any]], None]
+
+
+def _state_of(meta: Any) -> dict[str, Any]:
+    """The entries of `meta` that pickle keeps (a copy)."""
+    getstate = getattr(meta, "__getstate__", None)
+    return dict(getstate() if getstate is not None else vars(meta))
+
+
+def _count(state: dict[str, Any], name: str) -> int:
+    value = state[name]
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 0:
+        raise ValueError(f"{name} must be an integer ≥ 0, got {value!r:.80}")
+    return int(value)
+
+
+def _calibrated_fitted(calibrated: Any) -> dict[str, Any]:
+    return {"calibration_": None}
+
+
+def _check_calibrated(calibrated: Any, state: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """A map of the classes of a fitted cwrs classifier whose scores it calibrates."""
+    estimator = state["estimator_"]
+    refuse_estimator(estimator)
+    check_map_state(state["calibration_"], len(estimator.classes_))
+
+
+def _sampler_fitted(sampler: Any) -> dict[str, Any]:
+    return {"queried_": None, "n_queried_": None, "n_seen_": None}
+
+
+def _check_sampler(sampler: Any, state: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """Counts that agree (the queried rows among the seen ones), the last call's mask, the
+    generator of the "random" draws and the column names of the estimator's features."""
+    n_queried, n_seen = _count(state, "n_queried_"), _count(state, "n_seen_")
+    queried = state["queried_"]
+    if not (
+        isinstance(queried, np.ndarray) and queried.dtype == np.bool_ and queried.ndim == 1
+        and queried.shape[0] <= n_seen
+    ):
+        raise ValueError("queried_ must be a 1-D bool array, one entry per row of the last call")
+    if n_queried > n_seen:
+        raise ValueError(f"n_queried_={n_queried} rows asked of n_seen_={n_seen} seen")
+    if "_rng" in state and not isinstance(state["_rng"], np.random.Generator):
+        raise ValueError("the generator of the random draws is not a NumPy Generator")
+    if FEATURE_NAMES in state:
+        _check_feature_names({
+            FEATURE_NAMES: state[FEATURE_NAMES], "_model": True,
+            "n_features_in_": state["estimator_"].n_features_in_,
+        })
+
+
+def _bandit_fitted(bandit: Any) -> dict[str, Any]:
+    """The entries of a fresh bandit of `bandit`'s parameters once it has a model (its model
+    built for one feature, which its other entries do not depend on): whatever names and forms
+    the bandit gives its generator, a loaded one must have the same."""
+    fresh = clone(bandit)
+    fresh._ensure_model(1)
     return {
-        "estimator": "CalibratedClassifier",
-        "state": {
-            key: encoder.encode(value, f"CalibratedClassifier.{key}")
-            for key, value in state.items()
-        },
-        "estimators": {key: _encoded_estimator(value, encoder) for key, value in held.items()},
+        key: value for key, value in _state_of(fresh).items()
+        if key not in HELD and key not in fresh._get_param_names()
     }
 
 
-def _check_calibrated(calibrated: CalibratedClassifier) -> None:
-    """A CalibratedClassifier that `load` accepts: valid parameters, a cwrs classifier as its
-    estimator, and either nothing fitted or a fitted `estimator_` with a map of its classes."""
-    calibrated._check_params()
-    fitted = calibrated.__dict__.keys() & {"estimator_", CALIBRATED_FITTED}
-    if not fitted:
-        return
-    if len(fitted) != 2:
-        raise ValueError("estimator_ and calibration_ are fitted together")
-    estimator = calibrated.__dict__["estimator_"]
-    refuse_estimator(estimator)
-    if "_model" not in estimator.__dict__:
-        raise ValueError("estimator_ is not fitted")
-    check_map_state(calibrated.calibration_, len(estimator.classes_))
+def _check_bandit(bandit: Any, state: dict[str, Any], fresh: dict[str, Any]) -> None:
+    """Counts of rounds and rows, the width of the model, and every other entry (its random
+    generator) of the form a fresh bandit gives it."""
+    _count(state, "n_rounds_"), _count(state, "n_learned_")
+    estimator = state["estimator_"]
+    if state["n_features_in_"] != estimator.n_features_in_:
+        raise ValueError(
+            f"n_features_in_={state['n_features_in_']!r:.40} but the model has "
+            f"{estimator.n_features_in_}"
+        )
+    if isinstance(estimator, Classifier) and not np.array_equal(estimator.classes_, [0, 1]):
+        raise ValueError("a bandit's classifier has the classes [0, 1] (the rewards)")
+    for key, reference in fresh.items():
+        if not _same_form(state[key], reference):
+            raise ValueError(f"{key} is not of the form a bandit gives it ({state[key]!r:.80})")
+
+
+def _same_form(value: Any, reference: Any) -> bool:
+    """Whether `value` has the type of `reference`, and for an array its type and shape."""
+    if isinstance(reference, np.ndarray):
+        return (
+            isinstance(value, np.ndarray) and value.dtype == reference.dtype
+            and value.shape == reference.shape
+        )
+    if isinstance(reference, np.random.Generator):
+        return isinstance(value, np.random.Generator) and type(value.bit_generator) is type(
+            reference.bit_generator)
+    return type(value) is type(reference)
+
+
+#: The `MetaEstimator`s a file may hold, by class name.
+META_CLASSES: dict[str, type] = {
+    cls.__name__: cls for cls in (CalibratedClassifier, SelectiveSampler, ContextualBandit)
+}
+META_KINDS: dict[type, _MetaKind] = {
+    CalibratedClassifier: _MetaKind(
+        (Classifier,), _calibrated_fitted, frozenset(), _check_calibrated
+    ),
+    SelectiveSampler: _MetaKind(
+        (Classifier,), _sampler_fitted, frozenset([FEATURE_NAMES, "_rng"]), _check_sampler
+    ),
+    ContextualBandit: _MetaKind(
+        (Classifier, Regressor), _bandit_fitted, frozenset(), _check_bandit
+    ),
+}
+
+
+def _check_meta(meta: Any) -> None:
+    """A `MetaEstimator` that `load` accepts: exactly its parameters, valid, an `estimator` of
+    the kind it holds, and either nothing fitted or a fitted `estimator_` with every fitted
+    entry of its class, consistent (ValueError or TypeError)."""
+    cls = type(meta)
+    kind = META_KINDS[cls]
+    state = _state_of(meta)
+    required = set(cls._get_param_names())
+    if not required <= state.keys():
+        raise ValueError(f"no value for {sorted(required - state.keys())}")
+    meta._check_params()  # before the fitted entries, which may depend on the parameters
+    fitted = "estimator_" in state
+    fresh = kind.fitted(meta) if fitted else {}
+    required |= {"estimator_", *fresh} if fitted else set()
+    allowed = required | (kind.optional if fitted else set())
+    if not required <= state.keys() <= allowed:
+        raise ValueError(
+            f"unexpected or missing entries "
+            f"{sorted((state.keys() - allowed) | (required - state.keys()))}"
+        )
+    for key in HELD:
+        if key in state and not isinstance(state[key], kind.held):
+            raise ValueError(
+                f"{key} must be a cwrs {' or '.join(c.__name__.lower() for c in kind.held)}, "
+                f"got {state[key]!r:.80}"
+            )
+    if fitted:
+        if "_model" not in state["estimator_"].__dict__:
+            raise ValueError("estimator_ is not fitted")
+        kind.check(meta, state, fresh)
+
+
+def _encoded_meta(meta: Any, encoder: _Encoder) -> dict[str, Any]:
+    """The header entries of a `MetaEstimator`: the entries of its pickled state in "state",
+    but the estimators it holds, in "estimators"."""
+    name = type(meta).__name__
+    try:
+        _check_meta(meta)
+    except (TypeError, ValueError) as error:
+        raise type(error)(
+            f"this {name} cannot be saved: cwrs.load would refuse its state ({error})"
+        ) from None
+    state = _state_of(meta)
+    held = {key: state.pop(key) for key in HELD if key in state}
+    return {
+        "estimator": name,
+        "state": {key: encoder.encode(value, f"{name}.{key}") for key, value in state.items()},
+        "estimators": {key: _encoded_estimator(value, encoder) for key, value in held.items()},
+    }
 
 
 def _descriptors(arrays: list[np.ndarray]) -> tuple[list[dict[str, Any]], int]:
@@ -401,14 +540,14 @@ def _bytes_of(array: np.ndarray) -> memoryview:
     return memoryview(flat).cast("B")
 
 
-def dumps(estimator: Union[Estimator, CalibratedClassifier]) -> bytes:
+def dumps(estimator: Saveable) -> bytes:
     """The bytes of the .cwrs file of `estimator`."""
     buffer = io.BytesIO()
     _write(buffer, *_prepared(estimator))
     return buffer.getvalue()
 
 
-def save(estimator: Union[Estimator, CalibratedClassifier], file: ModelFile) -> None:
+def save(estimator: Saveable, file: ModelFile) -> None:
     """Writes `estimator` to `file` (a path or a binary file object) in the .cwrs format.
 
     A path is written atomically: the model goes to a new temporary file beside the target,
@@ -724,32 +863,31 @@ def _read(file: Any, size: int, expected: Optional[type]) -> Any:
     except RecursionError:
         raise ModelFormatError("corrupted model file: its header is nested too deeply") from None
     if held is not None:
-        return _rebuild_calibrated(state, held)
+        return _rebuild_meta(cls, state, held)
     return _rebuild(cast(Any, cls), state)
 
 
-def _rebuild_calibrated(state: dict[str, Any], held: dict[str, Any]) -> CalibratedClassifier:
-    """The CalibratedClassifier of `state` (its parameters and map) holding the estimators of
-    `held` (attribute -> (class, state)), each rebuilt and checked as a file holding it alone."""
-    fitted = CALIBRATED_FITTED in state
-    if state.keys() - {CALIBRATED_FITTED} != CALIBRATED_PARAMS:
-        raise ModelFormatError(
-            f"corrupted model file: unexpected or missing entries "
-            f"{sorted((state.keys() - {CALIBRATED_FITTED}) ^ CALIBRATED_PARAMS)}"
-        )
-    if held.keys() != ({"estimator", "estimator_"} if fitted else {"estimator"}):
-        raise ModelFormatError(
-            "corrupted model file: a CalibratedClassifier holds its estimator, and estimator_ "
-            "exactly when it holds its fitted map"
-        )
-    calibrated = CalibratedClassifier.__new__(CalibratedClassifier)
-    estimators = {key: _rebuild(cls, inner) for key, (cls, inner) in held.items()}
-    calibrated.__setstate__({**state, **estimators})
+def _rebuild_meta(cls: type, state: dict[str, Any], held: dict[str, Any]) -> Any:
+    """The `MetaEstimator` of class `cls` with the entries `state` holding the estimators of
+    `held` (attribute -> (class, state)), each rebuilt and checked as a file holding it alone,
+    refused unless it passes `_check_meta`."""
+    if "estimator" not in held:
+        raise ModelFormatError(f"corrupted model file: a {cls.__name__} holds its estimator")
+    if held.keys() & state.keys():
+        raise ModelFormatError("corrupted model file: an estimator is held twice")
+    meta = cast(Any, cls).__new__(cls)
+    estimators = {key: _rebuild(inner_cls, inner) for key, (inner_cls, inner) in held.items()}
+    entries = {**state, **estimators}
+    setstate = getattr(meta, "__setstate__", None)
     try:
-        _check_calibrated(calibrated)
-    except (TypeError, ValueError, KeyError, AttributeError, IndexError) as error:
+        if setstate is not None:
+            setstate(entries)
+        else:
+            meta.__dict__.update(entries)
+        _check_meta(meta)
+    except (TypeError, ValueError, KeyError, AttributeError, IndexError, OverflowError) as error:
         raise ModelFormatError(f"corrupted model file: {error}") from None
-    return calibrated
+    return meta
 
 
 def _model_from_v1(model: tuple, a: Any) -> tuple[str, dict[str, Any]]:
@@ -839,9 +977,7 @@ def _parse_header(
     if not isinstance(header, dict) or header.get("format") != "cwrs-model":
         raise ModelFormatError("corrupted model file: the header is not a cwrs model header")
     name = str(header.get("estimator"))
-    cls: Optional[type] = (
-        CalibratedClassifier if name == "CalibratedClassifier" else _estimator_classes().get(name)
-    )
+    cls: Optional[type] = META_CLASSES.get(name) or _estimator_classes().get(name)
     if cls is None:
         raise ModelFormatError(f"unknown estimator {header.get('estimator')!r:.80} in model file")
     if expected is not None and not issubclass(cls, expected):
@@ -852,25 +988,28 @@ def _parse_header(
     if not isinstance(state, dict):
         raise ModelFormatError("corrupted model file: the header has no state")
     held = None
-    if cls is CalibratedClassifier:
-        held = _held_estimators(header.get("estimators"))
+    if cls in META_KINDS:
+        held = _held_estimators(header.get("estimators"), META_KINDS[cls].held)
     elif "estimators" in header:
         raise ModelFormatError(f"corrupted model file: a {name} holds no estimators")
     return cls, state, held, _layout(header.get("arrays"), payload_size)
 
 
-def _held_estimators(entries: Any) -> dict[str, tuple[type[Estimator], dict[str, Any]]]:
-    """attribute -> (class, encoded state) of the estimators a CalibratedClassifier holds:
-    plain cwrs classifiers only."""
+def _held_estimators(
+    entries: Any, kinds: tuple[type, ...]
+) -> dict[str, tuple[type[Estimator], dict[str, Any]]]:
+    """attribute -> (class, encoded state) of the estimators a `MetaEstimator` holds: plain cwrs
+    estimators of the `kinds` it takes only."""
     if not isinstance(entries, dict) or not entries.keys() <= set(HELD):
         raise ModelFormatError("corrupted model file: bad list of held estimators")
     held: dict[str, tuple[type[Estimator], dict[str, Any]]] = {}
     for key, entry in entries.items():
         cls = _estimator_classes().get(str(entry.get("estimator"))) if isinstance(
             entry, dict) else None
-        if cls is None or not issubclass(cls, Classifier):
+        if cls is None or not issubclass(cls, kinds):
+            what = " or ".join(kind.__name__.lower() for kind in kinds)
             raise ModelFormatError(
-                f"corrupted model file: {key} must be a cwrs classifier, got "
+                f"corrupted model file: {key} must be a cwrs {what}, got "
                 f"{entry.get('estimator') if isinstance(entry, dict) else entry!r:.80}"
             )
         if not isinstance(entry.get("state"), dict):
@@ -961,17 +1100,21 @@ def loads(data: bytes) -> Estimator:
 
 
 @overload
-def load(file: ModelFile) -> Union[Classifier, Regressor, CalibratedClassifier]: ...
+def load(
+    file: ModelFile,
+) -> Union[Classifier, Regressor, CalibratedClassifier, SelectiveSampler, ContextualBandit]: ...
 @overload
 def load(file: ModelFile, expected: type[_Estimator]) -> _Estimator: ...
 def load(
     file: ModelFile, expected: Optional[type[Any]] = None
-) -> Union[Classifier, Regressor, CalibratedClassifier, Estimator]:
+) -> Union[Classifier, Regressor, CalibratedClassifier, SelectiveSampler, ContextualBandit,
+           Estimator]:
     """The estimator saved by `estimator.save(file)` (a path or a binary file object).
 
-    `expected`, a cwrs class such as `cwrs.AROW`, `cwrs.Classifier` or
-    `cwrs.CalibratedClassifier`, makes sure the file holds one (and tells type checkers so):
-    `cwrs.load(path, cwrs.AROW)` is typed `AROW`.
+    `expected`, a cwrs class such as `cwrs.AROW`, `cwrs.Classifier`,
+    `cwrs.CalibratedClassifier`, `cwrs.SelectiveSampler` or `cwrs.bandit.ContextualBandit`,
+    makes sure the file holds one (and tells type checkers so): `cwrs.load(path, cwrs.AROW)`
+    is typed `AROW`.
 
     Raises ModelFormatError (a ValueError) for a file that is not a cwrs model (or not of the
     `expected` class), is truncated or altered (checked by CRC-32), holds a state no cwrs
@@ -980,7 +1123,7 @@ def load(
     """
     if expected is not None and not (
         isinstance(expected, type)
-        and (issubclass(expected, Estimator) or expected is CalibratedClassifier)
+        and (issubclass(expected, Estimator) or expected in META_KINDS)
     ):
         raise TypeError(f"expected must be a cwrs estimator class, got {expected!r:.80}")
     if not isinstance(file, (str, bytes, os.PathLike)):

@@ -103,9 +103,11 @@ class ContextualBandit(MetaEstimator):
     classifier (first-order ones included); "thompson" and "ucb" need a second-order one.
     Drifting rewards: give the estimator a `process_noise` (the diagonal and full forms).
 
-    Persistence: a bandit pickles (its model, its generator and its counts), and
-    `bandit.estimator_` saves to .cwrs and merges (`cwrs.merge`) as any estimator does; saving
-    a bandit itself to .cwrs and `cwrs.merge` of bandits are not supported yet.
+    Persistence: a bandit pickles, and `save(path)` writes it to a .cwrs file (its model, its
+    generator and its counts; unfitted, its parameters) that `cwrs.load(path)` reads back, to
+    make the same decisions. `cwrs.merge` of bandits of equal parameters (but `random_state`)
+    that played shards of the rounds is a bandit of the merge of their models, the sum of
+    their counts and a copy of the first one's generator.
 
     Parameters
     ----------

@@ -51,8 +51,11 @@ assert_type(cwrs.PARegressor(epsilon=0.0).fit(X, y).coef_, npt.NDArray[np.float6
 
 clf.save("model.cwrs")
 assert_type(
-    cwrs.load("model.cwrs"), Union[cwrs.Classifier, cwrs.Regressor, cwrs.CalibratedClassifier]
+    cwrs.load("model.cwrs"),
+    Union[cwrs.Classifier, cwrs.Regressor, cwrs.CalibratedClassifier, cwrs.SelectiveSampler,
+          ContextualBandit],
 )
+assert_type(cwrs.load("model.cwrs", ContextualBandit), ContextualBandit)
 assert_type(cwrs.load("model.cwrs", cwrs.AROW), cwrs.AROW)
 calibrated = cwrs.CalibratedClassifier(cwrs.AROW(), method="isotonic").fit(X, y)
 assert_type(calibrated, cwrs.CalibratedClassifier)
@@ -95,3 +98,6 @@ assert_type(simulate(bandit, X, y), SimulationResult)
 assert_type(bandit.learn_logged([X], [0], [1.0], [0.5], method="dr"), ContextualBandit)
 bandit.learn_logged([X], [0], [1.0], [0.5], method="direct")  # type: ignore[arg-type]
 ContextualBandit(cwrs.AROWRegressor(), "softmax")  # type: ignore[arg-type]
+bandit.save("bandit.cwrs")
+assert_type(cwrs.merge([bandit, bandit]), ContextualBandit)
+assert_type(cwrs.merge([clf, clf]), cwrs.AROW)

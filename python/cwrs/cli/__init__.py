@@ -577,6 +577,12 @@ def trained_model(path):
     except ValueError as error:  # not a model file, corrupted, or from a newer cwrs
         message = one_line(error)
         raise UsageError(message if path in message else f"{path}: {message}") from None
+    if not hasattr(model, "predict"):  # a contextual bandit chooses actions among rows
+        raise UsageError(
+            f"{path}: the file holds a {type(model).__name__}, which chooses actions and does "
+            "not predict labels; the command line does not run it: load it in Python with "
+            "cwrs.load"
+        )
     if not hasattr(model, "n_features_in_"):
         raise UsageError(f"{path}: the model was saved before it was trained")
     return model
