@@ -81,6 +81,7 @@ test: install lint docs browser
 	cargo run --quiet --example save
 	cargo run --quiet --example shards
 	cargo run --quiet --example weights
+	cargo run --quiet --example bandit
 	$(PY) -m pytest -q -n auto
 	PROFILE=$(PROFILE) PYTHON=$(PY) bash scripts/check_package.sh
 

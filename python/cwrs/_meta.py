@@ -30,9 +30,16 @@ def clone(estimator: Any) -> Any:
 
 class MetaEstimator:
     """`get_params`, `set_params`, `__repr__` and `save` of an estimator holding `estimator`,
-    from the parameters of its `__init__` and their defaults."""
+    from the parameters of its `__init__` and their defaults, and its state for pickles, files
+    and merges (its `__dict__`; a subclass drops its caches from it)."""
 
     estimator: Any
+
+    def __getstate__(self) -> dict[str, Any]:
+        return self.__dict__.copy()
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
 
     @classmethod
     def _get_param_names(cls) -> list[str]:

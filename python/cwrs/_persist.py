@@ -424,6 +424,8 @@ def _check_bandit(bandit: Any, state: dict[str, Any], fresh: dict[str, Any]) -> 
     for key, reference in fresh.items():
         if not _same_form(state[key], reference):
             raise ValueError(f"{key} is not of the form a bandit gives it ({state[key]!r:.80})")
+    if not state["_generator"].any():
+        raise ValueError("_generator is all zeros, which is not a state of xoshiro256++")
 
 
 def _same_form(value: Any, reference: Any) -> bool:
