@@ -21,6 +21,7 @@ __all__ = [
     "margin_probabilities",
     "check_mergeable",
     "bandit_choose",
+    "bandit_learn",
     "bandit_simulate",
     "standard_normals",
     "generator_state",
@@ -88,6 +89,7 @@ def bandit_choose(
 def bandit_simulate(
     model: Model, args: _Policy, state: _U64, contexts: _Matrix, labels: _I64, order: _I64
 ) -> tuple[_I64, _F64]: ...
+def bandit_learn(model: Model, actions: _Matrix, index: int, reward: float) -> None: ...
 def standard_normals(state: _U64, n: int) -> _F64: ...
 def generator_state(seed: int) -> _U64: ...
 

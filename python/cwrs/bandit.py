@@ -39,6 +39,8 @@ POLICIES = ("thompson", "ucb", "greedy", "epsilon")
 
 
 def _real(owner, name, value, low, high, low_open=False):
+    if type(value) is float and low <= value <= high and not (low_open and value == low):
+        return value  # the common case, without the ABC checks below
     if (
         not isinstance(value, numbers.Real) or isinstance(value, bool) or math.isnan(value)
         or value < low or value > high or (low_open and value == low)
@@ -130,8 +132,8 @@ class ContextualBandit(MetaEstimator):
         Seeds the bandit's generator (the core's xoshiro256++, made at the first call): an int
         in [0, 2⁶⁴) as `cwrs::bandit::Generator::seed_from_u64` seeds it, so every decision is
         reproducible and a Rust program seeded alike draws the same; a NumPy Generator gives
-        its four words; None takes fresh entropy from the system. The draws (Box–Muller normals,
-        uniforms of 53 bits) are the same on every machine.
+        its four words; None takes fresh entropy from the system. The draws (normals by
+        Marsaglia's polar method, uniforms of 53 bits) are the same on every machine.
 
     Attributes
     ----------
@@ -201,33 +203,44 @@ class ContextualBandit(MetaEstimator):
 
     # ----------------------------------------------------------------- checks
     def _check_params(self) -> None:
+        # Called on every round: the estimator and the seed matter only until the model is
+        # built (it is a clone of the estimator), so they are checked until then only.
+        fitted = self.__dict__.get("estimator_")
+        estimator = self.estimator if fitted is None else fitted
+        if fitted is None:
+            self._check_estimator_and_seed()
+        if self.policy not in POLICIES:
+            raise InvalidParameterError(f"policy must be one of {POLICIES}, got {self.policy!r}")
+        if self.policy in ("thompson", "ucb"):
+            for model in {id(estimator): estimator, id(self.estimator): self.estimator}.values():
+                if not getattr(model, "_second_order", False):
+                    raise InvalidParameterError(
+                        f"policy={self.policy!r} needs the covariance of a second-order learner "
+                        f"(AROWRegressor, AROW, ...); {type(model).__name__} is first order: "
+                        "use policy='greedy' or 'epsilon'"
+                    )
+        _real(self, "alpha", self.alpha, 0.0, math.inf)
+        _real(self, "epsilon", self.epsilon, 0.0, 1.0)
+        draws = self.n_probability_draws
+        if type(draws) is not int and (
+            not isinstance(draws, numbers.Integral) or isinstance(draws, bool)
+        ) or draws < 0:
+            raise InvalidParameterError(
+                f"n_probability_draws must be an int >= 0, got {draws!r}"
+            )
+
+    def _check_estimator_and_seed(self) -> None:
         estimator = self.estimator
-        classifier = isinstance(estimator, Classifier)
-        if not (isinstance(estimator, Regressor) or classifier):
+        if not isinstance(estimator, (Regressor, Classifier)):
             raise InvalidParameterError(
                 "ContextualBandit's estimator must be a cwrs regressor or classifier "
                 f"(cwrs.AROWRegressor(), cwrs.AROW(), ...), got {estimator!r:.80}"
-            )
-        if self.policy not in POLICIES:
-            raise InvalidParameterError(f"policy must be one of {POLICIES}, got {self.policy!r}")
-        if self.policy in ("thompson", "ucb") and not estimator._second_order:
-            raise InvalidParameterError(
-                f"policy={self.policy!r} needs the covariance of a second-order learner "
-                f"(AROWRegressor, AROW, ...); {type(estimator).__name__} is first order: use "
-                "policy='greedy' or 'epsilon'"
             )
         if (
             getattr(estimator, "kernel", None) is not None
             or getattr(estimator, "kernel_approximation", None) is not None
         ):
             raise InvalidParameterError("ContextualBandit takes primal learners only (no kernel)")
-        _real(self, "alpha", self.alpha, 0.0, math.inf)
-        _real(self, "epsilon", self.epsilon, 0.0, 1.0)
-        draws = self.n_probability_draws
-        if not isinstance(draws, numbers.Integral) or isinstance(draws, bool) or draws < 0:
-            raise InvalidParameterError(
-                f"n_probability_draws must be an int >= 0, got {draws!r}"
-            )
         seed = self.random_state
         if not (
             seed is None or isinstance(seed, np.random.Generator)
@@ -392,7 +405,12 @@ class ContextualBandit(MetaEstimator):
         value = self._check_reward(reward)
         weight = 1.0 if probability is None else 1.0 / self._check_probability(probability)
         self._ensure_model(rows.shape[1])
-        self._learn(rows[index : index + 1], np.array([value]), np.array([weight]))
+        if probability is None:  # the bandit's own decision: in the core (`learn_reward`)
+            model, matrix = self.estimator_._model_and_rows(rows)
+            _cwrs.bandit_learn(model, matrix, index, value)
+            self.n_learned_ += 1
+        else:
+            self._learn(rows[index : index + 1], np.array([value]), np.array([weight]))
         return self
 
     def learn_logged(

@@ -9,7 +9,7 @@ use super::convert::{indices, matrix};
 use super::model::PyModel;
 use super::{Array1, Object, PyResult};
 use crate::host::shared::Work;
-use cwrs::bandit::{Decision, Generator, Policy};
+use cwrs::bandit::{learn_reward, Decision, Generator, Policy};
 use cwrs::error::CwError;
 
 /// The policy `name` with its parameters.
@@ -72,6 +72,27 @@ pub(super) fn bandit_choose(
     let decision = model.estimator.read(py, "choose", Work::Quick, choose)?;
     store(&mut state, &generator)?;
     Ok((decision.index, decision.probability))
+}
+
+/// Learns the reward of the action played, the row `index` of `actions`
+/// (`cwrs::bandit::learn_reward`: the target for a regressor, label ±1 for reward 1 or 0).
+#[pyfunction]
+pub(super) fn bandit_learn(
+    py: Python,
+    model: PyRef<PyModel>,
+    actions: &Object,
+    index: usize,
+    reward: f64,
+) -> PyResult<()> {
+    let rows = matrix(actions)?;
+    if index >= rows.n_rows() {
+        let n = rows.n_rows();
+        return Err(
+            CwError::InvalidInput(format!("index {index} is not one of the {n} actions")).into(),
+        );
+    }
+    let learn = |m: &mut cwrs::Model| Ok(learn_reward(m, rows.row(index), reward)?);
+    model.estimator.write(py, "update", Work::Quick, learn)
 }
 
 /// The bake-off's reduction (`cwrs::bandit::simulate`) over the rounds `order` (int64 row

@@ -35,7 +35,9 @@ mod _cwrs {
     use crate::host::shared::guarded;
 
     #[pymodule_export]
-    use super::bandit::{bandit_choose, bandit_simulate, generator_state, standard_normals};
+    use super::bandit::standard_normals;
+    #[pymodule_export]
+    use super::bandit::{bandit_choose, bandit_learn, bandit_simulate, generator_state};
     #[pymodule_export]
     use super::errors::{InvalidModelStateError, InvalidParameterError};
     #[pymodule_export]

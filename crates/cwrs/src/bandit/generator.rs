@@ -1,7 +1,7 @@
 //! The bandit's random numbers: xoshiro256++ (Blackman & Vigna, "Scrambled linear pseudorandom
 //! number generators", ACM TOMS 2021), its four words the whole state, so that a bandit saved
-//! and loaded, or pickled, continues the same stream; standard normals by Box–Muller with
-//! `libm`, so the draws are the same on every machine.
+//! and loaded, or pickled, continues the same stream; standard normals by Marsaglia's polar
+//! method with `libm`, so the draws are the same on every machine.
 
 use crate::error::CwError;
 
@@ -70,18 +70,24 @@ impl Generator {
         ((u128::from(self.next_u64()) * n as u128) >> 64) as usize
     }
 
-    /// Fills `out` with independent standard normals, two from each pair of uniforms by
-    /// Box–Muller (√(−2 ln u₁)·(cos 2πu₂, sin 2πu₂), u₁ in (0, 1]); with an odd length the last
-    /// pair's second value is dropped.
+    /// Fills `out` with independent standard normals by Marsaglia's polar method: pairs
+    /// (u, v) uniform in [−1, 1)² are drawn until s = u² + v² is in (0, 1), and u·√(−2 ln s / s),
+    /// v·√(−2 ln s / s) are two normals (no sine or cosine, and a pair is kept with probability
+    /// π/4); with an odd length the last pair's second value is dropped.
     pub fn fill_standard_normal(&mut self, out: &mut [f64]) {
         for pair in out.chunks_mut(2) {
-            let u1 = 1.0 - self.uniform();
-            let u2 = self.uniform();
-            let radius = libm::sqrt(-2.0 * libm::log(u1));
-            let (sin, cos) = libm::sincos(std::f64::consts::TAU * u2);
-            pair[0] = radius * cos;
+            let (u, v, s) = loop {
+                let u = 2.0 * self.uniform() - 1.0;
+                let v = 2.0 * self.uniform() - 1.0;
+                let s = u * u + v * v;
+                if s < 1.0 && s > 0.0 {
+                    break (u, v, s);
+                }
+            };
+            let factor = libm::sqrt(-2.0 * libm::log(s) / s);
+            pair[0] = u * factor;
             if let Some(second) = pair.get_mut(1) {
-                *second = radius * sin;
+                *second = v * factor;
             }
         }
     }

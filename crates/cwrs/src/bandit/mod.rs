@@ -1,7 +1,7 @@
 //! Contextual bandits from a model's Gaussian over weights (docs/design.md §3.16). Each round
 //! offers actions as rows of features (so the set of actions may change every round); a
 //! [`Policy`] chooses one from the model's scores μ·x of the rows, their variances xᵀΣx and
-//! covariances xᵀΣy ([`Model::score_covariances`]); the model then learns the reward of the
+//! covariances xᵀΣy ([`Model::score_distribution`]); the model then learns the reward of the
 //! action played ([`learn_reward`]). A regressor (AROW regression: exact Bayesian linear
 //! regression with the full form, LinUCB's model) learns the reward; a binary model learns the
 //! event "reward 1" (rewards 0 or 1). [`simulate`] runs the multiclass-to-bandit reduction of
@@ -120,8 +120,8 @@ impl Policy {
             n_probability_draws,
         } = *self
         {
-            actions.validate(model.model_config().n_features)?;
             if n_actions == 1 {
+                actions.validate(model.model_config().n_features)?;
                 return Ok(Decision {
                     index: 0,
                     probability: 1.0,
@@ -137,13 +137,14 @@ impl Policy {
             });
         }
         let mut scores = vec![0.0; n_actions];
-        model.decision_function(actions, &mut scores)?;
         if let Policy::Ucb { alpha } = *self {
             let mut variances = vec![0.0; n_actions];
-            model.variances(actions, &mut variances)?;
+            model.score_moments(actions, &mut scores, &mut variances)?;
             for (s, v) in scores.iter_mut().zip(&variances) {
                 *s += alpha * v.max(0.0).sqrt();
             }
+        } else {
+            model.decision_function(actions, &mut scores)?;
         }
         let greedy = thompson::first_best(&scores);
         let Policy::EpsilonGreedy { epsilon } = *self else {
@@ -291,19 +292,24 @@ impl CrossedRows {
         let (values, indices) = (&mut self.values, &mut self.indices);
         values.clear();
         indices.clear();
+        x.for_each(|j, v| {
+            if v != 0.0 {
+                values.push(v);
+                indices.push(j as i64);
+            }
+        });
+        values.push(1.0);
+        indices.push(self.width as i64 - 1);
+        let block = values.len();
         self.indptr.clear();
         self.indptr.push(0);
-        for k in 0..self.n_actions {
+        self.indptr.push(block as i64);
+        for k in 1..self.n_actions {
             let offset = (k * self.width) as i64;
-            x.for_each(|j, v| {
-                if v != 0.0 {
-                    values.push(v);
-                    indices.push(offset + j as i64);
-                }
-            });
-            values.push(1.0);
-            indices.push(offset + self.width as i64 - 1);
-            self.indptr.push(values.len() as i64);
+            values.extend_from_within(..block);
+            indices.extend_from_within(..block);
+            indices[k * block..].iter_mut().for_each(|j| *j += offset);
+            self.indptr.push(((k + 1) * block) as i64);
         }
     }
 

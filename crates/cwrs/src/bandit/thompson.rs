@@ -35,6 +35,8 @@ pub(super) fn best_actions(
             })
             .collect())
     } else {
+        // The actions are scored here, not by the model: checked as it would check them.
+        actions.validate(n_features)?;
         let basis = Basis::new(n_features, fit_intercept);
         let weights = ScoreDraws::new(model, &basis.matrix(), alpha)?;
         let mut z = vec![0.0; draws * dim];
@@ -75,10 +77,8 @@ struct ScoreDraws {
 impl ScoreDraws {
     fn new(model: &Model, rows: &Matrix, alpha: f64) -> Result<ScoreDraws, CwError> {
         let n = rows.n_rows();
-        let mut means = vec![0.0; n];
-        model.decision_function(rows, &mut means)?;
-        let mut factor = vec![0.0; n * n];
-        model.score_covariances(rows, &mut factor)?;
+        let (mut means, mut factor) = (vec![0.0; n], vec![0.0; n * n]);
+        model.score_distribution(rows, &mut means, &mut factor)?;
         semidefinite_cholesky(&mut factor, n);
         Ok(ScoreDraws {
             means,
@@ -92,7 +92,10 @@ impl ScoreDraws {
         let n = self.means.len();
         for (i, value) in out.iter_mut().enumerate() {
             let row = &self.factor[i * n..=i * n + i];
-            let lz: f64 = row.iter().zip(z).map(|(l, z)| l * z).sum();
+            let mut lz = 0.0;
+            for (l, z) in row.iter().zip(z) {
+                lz += l * z;
+            }
             *value = self.means[i] + self.alpha * lz;
         }
     }

@@ -805,7 +805,13 @@ fn merge_common<I: SparseIndex, J: SparseIndex>(
     yv: &[f64],
     mut f: impl FnMut(usize, f64, f64),
 ) {
-    let (mut p, mut q) = (0, 0);
+    // Rows far apart (a bandit's actions crossed with a one-hot) share nothing: start where the
+    // other row's indices begin, which is past the end for rows with disjoint ranges.
+    let (Some(x_first), Some(y_first)) = (xi.first(), yi.first()) else {
+        return;
+    };
+    let mut p = xi.partition_point(|i| i.get() < y_first.get());
+    let mut q = yi.partition_point(|j| j.get() < x_first.get());
     while p < xi.len() && q < yi.len() {
         let (a, b) = (xi[p].get(), yi[q].get());
         if a == b {

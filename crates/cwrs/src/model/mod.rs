@@ -927,19 +927,37 @@ impl Model {
     /// low-rank covariance; an error otherwise. Never forms Σ densely: O(n²) pairs of
     /// O(nnz) each for the diagonal form, O(nnz²) for the full one, O(k·nnz) for the low-rank.
     pub fn score_covariances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
+        self.score_distribution(x, &mut vec![0.0; x.n_rows()], out)
+    }
+
+    /// The Gaussian of the rows' scores: their means μ·x ([`Model::decision_function`] bit for
+    /// bit) into `means` and their covariances ([`Model::score_covariances`]) into
+    /// `covariances`, in one pass over the rows.
+    pub fn score_distribution(
+        &self,
+        x: &Matrix,
+        means: &mut [f64],
+        covariances: &mut [f64],
+    ) -> Result<(), CwError> {
         match &self.model {
-            AnyLearner::Binary(l) => l.score_covariances(x, out),
-            AnyLearner::Regressor(l) => l.score_covariances(x, out),
-            AnyLearner::Multiclass(_) => Err(CwError::InvalidInput(
-                "score covariances are for a binary model or a regressor, not a multiclass one \
-                 (it keeps one Gaussian per class)"
-                    .into(),
-            )),
-            AnyLearner::Kernel(_) | AnyLearner::MulticlassKernel(_) => Err(CwError::InvalidInput(
-                "score covariances need a primal model: a kernel model keeps no Σ over the \
-                     features"
-                    .into(),
-            )),
+            AnyLearner::Binary(l) => l.score_distribution(x, means, covariances),
+            AnyLearner::Regressor(l) => l.score_distribution(x, means, covariances),
+            other => Err(no_score_distribution(other)),
+        }
+    }
+
+    /// μ·x and xᵀΣx of every row of a binary model or a regressor in one pass over the rows:
+    /// [`Model::decision_function`] and [`Model::variances`] bit for bit.
+    pub fn score_moments(
+        &self,
+        x: &Matrix,
+        means: &mut [f64],
+        variances: &mut [f64],
+    ) -> Result<(), CwError> {
+        match &self.model {
+            AnyLearner::Binary(l) => l.score_moments(x, means, variances),
+            AnyLearner::Regressor(l) => l.score_moments(x, means, variances),
+            other => Err(no_score_distribution(other)),
         }
     }
 
@@ -1032,6 +1050,17 @@ impl Model {
             }
         }
     }
+}
+
+/// Why a model has no one distribution of scores per row (see [`Model::score_distribution`]).
+fn no_score_distribution(model: &AnyLearner) -> CwError {
+    CwError::InvalidInput(match model {
+        AnyLearner::Multiclass(_) => "score covariances are for a binary model or a regressor, \
+                                      not a multiclass one (it keeps one Gaussian per class)"
+            .into(),
+        _ => "score covariances need a primal model: a kernel model keeps no Σ over the features"
+            .into(),
+    })
 }
 
 /// The class `predict` gives a row of scores: with one score (two classes), 1 where it is

@@ -874,16 +874,18 @@ impl<O: Objective, M: Covariance> Online<O, M> {
         self.fill_per_model(x, out, true, |_, v| v)
     }
 
-    /// x_iᵀΣx_j for every pair of rows of `x` under the learner's one model (n × n, row-major),
-    /// its diagonal [`Online::variances`] bit for bit (the same path computes it); each other
+    /// μ·x into `means` ([`Online::decision_function`] bit for bit) and x_iᵀΣx_j for every
+    /// pair of rows of `x` into `covariances` (n × n, row-major) under the learner's one model,
+    /// the diagonal [`Online::variances`] bit for bit (the same path computes both); each other
     /// pair once by [`Covariance::cross_variance`], mirrored. Refused for several models and
     /// for a form without a cross variance.
-    pub fn score_covariances(&self, x: &Matrix, out: &mut [f64]) -> Result<(), CwError> {
-        let [model] = &self.models[..] else {
-            return Err(CwError::InvalidInput(
-                "score covariances are for a learner of one model".into(),
-            ));
-        };
+    pub fn score_distribution(
+        &self,
+        x: &Matrix,
+        means: &mut [f64],
+        covariances: &mut [f64],
+    ) -> Result<(), CwError> {
+        let model = self.one_model()?;
         let no_cross_variance = || {
             CwError::InvalidInput(
                 "score covariances need a second-order model with covariance \"diag\", \"full\" \
@@ -897,24 +899,60 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             .cross_variance(empty, empty)
             .ok_or_else(no_cross_variance)?;
         let n = x.n_rows();
-        if n.checked_mul(n) != Some(out.len()) {
+        if n.checked_mul(n) != Some(covariances.len()) {
             return Err(CwError::InvalidInput(format!(
                 "output holds {} values for the {n} × {n} covariances of {n} rows",
-                out.len()
+                covariances.len()
             )));
         }
-        self.check_output(x, out, n)?;
-        model.predict_rows(x, true, |i, _, v| out[i * n + i] = v)?;
+        self.check_output(x, means, 1)?;
+        self.predict_each(x, true, |_, i, score, v| {
+            means[i] = score;
+            covariances[i * n + i] = v;
+        })?;
         for i in 0..n {
             let row = x.row(i);
             for j in i + 1..n {
                 let c = model
                     .cross_variance(row, x.row(j))
                     .ok_or_else(no_cross_variance)?;
-                (out[i * n + j], out[j * n + i]) = (c, c);
+                (covariances[i * n + j], covariances[j * n + i]) = (c, c);
             }
         }
         Ok(())
+    }
+
+    /// μ·x and xᵀΣx of every row under the learner's one model, in one pass over `x`:
+    /// [`Online::decision_function`] and [`Online::variances`] bit for bit.
+    pub fn score_moments(
+        &self,
+        x: &Matrix,
+        means: &mut [f64],
+        variances: &mut [f64],
+    ) -> Result<(), CwError> {
+        self.one_model()?;
+        self.check_output(x, means, 1)?;
+        if variances.len() != means.len() {
+            return Err(CwError::InvalidInput(format!(
+                "{} variances for {} rows",
+                variances.len(),
+                means.len()
+            )));
+        }
+        self.predict_each(x, true, |_, i, score, v| {
+            means[i] = score;
+            variances[i] = v;
+        })
+    }
+
+    /// The learner's model, if it has one (not one per class).
+    fn one_model(&self) -> Result<&M, CwError> {
+        match &self.models[..] {
+            [model] => Ok(model),
+            _ => Err(CwError::InvalidInput(
+                "score covariances are for a learner of one model".into(),
+            )),
+        }
     }
 }
 
