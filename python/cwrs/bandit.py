@@ -75,15 +75,16 @@ class ContextualBandit(MetaEstimator):
       by Monte Carlo from the draw played and `n_probability_draws` more, as the fraction of
       these 1 + n draws whose best action is the one played (so it is at least 1/(1 + n));
       with one action it is exactly 1 and nothing is drawn.
-    - "ucb" (LinUCB; Li et al. 2010): plays the highest μ·x + α√(xᵀΣx), computed by the core
-      (`decision_function` and `variance` of the native model), with probability 1.
+    - "ucb" (LinUCB; Li et al. 2010): plays the highest μ·x + α√(xᵀΣx), with probability 1.
     - "greedy": plays the highest μ·x, with probability 1.
     - "epsilon" (ε-greedy): with probability ε plays an action drawn uniformly, else the
       greedy one; the probability of the action played is exact: ε/K + (1 − ε) for the greedy
       action and ε/K for any other (K actions).
 
     Ties go to the first action (lowest index) of the highest value, for every policy (for
-    "epsilon", the greedy action is that first one).
+    "epsilon", the greedy action is that first one). Each decision, and each `update` of the
+    bandit's own decisions, is one call to the Rust core (`cwrs::bandit`, which Rust programs
+    use directly); the actions of a round are a dense array or a SciPy sparse matrix.
 
     The model is the prior N(0, a·I) until the first update: it is built at the first call
     (`choose`, `update`, ...) from the width of the actions, by a weightless presentation of a
@@ -163,9 +164,9 @@ class ContextualBandit(MetaEstimator):
     ...     _ = bandit.update(actions, index, reward)
     ...     best.append(index == np.argmax(actions @ theta))
     >>> float(np.mean(best[:50])), float(np.mean(best[-100:]))  # how often it played the best
-    (0.6, 0.91)
+    (0.62, 0.91)
     >>> np.round(bandit.estimator_.coef_ - theta, 2)  # the reward model it learned
-    array([-0.  ,  0.  ,  0.01,  0.01,  0.  ])
+    array([-0.  , -0.  ,  0.01,  0.  ,  0.  ])
 
     References
     ----------
