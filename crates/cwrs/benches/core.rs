@@ -5,7 +5,8 @@
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
 use cwrs::covariance::kernel::Kernel;
 use cwrs::learn::learner::DualLearner;
-use cwrs::{CovarianceKind, Learner, Matrix, Presentation, Rule};
+use cwrs::bandit::{simulate, Generator, Policy};
+use cwrs::{CovarianceKind, Learner, Matrix, Model, ModelConfig, Presentation, Rule};
 use std::hint::black_box;
 
 mod common;
@@ -220,11 +221,58 @@ fn kernel_predict(c: &mut Criterion) {
     group.finish();
 }
 
+/// Rounds of the bake-off's multiclass-to-bandit reduction (`cwrs::bandit::simulate`): 2,000
+/// contexts of 20 features, 10 actions (210 coordinates), Thompson sampling (16 extra draws for
+/// the probability) and UCB over AROW regression with the diagonal and the full covariance.
+fn bandit_rounds(c: &mut Criterion) {
+    let (n, d, k) = (2_000, 20, 10);
+    let (x, y) = dense_stream(n, d);
+    let labels: Vec<usize> = (0..n)
+        .map(|i| (usize::from(y[i] > 0.0) + 3 * (i % 3)) % k)
+        .collect();
+    let contexts = Matrix::Dense {
+        values: &x,
+        n_rows: n,
+        n_cols: d,
+    };
+    let order: Vec<usize> = (0..n).collect();
+    let mut group = c.benchmark_group("bandit");
+    group.throughput(Throughput::Elements(n as u64));
+    group.sample_size(10);
+    let policies = [
+        (
+            "thompson",
+            Policy::Thompson {
+                alpha: 0.1,
+                n_probability_draws: 16,
+            },
+        ),
+        ("ucb", Policy::Ucb { alpha: 0.3 }),
+    ];
+    for (form, kind) in [("diag", CovarianceKind::Diagonal), ("full", CovarianceKind::Full)] {
+        for (name, policy) in policies {
+            group.bench_function(BenchmarkId::new(name, form), |b| {
+                b.iter(|| {
+                    let config = ModelConfig::regressor("AROW", &[("r", 1.0)])
+                        .covariance(kind)
+                        .n_features(k * (d + 1));
+                    let mut model = Model::from_config(config, None).unwrap();
+                    let mut generator = Generator::seed_from_u64(0);
+                    simulate(&mut model, &policy, &mut generator, &contexts, &labels, &order)
+                        .unwrap()
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 criterion_group!(
     benches,
     diagonal_sparse,
     full_dense,
     kernel_budget,
-    kernel_predict
+    kernel_predict,
+    bandit_rounds
 );
 criterion_main!(benches);
