@@ -349,9 +349,7 @@ def grids_text(quick):
 def loss_part(args, seeds):
     results: dict[str, dict[str, dict[str, tuple[float, float, float]]]] = {}
     tables = []
-    shapes = {}
     for name, (X, y) in datasets(args.quick).items():
-        shapes[name] = (X.shape[0], X.shape[1], np.unique(y).size)
         lines = [f"\n### {name} ({X.shape[0]:,} rounds, {X.shape[1]} features, "
                  f"{np.unique(y).size} actions)\n",
                  "| method | parameter | progressive loss | rounds/s |",
