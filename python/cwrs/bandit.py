@@ -453,7 +453,10 @@ class ContextualBandit(MetaEstimator):
           weighted regression of the action played) already varies little, and DR from a
           decent model matched it, not more (see the user guide). Use a second-order
           regressor: a first-order one that steps to fit each row (`PARegressor()`) can
-          diverge on these targets. A round costs K_t rows instead of one.
+          diverge on these targets. A round costs K_t rows instead of one. The targets of
+          the actions not played are the model's own predictions, learned as if observed, so
+          they also shrink its covariance along those actions: the uncertainty that UCB and
+          Thompson sampling explore from then understates what the log taught; "ips" keeps it.
 
         Parameters
         ----------
@@ -540,19 +543,16 @@ class ContextualBandit(MetaEstimator):
         """`learn_logged(method="dr")` on checked inputs: per round, every row with the
         doubly robust target from the model before the round, weight 1."""
         estimator = self.estimator_
-        try:
-            for rows, index, reward, p in zip(rounds, chosen, rewards, probabilities):
-                targets = estimator.predict(rows)
-                index = int(index)
-                targets[index] += (reward - targets[index]) / p
-                if not np.isfinite(targets).all():  # the rounds before it stay learned
-                    raise ValueError(
-                        "a doubly robust target overflowed float64 (a reward or 1/p too large)"
-                    )
-                estimator.partial_fit(rows, targets)
-                self.n_learned_ += 1
-        finally:
-            self.__dict__.pop("_factor", None)
+        for rows, index, reward, p in zip(rounds, chosen, rewards, probabilities):
+            targets = estimator.predict(rows)
+            index = int(index)
+            targets[index] += (reward - targets[index]) / p
+            if not np.isfinite(targets).all():  # the rounds before it stay learned
+                raise ValueError(
+                    "a doubly robust target overflowed float64 (a reward or 1/p too large)"
+                )
+            estimator.partial_fit(rows, targets)
+            self.n_learned_ += 1
 
 
 def _generator_state(random_state: Union[int, np.random.Generator, None]) -> np.ndarray:

@@ -200,19 +200,8 @@ fn sparse_for_each<I: SparseIndex>(indices: &[I], values: &[f64], mut f: impl Fn
 
 /// Σ x_j s_j over the indices both sorted vectors hold.
 fn merge_dot<I: SparseIndex>(xi: &[I], xv: &[f64], si: &[u32], sv: &[f64]) -> f64 {
-    let (mut p, mut q, mut sum) = (0, 0, 0.0);
-    while p < xi.len() && q < si.len() {
-        let (a, b) = (xi[p].get(), si[q] as usize);
-        if a == b {
-            sum += xv[p] * sv[q];
-            p += 1;
-            q += 1;
-        } else if a < b {
-            p += 1;
-        } else {
-            q += 1;
-        }
-    }
+    let mut sum = 0.0;
+    merge_common(xi, xv, si, sv, |_, x, s| sum += x * s);
     sum
 }
 
