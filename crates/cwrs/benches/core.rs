@@ -3,9 +3,9 @@
 //! `cargo bench` runs them; `cargo bench -- diag` selects a group.
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use cwrs::bandit::{simulate, Generator, Policy};
 use cwrs::covariance::kernel::Kernel;
 use cwrs::learn::learner::DualLearner;
-use cwrs::bandit::{simulate, Generator, Policy};
 use cwrs::{CovarianceKind, Learner, Matrix, Model, ModelConfig, Presentation, Rule};
 use std::hint::black_box;
 
@@ -249,7 +249,10 @@ fn bandit_rounds(c: &mut Criterion) {
         ),
         ("ucb", Policy::Ucb { alpha: 0.3 }),
     ];
-    for (form, kind) in [("diag", CovarianceKind::Diagonal), ("full", CovarianceKind::Full)] {
+    for (form, kind) in [
+        ("diag", CovarianceKind::Diagonal),
+        ("full", CovarianceKind::Full),
+    ] {
         for (name, policy) in policies {
             group.bench_function(BenchmarkId::new(name, form), |b| {
                 b.iter(|| {
@@ -258,8 +261,15 @@ fn bandit_rounds(c: &mut Criterion) {
                         .n_features(k * (d + 1));
                     let mut model = Model::from_config(config, None).unwrap();
                     let mut generator = Generator::seed_from_u64(0);
-                    simulate(&mut model, &policy, &mut generator, &contexts, &labels, &order)
-                        .unwrap()
+                    simulate(
+                        &mut model,
+                        &policy,
+                        &mut generator,
+                        &contexts,
+                        &labels,
+                        &order,
+                    )
+                    .unwrap()
                 })
             });
         }

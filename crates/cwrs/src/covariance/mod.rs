@@ -239,6 +239,23 @@ pub trait Covariance: Clone + std::fmt::Debug + PartialEq + Send + Sync {
         None
     }
 
+    /// [`Covariance::cross_variance`] of every pair i < j of `rows`, written at (i, j) and
+    /// (j, i) of the n × n row-major `out` (the diagonal left as it is); `None`, and nothing
+    /// written, for a form without one. Default: pair by pair; a form may share work between
+    /// the pairs (the full form projects each row on its pending terms once), with the bits
+    /// of [`Covariance::cross_variance`].
+    fn cross_variances(&self, rows: &[Row], out: &mut [f64]) -> Option<()> {
+        let n = rows.len();
+        self.cross_variance(Row::Sparse32(&[], &[]), Row::Sparse32(&[], &[]))?;
+        for i in 0..n {
+            for j in i + 1..n {
+                let c = self.cross_variance(rows[i], rows[j])?;
+                (out[i * n + j], out[j * n + i]) = (c, c);
+            }
+        }
+        Some(())
+    }
+
     /// Prediction path: (s, s²·xᵀΣx) for the power of two s that brings the row's largest entry
     /// to [1, 2) ([`crate::data::Shape::at_unit_scale`]), where xᵀΣx itself over- or
     /// underflows. `None` where xᵀΣx is not a quadratic form in x (the kernel forms).

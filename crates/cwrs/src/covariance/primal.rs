@@ -373,6 +373,12 @@ macro_rules! primal_forms {
                 }
             }
 
+            fn cross_variances(&self, rows: &[Row], out: &mut [f64]) -> Option<()> {
+                match self {
+                    $(Gaussian::$form(f) => f.cross_variances(rows, out),)*
+                }
+            }
+
             #[inline]
             fn score(&self, row: Row) -> f64 {
                 match self {

@@ -4,6 +4,7 @@
 
 use super::{block_length, block_size, product, Full, LANES};
 use crate::data::{Features, Row};
+use crate::linalg::axpy;
 
 /// Σ₀x for a block of rows, computed together: one row alone uses one lane, more use groups of
 /// [`LANES`]; a lane's arithmetic is the same either way. The buffers live across blocks.
@@ -34,25 +35,30 @@ impl BlockProducts {
         let dim = self.dim;
         self.alone = rows.len() == 1;
         if let [row] = rows {
-            self.one_x.fill(0.0);
-            row.for_each(|j, xj| self.one_x[j] = xj);
-            product(
-                sigma,
-                dim,
-                as_lanes_ref(&self.one_x),
-                as_lanes(&mut self.one_sigma_x),
-            );
+            row_product(sigma, dim, row, &mut self.one_x, &mut self.one_sigma_x);
             return;
         }
         self.x.clear();
         self.x
             .resize(rows.len().div_ceil(LANES) * dim, [0.0; LANES]);
+        let gathered: Vec<bool> = rows.iter().map(|row| gathers(row, dim)).collect();
         for (k, row) in rows.iter().enumerate() {
             let group = &mut self.x[k / LANES * dim..];
             row.for_each(|j, xj| group[j][k % LANES] = xj);
         }
         self.sigma_x.resize(self.x.len(), [0.0; LANES]);
-        product(sigma, dim, &self.x, &mut self.sigma_x);
+        if gathered.contains(&false) {
+            product(sigma, dim, &self.x, &mut self.sigma_x);
+        }
+        // A sparse row's lane holds its gathered product, the bits it has alone.
+        for (k, row) in rows.iter().enumerate().filter(|&(k, _)| gathered[k]) {
+            gather_product(sigma, dim, row, &mut self.one_sigma_x);
+            let group = &mut self.sigma_x[k / LANES * dim..(k / LANES + 1) * dim];
+            group
+                .iter_mut()
+                .zip(&self.one_sigma_x)
+                .for_each(|(g, &v)| g[k % LANES] = v);
+        }
     }
 
     /// Row k of the block and its Σ₀x, dense.
@@ -70,6 +76,47 @@ impl BlockProducts {
             .iter_mut()
             .zip(&self.sigma_x[group])
             .for_each(|(v, g)| *v = g[lane]);
+    }
+}
+
+/// A row has few enough non-zero entries (one in [`GATHER_RATIO`] coordinates or fewer) that
+/// Σ₀x is summed from the rows of Σ₀ at them, O(d·nnz), rather than by the tiled product,
+/// O(d²): a bandit's actions crossed with a one-hot, hashed text. Decided from the row's values
+/// alone, the same for it stored dense or sparse, so its Σ₀x has the same bits in any block.
+fn gathers(row: &Features, dim: usize) -> bool {
+    let mut nonzero = 0;
+    row.for_each(|_, xj| nonzero += usize::from(xj != 0.0));
+    nonzero * GATHER_RATIO <= dim
+}
+
+/// Rows with at most one non-zero entry in this many coordinates take [`gather_product`].
+const GATHER_RATIO: usize = 8;
+
+/// Σ₀x = Σ_j x_j·Σ₀[j, :] over the non-zero x_j in increasing j (Σ₀ is exactly symmetric: its
+/// row j is its column j), each entry summed in that order whatever the vector width.
+fn gather_product(sigma: &[f64], dim: usize, row: &Features, out: &mut [f64]) {
+    out.fill(0.0);
+    row.for_each(|j, xj| {
+        if xj != 0.0 {
+            axpy(xj, &sigma[j * dim..(j + 1) * dim], out);
+        }
+    });
+}
+
+/// One row's dense x and Σ₀x: gathered for a sparse row ([`gathers`]), else the product.
+pub(super) fn row_product(
+    sigma: &[f64],
+    dim: usize,
+    row: &Features,
+    x: &mut [f64],
+    sigma_x: &mut [f64],
+) {
+    x.fill(0.0);
+    row.for_each(|j, xj| x[j] = xj);
+    if gathers(row, dim) {
+        gather_product(sigma, dim, row, sigma_x);
+    } else {
+        product(sigma, dim, as_lanes_ref(x), as_lanes(sigma_x));
     }
 }
 

@@ -15,7 +15,7 @@ use crate::learn::prior_estimate::{feature_moments, reweighed_dense, FeatureMome
 use crate::linalg::simd::{fold_rows, mirror, product_rows};
 use crate::linalg::{axpy, dot_by_fours as dot, sum_by_fours};
 use crate::rules::sherman_morrison_factor;
-use blocks::{as_lanes, as_lanes_ref, BlockProducts, Plan};
+use blocks::{row_product, BlockProducts, Plan};
 use noise::add_to_diagonal;
 use plain::{plain_fold, plain_product, PLAIN_ORDER};
 
@@ -466,6 +466,32 @@ impl Full {
         v
     }
 
+    /// xᵀ(Σ + q·I)y = xᵀΣ₀y + g·x·y − Σ_b (h_b·x)(h_b·y) + q·x·y, given the pairs
+    /// (h_b·x, h_b·y) of the pending terms in order.
+    fn cross_with(
+        &self,
+        x: &Features,
+        y: &Features,
+        projections: impl Iterator<Item = (f64, f64)>,
+    ) -> f64 {
+        let d = self.dim;
+        let mut v = 0.0;
+        x.for_each(|k, xk| {
+            if xk != 0.0 {
+                v += xk * y.dot(&self.sigma[k * d..(k + 1) * d]);
+            }
+        });
+        let xy = x.dot_features(y);
+        v += self.growth * xy;
+        for (hx, hy) in projections {
+            v -= hx * hy;
+        }
+        if self.noise != 0.0 {
+            v += self.noise * xy;
+        }
+        v
+    }
+
     /// Σx = Σ₀x + g·x − Σ_b h_b (h_b·x) from Σ₀x (in `sigma_x`) and the dense x; v = x·Σx.
     fn correct(&self, x: &[f64], sigma_x: &mut [f64]) -> f64 {
         if self.growth != 0.0 {
@@ -538,10 +564,7 @@ impl Full {
         let mut dense = std::mem::take(&mut self.x);
         let mut sigma_x = std::mem::take(&mut self.sigma_x);
         if !self.planned_product(row, &mut dense, &mut sigma_x) {
-            dense.fill(0.0);
-            x.for_each(|j, xj| dense[j] = xj);
-            let (x, y) = (as_lanes_ref(&dense), as_lanes(&mut sigma_x));
-            product(&self.sigma, self.dim, x, y);
+            row_product(&self.sigma, self.dim, x, &mut dense, &mut sigma_x);
         }
         let v = self.correct(&dense, &mut sigma_x);
         self.sigma_x = sigma_x;
@@ -776,21 +799,27 @@ impl Covariance for Full {
     fn cross_variance(&self, a: Row, b: Row) -> Option<f64> {
         let (x, y) = (self.shape.features(a), self.shape.features(b));
         let d = self.dim;
-        let mut v = 0.0;
-        x.for_each(|k, xk| {
-            if xk != 0.0 {
-                v += xk * y.dot(&self.sigma[k * d..(k + 1) * d]);
+        let projections = self.pending.chunks_exact(d).map(|h| (x.dot(h), y.dot(h)));
+        Some(self.cross_with(&x, &y, projections))
+    }
+
+    /// Each row's projections h_b·x on the pending terms once, not once per pair.
+    fn cross_variances(&self, rows: &[Row], out: &mut [f64]) -> Option<()> {
+        let (n, d) = (rows.len(), self.dim);
+        let features: Vec<Features> = rows.iter().map(|&r| self.shape.features(r)).collect();
+        let n_pending = self.pending.len() / d.max(1);
+        let projections: Vec<f64> = (features.iter())
+            .flat_map(|x| self.pending.chunks_exact(d).map(|h| x.dot(h)))
+            .collect();
+        for i in 0..n {
+            for j in i + 1..n {
+                let (pi, pj) = (i * n_pending, j * n_pending);
+                let pairs = (0..n_pending).map(|b| (projections[pi + b], projections[pj + b]));
+                let c = self.cross_with(&features[i], &features[j], pairs);
+                (out[i * n + j], out[j * n + i]) = (c, c);
             }
-        });
-        let xy = x.dot_features(&y);
-        v += self.growth * xy;
-        for h in self.pending.chunks_exact(d) {
-            v -= x.dot(h) * y.dot(h);
         }
-        if self.noise != 0.0 {
-            v += self.noise * xy;
-        }
-        Some(v)
+        Some(())
     }
 
     /// Begins the round (its process noise), then μ·x.

@@ -877,7 +877,7 @@ impl<O: Objective, M: Covariance> Online<O, M> {
     /// μ·x into `means` ([`Online::decision_function`] bit for bit) and x_iᵀΣx_j for every
     /// pair of rows of `x` into `covariances` (n × n, row-major) under the learner's one model,
     /// the diagonal [`Online::variances`] bit for bit (the same path computes both); each other
-    /// pair once by [`Covariance::cross_variance`], mirrored. Refused for several models and
+    /// pair once by [`Covariance::cross_variances`], mirrored. Refused for several models and
     /// for a form without a cross variance.
     pub fn score_distribution(
         &self,
@@ -910,16 +910,10 @@ impl<O: Objective, M: Covariance> Online<O, M> {
             means[i] = score;
             covariances[i * n + i] = v;
         })?;
-        for i in 0..n {
-            let row = x.row(i);
-            for j in i + 1..n {
-                let c = model
-                    .cross_variance(row, x.row(j))
-                    .ok_or_else(no_cross_variance)?;
-                (covariances[i * n + j], covariances[j * n + i]) = (c, c);
-            }
-        }
-        Ok(())
+        let rows: Vec<Row> = (0..n).map(|i| x.row(i)).collect();
+        model
+            .cross_variances(&rows, covariances)
+            .ok_or_else(no_cross_variance)
     }
 
     /// μ·x and xᵀΣx of every row under the learner's one model, in one pass over `x`:
