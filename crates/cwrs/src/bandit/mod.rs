@@ -90,8 +90,8 @@ impl Policy {
         };
         if !(0.0..=high).contains(&value) {
             return Err(CwError::InvalidParameter(format!(
-                "{name} must be in [0, {}], got {value}",
-                if high == 1.0 { "1" } else { "inf)" }
+                "{name} must be in {}, got {value}",
+                if high == 1.0 { "[0, 1]" } else { "[0, inf)" }
             )));
         }
         Ok(())

@@ -20,7 +20,7 @@ pub(super) fn best_actions(
     generator: &mut Generator,
 ) -> Result<Vec<usize>, CwError> {
     let n_actions = actions.n_rows();
-    let n_features = actions.n_cols();
+    let n_features = model.model_config().n_features;
     let fit_intercept = model.model_config().fit_intercept;
     let dim = n_features + usize::from(fit_intercept);
     if n_actions <= dim {
