@@ -368,6 +368,17 @@ def test_refused_inputs_raise_and_change_nothing():
         assert_same_state(state(bandit), before)
 
 
+@pytest.mark.parametrize("draws, error", [(2**62, MemoryError), (2**64 - 1, ValueError)])
+def test_too_many_probability_draws_are_refused_and_change_nothing(draws, error):
+    bandit = ContextualBandit(cwrs.AROWRegressor(), random_state=0)
+    play(bandit, rounds(3))
+    before = state(bandit)
+    bandit.n_probability_draws = draws
+    with pytest.raises(error, match="draws"):
+        bandit.choose(np.eye(3, D))
+    assert state(bandit) == before
+
+
 def test_a_refused_first_call_builds_no_model():
     bandit = ContextualBandit(cwrs.AROWRegressor())
     with pytest.raises(ValueError):

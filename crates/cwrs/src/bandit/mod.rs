@@ -127,7 +127,11 @@ impl Policy {
                     probability: 1.0,
                 });
             }
-            let draws = 1 + n_probability_draws;
+            let draws = n_probability_draws.checked_add(1).ok_or_else(|| {
+                CwError::InvalidParameter(format!(
+                    "n_probability_draws={n_probability_draws} is too large"
+                ))
+            })?;
             let best = thompson::best_actions(model, actions, alpha, draws, generator)?;
             let index = best[0];
             let played = best.iter().filter(|&&b| b == index).count();

@@ -7,7 +7,7 @@
 
 use super::generator::Generator;
 use crate::data::{Matrix, Row};
-use crate::error::CwError;
+use crate::error::{zeros, CwError};
 use crate::model::Model;
 
 /// The rounds' draws: the index of the best action under each of `draws` independent draws of
@@ -25,7 +25,7 @@ pub(super) fn best_actions(
     let dim = n_features + usize::from(fit_intercept);
     if n_actions <= dim {
         let scores = ScoreDraws::new(model, actions, alpha)?;
-        let mut z = vec![0.0; draws * n_actions];
+        let mut z = zeros(draws.checked_mul(n_actions), || draws_of(draws, n_actions))?;
         generator.fill_standard_normal(&mut z);
         let mut s = vec![0.0; n_actions];
         Ok(z.chunks_exact(n_actions)
@@ -39,7 +39,7 @@ pub(super) fn best_actions(
         actions.validate(n_features)?;
         let basis = Basis::new(n_features, fit_intercept);
         let weights = ScoreDraws::new(model, &basis.matrix(), alpha)?;
-        let mut z = vec![0.0; draws * dim];
+        let mut z = zeros(draws.checked_mul(dim), || draws_of(draws, dim))?;
         generator.fill_standard_normal(&mut z);
         let (mut s, mut w, mut scores) = (vec![0.0; dim], vec![0.0; dim], vec![0.0; n_actions]);
         Ok(z.chunks_exact(dim)
@@ -53,6 +53,11 @@ pub(super) fn best_actions(
             })
             .collect())
     }
+}
+
+/// What the normals of `draws` draws of `width` values are called in an out-of-memory error.
+fn draws_of(draws: usize, width: usize) -> String {
+    format!("the normals of {draws} Thompson draws of {width} values")
 }
 
 /// The index of the first highest value (NumPy's `argmax`).
@@ -77,7 +82,8 @@ struct ScoreDraws {
 impl ScoreDraws {
     fn new(model: &Model, rows: &Matrix, alpha: f64) -> Result<ScoreDraws, CwError> {
         let n = rows.n_rows();
-        let (mut means, mut factor) = (vec![0.0; n], vec![0.0; n * n]);
+        let what = || format!("the {n} × {n} covariance of a round's scores");
+        let (mut means, mut factor) = (vec![0.0; n], zeros(n.checked_mul(n), what)?);
         model.score_distribution(rows, &mut means, &mut factor)?;
         semidefinite_cholesky(&mut factor, n);
         Ok(ScoreDraws {
